@@ -1,0 +1,37 @@
+package fleet
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// APIVersion is the version of the API this module serves.
+const APIVersion = "v1"
+
+// Account is a customer: every other resource belongs to exactly one.
+type Account struct {
+	ID          string
+	CompanyName string
+	Plan        Plan
+	// RateLimitOverride is the account's own hourly allowance per key, set
+	// by the operator ("higher limits on request"); zero means the plan's.
+	RateLimitOverride int
+	CreatedAt         time.Time
+}
+
+// RateLimitPerHour is the hourly allowance of each of the account's keys:
+// the plan's, or the account's own limit when that is higher.
+func (a Account) RateLimitPerHour() int {
+	return max(a.Plan.Limits().RequestsPerHour, a.RateLimitOverride)
+}
+
+// Validate checks the fields an operator sets.
+func (a Account) Validate() error {
+	var v Validator
+	name := strings.TrimSpace(a.CompanyName)
+	v.Check(name != "" && utf8.RuneCountInString(name) <= 200, "company_name", "must be 1 to 200 characters")
+	v.Check(a.Plan.Valid(), "plan", "must be one of free, pro, enterprise")
+	v.Check(a.RateLimitOverride >= 0 && a.RateLimitOverride <= 100_000_000, "rate_limit_per_hour", "must be between 0 and 100000000")
+	return v.Err()
+}

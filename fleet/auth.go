@@ -1,0 +1,109 @@
+package fleet
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// authCache keeps keys looked up by hash for a short time, so that the hot
+// path of every request reads no store.
+type authCache struct {
+	mu      sync.RWMutex
+	entries map[[32]byte]authEntry
+}
+
+type authEntry struct {
+	p       Principal
+	fetched time.Time
+}
+
+func (c *authCache) init() { c.entries = make(map[[32]byte]authEntry) }
+
+func (c *authCache) get(h [32]byte) (authEntry, bool) {
+	c.mu.RLock()
+	e, ok := c.entries[h]
+	c.mu.RUnlock()
+	return e, ok
+}
+
+func (c *authCache) put(h [32]byte, e authEntry) {
+	c.mu.Lock()
+	if len(c.entries) > 100_000 { // bound memory; entries are cheap to refetch
+		clear(c.entries)
+	}
+	c.entries[h] = e
+	c.mu.Unlock()
+}
+
+func (c *authCache) forget(h [32]byte) {
+	c.mu.Lock()
+	delete(c.entries, h)
+	c.mu.Unlock()
+}
+
+func (c *authCache) forgetAccount(accountID string) {
+	c.mu.Lock()
+	for h, e := range c.entries {
+		if e.p.Account.ID == accountID {
+			delete(c.entries, h)
+		}
+	}
+	c.mu.Unlock()
+}
+
+var errInvalidKey = &Error{Code: CodeUnauthorized, Message: "The API key is invalid."}
+
+// Authenticate returns the principal of a key secret, or unauthorized when
+// the secret is malformed, unknown, revoked or expired. A malformed secret is
+// refused without a store lookup. On its hot path (a key seen within
+// AuthCacheTTL) it reads no store and does not allocate.
+func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, error) {
+	if !CheckSecret(secret) {
+		return Principal{}, errInvalidKey
+	}
+	h := HashSecret(secret)
+	now := s.now()
+	e, ok := s.auth.get(h)
+	if !ok || now.Sub(e.fetched) >= s.opts.AuthCacheTTL || now.Before(e.fetched) {
+		k, a, err := s.store.KeyByHash(ctx, h)
+		if err != nil {
+			if ErrorCode(err) == CodeNotFound {
+				return Principal{}, errInvalidKey
+			}
+			return Principal{}, Errorf(CodeUnavailable, "The store is unreachable.")
+		}
+		e = authEntry{p: Principal{Key: k, Account: a}, fetched: now}
+		s.auth.put(h, e)
+	}
+	switch e.p.Key.Status(now) {
+	case KeyRevoked:
+		return Principal{}, &Error{Code: CodeUnauthorized, Message: "The API key is invalid: it has been revoked."}
+	case KeyExpired:
+		return Principal{}, &Error{Code: CodeUnauthorized, Message: "The API key is invalid: it has expired."}
+	}
+	return e.p, nil
+}
+
+// Admit takes one request from the key's hourly allowance and records it in
+// the key's usage. The returned Quota says whether the request may proceed;
+// a refused request is not counted against the allowance.
+func (s *Service) Admit(ctx context.Context, p Principal) (Quota, error) {
+	now := s.now()
+	q, err := s.store.TakeQuota(ctx, p.Key.ID, p.Account.RateLimitPerHour(), now)
+	if err != nil {
+		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
+	}
+	s.usage.add(p.Key.ID, now, !q.Allowed)
+	return q, nil
+}
+
+// AdmitAddress takes one request from the allowance of a client address whose
+// request could not be tied to a valid key (a brake on key guessing).
+func (s *Service) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
+	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.now())
+	if err != nil {
+		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
+	}
+	return q, nil
+}

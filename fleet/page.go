@@ -1,0 +1,87 @@
+package fleet
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Page limits for list endpoints.
+const (
+	DefaultPageLimit = 50
+	MaxPageLimit     = 500
+)
+
+// Page asks a store for the items whose id sorts after After, at most Limit
+// of them, in id order. Because ids only grow, a walk by cursor neither skips
+// nor repeats an item while data changes.
+type Page struct {
+	After string
+	Limit int
+}
+
+// List is one page of results.
+type List[T any] struct {
+	Items      []T
+	NextCursor string // "" on the last page
+	HasMore    bool
+}
+
+// ListQuery is how a caller asks for a page: a cursor from a previous page
+// (or "") and a limit (0 for the default).
+type ListQuery struct {
+	Cursor string
+	Limit  int
+}
+
+// page turns a query into the Page a store is asked for: one more than the
+// limit, so that the service can tell whether more follow.
+func (q ListQuery) page(prefix string, def, maxLimit int) (Page, int, error) {
+	limit := q.Limit
+	if limit == 0 {
+		limit = def
+	}
+	if limit < 1 || limit > maxLimit {
+		return Page{}, 0, Errorf(CodeInvalidRequest, "limit must be between 1 and %d.", maxLimit)
+	}
+	after := ""
+	if q.Cursor != "" {
+		id, ok := DecodeCursor(q.Cursor)
+		if !ok || !strings.HasPrefix(id, prefix+"_") {
+			return Page{}, 0, Errorf(CodeInvalidRequest, "The cursor is not valid.")
+		}
+		after = id
+	}
+	return Page{After: after, Limit: limit + 1}, limit, nil
+}
+
+// finish cuts the extra item off a page the store returned and sets the
+// cursor of the next page.
+func finish[T any](items []T, limit int, id func(T) string) List[T] {
+	l := List[T]{Items: items}
+	if len(items) > limit {
+		l.Items = items[:limit]
+		l.HasMore = true
+		l.NextCursor = EncodeCursor(id(items[limit-1]))
+	}
+	if l.Items == nil {
+		l.Items = []T{}
+	}
+	return l
+}
+
+const cursorVersion = "c1:"
+
+// EncodeCursor makes the opaque cursor that resumes a walk after id.
+func EncodeCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + id))
+}
+
+// DecodeCursor returns the id a cursor resumes after.
+func DecodeCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return "", false
+	}
+	id, ok := strings.CutPrefix(string(b), cursorVersion)
+	return id, ok && id != ""
+}

@@ -1,0 +1,135 @@
+package fleet
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Options configure a Service. The zero value is usable.
+type Options struct {
+	// Now is the clock; time.Now when nil. Every rule that depends on time
+	// reads it, so tests control windows, sweeps and schedules without
+	// sleeping.
+	Now func() time.Time
+	// Logger receives the service's own log lines; slog.Default when nil.
+	Logger *slog.Logger
+	// AuthCacheTTL is how long a key looked up by hash is trusted before it
+	// is read again, so that a key revoked by another process sharing the
+	// store is refused within that time. Default 2s; at most 5s.
+	AuthCacheTTL time.Duration
+	// AddressLimit is the hourly allowance of requests that cannot be tied
+	// to a valid key, per client address. Default 60.
+	AddressLimit int
+}
+
+// Service holds the use cases of the API. It is safe for concurrent use.
+// Create it with NewService; run its background work with Run.
+type Service struct {
+	store  Store
+	now    func() time.Time
+	log    *slog.Logger
+	opts   Options
+	auth   authCache
+	usage  usageRecorder
+	flushM sync.Mutex
+}
+
+// NewService returns a Service over store.
+func NewService(store Store, opts Options) *Service {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.AuthCacheTTL <= 0 || opts.AuthCacheTTL > 5*time.Second {
+		opts.AuthCacheTTL = 2 * time.Second
+	}
+	if opts.AddressLimit <= 0 {
+		opts.AddressLimit = 60
+	}
+	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
+	s.auth.init()
+	s.usage.init()
+	return s
+}
+
+// Now returns the service clock's time, normalised as stored times are.
+func (s *Service) Now() time.Time { return Timestamp(s.now()) }
+
+// Store returns the store the service runs on.
+func (s *Service) Store() Store { return s.store }
+
+// Ready reports whether the store is reachable.
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.store.Ping(ctx); err != nil {
+		return Errorf(CodeUnavailable, "The store is unreachable.")
+	}
+	return nil
+}
+
+// Run does the service's background work until ctx ends: it flushes request
+// usage every second and purges expired records every minute. Callers that
+// drive time themselves call Flush and Maintain instead. When ctx ends, Run
+// flushes once more and returns.
+func (s *Service) Run(ctx context.Context) {
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
+	maintain := time.NewTicker(time.Minute)
+	defer maintain.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if err := s.Flush(fctx); err != nil {
+				s.log.Error("flush usage at shutdown", "err", err)
+			}
+			cancel()
+			return
+		case <-flush.C:
+			if err := s.Flush(ctx); err != nil {
+				s.log.Error("flush usage", "err", err)
+			}
+		case <-maintain.C:
+			if err := s.Maintain(ctx); err != nil {
+				s.log.Error("maintenance", "err", err)
+			}
+		}
+	}
+}
+
+// Maintain purges what has outlived its retention at the clock's time.
+func (s *Service) Maintain(ctx context.Context) error {
+	_, err := s.store.PurgeIdempotency(ctx, s.Now().Add(-IdempotencyRetention))
+	return err
+}
+
+// Principal is who makes a request: a valid key and its account.
+type Principal struct {
+	Key     Key
+	Account Account
+}
+
+// SystemPrincipal acts for an account with every permission, for code that
+// embeds the service and calls it on its own behalf (simulators, imports).
+func SystemPrincipal(a Account) Principal {
+	return Principal{Key: Key{ID: "system", AccountID: a.ID, Permissions: Permissions{PermAll}}, Account: a}
+}
+
+// Require returns insufficient_permissions unless the key holds perm.
+func (p Principal) Require(perm Permission) error {
+	if p.Key.Permissions.Allows(perm) {
+		return nil
+	}
+	return Errorf(CodeInsufficientPermissions, "This API key does not have the %s permission.", perm)
+}
+
+func (s *Service) update(ctx context.Context, fn func(Tx) error) error {
+	return s.store.Update(ctx, fn)
+}
+
+func (s *Service) view(ctx context.Context, fn func(Tx) error) error {
+	return s.store.View(ctx, fn)
+}

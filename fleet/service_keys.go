@@ -1,0 +1,317 @@
+package fleet
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AccountParams are what an operator chooses when creating an account.
+type AccountParams struct {
+	CompanyName string
+	Plan        Plan // "": free
+	// RateLimitPerHour is the account's own hourly allowance per key; zero
+	// means the plan's. It only ever raises the plan's allowance.
+	RateLimitPerHour int
+}
+
+// NewKey is a key as created: the stored key and its secret, which is never
+// available again.
+type NewKey struct {
+	Key    Key
+	Secret string
+}
+
+// CreateAccount creates an account and its first key, which holds every
+// permission. It is the operator's use case (the command line, the demo);
+// the HTTP API has no endpoint for it.
+func (s *Service) CreateAccount(ctx context.Context, params AccountParams) (Account, NewKey, error) {
+	if params.Plan == "" {
+		params.Plan = PlanFree
+	}
+	now := s.Now()
+	a := Account{
+		ID:                NewID(PrefixAccount),
+		CompanyName:       strings.TrimSpace(params.CompanyName),
+		Plan:              params.Plan,
+		RateLimitOverride: params.RateLimitPerHour,
+		CreatedAt:         now,
+	}
+	if err := a.Validate(); err != nil {
+		return Account{}, NewKey{}, err
+	}
+	nk := newKey(a.ID, KeyParams{Name: "Default key", Permissions: []Permission{PermAll}}, now)
+	err := s.update(ctx, func(tx Tx) error {
+		if err := tx.CreateAccount(a); err != nil {
+			return err
+		}
+		return tx.CreateKey(nk.Key)
+	})
+	if err != nil {
+		return Account{}, NewKey{}, err
+	}
+	return a, nk, nil
+}
+
+// Account returns the principal's account as stored now.
+func (s *Service) Account(ctx context.Context, p Principal) (Account, error) {
+	var a Account
+	err := s.view(ctx, func(tx Tx) (err error) {
+		a, err = tx.Account(p.Account.ID)
+		return err
+	})
+	return a, err
+}
+
+// AccountByID returns an account; an operator's use case.
+func (s *Service) AccountByID(ctx context.Context, id string) (Account, error) {
+	var a Account
+	err := s.view(ctx, func(tx Tx) (err error) {
+		a, err = tx.Account(id)
+		return err
+	})
+	if ErrorCode(err) == CodeNotFound {
+		return Account{}, NotFound("account", id)
+	}
+	return a, err
+}
+
+func newKey(accountID string, params KeyParams, now time.Time) NewKey {
+	secret := NewSecret()
+	env := params.Environment
+	if env == "" {
+		env = "production"
+	}
+	var exp *time.Time
+	if params.ExpiresAt != nil {
+		exp = ptr(Timestamp(*params.ExpiresAt))
+	}
+	return NewKey{
+		Key: Key{
+			ID:          NewID(PrefixKey),
+			AccountID:   accountID,
+			Name:        strings.TrimSpace(params.Name),
+			Prefix:      secret[:KeyPrefixLen],
+			Hash:        HashSecret(secret),
+			Permissions: slices.Clone(params.Permissions),
+			Environment: env,
+			CreatedAt:   now,
+			ExpiresAt:   exp,
+		},
+		Secret: secret,
+	}
+}
+
+// CreateAPIKey creates a key for an account by id, with the given
+// permissions; an operator's use case (the command line).
+func (s *Service) CreateAPIKey(ctx context.Context, accountID string, params KeyParams) (NewKey, error) {
+	a, err := s.AccountByID(ctx, accountID)
+	if err != nil {
+		return NewKey{}, err
+	}
+	if params.Permissions == nil {
+		params.Permissions = []Permission{PermAll}
+	}
+	return s.CreateKey(ctx, SystemPrincipal(a), params)
+}
+
+// CreateKey creates a key in the principal's account. Permissions default to
+// the creating key's own; a key can only grant permissions it holds.
+func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) (NewKey, error) {
+	if err := p.Require(PermKeysWrite); err != nil {
+		return NewKey{}, err
+	}
+	now := s.Now()
+	if params.Permissions == nil {
+		params.Permissions = slices.Clone(p.Key.Permissions)
+	}
+	if err := params.Validate(now); err != nil {
+		return NewKey{}, err
+	}
+	if !p.Key.Permissions.Covers(params.Permissions) {
+		return NewKey{}, Errorf(CodeInsufficientPermissions, "A key can only grant permissions it holds itself.")
+	}
+	params.Permissions = normalisePermissions(params.Permissions)
+	nk := newKey(p.Account.ID, params, now)
+	if err := s.update(ctx, func(tx Tx) error { return tx.CreateKey(nk.Key) }); err != nil {
+		return NewKey{}, err
+	}
+	return nk, nil
+}
+
+func normalisePermissions(ps []Permission) []Permission {
+	out := slices.Clone(ps)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if slices.Contains(out, PermAll) {
+		return []Permission{PermAll}
+	}
+	return out
+}
+
+// ListKeys lists the principal's account's keys in creation order.
+func (s *Service) ListKeys(ctx context.Context, p Principal, q ListQuery) (List[Key], error) {
+	if err := p.Require(PermKeysRead); err != nil {
+		return List[Key]{}, err
+	}
+	page, limit, err := q.page(PrefixKey, DefaultPageLimit, MaxPageLimit)
+	if err != nil {
+		return List[Key]{}, err
+	}
+	var keys []Key
+	err = s.view(ctx, func(tx Tx) (err error) {
+		keys, err = tx.Keys(p.Account.ID, page)
+		return err
+	})
+	if err != nil {
+		return List[Key]{}, err
+	}
+	return finish(keys, limit, func(k Key) string { return k.ID }), nil
+}
+
+// Key returns one of the principal's account's keys.
+func (s *Service) Key(ctx context.Context, p Principal, id string) (Key, error) {
+	if err := p.Require(PermKeysRead); err != nil {
+		return Key{}, err
+	}
+	var k Key
+	err := s.view(ctx, func(tx Tx) (err error) {
+		k, err = s.getKey(tx, p, id)
+		return err
+	})
+	return k, err
+}
+
+func (s *Service) getKey(tx Tx, p Principal, id string) (Key, error) {
+	if !ValidID(PrefixKey, id) {
+		return Key{}, NotFound("API key", id)
+	}
+	k, err := tx.Key(p.Account.ID, id)
+	if ErrorCode(err) == CodeNotFound {
+		return Key{}, NotFound("API key", id)
+	}
+	return k, err
+}
+
+// RevokeKey revokes a key at once: this process refuses it from now on, and
+// every process sharing the store within AuthCacheTTL. Revoking a revoked key
+// changes nothing and returns it.
+func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, error) {
+	if err := p.Require(PermKeysWrite); err != nil {
+		return Key{}, err
+	}
+	now := s.Now()
+	var k Key
+	err := s.update(ctx, func(tx Tx) (err error) {
+		k, err = s.getKey(tx, p, id)
+		if err != nil || k.RevokedAt != nil {
+			return err
+		}
+		k.RevokedAt = &now
+		return tx.UpdateKey(k)
+	})
+	if err != nil {
+		return Key{}, err
+	}
+	s.auth.forget(k.Hash)
+	return k, nil
+}
+
+// DefaultRotationGrace is how long a rotated key keeps working by default.
+const DefaultRotationGrace = time.Hour
+
+// MaxRotationGrace bounds the grace period of a rotation.
+const MaxRotationGrace = 30 * 24 * time.Hour
+
+// RotateKey creates a new key with the same name, permissions and
+// environment, and makes the old one expire after grace (sooner if it was to
+// expire sooner anyway). A revoked or expired key cannot be rotated.
+func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace time.Duration) (NewKey, error) {
+	if err := p.Require(PermKeysWrite); err != nil {
+		return NewKey{}, err
+	}
+	if grace < 0 || grace > MaxRotationGrace {
+		var v Validator
+		v.Add("grace_period_seconds", "must be between 0 and %d", int(MaxRotationGrace/time.Second))
+		return NewKey{}, v.Err()
+	}
+	now := s.Now()
+	var nk NewKey
+	var old Key
+	err := s.update(ctx, func(tx Tx) (err error) {
+		old, err = s.getKey(tx, p, id)
+		if err != nil {
+			return err
+		}
+		if st := old.Status(now); st != KeyActive {
+			return Errorf(CodeConflict, "The API key is %s and cannot be rotated.", st)
+		}
+		nk = newKey(p.Account.ID, KeyParams{
+			Name: old.Name, Permissions: old.Permissions, Environment: old.Environment,
+			ExpiresAt: old.ExpiresAt,
+		}, now)
+		end := now.Add(grace)
+		if old.ExpiresAt == nil || end.Before(*old.ExpiresAt) {
+			old.ExpiresAt = &end
+		}
+		if err := tx.UpdateKey(old); err != nil {
+			return err
+		}
+		return tx.CreateKey(nk.Key)
+	})
+	if err != nil {
+		return NewKey{}, err
+	}
+	s.auth.forget(old.Hash)
+	return nk, nil
+}
+
+// KeyUsage is a key's request counts over the last hours.
+type KeyUsage struct {
+	KeyID    string
+	Hours    []Usage // one per hour, newest first, zero hours included
+	Requests int
+	Rejected int
+}
+
+// MaxUsageHours is how far back usage can be read.
+const MaxUsageHours = 168
+
+// Usage returns the key's hourly request counts for the last hours (1 to
+// 168, the current hour included), newest first.
+func (s *Service) Usage(ctx context.Context, p Principal, id string, hours int) (KeyUsage, error) {
+	if err := p.Require(PermKeysRead); err != nil {
+		return KeyUsage{}, err
+	}
+	if hours < 1 || hours > MaxUsageHours {
+		return KeyUsage{}, Errorf(CodeInvalidRequest, "hours must be between 1 and %d.", MaxUsageHours)
+	}
+	if _, err := s.Key(ctx, p, id); err != nil {
+		return KeyUsage{}, err
+	}
+	current := s.Now().Truncate(time.Hour)
+	from := current.Add(-time.Duration(hours-1) * time.Hour)
+	stored, err := s.store.Usage(ctx, id, from)
+	if err != nil {
+		return KeyUsage{}, err
+	}
+	byHour := make(map[int64]*Usage, hours)
+	r := KeyUsage{KeyID: id, Hours: make([]Usage, hours)}
+	for i := range r.Hours {
+		h := current.Add(-time.Duration(i) * time.Hour)
+		r.Hours[i] = Usage{KeyID: id, Hour: h}
+		byHour[h.Unix()] = &r.Hours[i]
+	}
+	for _, u := range append(stored, s.usage.pending(id)...) {
+		if h := byHour[u.Hour.Unix()]; h != nil {
+			h.Requests += u.Requests
+			h.Rejected += u.Rejected
+		}
+	}
+	for _, h := range r.Hours {
+		r.Requests += h.Requests
+		r.Rejected += h.Rejected
+	}
+	return r, nil
+}

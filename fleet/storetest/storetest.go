@@ -1,0 +1,438 @@
+// Package storetest is the conformance suite every fleet.Store passes. A
+// store's test calls Run with a function that opens a fresh, empty store:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) fleet.Store { return memstore.New() })
+//	}
+//
+// The suite is the contract of fleet.Store: isolation between accounts, error
+// codes, ordering and cursors, atomic quota counting under concurrency, and
+// all-or-nothing transactions.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+// Run runs the whole suite; open must return a new, empty store each call.
+func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s fleet.Store)
+	}{
+		{"Accounts", testAccounts},
+		{"KeysScopedByAccount", testKeysScopedByAccount},
+		{"KeyByHash", testKeyByHash},
+		{"UpdateKeyChangesOnlyMutableFields", testUpdateKey},
+		{"KeysPagination", testKeysPagination},
+		{"CursorWalkWhileInserting", testCursorWalkWhileInserting},
+		{"RollbackOnError", testRollbackOnError},
+		{"RollbackOnConflict", testRollbackOnConflict},
+		{"ViewIsReadOnly", testViewIsReadOnly},
+		{"QuotaWindow", testQuotaWindow},
+		{"QuotaConcurrent", testQuotaConcurrent},
+		{"Usage", testUsage},
+		{"Idempotency", testIdempotency},
+		{"IdempotencyPurge", testIdempotencyPurge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { s.Close() })
+			tc.fn(t, s)
+		})
+	}
+}
+
+var ctx = context.Background()
+
+// T0 is the fixed time the suite's data is created at.
+var T0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// MustAccount stores a new account and returns it.
+func MustAccount(tb testing.TB, s fleet.Store) fleet.Account {
+	tb.Helper()
+	a := fleet.Account{ID: fleet.NewID(fleet.PrefixAccount), CompanyName: "Acme", Plan: fleet.PlanPro, CreatedAt: T0}
+	if err := s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateAccount(a) }); err != nil {
+		tb.Fatalf("create account: %v", err)
+	}
+	return a
+}
+
+// NewKey returns a key of the account that is not stored yet.
+func NewKey(accountID string) fleet.Key {
+	secret := fleet.NewSecret()
+	return fleet.Key{
+		ID: fleet.NewID(fleet.PrefixKey), AccountID: accountID, Name: "k",
+		Prefix: secret[:fleet.KeyPrefixLen], Hash: fleet.HashSecret(secret),
+		Permissions: fleet.Permissions{fleet.PermVehiclesRead, fleet.PermKeysWrite},
+		Environment: "test", CreatedAt: T0,
+	}
+}
+
+// MustKey stores a new key of the account and returns it.
+func MustKey(tb testing.TB, s fleet.Store, accountID string) fleet.Key {
+	tb.Helper()
+	k := NewKey(accountID)
+	if err := s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateKey(k) }); err != nil {
+		tb.Fatalf("create key: %v", err)
+	}
+	return k
+}
+
+func code(err error) string { return fleet.ErrorCode(err) }
+
+func testAccounts(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	a.RateLimitOverride = 5000
+	var got fleet.Account
+	err := s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Account(a.ID); return err })
+	is.NoErr(err)
+	is.Equal(got.ID, a.ID)
+	is.Equal(got.CompanyName, "Acme")
+	is.Equal(got.Plan, fleet.PlanPro)
+	is.True(got.CreatedAt.Equal(T0))
+
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Account(fleet.NewID(fleet.PrefixAccount)); return err })
+	is.Equal(code(err), fleet.CodeNotFound) // unknown account
+
+	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateAccount(got) })
+	is.Equal(code(err), fleet.CodeConflict) // same id twice
+}
+
+func testKeysScopedByAccount(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	ka := MustKey(t, s, a.ID)
+	kb := MustKey(t, s, b.ID)
+
+	err := s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Key(a.ID, ka.ID)
+		is.NoErr(err)
+		is.Equal(got.Hash, ka.Hash)
+		is.Equal(got.Permissions, ka.Permissions)
+		is.Equal(got.Environment, "test")
+
+		_, err = tx.Key(a.ID, kb.ID)
+		is.Equal(code(err), fleet.CodeNotFound) // another account's key is not found
+
+		list, err := tx.Keys(a.ID, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(list), 1) // only the account's own keys
+		is.Equal(list[0].ID, ka.ID)
+		return nil
+	})
+	is.NoErr(err)
+
+	// A caller never shares memory with the store.
+	err = s.View(ctx, func(tx fleet.Tx) error {
+		got, _ := tx.Key(a.ID, ka.ID)
+		got.Permissions[0] = "mutated"
+		again, _ := tx.Key(a.ID, ka.ID)
+		is.Equal(again.Permissions[0], fleet.PermVehiclesRead)
+		return nil
+	})
+	is.NoErr(err)
+
+	other := NewKey(fleet.NewID(fleet.PrefixAccount))
+	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateKey(other) })
+	is.True(err != nil) // a key needs an existing account
+}
+
+func testKeyByHash(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	k := MustKey(t, s, a.ID)
+	got, acc, err := s.KeyByHash(ctx, k.Hash)
+	is.NoErr(err)
+	is.Equal(got.ID, k.ID)
+	is.Equal(acc.ID, a.ID)
+	is.Equal(acc.Plan, fleet.PlanPro)
+
+	_, _, err = s.KeyByHash(ctx, fleet.HashSecret(fleet.NewSecret()))
+	is.Equal(code(err), fleet.CodeNotFound) // unknown hash
+
+	dup := NewKey(a.ID)
+	dup.Hash = k.Hash
+	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateKey(dup) })
+	is.Equal(code(err), fleet.CodeConflict) // hash is unique
+}
+
+func testUpdateKey(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	k := MustKey(t, s, a.ID)
+	revoked := T0.Add(time.Minute)
+	changed := k
+	changed.Name = "renamed"
+	changed.RevokedAt = &revoked
+	changed.Permissions = fleet.Permissions{fleet.PermAll} // not mutable
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateKey(changed) }))
+
+	got, _, err := s.KeyByHash(ctx, k.Hash)
+	is.NoErr(err)
+	is.Equal(got.Name, "renamed")
+	is.True(got.RevokedAt != nil && got.RevokedAt.Equal(revoked))
+	is.Equal(got.Permissions, k.Permissions) // permissions never change
+
+	missing := NewKey(a.ID)
+	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateKey(missing) })
+	is.Equal(code(err), fleet.CodeNotFound)
+}
+
+func testKeysPagination(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	var ids []string
+	for range 7 {
+		ids = append(ids, MustKey(t, s, a.ID).ID)
+	}
+	var walked []string
+	after := ""
+	for {
+		var page []fleet.Key
+		err := s.View(ctx, func(tx fleet.Tx) (err error) { page, err = tx.Keys(a.ID, fleet.Page{After: after, Limit: 3}); return err })
+		is.NoErr(err)
+		for _, k := range page {
+			walked = append(walked, k.ID)
+		}
+		if len(page) < 3 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	is.Equal(walked, ids) // every key once, in id order
+}
+
+func testCursorWalkWhileInserting(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	for range 5 {
+		MustKey(t, s, a.ID)
+	}
+	seen := map[string]int{}
+	after := ""
+	for round := 0; ; round++ {
+		var page []fleet.Key
+		err := s.View(ctx, func(tx fleet.Tx) (err error) { page, err = tx.Keys(a.ID, fleet.Page{After: after, Limit: 2}); return err })
+		is.NoErr(err)
+		for _, k := range page {
+			seen[k.ID]++
+		}
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].ID
+		if round < 3 {
+			MustKey(t, s, a.ID) // data changes during the walk
+		}
+	}
+	var all []fleet.Key
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { all, err = tx.Keys(a.ID, fleet.Page{Limit: 100}); return err }))
+	is.Equal(len(all), 8)
+	for _, k := range all {
+		is.Equal(seen[k.ID], 1) // no key skipped or repeated
+	}
+}
+
+func testRollbackOnError(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := fleet.Account{ID: fleet.NewID(fleet.PrefixAccount), CompanyName: "X", Plan: fleet.PlanFree, CreatedAt: T0}
+	k := NewKey(a.ID)
+	boom := errors.New("boom")
+	err := s.Update(ctx, func(tx fleet.Tx) error {
+		if err := tx.CreateAccount(a); err != nil {
+			return err
+		}
+		if err := tx.CreateKey(k); err != nil {
+			return err
+		}
+		return boom
+	})
+	is.True(errors.Is(err, boom)) // Update returns fn's error
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Account(a.ID); return err })
+	is.Equal(code(err), fleet.CodeNotFound) // account rolled back
+	_, _, err = s.KeyByHash(ctx, k.Hash)
+	is.Equal(code(err), fleet.CodeNotFound) // key rolled back
+}
+
+func testRollbackOnConflict(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	existing := MustKey(t, s, a.ID)
+	fresh := NewKey(a.ID)
+	revoked := T0.Add(time.Hour)
+	err := s.Update(ctx, func(tx fleet.Tx) error {
+		e := existing
+		e.RevokedAt = &revoked
+		if err := tx.UpdateKey(e); err != nil {
+			return err
+		}
+		if err := tx.CreateKey(fresh); err != nil {
+			return err
+		}
+		return tx.CreateKey(existing) // conflict: fails the whole transaction
+	})
+	is.Equal(code(err), fleet.CodeConflict)
+	got, _, err := s.KeyByHash(ctx, existing.Hash)
+	is.NoErr(err)
+	is.Equal(got.RevokedAt, nil) // the update before the failure is undone
+	_, _, err = s.KeyByHash(ctx, fresh.Hash)
+	is.Equal(code(err), fleet.CodeNotFound) // so is the insert
+}
+
+func testViewIsReadOnly(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := fleet.Account{ID: fleet.NewID(fleet.PrefixAccount), CompanyName: "X", Plan: fleet.PlanFree, CreatedAt: T0}
+	err := s.View(ctx, func(tx fleet.Tx) error { return tx.CreateAccount(a) })
+	is.True(err != nil) // writes fail in View
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Account(a.ID); return err })
+	is.Equal(code(err), fleet.CodeNotFound)
+}
+
+func testQuotaWindow(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	subject := "key_" + t.Name()
+	now := T0.Add(17 * time.Second)
+	for i := 1; i <= 3; i++ {
+		q, err := s.TakeQuota(ctx, subject, 3, now)
+		is.NoErr(err)
+		is.True(q.Allowed)
+		is.Equal(q.Used, i)
+		is.Equal(q.Remaining, 3-i)
+		is.True(q.Reset.Equal(now.Add(time.Hour))) // window starts at the first request
+	}
+	q, err := s.TakeQuota(ctx, subject, 3, now.Add(59*time.Minute))
+	is.NoErr(err)
+	is.True(!q.Allowed) // over the limit
+	is.Equal(q.Remaining, 0)
+	is.Equal(q.Used, 3) // a refused request is not counted
+
+	later := now.Add(time.Hour)
+	q, err = s.TakeQuota(ctx, subject, 3, later)
+	is.NoErr(err)
+	is.True(q.Allowed) // new window
+	is.Equal(q.Used, 1)
+	is.True(q.Reset.Equal(later.Add(time.Hour)))
+
+	q, err = s.TakeQuota(ctx, "other", 3, later)
+	is.NoErr(err)
+	is.Equal(q.Used, 1) // subjects are counted apart
+}
+
+func testQuotaConcurrent(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	const limit, callers = 20, 60
+	subject := "key_concurrent"
+	results := make(chan bool, callers)
+	start := make(chan struct{})
+	for range callers {
+		go func() {
+			<-start
+			q, err := s.TakeQuota(ctx, subject, limit, T0)
+			results <- err == nil && q.Allowed
+		}()
+	}
+	close(start)
+	allowed := 0
+	for range callers {
+		if <-results {
+			allowed++
+		}
+	}
+	is.Equal(allowed, limit) // exactly the allowance succeeds
+}
+
+func testUsage(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	k := MustKey(t, s, a.ID)
+	h0, h1 := T0, T0.Add(time.Hour)
+	is.NoErr(s.RecordUsage(ctx, []fleet.Usage{
+		{KeyID: k.ID, Hour: h0, Requests: 5, Rejected: 1, LastUsedAt: h0.Add(10 * time.Minute)},
+		{KeyID: k.ID, Hour: h1, Requests: 2, LastUsedAt: h1.Add(time.Minute)},
+		{KeyID: "key_gone", Hour: h1, Requests: 9, LastUsedAt: h1},
+	}))
+	is.NoErr(s.RecordUsage(ctx, []fleet.Usage{
+		{KeyID: k.ID, Hour: h0, Requests: 3, Rejected: 2, LastUsedAt: h0.Add(20 * time.Minute)}, // older than last_used
+	}))
+	got, err := s.Usage(ctx, k.ID, h0)
+	is.NoErr(err)
+	is.Equal(len(got), 2)
+	is.True(got[0].Hour.Equal(h1)) // newest first
+	is.Equal(got[0].Requests, 2)
+	is.Equal(got[1].Requests, 8) // counts add up
+	is.Equal(got[1].Rejected, 3)
+
+	got, err = s.Usage(ctx, k.ID, h1)
+	is.NoErr(err)
+	is.Equal(len(got), 1) // from filters
+
+	key, _, err := s.KeyByHash(ctx, k.Hash)
+	is.NoErr(err)
+	is.True(key.LastUsedAt != nil && key.LastUsedAt.Equal(h1.Add(time.Minute))) // never moves back
+}
+
+func testIdempotency(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	rec := fleet.IdempotencyRecord{KeyID: "key_1", Key: "abc", RequestHash: [32]byte{1}, CreatedAt: T0}
+	_, found, err := s.BeginIdempotency(ctx, rec)
+	is.NoErr(err)
+	is.True(!found) // first use stores it
+
+	prev, found, err := s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: "abc", CreatedAt: T0.Add(time.Second)})
+	is.NoErr(err)
+	is.True(found)     // in flight
+	is.True(!prev.Done) // not finished yet
+	is.Equal(prev.RequestHash, [32]byte{1})
+
+	_, found, err = s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_2", Key: "abc", CreatedAt: T0})
+	is.NoErr(err)
+	is.True(!found) // scoped by API key
+
+	is.NoErr(s.FinishIdempotency(ctx, "key_1", "abc", 201, []byte(`{"ok":true}`)))
+	prev, found, err = s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: "abc", CreatedAt: T0.Add(time.Hour)})
+	is.NoErr(err)
+	is.True(found)
+	is.True(prev.Done)
+	is.Equal(prev.Status, 201)
+	is.Equal(string(prev.Body), `{"ok":true}`)
+
+	_, found, err = s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: "abc", CreatedAt: T0.Add(25 * time.Hour)})
+	is.NoErr(err)
+	is.True(!found) // expired after 24 h, replaced
+
+	is.Equal(code(s.FinishIdempotency(ctx, "key_1", "nope", 200, nil)), fleet.CodeNotFound)
+
+	// An unfinished record is abandoned after a while, and can be deleted.
+	_, _, err = s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_3", Key: "x", CreatedAt: T0})
+	is.NoErr(err)
+	_, found, err = s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_3", Key: "x", CreatedAt: T0.Add(fleet.IdempotencyAbandoned)})
+	is.NoErr(err)
+	is.True(!found)
+	is.NoErr(s.DeleteIdempotency(ctx, "key_3", "x"))
+	_, found, err = s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_3", Key: "x", CreatedAt: T0.Add(fleet.IdempotencyAbandoned)})
+	is.NoErr(err)
+	is.True(!found)
+}
+
+func testIdempotencyPurge(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	for i, at := range []time.Time{T0, T0.Add(time.Hour), T0.Add(2 * time.Hour)} {
+		_, _, err := s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: string(rune('a' + i)), CreatedAt: at})
+		is.NoErr(err)
+	}
+	n, err := s.PurgeIdempotency(ctx, T0.Add(90*time.Minute))
+	is.NoErr(err)
+	is.Equal(n, 2)
+	_, found, err := s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: "c", CreatedAt: T0.Add(2 * time.Hour)})
+	is.NoErr(err)
+	is.True(found) // the newer one stays
+}
