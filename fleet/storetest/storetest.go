@@ -198,7 +198,10 @@ func testKeysPagination(t *testing.T, s fleet.Store) {
 	after := ""
 	for {
 		var page []fleet.Key
-		err := s.View(ctx, func(tx fleet.Tx) (err error) { page, err = tx.Keys(a.ID, fleet.Page{After: after, Limit: 3}); return err })
+		err := s.View(ctx, func(tx fleet.Tx) (err error) {
+			page, err = tx.Keys(a.ID, fleet.Page{After: after, Limit: 3})
+			return err
+		})
 		is.NoErr(err)
 		for _, k := range page {
 			walked = append(walked, k.ID)
@@ -221,7 +224,10 @@ func testCursorWalkWhileInserting(t *testing.T, s fleet.Store) {
 	after := ""
 	for round := 0; ; round++ {
 		var page []fleet.Key
-		err := s.View(ctx, func(tx fleet.Tx) (err error) { page, err = tx.Keys(a.ID, fleet.Page{After: after, Limit: 2}); return err })
+		err := s.View(ctx, func(tx fleet.Tx) (err error) {
+			page, err = tx.Keys(a.ID, fleet.Page{After: after, Limit: 2})
+			return err
+		})
 		is.NoErr(err)
 		for _, k := range page {
 			seen[k.ID]++
@@ -389,7 +395,7 @@ func testIdempotency(t *testing.T, s fleet.Store) {
 
 	prev, found, err := s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: "abc", CreatedAt: T0.Add(time.Second)})
 	is.NoErr(err)
-	is.True(found)     // in flight
+	is.True(found)      // in flight
 	is.True(!prev.Done) // not finished yet
 	is.Equal(prev.RequestHash, [32]byte{1})
 
