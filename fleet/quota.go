@@ -21,6 +21,12 @@ type Quota struct {
 	Reset     time.Time // when the window ends
 }
 
+// SecondsToReset is the whole number of seconds, rounded up, until the
+// window resets (0 once it has).
+func (q Quota) SecondsToReset(now time.Time) int {
+	return max(0, ceilSeconds(q.Reset.Sub(now)))
+}
+
 // RetryAfter is the whole number of seconds, at least 1, until the window
 // resets.
 func (q Quota) RetryAfter(now time.Time) int {

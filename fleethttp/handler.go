@@ -1,0 +1,247 @@
+// Package fleethttp is the HTTP adapter of the fleet core: the /v1 API
+// handler (routes, middleware, JSON, errors), the OpenAPI document, and Client,
+// the Go SDK. It is the only package of the module that knows HTTP.
+package fleethttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// Option configures a Handler.
+type Option func(*Handler)
+
+// WithLogger sets where access and error logs go (slog.Default otherwise).
+func WithLogger(l *slog.Logger) Option { return func(h *Handler) { h.log = l } }
+
+// Body limits of the contract.
+const (
+	MaxBody      = 1 << 20 // 1 MiB
+	MaxBatchBody = 8 << 20 // 8 MiB, for location batches
+)
+
+// Handler serves the /v1 API, /healthz and /readyz.
+type Handler struct {
+	svc    *fleet.Service
+	log    *slog.Logger
+	mux    *http.ServeMux
+	routes []route
+	ridPre string
+}
+
+// NewHandler returns the HTTP handler of the API over svc.
+func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
+	h := &Handler{svc: svc, log: slog.Default(), mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(h)
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	h.ridPre = "req_" + hex.EncodeToString(b[:])
+	h.routes = h.routeTable()
+	for _, rt := range h.routes {
+		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(rt))
+	}
+	return h
+}
+
+type ctxKey struct{}
+
+// state is what the pipeline learns about a request as it goes.
+type state struct {
+	requestID string
+	principal fleet.Principal
+	authed    bool
+}
+
+func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*state) }
+
+// ServeHTTP runs every request through: request id, recover, access log,
+// then (for the API) authentication and quota, routing, and the route.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	st := &state{requestID: h.requestID(r)}
+	w.Header()["X-Request-Id"] = []string{st.requestID}
+	sw := &statusWriter{ResponseWriter: w}
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.Error("panic", "request_id", st.requestID, "panic", p)
+			if !sw.wrote {
+				writeError(sw, h.log, st.requestID, fleet.Errorf(fleet.CodeInternal, "panic"))
+			}
+		}
+		h.access(r, st, sw, start)
+	}()
+	h.serve(sw, r, st)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
+	switch r.URL.Path {
+	case "/healthz":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			return
+		}
+	case "/readyz":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			if err := h.svc.Ready(r.Context()); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			return
+		}
+	case "/v1/openapi.json":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			serveOpenAPI(w)
+			return
+		}
+	}
+	if !h.admit(w, r, st) {
+		return
+	}
+	if _, pattern := h.mux.Handler(r); pattern == "" {
+		h.noRoute(w, r, st)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// noRoute answers a request that no route matches: 405 with Allow when the
+// path exists under other methods, else 404.
+func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request, st *state) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := h.mux.Handler(probe); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		if containsStr(allow, http.MethodGet) {
+			allow = append(allow, http.MethodHead)
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeMethodNotAllowed, "Method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+		return
+	}
+	writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// requestID returns the client's X-Request-Id when it is sane (1 to 128
+// visible ASCII characters), else a new one.
+func (h *Handler) requestID(r *http.Request) string {
+	if v := r.Header.Get("X-Request-Id"); v != "" && len(v) <= 128 {
+		ok := true
+		for i := 0; i < len(v); i++ {
+			if v[i] <= ' ' || v[i] > '~' {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return v
+		}
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	return h.ridPre + hex.EncodeToString(b[:])
+}
+
+func (h *Handler) access(r *http.Request, st *state, sw *statusWriter, start time.Time) {
+	if !h.log.Enabled(r.Context(), slog.LevelInfo) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", st.requestID),
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", sw.status()),
+		slog.Int64("bytes", sw.n),
+		slog.Duration("duration", time.Since(start)),
+		slog.String("remote", clientAddr(r)),
+	}
+	if st.authed {
+		attrs = append(attrs, slog.String("key_id", st.principal.Key.ID), slog.String("account_id", st.principal.Account.ID))
+	}
+	h.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// clientAddr is the address a request came from (its TCP peer).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// statusWriter remembers the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	n     int64
+	wrote bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.code, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.code, w.wrote = http.StatusOK, true
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) status() int {
+	if !w.wrote {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushing for
+// the event stream, deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		if !w.wrote {
+			w.code, w.wrote = http.StatusOK, true
+		}
+		f.Flush()
+	}
+}

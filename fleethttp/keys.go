@@ -1,0 +1,192 @@
+package fleethttp
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+type accountJSON struct {
+	AccountID        string    `json:"account_id"`
+	CompanyName      string    `json:"company_name"`
+	Plan             string    `json:"plan"`
+	APIVersion       string    `json:"api_version"`
+	RateLimitPerHour int       `json:"rate_limit_per_hour"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+func toAccountJSON(a fleet.Account) accountJSON {
+	return accountJSON{
+		AccountID: a.ID, CompanyName: a.CompanyName, Plan: string(a.Plan), APIVersion: fleet.APIVersion,
+		RateLimitPerHour: a.RateLimitPerHour(), CreatedAt: a.CreatedAt,
+	}
+}
+
+func (h *Handler) getAccount(c *call) error {
+	a, err := h.svc.Account(c.r.Context(), c.p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, toAccountJSON(a))
+}
+
+type keyJSON struct {
+	KeyID       string     `json:"key_id"`
+	Name        string     `json:"name"`
+	Prefix      string     `json:"prefix"`
+	Permissions []string   `json:"permissions"`
+	Environment string     `json:"environment"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"created_at"`
+	LastUsedAt  *time.Time `json:"last_used_at"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	RevokedAt   *time.Time `json:"revoked_at"`
+}
+
+func toKeyJSON(k fleet.Key, now time.Time) keyJSON {
+	perms := []string(k.Permissions)
+	if perms == nil {
+		perms = []string{}
+	}
+	return keyJSON{
+		KeyID: k.ID, Name: k.Name, Prefix: k.Prefix, Permissions: perms, Environment: k.Environment,
+		Status: string(k.Status(now)), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt,
+		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
+	}
+}
+
+// newKeyJSON is a key as created or rotated: the only time its secret shows.
+type newKeyJSON struct {
+	keyJSON
+	Key         string   `json:"key"`
+	PreviousKey *keyJSON `json:"previous_key,omitempty"`
+}
+
+func (h *Handler) listKeys(c *call) error {
+	q, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	l, err := h.svc.ListKeys(c.r.Context(), c.p, q)
+	if err != nil {
+		return err
+	}
+	now := h.svc.Now()
+	out := make([]keyJSON, len(l.Items))
+	for i, k := range l.Items {
+		out[i] = toKeyJSON(k, now)
+	}
+	return c.list(out, l.NextCursor, l.HasMore)
+}
+
+type createKeyRequest struct {
+	Name        string     `json:"name"`
+	Permissions []string   `json:"permissions"`
+	Environment string     `json:"environment"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+}
+
+func (h *Handler) createKey(c *call) error {
+	req, err := decode[createKeyRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	nk, err := h.svc.CreateKey(c.r.Context(), c.p, fleet.KeyParams{
+		Name: req.Name, Permissions: req.Permissions, Environment: req.Environment, ExpiresAt: req.ExpiresAt,
+	})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, newKeyJSON{keyJSON: toKeyJSON(nk.Key, h.svc.Now()), Key: nk.Secret})
+}
+
+func (h *Handler) getKey(c *call) error {
+	k, err := h.svc.Key(c.r.Context(), c.p, c.r.PathValue("key_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, toKeyJSON(k, h.svc.Now()))
+}
+
+func (h *Handler) revokeKey(c *call) error {
+	k, err := h.svc.RevokeKey(c.r.Context(), c.p, c.r.PathValue("key_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, toKeyJSON(k, h.svc.Now()))
+}
+
+type rotateKeyRequest struct {
+	GracePeriodSeconds *int64 `json:"grace_period_seconds"`
+}
+
+func (h *Handler) rotateKey(c *call) error {
+	req, err := decode[rotateKeyRequest](c.body, true)
+	if err != nil {
+		return err
+	}
+	grace := fleet.DefaultRotationGrace
+	if req.GracePeriodSeconds != nil {
+		s := *req.GracePeriodSeconds
+		if s < 0 || s > int64(fleet.MaxRotationGrace/time.Second) {
+			var v fleet.Validator
+			v.Add("grace_period_seconds", "must be between 0 and %d", int64(fleet.MaxRotationGrace/time.Second))
+			return v.Err()
+		}
+		grace = time.Duration(s) * time.Second
+	}
+	id := c.r.PathValue("key_id")
+	nk, err := h.svc.RotateKey(c.r.Context(), c.p, id, grace)
+	if err != nil {
+		return err
+	}
+	now := h.svc.Now()
+	out := newKeyJSON{keyJSON: toKeyJSON(nk.Key, now), Key: nk.Secret}
+	if old, err := h.svc.Key(c.r.Context(), c.p, id); err == nil {
+		prev := toKeyJSON(old, now)
+		out.PreviousKey = &prev
+	}
+	return c.ok(http.StatusCreated, out)
+}
+
+type usageHourJSON struct {
+	Hour     time.Time `json:"hour"`
+	Requests int       `json:"requests"`
+	Rejected int       `json:"rejected"`
+}
+
+type usageJSON struct {
+	KeyID  string          `json:"key_id"`
+	Hours  []usageHourJSON `json:"hours"`
+	Totals struct {
+		Requests int `json:"requests"`
+		Rejected int `json:"rejected"`
+	} `json:"totals"`
+}
+
+func (h *Handler) keyUsage(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	hours := 24
+	if s := q.Get("hours"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fleet.Errorf(fleet.CodeInvalidRequest, "hours must be a whole number from 1 to %d.", fleet.MaxUsageHours)
+		}
+		hours = n
+	}
+	u, err := h.svc.Usage(c.r.Context(), c.p, c.r.PathValue("key_id"), hours)
+	if err != nil {
+		return err
+	}
+	out := usageJSON{KeyID: u.KeyID, Hours: make([]usageHourJSON, len(u.Hours))}
+	for i, x := range u.Hours {
+		out.Hours[i] = usageHourJSON{Hour: x.Hour, Requests: x.Requests, Rejected: x.Rejected}
+	}
+	out.Totals.Requests, out.Totals.Rejected = u.Requests, u.Rejected
+	return c.ok(http.StatusOK, out)
+}

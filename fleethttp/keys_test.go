@@ -1,0 +1,219 @@
+package fleethttp_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+func TestCreateKeyShowsSecretOnce(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	r := e.do("POST", "/v1/api_keys", admin, map[string]any{
+		"name": "Gateway", "permissions": []string{"locations:write", "vehicles:read"}, "environment": "development",
+	})
+	is.Equal(r.status, http.StatusCreated)
+	d := r.data()
+	secret := d["key"].(string)
+	is.True(fleet.CheckSecret(secret))
+	is.Equal(d["prefix"], secret[:12])
+	is.Equal(d["environment"], "development")
+	is.Equal(d["status"], "active")
+	is.Equal(d["permissions"], []any{"locations:write", "vehicles:read"})
+
+	got := e.do("GET", "/v1/api_keys/"+d["key_id"].(string), admin, nil)
+	is.Equal(got.status, http.StatusOK)
+	_, hasSecret := got.data()["key"]
+	is.True(!hasSecret) // never shown again
+	is.True(!strings.Contains(string(got.body), secret[12:]))
+	is.True(!strings.Contains(string(e.do("GET", "/v1/api_keys", admin, nil).body), secret[12:]))
+
+	is.Equal(e.do("GET", "/v1/account", secret, nil).status, http.StatusOK) // the new key works
+}
+
+func TestCreateKeyCannotEscalate(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	limited := e.keyWith(admin, "keys:write", "vehicles:read")
+
+	r := e.do("POST", "/v1/api_keys", limited, map[string]any{"name": "x", "permissions": []string{"vehicles:write"}})
+	is.Equal(r.status, http.StatusForbidden)
+	r = e.do("POST", "/v1/api_keys", limited, map[string]any{"name": "x", "permissions": []string{"*"}})
+	is.Equal(r.status, http.StatusForbidden)
+	r = e.do("POST", "/v1/api_keys", limited, map[string]any{"name": "x", "permissions": []string{"keys:read"}})
+	is.Equal(r.status, http.StatusCreated) // implied by keys:write
+	r = e.do("POST", "/v1/api_keys", limited, map[string]any{"name": "x"})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["permissions"], []any{"keys:write", "vehicles:read"}) // defaults to the creator's
+}
+
+func TestCreateKeyValidation(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	r := e.do("POST", "/v1/api_keys", admin, map[string]any{
+		"name": "", "permissions": []string{"vehicles:fly"}, "expires_at": "2020-01-01T00:00:00Z",
+	})
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	is.Equal(r.errCode(), "validation_error")
+	fields := map[string]bool{}
+	for _, d := range r.json()["error"].(map[string]any)["details"].([]any) {
+		fields[d.(map[string]any)["field"].(string)] = true
+	}
+	is.True(fields["name"])
+	is.True(fields["permissions[0]"])
+	is.True(fields["expires_at"])
+	is.Equal(len(e.do("GET", "/v1/api_keys", admin, nil).list()), 1) // nothing created
+}
+
+func TestKeyExpires(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	r := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "temp", "expires_at": T0.Add(time.Hour).Format(time.RFC3339)})
+	is.Equal(r.status, http.StatusCreated)
+	temp := r.data()["key"].(string)
+	is.Equal(e.do("GET", "/v1/account", temp, nil).status, http.StatusOK)
+	e.clock.Advance(time.Hour)
+	r = e.do("GET", "/v1/account", temp, nil)
+	is.Equal(r.status, http.StatusUnauthorized)
+	is.True(strings.Contains(r.errMessage(), "expired"))
+}
+
+func TestRotateKeyWithGracePeriod(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	old := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "svc", "permissions": []string{"vehicles:read"}})
+	oldID, oldSecret := old.data()["key_id"].(string), old.data()["key"].(string)
+
+	r := e.do("POST", "/v1/api_keys/"+oldID+"/rotate", admin, map[string]any{"grace_period_seconds": 600})
+	is.Equal(r.status, http.StatusCreated)
+	d := r.data()
+	newSecret := d["key"].(string)
+	is.True(d["key_id"] != oldID)
+	is.Equal(d["name"], "svc")
+	is.Equal(d["permissions"], []any{"vehicles:read"})
+	is.Equal(d["previous_key"].(map[string]any)["expires_at"], "2026-11-22T10:10:00Z")
+
+	is.Equal(e.do("GET", "/v1/account", oldSecret, nil).status, http.StatusOK) // still works in the grace period
+	is.Equal(e.do("GET", "/v1/account", newSecret, nil).status, http.StatusOK)
+	e.clock.Advance(10 * time.Minute)
+	is.Equal(e.do("GET", "/v1/account", oldSecret, nil).status, http.StatusUnauthorized) // expired
+	is.Equal(e.do("GET", "/v1/account", newSecret, nil).status, http.StatusOK)
+
+	r = e.do("POST", "/v1/api_keys/"+oldID+"/rotate", admin, nil)
+	is.Equal(r.status, http.StatusConflict) // an expired key cannot be rotated
+
+	r = e.do("POST", "/v1/api_keys/"+d["key_id"].(string)+"/rotate", admin, nil) // no body: default grace
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["previous_key"].(map[string]any)["expires_at"], "2026-11-22T11:10:00Z")
+}
+
+func TestKeysOfAnotherAccountAreNotFound(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, alice := e.account(fleet.PlanPro)
+	_, bob := e.account(fleet.PlanPro)
+	bobKey := e.do("GET", "/v1/api_keys", bob, nil).list()[0].(map[string]any)["key_id"].(string)
+	for _, req := range []struct{ method, path string }{
+		{"GET", "/v1/api_keys/" + bobKey},
+		{"DELETE", "/v1/api_keys/" + bobKey},
+		{"POST", "/v1/api_keys/" + bobKey + "/rotate"},
+		{"GET", "/v1/api_keys/" + bobKey + "/usage"},
+		{"GET", "/v1/api_keys/key_nonsense"},
+	} {
+		r := e.do(req.method, req.path, alice, nil)
+		is.Equal(r.status, http.StatusNotFound)
+	}
+	is.Equal(len(e.do("GET", "/v1/api_keys", alice, nil).list()), 1) // alice sees only her key
+	is.Equal(e.do("GET", "/v1/account", bob, nil).status, http.StatusOK)
+}
+
+func TestListKeysPagination(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	for range 4 {
+		e.keyWith(admin, "vehicles:read")
+	}
+	var ids []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		is.True(pages < 5)
+		path := "/v1/api_keys?limit=2"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		r := e.do("GET", path, admin, nil)
+		is.Equal(r.status, http.StatusOK)
+		for _, k := range r.list() {
+			ids = append(ids, k.(map[string]any)["key_id"].(string))
+		}
+		pg := r.json()["pagination"].(map[string]any)
+		if !pg["has_more"].(bool) {
+			is.Equal(pg["next_cursor"], nil)
+			break
+		}
+		cursor = pg["next_cursor"].(string)
+	}
+	is.Equal(len(ids), 5)
+	for i := 1; i < len(ids); i++ {
+		is.True(ids[i-1] < ids[i]) // ascending id order, no repeats
+	}
+	for _, bad := range []string{"?cursor=%%%", "?cursor=bm9wZQ", "?limit=0", "?limit=501", "?limit=x"} {
+		r := e.do("GET", "/v1/api_keys"+bad, admin, nil)
+		is.Equal(r.status, http.StatusBadRequest)
+		is.Equal(r.errCode(), "invalid_request")
+	}
+}
+
+func TestKeyUsage(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	keyID := e.do("GET", "/v1/api_keys", admin, nil).list()[0].(map[string]any)["key_id"].(string)
+	for range 3 {
+		e.do("GET", "/v1/account", admin, nil)
+	}
+	is.NoErr(e.svc.Flush(ctx)) // part of the counts is flushed, part still pending
+	e.clock.Advance(time.Hour)
+	e.do("GET", "/v1/account", admin, nil)
+
+	r := e.do("GET", "/v1/api_keys/"+keyID+"/usage?hours=3", admin, nil)
+	is.Equal(r.status, http.StatusOK)
+	d := r.data()
+	hours := d["hours"].([]any)
+	is.Equal(len(hours), 3)
+	is.Equal(hours[0].(map[string]any)["hour"], "2026-11-22T11:00:00Z") // newest first
+	is.Equal(hours[0].(map[string]any)["requests"], float64(2))         // this request and the one before
+	is.Equal(hours[1].(map[string]any)["requests"], float64(4))         // list + 3 account reads
+	is.Equal(d["totals"].(map[string]any)["requests"], float64(6))
+
+	is.NoErr(e.svc.Flush(ctx))
+	k := e.do("GET", "/v1/api_keys/"+keyID, admin, nil).data()
+	is.Equal(k["last_used_at"], "2026-11-22T11:00:00Z")
+
+	is.Equal(e.do("GET", "/v1/api_keys/"+keyID+"/usage?hours=169", admin, nil).status, http.StatusBadRequest)
+	is.Equal(e.do("GET", "/v1/api_keys/"+keyID+"/usage?hours=0", admin, nil).status, http.StatusBadRequest)
+}
+
+func TestUsageCountsRejected(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, nk, err := e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Tiny", Plan: fleet.PlanFree})
+	is.NoErr(err)
+	for range 1002 {
+		e.do("GET", "/v1/account", nk.Secret, nil)
+	}
+	u, err := e.svc.Usage(ctx, fleet.SystemPrincipal(fleet.Account{ID: nk.Key.AccountID}), nk.Key.ID, 1)
+	is.NoErr(err)
+	is.Equal(u.Requests, 1002)
+	is.Equal(u.Rejected, 2)
+}

@@ -1,0 +1,90 @@
+package fleethttp_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+func TestBadRequestBodies(t *testing.T) {
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	cases := []struct {
+		name   string
+		body   any
+		hdr    []string
+		status int
+		code   string
+	}{
+		{"malformed", `{"name":`, nil, 400, "invalid_request"},
+		{"not an object", `["a"]`, nil, 400, "invalid_request"},
+		{"null", `null`, nil, 400, "invalid_request"},
+		{"trailing data", `{"name":"a"} {}`, nil, 400, "invalid_request"},
+		{"unknown field", `{"name":"a","colour":"red"}`, nil, 400, "invalid_request"},
+		{"read-only field", `{"name":"a","account_id":"acc_x"}`, nil, 400, "invalid_request"},
+		{"status is read-only", `{"name":"a","status":"revoked"}`, nil, 400, "invalid_request"},
+		{"wrong type", `{"name":42}`, nil, 400, "invalid_request"},
+		{"bad timestamp", `{"name":"a","expires_at":"tomorrow"}`, nil, 400, "invalid_request"},
+		{"invalid utf-8", "{\"name\":\"\xff\xfe\"}", nil, 400, "invalid_request"},
+		{"empty", "", nil, 400, "invalid_request"},
+		{"wrong content type", `{"name":"a"}`, []string{"Content-Type", "text/plain"}, 415, "unsupported_media_type"},
+		{"too large", `{"name":"` + strings.Repeat("a", 1<<20) + `"}`, nil, 413, "payload_too_large"},
+		{"overlong name", `{"name":"` + strings.Repeat("a", 101) + `"}`, nil, 422, "validation_error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			r := e.do("POST", "/v1/api_keys", admin, tc.body, tc.hdr...)
+			is.Equal(r.status, tc.status)
+			is.Equal(r.errCode(), tc.code)
+			is.True(!strings.Contains(r.errMessage(), "json:")) // no internals
+		})
+	}
+	is.New(t).Equal(len(e.do("GET", "/v1/api_keys", admin, nil).list()), 1) // nothing was created
+}
+
+func TestUnknownFieldNamed(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	r := e.do("POST", "/v1/api_keys", admin, `{"name":"a","colour":"red"}`)
+	is.True(strings.Contains(r.errMessage(), "colour"))
+	r = e.do("POST", "/v1/api_keys", admin, `{"name":["a"]}`)
+	is.Equal(r.json()["error"].(map[string]any)["details"].([]any)[0].(map[string]any)["field"], "name")
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	body := map[string]any{"name": "once"}
+	first := e.do("POST", "/v1/api_keys", admin, body, "Idempotency-Key", "create-once-1")
+	is.Equal(first.status, http.StatusCreated)
+	is.Equal(first.header.Get("Idempotent-Replayed"), "")
+
+	again := e.do("POST", "/v1/api_keys", admin, body, "Idempotency-Key", "create-once-1")
+	is.Equal(again.status, http.StatusCreated)
+	is.Equal(again.header.Get("Idempotent-Replayed"), "true")
+	is.Equal(string(again.body), string(first.body))                  // the first response, secret included
+	is.Equal(len(e.do("GET", "/v1/api_keys", admin, nil).list()), 2) // created once
+
+	other := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "twice"}, "Idempotency-Key", "create-once-1")
+	is.Equal(other.status, http.StatusConflict)
+	is.Equal(other.errCode(), "conflict")
+
+	failed := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": ""}, "Idempotency-Key", "bad-1")
+	is.Equal(failed.status, http.StatusUnprocessableEntity)
+	replay := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": ""}, "Idempotency-Key", "bad-1")
+	is.Equal(replay.header.Get("Idempotent-Replayed"), "true") // client errors are replayed too
+
+	long := e.do("POST", "/v1/api_keys", admin, body, "Idempotency-Key", strings.Repeat("k", 256))
+	is.Equal(long.status, http.StatusBadRequest)
+
+	// Another API key of the same account has its own idempotency keys.
+	second := e.keyWith(admin, "keys:write")
+	r := e.do("POST", "/v1/api_keys", second, body, "Idempotency-Key", "create-once-1")
+	is.Equal(r.header.Get("Idempotent-Replayed"), "")
+}

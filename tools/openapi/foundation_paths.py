@@ -1,0 +1,28 @@
+add("/account", "get", op("getAccount", "The account of the key", "Account",
+    ok("The account.", ref("Account")), desc="Any valid key may call it (no permission needed): it is how a client checks a key."))
+add("/api_keys", "get", op("listApiKeys", "List API keys", "API keys",
+    ok("A page of keys, oldest first.", {"type": "array", "items": ref("ApiKey")}, listing=True),
+    params=[P("Limit"), P("Cursor")], perm="keys:read"))
+add("/api_keys", "post", op("createApiKey", "Create an API key", "API keys",
+    ok("The new key with its secret in `key`, shown this once.", ref("NewApiKey"), "201"),
+    errors=["ValidationError", "Conflict"], body=body("CreateKeyRequest"), perm="keys:write", post=True))
+add("/api_keys/{key_id}", "get", op("getApiKey", "Get an API key", "API keys", ok("The key.", ref("ApiKey")),
+    errors=["NotFound"], params=[P("KeyID")], perm="keys:read"))
+add("/api_keys/{key_id}", "delete", op("revokeApiKey", "Revoke an API key", "API keys",
+    ok("The revoked key. Revoking a revoked key changes nothing.", ref("ApiKey")),
+    errors=["NotFound"], params=[P("KeyID")], perm="keys:write",
+    desc="The key is refused at once by this server, and by every server sharing the store within 5 seconds."))
+add("/api_keys/{key_id}/rotate", "post", op("rotateApiKey", "Rotate an API key", "API keys",
+    ok("The new key with its secret, and the old key in `previous_key`.", ref("NewApiKey"), "201"),
+    errors=["NotFound", "ValidationError", "Conflict"], params=[P("KeyID")], body=body("RotateKeyRequest", False), perm="keys:write",
+    desc="Creates a key with the same name, permissions and environment; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict).", post=True))
+add("/api_keys/{key_id}/usage", "get", op("getApiKeyUsage", "Hourly usage of an API key", "API keys",
+    ok("Request counts per hour, newest first, with totals.", ref("KeyUsage")),
+    errors=["NotFound"], params=[P("KeyID"), {"name": "hours", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 168, "default": 24}}],
+    perm="keys:read"))
+paths["/openapi.json"] = {"get": {"operationId": "getOpenAPI", "summary": "This document", "tags": ["Meta"], "security": [],
+    "responses": {"200": {"description": "The OpenAPI 3.1 document.", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
+for p, name, d in (("/healthz", "getHealth", "The process is alive."), ("/readyz", "getReady", "The store is reachable (503 when not).")):
+    paths[p] = {"servers": [{"url": "/", "description": "Outside /v1"}], "get": {"operationId": name, "summary": d, "tags": ["Meta"], "security": [],
+        "responses": {"200": {"description": d, "content": {"application/json": {"schema": ref("Health")}}},
+                      "503": {"description": "Not ready.", "content": {"application/json": {"schema": ref("Health")}}}}}}

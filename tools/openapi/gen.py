@@ -1,0 +1,161 @@
+import json, sys
+RL = {
+ "X-RateLimit-Limit": ("integer", "Request allowance of the current window."),
+ "X-RateLimit-Remaining": ("integer", "Requests left in the window, after this one."),
+ "X-RateLimit-Used": ("integer", "Requests counted in the window."),
+ "X-RateLimit-Reset": ("integer", "Unix time, in seconds, at which the window ends."),
+ "RateLimit-Policy": ("string", "IETF policy: `\"hourly\";q=LIMIT;w=3600`."),
+ "RateLimit": ("string", "IETF state: `\"hourly\";r=REMAINING;t=SECONDS_TO_RESET`."),
+}
+def hdr_refs(extra=()):
+    h = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    for k in RL: h[k] = {"$ref": "#/components/headers/"+k}
+    for e in extra: h[e] = {"$ref": "#/components/headers/"+e}
+    return h
+def ref(name): return {"$ref": "#/components/schemas/"+name}
+def nullable(t, **kw):
+    d = {"type": [t, "null"]}; d.update(kw); return d
+TS = {"type": "string", "format": "date-time"}
+TSN = {"type": ["string", "null"], "format": "date-time"}
+
+ERRORS = [
+ ("BadRequest", 400, "invalid_request", "Malformed JSON, an unknown or read-only field, a wrong type, or a bad query parameter or cursor."),
+ ("Unauthorized", 401, "unauthorized", "The API key is missing, malformed, unknown, revoked or expired."),
+ ("Forbidden", 403, "insufficient_permissions", "The key lacks the permission, or the plan lacks the feature."),
+ ("NotFound", 404, "not_found", "No such route, or no such resource in the caller's account."),
+ ("MethodNotAllowed", 405, "method_not_allowed", "The path exists but not with this method; `Allow` lists the methods."),
+ ("Conflict", 409, "conflict", "A duplicate, an Idempotency-Key reused with another body or still in flight, or a forbidden state transition (`invalid_state_transition`)."),
+ ("PayloadTooLarge", 413, "payload_too_large", "The body is over the limit (1 MiB; 8 MiB for location batches)."),
+ ("UnsupportedMediaType", 415, "unsupported_media_type", "The body's Content-Type is not application/json."),
+ ("ValidationError", 422, "validation_error", "Well-formed but invalid values; `details` names every bad field."),
+ ("TooManyRequests", 429, "rate_limit_exceeded", "Over the hourly allowance; `Retry-After` says when to retry."),
+ ("InternalError", 500, "internal_error", "Something unexpected; logged with the request id."),
+ ("Unavailable", 503, "unavailable", "The server is shutting down or the store is unreachable."),
+]
+
+def components():
+    headers = {
+      "X-Request-Id": {"description": "The request's id: the client's own X-Request-Id if it sent a sane one, else a new one.", "required": True, "schema": {"type": "string"}},
+      "Retry-After": {"description": "Seconds until the rate-limit window resets.", "required": True, "schema": {"type": "integer", "minimum": 1}},
+      "Allow": {"description": "The methods the path accepts.", "required": True, "schema": {"type": "string"}},
+      "Idempotent-Replayed": {"description": "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema": {"type": "string", "enum": ["true"]}},
+    }
+    for k, (t, d) in RL.items():
+        headers[k] = {"description": d, "required": True, "schema": {"type": t}}
+    responses = {}
+    for name, status, code, desc in ERRORS:
+        extra = []
+        if status == 429: extra = ["Retry-After"]
+        if status == 405: extra = ["Allow"]
+        h = hdr_refs(extra)
+        responses[name] = {"description": desc + " (`" + code + "`)", "headers": h,
+            "content": {"application/json": {"schema": ref("ErrorEnvelope")}}}
+    schemas = {
+      "FieldError": {"type": "object", "required": ["field", "message"], "additionalProperties": False,
+         "properties": {"field": {"type": "string", "examples": ["locations[3].latitude"]}, "message": {"type": "string"}}},
+      "Error": {"type": "object", "required": ["code", "message", "request_id"], "additionalProperties": False,
+         "properties": {
+           "code": {"type": "string", "enum": sorted(set(e[2] for e in ERRORS) | {"invalid_state_transition"})},
+           "message": {"type": "string"},
+           "request_id": {"type": "string"},
+           "details": {"type": "array", "items": ref("FieldError")}}},
+      "ErrorEnvelope": {"type": "object", "required": ["success", "error"], "additionalProperties": False,
+         "properties": {"success": {"const": False}, "error": ref("Error")}},
+      "Pagination": {"type": "object", "required": ["next_cursor", "has_more"], "additionalProperties": False,
+         "properties": {"next_cursor": {"type": ["string", "null"], "description": "Pass as `cursor` to get the next page; null on the last page."}, "has_more": {"type": "boolean"}}},
+      "Plan": {"type": "string", "enum": ["free", "pro", "enterprise"]},
+      "Permission": {"type": "string", "enum": ["*", "vehicles:read", "vehicles:write", "locations:read", "locations:write",
+          "maintenance:read", "maintenance:write", "alerts:read", "alerts:write", "webhooks:read", "webhooks:write",
+          "events:read", "keys:read", "keys:write"]},
+      "Account": {"type": "object", "additionalProperties": False,
+         "required": ["account_id", "company_name", "plan", "api_version", "rate_limit_per_hour", "created_at"],
+         "properties": {
+           "account_id": {"type": "string", "pattern": "^acc_[0-9a-z]{26}$"},
+           "company_name": {"type": "string"},
+           "plan": ref("Plan"),
+           "api_version": {"type": "string", "const": "v1"},
+           "rate_limit_per_hour": {"type": "integer", "description": "Hourly allowance of each key: the plan's, or the account's own higher limit."},
+           "created_at": TS}},
+      "ApiKey": {"type": "object", "additionalProperties": False,
+         "required": ["key_id", "name", "prefix", "permissions", "environment", "status", "created_at", "last_used_at", "expires_at", "revoked_at"],
+         "properties": {
+           "key_id": {"type": "string", "pattern": "^key_[0-9a-z]{26}$"},
+           "name": {"type": "string"},
+           "prefix": {"type": "string", "description": "The first 12 characters of the secret, to recognise it by.", "minLength": 12, "maxLength": 12},
+           "permissions": {"type": "array", "items": ref("Permission")},
+           "environment": {"type": "string", "description": "Free label, e.g. production or development."},
+           "status": {"type": "string", "enum": ["active", "revoked", "expired"]},
+           "created_at": TS, "last_used_at": TSN, "expires_at": TSN, "revoked_at": TSN}},
+      "KeyUsage": {"type": "object", "additionalProperties": False, "required": ["key_id", "hours", "totals"],
+         "properties": {
+           "key_id": {"type": "string"},
+           "hours": {"type": "array", "description": "One entry per clock hour, newest first, the current hour included; hours without requests count zero.",
+              "items": {"type": "object", "additionalProperties": False, "required": ["hour", "requests", "rejected"],
+                "properties": {"hour": TS, "requests": {"type": "integer", "description": "Requests made with the key, rejected ones included."},
+                               "rejected": {"type": "integer", "description": "Requests refused by the rate limit (429)."}}}},
+           "totals": {"type": "object", "additionalProperties": False, "required": ["requests", "rejected"],
+              "properties": {"requests": {"type": "integer"}, "rejected": {"type": "integer"}}}}},
+      "CreateKeyRequest": {"type": "object", "additionalProperties": False, "required": ["name"],
+         "properties": {
+           "name": {"type": "string", "minLength": 1, "maxLength": 100},
+           "permissions": {"type": "array", "items": ref("Permission"), "minItems": 1, "description": "Defaults to the permissions of the key making the request; a key can only grant permissions it holds."},
+           "environment": {"type": "string", "maxLength": 50, "description": "Defaults to `production`."},
+           "expires_at": {"type": "string", "format": "date-time", "description": "Must be in the future. Omit for a key that does not expire."}}},
+      "RotateKeyRequest": {"type": "object", "additionalProperties": False,
+         "properties": {"grace_period_seconds": {"type": "integer", "minimum": 0, "maximum": 2592000, "default": 3600,
+             "description": "How long the old key keeps working."}}},
+      "Health": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok", "unavailable"]}}},
+    }
+    nk = json.loads(json.dumps(schemas["ApiKey"]))
+    nk["description"] = "A key as created or rotated, with its secret: shown this once only."
+    nk["required"] = nk["required"] + ["key"]
+    nk["properties"]["key"] = {"type": "string", "pattern": "^fleet_[0-9A-Za-z]{38}$", "description": "The secret. Store it now: it cannot be read again."}
+    nk["properties"]["previous_key"] = {**ref("ApiKey"), "description": "On rotation: the old key, with the expiry its grace period gives it."}
+    schemas["NewApiKey"] = nk
+    params = {
+      "Limit": {"name": "limit", "in": "query", "description": "Page size.", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}},
+      "Cursor": {"name": "cursor", "in": "query", "description": "The `next_cursor` of the previous page.", "schema": {"type": "string"}},
+      "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "description": "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict.", "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
+      "KeyID": {"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}},
+    }
+    return {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "description": "`Authorization: Bearer fleet_...`: an API key secret."}},
+            "headers": headers, "responses": responses, "schemas": schemas, "parameters": params}
+
+def ok(desc, schema, status="200", listing=False, extra_headers=()):
+    props = {"success": {"const": True}, "data": schema}
+    req = ["success", "data"]
+    if listing:
+        props["pagination"] = ref("Pagination"); req.append("pagination")
+    return {status: {"description": desc, "headers": hdr_refs(extra_headers),
+        "content": {"application/json": {"schema": {"type": "object", "additionalProperties": False, "required": req, "properties": props}}}}}
+
+def errs(*names):
+    base = ["BadRequest", "Unauthorized", "Forbidden", "TooManyRequests", "InternalError", "Unavailable"]
+    out = {}
+    for n in base + list(names):
+        st = [e[1] for e in ERRORS if e[0] == n][0]
+        out[str(st)] = {"$ref": "#/components/responses/" + n}
+    return out
+
+def op(opid, summary, tag, resp, errors=(), params=(), body=None, perm=None, desc=None, post=False):
+    o = {"operationId": opid, "summary": summary, "tags": [tag]}
+    d = desc or ""
+    if perm: d = (d + "\n\n" if d else "") + "Permission: `" + perm + "`."
+    if d: o["description"] = d
+    ps = list(params)
+    if post: ps.append({"$ref": "#/components/parameters/IdempotencyKey"})
+    if ps: o["parameters"] = ps
+    if body is not None:
+        o["requestBody"] = body
+    r = dict(resp); r.update(errs(*errors))
+    if body is not None or post:
+        r.update({"413": {"$ref": "#/components/responses/PayloadTooLarge"}, "415": {"$ref": "#/components/responses/UnsupportedMediaType"}})
+    o["responses"] = r
+    return o
+
+def body(schema_name, required=True):
+    return {"required": required, "content": {"application/json": {"schema": ref(schema_name)}}}
+
+P = lambda n: {"$ref": "#/components/parameters/" + n}
+paths = {}
+def add(path, method, o): paths.setdefault(path, {})[method] = o

@@ -1,0 +1,18 @@
+import json, sys, os
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen.py")).read())
+for part in sys.argv[2:]:
+    exec(open(part).read())
+doc = {"openapi": "3.1.0",
+  "info": {"title": "Fleet API", "version": "1.0.0",
+     "description": open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "intro.md")).read()},
+  "servers": [{"url": "/v1", "description": "This server"}],
+  "security": [{"bearerAuth": []}],
+  "tags": [], "paths": paths, "components": components()}
+tags = []
+for p in paths.values():
+    for m, o in p.items():
+        if isinstance(o, dict) and "tags" in o:
+            for t in o["tags"]:
+                if t not in tags: tags.append(t)
+doc["tags"] = [{"name": t} for t in tags]
+open(sys.argv[1], "w").write(json.dumps(doc, indent=2) + "\n")
