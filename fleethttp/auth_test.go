@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
 )
 
@@ -84,8 +84,8 @@ func TestUnauthorized(t *testing.T) {
 			r := e.do("GET", "/v1/account", "", nil, "Authorization", tc.header)
 			is.Equal(r.status, http.StatusUnauthorized)
 			is.Equal(r.errCode(), "unauthorized")
-			is.True(strings.Contains(r.errMessage(), "invalid"))             // message says the key is invalid
-			is.Equal(r.header.Get("X-RateLimit-Limit"), "60")                // limited per client address
+			is.True(strings.Contains(r.errMessage(), "invalid"))            // message says the key is invalid
+			is.Equal(r.header.Get("X-RateLimit-Limit"), "60")               // limited per client address
 			is.True(r.json()["error"].(map[string]any)["request_id"] != "") // request id in the body
 		})
 	}

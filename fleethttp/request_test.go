@@ -68,7 +68,7 @@ func TestIdempotencyKey(t *testing.T) {
 	again := e.do("POST", "/v1/api_keys", admin, body, "Idempotency-Key", "create-once-1")
 	is.Equal(again.status, http.StatusCreated)
 	is.Equal(again.header.Get("Idempotent-Replayed"), "true")
-	is.Equal(string(again.body), string(first.body))                  // the first response, secret included
+	is.Equal(string(again.body), string(first.body))                 // the first response, secret included
 	is.Equal(len(e.do("GET", "/v1/api_keys", admin, nil).list()), 2) // created once
 
 	other := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "twice"}, "Idempotency-Key", "create-once-1")
