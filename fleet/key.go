@@ -40,7 +40,7 @@ func NewSecret() string {
 			}
 		}
 	}
-	putChecksum(b[len(b)-secretChecksumLen:], crc32.ChecksumIEEE(random))
+	putChecksum(b[len(b)-secretChecksumLen:], checksum(string(random)))
 	return string(b[:])
 }
 
@@ -64,10 +64,18 @@ func CheckSecret(s string) bool {
 		}
 	}
 	var want [secretChecksumLen]byte
-	var rb [secretRandomLen]byte
-	copy(rb[:], random)
-	putChecksum(want[:], crc32.ChecksumIEEE(rb[:]))
+	putChecksum(want[:], checksum(random))
 	return string(want[:]) == s[len(s)-secretChecksumLen:]
+}
+
+// checksum is the CRC-32 (IEEE) of s, computed over the string itself so
+// that checking a key does not allocate.
+func checksum(s string) uint32 {
+	crc := ^uint32(0)
+	for i := 0; i < len(s); i++ {
+		crc = crc32.IEEETable[byte(crc)^s[i]] ^ (crc >> 8)
+	}
+	return ^crc
 }
 
 func isBase62(c byte) bool {

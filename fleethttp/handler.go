@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -34,7 +36,8 @@ type Handler struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	routes []route
-	ridPre string
+	ridPre string        // random per handler, so ids differ across servers
+	ridSeq atomic.Uint64 // then a counter: no system call per request
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
@@ -43,13 +46,15 @@ func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
 	for _, o := range opts {
 		o(h)
 	}
-	var b [4]byte
+	var b [6]byte
 	rand.Read(b[:])
-	h.ridPre = "req_" + hex.EncodeToString(b[:])
+	h.ridPre = "req_" + hex.EncodeToString(b[:]) + "_"
 	h.routes = h.routeTable()
 	for _, rt := range h.routes {
 		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(rt))
 	}
+	// What no route matches falls through to noRoute (404, or 405 with Allow).
+	h.mux.HandleFunc("/", h.noRoute)
 	return h
 }
 
@@ -60,6 +65,7 @@ type state struct {
 	requestID string
 	principal fleet.Principal
 	authed    bool
+	sw        statusWriter // one allocation for the request's bookkeeping
 }
 
 func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*state) }
@@ -70,7 +76,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	st := &state{requestID: h.requestID(r)}
 	w.Header()["X-Request-Id"] = []string{st.requestID}
-	sw := &statusWriter{ResponseWriter: w}
+	st.sw.ResponseWriter = w
+	sw := &st.sw
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
 	defer func() {
 		if p := recover(); p != nil {
@@ -112,16 +119,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 	if !h.admit(w, r, st) {
 		return
 	}
-	if _, pattern := h.mux.Handler(r); pattern == "" {
-		h.noRoute(w, r, st)
-		return
-	}
 	h.mux.ServeHTTP(w, r)
 }
 
 // noRoute answers a request that no route matches: 405 with Allow when the
 // path exists under other methods, else 404.
-func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request, st *state) {
+func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
+	st := stateOf(r)
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
 		if m == r.Method {
@@ -129,7 +133,7 @@ func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request, st *state) {
 		}
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, p := h.mux.Handler(probe); p != "" {
+		if _, p := h.mux.Handler(probe); p != "" && p != "/" {
 			allow = append(allow, m)
 		}
 	}
@@ -168,9 +172,7 @@ func (h *Handler) requestID(r *http.Request) string {
 			return v
 		}
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	return h.ridPre + hex.EncodeToString(b[:])
+	return h.ridPre + strconv.FormatUint(h.ridSeq.Add(1), 36)
 }
 
 func (h *Handler) access(r *http.Request, st *state, sw *statusWriter, start time.Time) {

@@ -116,6 +116,9 @@ func (s *Store) View(ctx context.Context, fn func(fleet.Tx) error) error {
 func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.Account, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.closed {
+		return fleet.Key{}, fleet.Account{}, errClosed
+	}
 	id, ok := s.keyHash[hash]
 	if !ok {
 		return fleet.Key{}, fleet.Account{}, fleet.Errorf(fleet.CodeNotFound, "No such key.")

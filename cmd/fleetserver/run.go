@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+)
+
+const usage = `usage:
+  fleetserver [serve] [--addr 127.0.0.1:8080] [--db DSN] [--demo] [--insecure-webhooks]
+  fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
+  fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
+  fleetserver migrate [--db DSN]
+
+DSN: sqlite:PATH (default sqlite:fleet.db), memory:, or postgres://...
+FLEET_DB and FLEET_ADDR stand in for --db and --addr.
+`
+
+// run is the whole program: main only wires it to the process, so tests run
+// it in-process with their own arguments, environment and outputs.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, getenv, stdout, stderr)
+	case "accounts", "keys":
+		if len(args) == 0 || args[0] != "create" {
+			return fmt.Errorf("%s: unknown subcommand (want: %s create)\n%s", cmd, cmd, usage)
+		}
+		if cmd == "accounts" {
+			return createAccount(ctx, args[1:], getenv, stdout, stderr)
+		}
+		return createKey(ctx, args[1:], getenv, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, args, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("fleetserver "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	return fs
+}
+
+func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
+	def := getenv("FLEET_DB")
+	if def == "" {
+		def = defaultDSN
+	}
+	return fs.String("db", def, "store: sqlite:PATH, memory:, or postgres://...")
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	defAddr := getenv("FLEET_ADDR")
+	if defAddr == "" {
+		defAddr = "127.0.0.1:8080"
+	}
+	addr := fs.String("addr", defAddr, "address to listen on")
+	dsn := dbFlag(fs, getenv)
+	demo := fs.Bool("demo", false, "seed a demo account with a simulated fleet and print its key")
+	insecure := fs.Bool("insecure-webhooks", false, "allow http and private webhook addresses (development and tests only)")
+	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lh slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *logJSON {
+		lh = slog.NewJSONHandler(stderr, nil)
+	}
+	log := slog.New(lh)
+	if *insecure {
+		log.Warn("--insecure-webhooks is on: webhook URLs may use http and private addresses; never use this in production")
+	}
+
+	store, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := fleet.NewService(store, fleet.Options{Logger: log})
+	handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log))
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(lh, slog.LevelWarn),
+	}
+
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	bgDone := make(chan struct{})
+	go func() { defer close(bgDone); svc.Run(bg) }()
+
+	if *demo {
+		if err := seedDemo(ctx, svc, base, stdout); err != nil {
+			stopBG()
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "fleetserver listening on %s (store %s)\n", base, redactDSN(*dsn))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		stopBG()
+		<-bgDone
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	stopBG() // Run flushes what it holds before it returns
+	<-bgDone
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// redactDSN hides a password in a DSN before it is printed.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
+			cred := dsn[i+3 : i+3+at]
+			if c := strings.Index(cred, ":"); c >= 0 {
+				return dsn[:i+3] + cred[:c] + ":***" + dsn[i+3+at:]
+			}
+		}
+	}
+	return dsn
+}
+
+func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Writer) error {
+	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Demo Logistics", Plan: fleet.PlanEnterprise})
+	if err != nil {
+		return fmt.Errorf("seed demo account: %w", err)
+	}
+	fmt.Fprintf(stdout, "Demo account %s (enterprise plan)\nAPI key (shown once): %s\nTry:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/account\n\n",
+		a.ID, nk.Secret, nk.Secret, base)
+	return nil
+}
+
+func createAccount(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("accounts create", stderr)
+	company := fs.String("company", "", "company name (required)")
+	plan := fs.String("plan", "free", "plan: free, pro or enterprise")
+	limit := fs.Int("rate-limit", 0, "the account's own hourly allowance per key, above the plan's")
+	dsn := dbFlag(fs, getenv)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := fleet.NewService(store, fleet.Options{})
+	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: *company, Plan: fleet.Plan(*plan), RateLimitPerHour: *limit})
+	if err != nil {
+		return describe(err)
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]string{
+			"account_id": a.ID, "company_name": a.CompanyName, "plan": string(a.Plan), "key_id": nk.Key.ID, "api_key": nk.Secret,
+		})
+	}
+	fmt.Fprintf(stdout, "account %s (%s, %s plan)\nkey %s with every permission: %s\n(the key is shown only now)\n",
+		a.ID, a.CompanyName, a.Plan, nk.Key.ID, nk.Secret)
+	return nil
+}
+
+func createKey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("keys create", stderr)
+	account := fs.String("account", "", "account id (required)")
+	name := fs.String("name", "", "key name (required)")
+	perms := fs.String("permissions", "*", "comma-separated permissions")
+	dsn := dbFlag(fs, getenv)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := fleet.NewService(store, fleet.Options{})
+	var list []string
+	for _, p := range strings.Split(*perms, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			list = append(list, p)
+		}
+	}
+	nk, err := svc.CreateAPIKey(ctx, *account, fleet.KeyParams{Name: *name, Permissions: list})
+	if err != nil {
+		return describe(err)
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{"key_id": nk.Key.ID, "api_key": nk.Secret, "permissions": nk.Key.Permissions})
+	}
+	fmt.Fprintf(stdout, "key %s (%s): %s\n(the key is shown only now)\n", nk.Key.ID, strings.Join(nk.Key.Permissions, ","), nk.Secret)
+	return nil
+}
+
+// describe turns a fleet error into a message for the operator.
+func describe(err error) error {
+	var fe *fleet.Error
+	if errors.As(err, &fe) {
+		msg := fe.Message
+		for _, d := range fe.Details {
+			msg += fmt.Sprintf("\n  %s: %s", d.Field, d.Message)
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("migrate", stderr)
+	dsn := dbFlag(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	fmt.Fprintf(stdout, "store %s is up to date\n", redactDSN(*dsn))
+	return nil
+}

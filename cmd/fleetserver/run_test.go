@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// lineWriter keeps every line written to it and wakes whoever waits for one.
+type lineWriter struct {
+	mu      sync.Mutex
+	partial strings.Builder
+	lines   []string
+	changed chan struct{}
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{changed: make(chan struct{})} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial.Write(p)
+	s := w.partial.String()
+	added := false
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			break
+		}
+		w.lines = append(w.lines, s[:i])
+		s = s[i+1:]
+		added = true
+	}
+	w.partial.Reset()
+	w.partial.WriteString(s)
+	if added {
+		close(w.changed)
+		w.changed = make(chan struct{})
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, "\n")
+}
+
+// waitFor returns the first submatch of the first line, written so far or
+// later, that matches re.
+func (w *lineWriter) waitFor(t *testing.T, re *regexp.Regexp) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		w.mu.Lock()
+		for _, l := range w.lines {
+			if m := re.FindStringSubmatch(l); m != nil {
+				w.mu.Unlock()
+				return m[1]
+			}
+		}
+		changed := w.changed
+		w.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("no line matching %s in:\n%s", re, w.String())
+		}
+	}
+}
+
+type server struct {
+	base   string
+	stdout *lineWriter
+	stderr *lineWriter
+	stop   func() error
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the server in-process on a free loopback port.
+func start(t *testing.T, env map[string]string, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{stdout: newLineWriter(), stderr: newLineWriter()}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, s.stdout, s.stderr)
+	}()
+	var once sync.Once
+	var runErr error
+	s.stop = func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() { s.stop() })
+	s.base = s.stdout.waitFor(t, regexp.MustCompile(`listening on (http://\S+)`))
+	return s
+}
+
+func get(t *testing.T, url, key string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	b, _ := io.ReadAll(res.Body)
+	json.Unmarshal(b, &m)
+	return res.StatusCode, m
+}
+
+func TestServeDemo(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{"FLEET_DB": "memory:"}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := newLineWriter()
+	stderr := &syncBuf{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--demo"}, func(k string) string { return env[k] }, out, stderr)
+	}()
+	key := out.waitFor(t, regexp.MustCompile(`API key \(shown once\): (\S+)`))
+	curl := out.waitFor(t, regexp.MustCompile(`^\s+(curl .*)$`))
+	base := out.waitFor(t, regexp.MustCompile(`listening on (http://\S+)`))
+	is.True(strings.Contains(curl, key))
+	is.True(strings.Contains(curl, base+"/v1/account")) // a ready curl line
+
+	status, body := get(t, base+"/v1/account", key)
+	is.Equal(status, 200)
+	data := body["data"].(map[string]any)
+	is.Equal(data["plan"], "enterprise")
+	is.Equal(data["company_name"], "Demo Logistics")
+	is.Equal(data["api_version"], "v1")
+
+	status, _ = get(t, base+"/v1/account", "")
+	is.Equal(status, 401)
+	status, _ = get(t, base+"/healthz", "")
+	is.Equal(status, 200)
+
+	cancel() // as SIGTERM does
+	select {
+	case err := <-done:
+		is.NoErr(err) // a clean shutdown
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop")
+	}
+	is.True(strings.Contains(stderr.String(), "shutting down"))
+	is.True(!strings.Contains(stderr.String(), key)) // the key is never logged
+}
+
+func TestServeFinishesInFlightRequestsOnShutdown(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--demo")
+	key := s.stdout.waitFor(t, regexp.MustCompile(`API key \(shown once\): (\S+)`))
+	addr := strings.TrimPrefix(s.base, "http://")
+	conn, err := dialAddr(addr)
+	is.NoErr(err)
+	defer conn.Close()
+	body := `{"name":"made during shutdown"}`
+	_, err = fmt.Fprintf(conn, "POST /v1/api_keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", key, len(body))
+	is.NoErr(err)
+	rd := bufio.NewReader(conn)
+	line, err := rd.ReadString('\n')
+	is.NoErr(err)
+	is.True(strings.Contains(line, "100 Continue")) // the handler is now running
+	rd.ReadString('\n')
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	s.stderr.waitFor(t, regexp.MustCompile(`(shutting down)`))
+	_, err = io.WriteString(conn, body)
+	is.NoErr(err)
+	res, err := http.ReadResponse(rd, nil)
+	is.NoErr(err)
+	is.Equal(res.StatusCode, 201) // the in-flight request was finished
+	is.NoErr(<-stopped)
+	_, err = dialAddr(addr)
+	is.True(err != nil) // and new connections are refused
+}
+
+func TestUnknownCommandAndStore(t *testing.T) {
+	is := is.New(t)
+	var out, errb syncBuf
+	err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, &out, &errb)
+	is.True(err != nil)
+	err = run(context.Background(), []string{"serve", "--db", "redis://x"}, func(string) string { return "" }, &out, &errb)
+	is.True(err != nil && strings.Contains(err.Error(), "unknown store"))
+	is.Equal(redactDSN("postgres://u:secret@h/db"), "postgres://u:***@h/db")
+}

@@ -1,0 +1,21 @@
+// Package fleetapi is Fleet: a fleet-data platform as a Go library with a
+// thin reference server. Fleet companies, and the products that serve them,
+// use it to manage vehicles, see where each one is in real time, run
+// maintenance, raise alerts and receive webhooks, through an HTTP/JSON API
+// at /v1 authenticated with API keys whose allowance depends on the plan.
+//
+// The packages:
+//
+//   - fleet: the domain. Types, rules (validation, permissions, plans, the
+//     quota window, state machines) and the Service with every use case,
+//     over the Store interface. Standard library and uuid only.
+//   - fleet/storetest: the conformance suite every Store passes.
+//   - memstore: a Store in memory, for tests, demos and embedding.
+//   - sqlstore: a Store on SQLite (the embedded default) or PostgreSQL.
+//   - fleethttp: the HTTP adapter: the /v1 handler, the OpenAPI document.
+//   - cmd/fleetserver: the reference server.
+//   - examples: programs to copy from.
+//
+// Only cmd and examples wire a store to fleethttp; adapters never import
+// each other.
+package fleetapi

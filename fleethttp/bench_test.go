@@ -1,0 +1,66 @@
+package fleethttp_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/memstore"
+)
+
+// BenchmarkGetAccount measures authenticated GET /v1/account over loopback
+// TCP against a bare net/http handler that writes the same bytes, both in the
+// same run and interleaved request by request, so machine noise hits both.
+// It reports each one's ns per request and ratio = bare time / fleet time
+// (1.0 means the API costs nothing over the bare handler; target >= 0.8).
+func BenchmarkGetAccount(b *testing.B) {
+	svc := fleet.NewService(memstore.New(), fleet.Options{Logger: slog.New(slog.DiscardHandler)})
+	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	api := httptest.NewServer(fleethttp.NewHandler(svc, fleethttp.WithLogger(slog.New(slog.DiscardHandler))))
+	defer api.Close()
+	client := api.Client()
+	get := func(url string) []byte {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Authorization", "Bearer "+nk.Secret)
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("status %d", res.StatusCode)
+		}
+		return body
+	}
+	same := get(api.URL + "/v1/account")
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(same)
+	}))
+	defer bare.Close()
+	get(bare.URL)
+
+	var tBare, tAPI time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		get(bare.URL + "/v1/account")
+		t1 := time.Now()
+		get(api.URL + "/v1/account")
+		tAPI += time.Since(t1)
+		tBare += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tBare.Nanoseconds())/n, "bare-ns/req")
+	b.ReportMetric(float64(tAPI.Nanoseconds())/n, "fleet-ns/req")
+	b.ReportMetric(float64(tBare)/float64(tAPI), "ratio")
+}
