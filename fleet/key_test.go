@@ -112,7 +112,7 @@ func TestIDs(t *testing.T) {
 		prev = id
 	}
 	is.True(!fleet.ValidID(fleet.PrefixVehicle, "veh_"))
-	is.True(!fleet.ValidID(fleet.PrefixKey, prev))                      // wrong prefix
+	is.True(!fleet.ValidID(fleet.PrefixKey, prev))                       // wrong prefix
 	is.True(!fleet.ValidID(fleet.PrefixVehicle, prev[:len(prev)-1]+"!")) // not in the alphabet
 	is.True(!fleet.ValidID(fleet.PrefixVehicle, prev+"0"))
 }

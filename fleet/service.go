@@ -22,6 +22,12 @@ type Options struct {
 	// AddressLimit is the hourly allowance of requests that cannot be tied
 	// to a valid key, per client address. Default 60.
 	AddressLimit int
+	// Thresholds configure the vehicle status machine; zero fields take
+	// DefaultStatusThresholds.
+	Thresholds StatusThresholds
+	// SweepEvery is how often Run looks for vehicles whose status the clock
+	// changed. Default 5s.
+	SweepEvery time.Duration
 }
 
 // Service holds the use cases of the API. It is safe for concurrent use.
@@ -33,6 +39,7 @@ type Service struct {
 	opts   Options
 	auth   authCache
 	usage  usageRecorder
+	stream broker
 	flushM sync.Mutex
 }
 
@@ -51,8 +58,13 @@ func NewService(store Store, opts Options) *Service {
 		opts.AddressLimit = 60
 	}
 	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
+	if opts.SweepEvery <= 0 {
+		opts.SweepEvery = 5 * time.Second
+	}
+	s.opts = opts
 	s.auth.init()
 	s.usage.init()
+	s.stream.init(time.Now())
 	return s
 }
 
@@ -71,12 +83,15 @@ func (s *Service) Ready(ctx context.Context) error {
 }
 
 // Run does the service's background work until ctx ends: it flushes request
-// usage every second and purges expired records every minute. Callers that
-// drive time themselves call Flush and Maintain instead. When ctx ends, Run
-// flushes once more and returns.
+// usage every second, sweeps vehicle statuses every SweepEvery and purges
+// expired records every minute. Callers that drive time themselves call
+// Flush, Sweep and Maintain instead. When ctx ends, Run flushes once more
+// and returns.
 func (s *Service) Run(ctx context.Context) {
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
+	sweep := time.NewTicker(s.opts.SweepEvery)
+	defer sweep.Stop()
 	maintain := time.NewTicker(time.Minute)
 	defer maintain.Stop()
 	for {
@@ -92,6 +107,10 @@ func (s *Service) Run(ctx context.Context) {
 			if err := s.Flush(ctx); err != nil {
 				s.log.Error("flush usage", "err", err)
 			}
+		case <-sweep.C:
+			if _, err := s.Sweep(ctx); err != nil {
+				s.log.Error("status sweep", "err", err)
+			}
 		case <-maintain.C:
 			if err := s.Maintain(ctx); err != nil {
 				s.log.Error("maintenance", "err", err)
@@ -100,9 +119,18 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// Maintain purges what has outlived its retention at the clock's time.
+// Maintain purges what has outlived its retention at the clock's time:
+// idempotency records after 24 hours, events after 30 days, and location
+// points older than the longest plan reach.
 func (s *Service) Maintain(ctx context.Context) error {
-	_, err := s.store.PurgeIdempotency(ctx, s.Now().Add(-IdempotencyRetention))
+	now := s.Now()
+	if _, err := s.store.PurgeIdempotency(ctx, now.Add(-IdempotencyRetention)); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeEvents(ctx, now.Add(-EventRetention)); err != nil {
+		return err
+	}
+	_, err := s.store.PurgePoints(ctx, now.Add(-MaxHistoryReach()))
 	return err
 }
 

@@ -51,6 +51,11 @@ type Store interface {
 	// PurgeIdempotency deletes records created before before.
 	PurgeIdempotency(ctx context.Context, before time.Time) (int, error)
 
+	// PurgeEvents deletes events created before before.
+	PurgeEvents(ctx context.Context, before time.Time) (int, error)
+	// PurgePoints deletes location points whose timestamp is before before.
+	PurgePoints(ctx context.Context, before time.Time) (int, error)
+
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -76,6 +81,46 @@ type Tx interface {
 	// UpdateKey replaces the mutable fields of a stored key (name,
 	// expires_at, revoked_at). Returns not_found if it is not stored.
 	UpdateKey(k Key) error
+
+	// CreateVehicle stores a new vehicle. Returns conflict if the id exists
+	// or another vehicle of the account has the same non-empty ExternalID.
+	CreateVehicle(v Vehicle) error
+	// Vehicle returns not_found if the account has no such vehicle.
+	Vehicle(accountID, id string) (Vehicle, error)
+	// Vehicles returns the account's vehicles that f.Match, in id order,
+	// after p.After, at most p.Limit of them.
+	Vehicles(accountID string, f VehicleFilter, p Page) ([]Vehicle, error)
+	// UpdateVehicle replaces a stored vehicle (every field but ID, AccountID
+	// and CreatedAt). Returns not_found if it is not stored, conflict as
+	// CreateVehicle does for ExternalID.
+	UpdateVehicle(v Vehicle) error
+	// DeleteVehicle deletes the vehicle and its location history. Returns
+	// not_found if the account has no such vehicle.
+	DeleteVehicle(accountID, id string) error
+	// VehiclesToSweep returns vehicles, of any account, whose status the clock
+	// may have changed: idle ones stationary since before stationaryBefore,
+	// and ones not offline whose latest report is before reportedBefore; at
+	// most limit, oldest report first. In a store shared by several
+	// processes, rows returned to one Update are not returned to another
+	// running at the same time (SKIP LOCKED), so no change is made twice.
+	VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit int) ([]Vehicle, error)
+
+	// InsertPoints stores points of a vehicle, given in ascending time with
+	// no two at the same timestamp. A point whose vehicle and timestamp are
+	// stored already is a duplicate and is skipped. It returns the points
+	// stored, in ascending time.
+	InsertPoints(vehicleID string, points []Point) ([]Point, error)
+	// Points returns the vehicle's points with from <= timestamp <= to in
+	// ascending time, at most limit of them.
+	Points(vehicleID string, from, to time.Time, limit int) ([]Point, error)
+
+	// AppendEvent stores an event.
+	AppendEvent(e Event) error
+	// Event returns not_found if the account has no such event.
+	Event(accountID, id string) (Event, error)
+	// Events returns the account's events that f.Match, in id order, after
+	// p.After, at most p.Limit of them.
+	Events(accountID string, f EventFilter, p Page) ([]Event, error)
 }
 
 // Usage is one key's request counts in one clock hour.

@@ -25,6 +25,11 @@ type Store struct {
 	keys     *table[fleet.Key]
 	keyHash  map[[32]byte]string
 
+	vehicles    *table[fleet.Vehicle]
+	externalIDs map[string]string // account + "\x00" + external id -> vehicle id
+	points      map[string]*series
+	events      *table[fleet.Event]
+
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
 
@@ -52,9 +57,15 @@ func New() *Store {
 		keys: newTable("API key", func(k fleet.Key) string { return k.ID },
 			func(k fleet.Key) string { return k.AccountID }, cloneKey),
 		keyHash: map[[32]byte]string{},
-		quota:   map[string]*fleet.QuotaState{},
-		usage:   map[usageSlot]fleet.Usage{},
-		idem:    map[idemSlot]fleet.IdempotencyRecord{},
+		vehicles: newTable("vehicle", func(v fleet.Vehicle) string { return v.ID },
+			func(v fleet.Vehicle) string { return v.AccountID }, cloneVehicle),
+		externalIDs: map[string]string{},
+		points:      map[string]*series{},
+		events: newTable("event", func(e fleet.Event) string { return e.ID },
+			func(e fleet.Event) string { return e.AccountID }, cloneEvent),
+		quota: map[string]*fleet.QuotaState{},
+		usage: map[usageSlot]fleet.Usage{},
+		idem:  map[idemSlot]fleet.IdempotencyRecord{},
 	}
 }
 

@@ -20,12 +20,14 @@ import (
 	"github.com/matryer/is"
 )
 
+type namedTest struct {
+	name string
+	fn   func(t *testing.T, s fleet.Store)
+}
+
 // Run runs the whole suite; open must return a new, empty store each call.
 func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s fleet.Store)
-	}{
+	tests := []namedTest{
 		{"Accounts", testAccounts},
 		{"KeysScopedByAccount", testKeysScopedByAccount},
 		{"KeyByHash", testKeyByHash},
@@ -41,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"Idempotency", testIdempotency},
 		{"IdempotencyPurge", testIdempotencyPurge},
 	}
+	tests = append(tests, vehicleTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

@@ -1,0 +1,87 @@
+package fleet
+
+import (
+	"math"
+	"time"
+)
+
+// Point is one location report of a vehicle.
+type Point struct {
+	VehicleID  string    `json:"-"`
+	Latitude   float64   `json:"latitude"`
+	Longitude  float64   `json:"longitude"`
+	Timestamp  time.Time `json:"timestamp"`
+	Speed      *float64  `json:"speed"`
+	Heading    *float64  `json:"heading"`
+	OdometerKm *float64  `json:"odometer_km"`
+}
+
+// Batch limits of the contract.
+const (
+	MaxPointsPerVehicleBatch = 1_000
+	MaxPointsPerBulkBatch    = 10_000
+	MaxFutureSkew            = 5 * time.Minute
+	DefaultHistoryWindow     = 24 * time.Hour
+	DefaultHistoryLimit      = 1_000
+	MaxHistoryLimit          = 10_000
+	StreamReplayWindow       = 10 * time.Minute
+)
+
+// validate checks one point at time now into v (whose prefix names it).
+func (p *Point) validate(v *Validator, now time.Time) {
+	v.Check(!math.IsNaN(p.Latitude) && p.Latitude >= -90 && p.Latitude <= 90, "latitude", "must be between -90 and 90")
+	v.Check(!math.IsNaN(p.Longitude) && p.Longitude >= -180 && p.Longitude <= 180, "longitude", "must be between -180 and 180")
+	switch {
+	case p.Timestamp.IsZero():
+		v.Add("timestamp", "is required")
+	case p.Timestamp.After(now.Add(MaxFutureSkew)):
+		v.Add("timestamp", "is more than 5 minutes in the future")
+	case p.Timestamp.Year() < 2000:
+		v.Add("timestamp", "must be in the year 2000 or later")
+	}
+	if p.Speed != nil {
+		v.Check(*p.Speed >= 0 && *p.Speed <= 1000, "speed", "must be between 0 and 1000 km/h")
+	}
+	if p.Heading != nil {
+		v.Check(*p.Heading >= 0 && *p.Heading < 360, "heading", "must be at least 0 and below 360")
+	}
+	if p.OdometerKm != nil {
+		v.Check(*p.OdometerKm >= 0 && *p.OdometerKm < 1e8, "odometer_km", "must be between 0 and 100000000")
+	}
+}
+
+// IngestResult is the answer to a location batch.
+type IngestResult struct {
+	Accepted   int `json:"accepted"`
+	Duplicates int `json:"duplicates"`
+}
+
+// LocationRecord is a vehicle's latest location as the snapshot and the
+// stream show it.
+type LocationRecord struct {
+	VehicleID string        `json:"vehicle_id"`
+	Name      string        `json:"name"`
+	Location  RecordPoint   `json:"location"`
+	Status    VehicleStatus `json:"status"`
+	Speed     *float64      `json:"speed"`
+	Heading   *float64      `json:"heading"`
+}
+
+// RecordPoint is the location object of a LocationRecord.
+type RecordPoint struct {
+	Latitude  float64   `json:"latitude"`
+	Longitude float64   `json:"longitude"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Record returns the vehicle's latest location record; ok is false if it has
+// never reported.
+func (v *Vehicle) Record() (LocationRecord, bool) {
+	if v.LastLocation == nil {
+		return LocationRecord{}, false
+	}
+	return LocationRecord{
+		VehicleID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed, Heading: v.LastLocation.Heading,
+		Location: RecordPoint{Latitude: v.LastLocation.Latitude, Longitude: v.LastLocation.Longitude, Timestamp: v.LastLocation.Timestamp},
+	}, true
+}

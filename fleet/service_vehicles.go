@@ -1,0 +1,249 @@
+package fleet
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// emit appends an event of the account to the transaction, so a change and
+// its events commit together.
+func (s *Service) emit(tx Tx, accountID, typ string, now time.Time, data any) error {
+	e, err := newEvent(accountID, typ, now, data)
+	if err != nil {
+		return err
+	}
+	return tx.AppendEvent(e)
+}
+
+// Optional is a field of a patch: Set reports whether the client named it;
+// Value is its new value (the zero value clears a nullable field).
+type Optional[T any] struct {
+	Set   bool
+	Value T
+}
+
+// VehiclePatch is a JSON merge patch of a vehicle: fields not Set stay.
+type VehiclePatch struct {
+	Name         Optional[string]
+	VIN          Optional[string]
+	Make         Optional[string]
+	Model        Optional[string]
+	Year         Optional[*int]
+	LicensePlate Optional[string]
+	ExternalID   Optional[string]
+	Tags         Optional[[]string]
+	OdometerKm   Optional[*float64]
+}
+
+func set[T any](dst *T, o Optional[T]) {
+	if o.Set {
+		*dst = o.Value
+	}
+}
+
+func normaliseVehicle(v *Vehicle) {
+	v.Name = strings.TrimSpace(v.Name)
+	v.VIN = strings.ToUpper(strings.TrimSpace(v.VIN))
+	if v.Tags == nil {
+		v.Tags = []string{}
+	}
+	v.Tags = slices.Compact(slices.Clone(v.Tags))
+}
+
+func notFoundVehicle(id string) error { return NotFound("vehicle", id) }
+
+func (s *Service) getVehicle(tx Tx, p Principal, id string) (Vehicle, error) {
+	if !ValidID(PrefixVehicle, id) {
+		return Vehicle{}, notFoundVehicle(id)
+	}
+	v, err := tx.Vehicle(p.Account.ID, id)
+	if ErrorCode(err) == CodeNotFound {
+		return Vehicle{}, notFoundVehicle(id)
+	}
+	return v, err
+}
+
+func conflictExternalID(err error, externalID string) error {
+	if ErrorCode(err) == CodeConflict {
+		return Errorf(CodeConflict, "A vehicle with external_id %q exists in this account.", externalID)
+	}
+	return err
+}
+
+// CreateVehicle creates a vehicle from the fields a client sets in in (the
+// others are ignored). A new vehicle is offline until it reports.
+func (s *Service) CreateVehicle(ctx context.Context, p Principal, in Vehicle) (Vehicle, error) {
+	if err := p.Require(PermVehiclesWrite); err != nil {
+		return Vehicle{}, err
+	}
+	now := s.Now()
+	v := Vehicle{
+		ID: NewID(PrefixVehicle), AccountID: p.Account.ID, Name: in.Name, VIN: in.VIN, Make: in.Make,
+		Model: in.Model, Year: in.Year, LicensePlate: in.LicensePlate, ExternalID: in.ExternalID, Tags: in.Tags,
+		OdometerKm: in.OdometerKm, Status: StatusOffline, CreatedAt: now, UpdatedAt: now,
+	}
+	normaliseVehicle(&v)
+	if err := v.Validate(now); err != nil {
+		return Vehicle{}, err
+	}
+	err := s.update(ctx, func(tx Tx) error {
+		if err := tx.CreateVehicle(v); err != nil {
+			return conflictExternalID(err, v.ExternalID)
+		}
+		return s.emit(tx, v.AccountID, EventVehicleCreated, now, v)
+	})
+	if err != nil {
+		return Vehicle{}, err
+	}
+	return v, nil
+}
+
+// Vehicle returns one of the account's vehicles.
+func (s *Service) Vehicle(ctx context.Context, p Principal, id string) (Vehicle, error) {
+	if err := p.Require(PermVehiclesRead); err != nil {
+		return Vehicle{}, err
+	}
+	var v Vehicle
+	err := s.view(ctx, func(tx Tx) (err error) { v, err = s.getVehicle(tx, p, id); return err })
+	return v, err
+}
+
+// ListVehicles lists the account's vehicles in creation order.
+func (s *Service) ListVehicles(ctx context.Context, p Principal, f VehicleFilter, q ListQuery) (List[Vehicle], error) {
+	if err := p.Require(PermVehiclesRead); err != nil {
+		return List[Vehicle]{}, err
+	}
+	if f.Status != "" && !f.Status.Valid() {
+		return List[Vehicle]{}, Errorf(CodeInvalidRequest, "status must be one of moving, idle, stopped, offline.")
+	}
+	return listVehicles(ctx, s, p, f, q)
+}
+
+func listVehicles(ctx context.Context, s *Service, p Principal, f VehicleFilter, q ListQuery) (List[Vehicle], error) {
+	page, limit, err := q.page(PrefixVehicle, DefaultPageLimit, MaxPageLimit)
+	if err != nil {
+		return List[Vehicle]{}, err
+	}
+	var vs []Vehicle
+	err = s.view(ctx, func(tx Tx) (err error) { vs, err = tx.Vehicles(p.Account.ID, f, page); return err })
+	if err != nil {
+		return List[Vehicle]{}, err
+	}
+	return finish(vs, limit, func(v Vehicle) string { return v.ID }), nil
+}
+
+// UpdateVehicle applies a merge patch to a vehicle; the result is validated
+// whole, and nothing changes if it is invalid.
+func (s *Service) UpdateVehicle(ctx context.Context, p Principal, id string, patch VehiclePatch) (Vehicle, error) {
+	if err := p.Require(PermVehiclesWrite); err != nil {
+		return Vehicle{}, err
+	}
+	now := s.Now()
+	var v Vehicle
+	err := s.update(ctx, func(tx Tx) (err error) {
+		v, err = s.getVehicle(tx, p, id)
+		if err != nil {
+			return err
+		}
+		set(&v.Name, patch.Name)
+		set(&v.VIN, patch.VIN)
+		set(&v.Make, patch.Make)
+		set(&v.Model, patch.Model)
+		set(&v.Year, patch.Year)
+		set(&v.LicensePlate, patch.LicensePlate)
+		set(&v.ExternalID, patch.ExternalID)
+		set(&v.Tags, patch.Tags)
+		set(&v.OdometerKm, patch.OdometerKm)
+		normaliseVehicle(&v)
+		if err := v.Validate(now); err != nil {
+			return err
+		}
+		v.UpdatedAt = now
+		if err := tx.UpdateVehicle(v); err != nil {
+			return conflictExternalID(err, v.ExternalID)
+		}
+		return s.emit(tx, v.AccountID, EventVehicleUpdated, now, v)
+	})
+	if err != nil {
+		return Vehicle{}, err
+	}
+	return v, nil
+}
+
+// VehicleDeleted is the answer to, and the event data of, a deletion.
+type VehicleDeleted struct {
+	VehicleID string `json:"vehicle_id"`
+	Deleted   bool   `json:"deleted"`
+}
+
+// DeleteVehicle deletes a vehicle with its location history (and, once
+// maintenance exists, its schedules); work orders and alerts stay as history.
+func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (VehicleDeleted, error) {
+	if err := p.Require(PermVehiclesWrite); err != nil {
+		return VehicleDeleted{}, err
+	}
+	now := s.Now()
+	out := VehicleDeleted{VehicleID: id, Deleted: true}
+	err := s.update(ctx, func(tx Tx) error {
+		v, err := s.getVehicle(tx, p, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteVehicle(v.AccountID, v.ID); err != nil {
+			return err
+		}
+		return s.emit(tx, v.AccountID, EventVehicleDeleted, now, out)
+	})
+	if err != nil {
+		return VehicleDeleted{}, err
+	}
+	return out, nil
+}
+
+// Sweep finds vehicles whose status the clock has changed with no new
+// report (idle to stopped, anything to offline), records the change and its
+// event. It returns how many vehicles changed.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	const batch = 500
+	th := s.opts.Thresholds.orDefault()
+	total := 0
+	for {
+		now := s.Now()
+		n := 0
+		var changed []Vehicle
+		err := s.update(ctx, func(tx Tx) error {
+			changed = changed[:0]
+			vs, err := tx.VehiclesToSweep(now.Add(-th.StopAfter), now.Add(-th.OfflineAfter), batch)
+			if err != nil {
+				return err
+			}
+			n = len(vs)
+			for _, v := range vs {
+				to := VehicleStatusAt(v, now, th)
+				if to == v.Status {
+					continue
+				}
+				from := v.Status
+				v.Status = to
+				if err := tx.UpdateVehicle(v); err != nil {
+					return err
+				}
+				if err := s.emit(tx, v.AccountID, EventVehicleStatusChanged, now, StatusChange{v.ID, from, to, now}); err != nil {
+					return err
+				}
+				changed = append(changed, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(changed)
+		// A full batch in which nothing changed cannot make progress.
+		if n < batch || len(changed) == 0 {
+			return total, nil
+		}
+	}
+}
