@@ -98,8 +98,9 @@ type Tx interface {
 	// not_found if the account has no such vehicle.
 	DeleteVehicle(accountID, id string) error
 	// VehiclesToSweep returns vehicles, of any account, whose status the clock
-	// may have changed: idle ones stationary since before stationaryBefore,
-	// and ones not offline whose latest report is before reportedBefore; at
+	// may have changed: idle ones stationary since stationaryBefore or
+	// earlier, and ones not offline whose latest report is at reportedBefore
+	// or earlier (both bounds inclusive, as the status machine's are); at
 	// most limit, oldest report first. In a store shared by several
 	// processes, rows returned to one Update are not returned to another
 	// running at the same time (SKIP LOCKED), so no change is made twice.

@@ -61,6 +61,8 @@ type errorBody struct {
 	Details   []fleet.FieldError `json:"details,omitempty"`
 }
 
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
 // writeJSON writes v with status; it is the only place bodies are encoded.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

@@ -24,5 +24,20 @@ func (h *Handler) routeTable() []route {
 		{"DELETE", "/v1/api_keys/{key_id}", fleet.PermKeysWrite, 0, h.revokeKey},
 		{"POST", "/v1/api_keys/{key_id}/rotate", fleet.PermKeysWrite, 0, h.rotateKey},
 		{"GET", "/v1/api_keys/{key_id}/usage", fleet.PermKeysRead, 0, h.keyUsage},
+
+		{"GET", "/v1/vehicles", fleet.PermVehiclesRead, 0, h.listVehicles},
+		{"POST", "/v1/vehicles", fleet.PermVehiclesWrite, 0, h.createVehicle},
+		{"GET", "/v1/vehicles/{vehicle_id}", fleet.PermVehiclesRead, 0, h.getVehicle},
+		{"PATCH", "/v1/vehicles/{vehicle_id}", fleet.PermVehiclesWrite, 0, h.patchVehicle},
+		{"DELETE", "/v1/vehicles/{vehicle_id}", fleet.PermVehiclesWrite, 0, h.deleteVehicle},
+
+		{"GET", "/v1/vehicles/locations", fleet.PermLocationsRead, 0, h.snapshot},
+		{"POST", "/v1/vehicles/locations", fleet.PermLocationsWrite, MaxBatchBody, h.ingestBulk},
+		{"GET", "/v1/vehicles/locations/stream", fleet.PermLocationsRead, 0, h.stream},
+		{"GET", "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsRead, 0, h.history},
+		{"POST", "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsWrite, MaxBatchBody, h.ingestVehicle},
+
+		{"GET", "/v1/events", fleet.PermEventsRead, 0, h.listEvents},
+		{"GET", "/v1/events/{event_id}", fleet.PermEventsRead, 0, h.getEvent},
 	}
 }

@@ -173,8 +173,8 @@ func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit i
 		if v.Status == fleet.StatusOffline || v.LastLocation == nil {
 			continue
 		}
-		stale := v.LastLocation.Timestamp.Before(reportedBefore)
-		resting := v.Status == fleet.StatusIdle && v.StationarySince != nil && v.StationarySince.Before(stationaryBefore)
+		stale := !v.LastLocation.Timestamp.After(reportedBefore)
+		resting := v.Status == fleet.StatusIdle && v.StationarySince != nil && !v.StationarySince.After(stationaryBefore)
 		if stale || resting {
 			out = append(out, cloneVehicle(v))
 		}

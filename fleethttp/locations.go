@@ -1,0 +1,220 @@
+package fleethttp
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+type pointJSON struct {
+	VehicleID  *string    `json:"vehicle_id,omitempty"`
+	Latitude   *float64   `json:"latitude"`
+	Longitude  *float64   `json:"longitude"`
+	Timestamp  *time.Time `json:"timestamp"`
+	Speed      *float64   `json:"speed"`
+	Heading    *float64   `json:"heading"`
+	OdometerKm *float64   `json:"odometer_km"`
+}
+
+type batchRequest struct {
+	Locations []pointJSON `json:"locations"`
+}
+
+// toPoints converts a batch, naming every missing required member.
+func toPoints(req batchRequest, bulk bool) ([]fleet.Point, error) {
+	var v fleet.Validator
+	if req.Locations == nil {
+		v.Add("locations", "is required")
+		return nil, v.Err()
+	}
+	pts := make([]fleet.Point, len(req.Locations))
+	for i, p := range req.Locations {
+		v.Prefix("locations[" + strconv.Itoa(i) + "].")
+		if bulk {
+			v.Check(p.VehicleID != nil, "vehicle_id", "is required")
+		} else {
+			v.Check(p.VehicleID == nil, "vehicle_id", "is given by the path; use POST /vehicles/locations for several vehicles")
+		}
+		v.Check(p.Latitude != nil, "latitude", "is required")
+		v.Check(p.Longitude != nil, "longitude", "is required")
+		v.Check(p.Timestamp != nil, "timestamp", "is required")
+		if p.Latitude == nil || p.Longitude == nil || p.Timestamp == nil {
+			continue
+		}
+		pts[i] = fleet.Point{Latitude: *p.Latitude, Longitude: *p.Longitude, Timestamp: *p.Timestamp, Speed: p.Speed, Heading: p.Heading, OdometerKm: p.OdometerKm}
+		if p.VehicleID != nil {
+			pts[i].VehicleID = *p.VehicleID
+		}
+	}
+	if v.Len() > 0 {
+		return nil, v.Err()
+	}
+	return pts, nil
+}
+
+func (h *Handler) ingestVehicle(c *call) error {
+	req, err := decode[batchRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	pts, err := toPoints(req, false)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.IngestLocations(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), pts)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, res)
+}
+
+func (h *Handler) ingestBulk(c *call) error {
+	req, err := decode[batchRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	pts, err := toPoints(req, true)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.IngestBulk(c.r.Context(), c.p, pts)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, res)
+}
+
+func (h *Handler) snapshot(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.VehicleFilter{Status: fleet.VehicleStatus(q.Get("status")), Tag: q.Get("tag"), IDs: q["vehicle_id"]}
+	l, err := h.svc.Snapshot(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) history(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	hq := fleet.HistoryQuery{Cursor: q.Get("cursor")}
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"from", &hq.From}, {"to", &hq.To}} {
+		if s := q.Get(p.name); s != "" {
+			t, err := parseTime(p.name, s)
+			if err != nil {
+				return err
+			}
+			*p.dst = &t
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fleet.Errorf(fleet.CodeInvalidRequest, "limit must be a whole number from 1 to %d.", fleet.MaxHistoryLimit)
+		}
+		hq.Limit = n
+	}
+	l, err := h.svc.History(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), hq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+// heartbeatEvery is how often the stream sends a comment to keep proxies
+// and clients from timing out.
+const heartbeatEvery = 15 * time.Second
+
+// stream serves live location reports as Server-Sent Events.
+func (h *Handler) stream(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	last := c.r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = q.Get("last_event_id")
+	}
+	sub, backlog, err := h.svc.Subscribe(c.r.Context(), c.p, q["vehicle_id"], last)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	rc := http.NewResponseController(c.w)
+	rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
+	hd := c.w.Header()
+	hd["Content-Type"] = []string{"text/event-stream"}
+	hd["Cache-Control"] = []string{"no-cache"}
+	hd["X-Accel-Buffering"] = []string{"no"}
+	c.w.WriteHeader(http.StatusOK)
+	fmt.Fprint(c.w, "retry: 2000\n\n")
+	for _, it := range backlog {
+		if err := writeEvent(c.w, it); err != nil {
+			return nil
+		}
+	}
+	if err := rc.Flush(); err != nil {
+		return nil
+	}
+	beat := time.NewTicker(heartbeatEvery)
+	defer beat.Stop()
+	for {
+		select {
+		case <-c.r.Context().Done():
+			return nil
+		case it, ok := <-sub.C:
+			if !ok {
+				return nil // fell behind: the client reconnects with Last-Event-ID
+			}
+			if err := writeEvent(c.w, it); err != nil {
+				return nil
+			}
+			// Send what is queued in one flush.
+			for drained := false; !drained; {
+				select {
+				case it, ok := <-sub.C:
+					if !ok {
+						rc.Flush()
+						return nil
+					}
+					if err := writeEvent(c.w, it); err != nil {
+						return nil
+					}
+				default:
+					drained = true
+				}
+			}
+		case <-beat.C:
+			if _, err := fmt.Fprint(c.w, ": heartbeat\n\n"); err != nil {
+				return nil
+			}
+		}
+		if err := rc.Flush(); err != nil {
+			return nil
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, it fleet.StreamItem) error {
+	b, err := jsonMarshal(it.Record)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "id: %s\nevent: location\ndata: %s\n\n", it.ID, b)
+	return err
+}

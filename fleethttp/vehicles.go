@@ -1,0 +1,252 @@
+package fleethttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// vehicleJSON is a vehicle on the wire: unset text fields are null.
+type vehicleJSON struct {
+	ID           string          `json:"vehicle_id"`
+	Name         string          `json:"name"`
+	VIN          *string         `json:"vin"`
+	Make         *string         `json:"make"`
+	Model        *string         `json:"model"`
+	Year         *int            `json:"year"`
+	LicensePlate *string         `json:"license_plate"`
+	ExternalID   *string         `json:"external_id"`
+	Tags         []string        `json:"tags"`
+	OdometerKm   *float64        `json:"odometer_km"`
+	Status       string          `json:"status"`
+	Speed        *float64        `json:"speed"`
+	LastLocation *fleet.Position `json:"last_location"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toVehicleJSON(v fleet.Vehicle) vehicleJSON {
+	tags := v.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return vehicleJSON{
+		ID: v.ID, Name: v.Name, VIN: nullIfEmpty(v.VIN), Make: nullIfEmpty(v.Make), Model: nullIfEmpty(v.Model),
+		Year: v.Year, LicensePlate: nullIfEmpty(v.LicensePlate), ExternalID: nullIfEmpty(v.ExternalID), Tags: tags,
+		OdometerKm: v.OdometerKm, Status: string(v.Status), Speed: v.Speed, LastLocation: v.LastLocation,
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+	}
+}
+
+type vehicleRequest struct {
+	Name         string   `json:"name"`
+	VIN          *string  `json:"vin"`
+	Make         *string  `json:"make"`
+	Model        *string  `json:"model"`
+	Year         *int     `json:"year"`
+	LicensePlate *string  `json:"license_plate"`
+	ExternalID   *string  `json:"external_id"`
+	Tags         []string `json:"tags"`
+	OdometerKm   *float64 `json:"odometer_km"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (h *Handler) createVehicle(c *call) error {
+	req, err := decode[vehicleRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	v, err := h.svc.CreateVehicle(c.r.Context(), c.p, fleet.Vehicle{
+		Name: req.Name, VIN: deref(req.VIN), Make: deref(req.Make), Model: deref(req.Model), Year: req.Year,
+		LicensePlate: deref(req.LicensePlate), ExternalID: deref(req.ExternalID), Tags: req.Tags, OdometerKm: req.OdometerKm,
+	})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, toVehicleJSON(v))
+}
+
+func (h *Handler) getVehicle(c *call) error {
+	v, err := h.svc.Vehicle(c.r.Context(), c.p, c.r.PathValue("vehicle_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, toVehicleJSON(v))
+}
+
+func (h *Handler) listVehicles(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.VehicleFilter{Status: fleet.VehicleStatus(q.Get("status")), Tag: q.Get("tag"), Query: q.Get("q")}
+	l, err := h.svc.ListVehicles(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	out := make([]vehicleJSON, len(l.Items))
+	for i, v := range l.Items {
+		out[i] = toVehicleJSON(v)
+	}
+	return c.list(out, l.NextCursor, l.HasMore)
+}
+
+// patchField decodes one member of a merge patch: absent leaves o unset,
+// null sets it to the zero value (clearing the field).
+func patchField[T any](m map[string]json.RawMessage, name string, o *fleet.Optional[T]) error {
+	raw, ok := m[name]
+	if !ok {
+		return nil
+	}
+	o.Set = true
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, &o.Value); err != nil {
+		var zero T
+		e := fleet.Errorf(fleet.CodeInvalidRequest, "Field %q has the wrong type.", name)
+		e.Details = []fleet.FieldError{{Field: name, Message: "must be " + jsonKindOf(zero)}}
+		return e
+	}
+	return nil
+}
+
+func jsonKindOf(v any) string {
+	switch v.(type) {
+	case string, *string:
+		return "a string"
+	case *int, *float64, int, float64:
+		return "a number"
+	case []string:
+		return "an array of strings"
+	}
+	return "of another type"
+}
+
+// decodePatch reads a JSON merge patch object, refusing members not in
+// allowed (read-only and unknown fields alike).
+func decodePatch(body []byte, allowed ...string) (map[string]json.RawMessage, error) {
+	m, err := decode[map[string]json.RawMessage](body, false)
+	if err != nil {
+		return nil, err
+	}
+	var unknown []string
+	for k := range m {
+		if !containsStr(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown or read-only field %q.", unknown[0])
+		for _, k := range unknown {
+			e.Details = append(e.Details, fleet.FieldError{Field: k, Message: "is not a field that can be set"})
+		}
+		return nil, e
+	}
+	return m, nil
+}
+
+func (h *Handler) patchVehicle(c *call) error {
+	m, err := decodePatch(c.body, "name", "vin", "make", "model", "year", "license_plate", "external_id", "tags", "odometer_km")
+	if err != nil {
+		return err
+	}
+	var p fleet.VehiclePatch
+	for _, err := range []error{
+		patchField(m, "name", &p.Name), patchField(m, "vin", &p.VIN), patchField(m, "make", &p.Make),
+		patchField(m, "model", &p.Model), patchField(m, "year", &p.Year), patchField(m, "license_plate", &p.LicensePlate),
+		patchField(m, "external_id", &p.ExternalID), patchField(m, "tags", &p.Tags), patchField(m, "odometer_km", &p.OdometerKm),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	v, err := h.svc.UpdateVehicle(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, toVehicleJSON(v))
+}
+
+func (h *Handler) deleteVehicle(c *call) error {
+	d, err := h.svc.DeleteVehicle(c.r.Context(), c.p, c.r.PathValue("vehicle_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, d)
+}
+
+type eventJSON struct {
+	ID        string          `json:"event_id"`
+	Type      string          `json:"type"`
+	CreatedAt time.Time       `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func (h *Handler) listEvents(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.EventFilter{Type: q.Get("type")}
+	if s := q.Get("from"); s != "" {
+		t, err := parseTime("from", s)
+		if err != nil {
+			return err
+		}
+		f.From = t
+	}
+	l, err := h.svc.ListEvents(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	out := make([]eventJSON, len(l.Items))
+	for i, e := range l.Items {
+		out[i] = eventJSON{e.ID, e.Type, e.CreatedAt, e.Data}
+	}
+	return c.list(out, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) getEvent(c *call) error {
+	e, err := h.svc.Event(c.r.Context(), c.p, c.r.PathValue("event_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, eventJSON{e.ID, e.Type, e.CreatedAt, e.Data})
+}
+
+// parseTime reads an RFC 3339 query parameter.
+func parseTime(name, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, fleet.Errorf(fleet.CodeInvalidRequest, "%s must be an RFC 3339 timestamp (2026-11-22T10:15:30Z).", name)
+	}
+	return fleet.Timestamp(t), nil
+}
