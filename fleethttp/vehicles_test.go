@@ -54,7 +54,7 @@ func TestVehicleLifecycle(t *testing.T) {
 	r = e.do("PATCH", "/v1/vehicles/"+id, key, `{"model":"FH16","make":null,"tags":["north","reefer"]}`)
 	is.Equal(r.status, http.StatusOK)
 	is.Equal(r.data()["model"], "FH16")
-	is.Equal(r.data()["make"], nil) // null clears
+	is.Equal(r.data()["make"], nil)           // null clears
 	is.Equal(r.data()["year"], float64(2024)) // absent stays
 	is.Equal(r.data()["tags"], []any{"north", "reefer"})
 
@@ -165,7 +165,7 @@ func TestBatchWithOneBadPointStoresNothing(t *testing.T) {
 	is.Equal(r.status, http.StatusUnprocessableEntity)
 	details := r.json()["error"].(map[string]any)["details"].([]any)
 	is.Equal(len(details), 1)
-	is.Equal(details[0].(map[string]any)["field"], "locations[3].latitude") // names the bad index
+	is.Equal(details[0].(map[string]any)["field"], "locations[3].latitude")         // names the bad index
 	is.Equal(len(e.do("GET", "/v1/vehicles/"+id+"/locations", key, nil).list()), 0) // nothing stored
 
 	r = e.do("POST", "/v1/vehicles/"+id+"/locations", key, batch(pt(now.Add(6*time.Minute), 52, 13, 10)))
