@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/internal/sim"
 )
 
 const usage = `usage:
@@ -118,7 +119,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	go func() { defer close(bgDone); svc.Run(bg) }()
 
 	if *demo {
-		if err := seedDemo(ctx, svc, base, stdout); err != nil {
+		if err := seedDemo(bg, svc, base, stdout); err != nil {
 			stopBG()
 			return err
 		}
@@ -160,13 +161,32 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
+// demoVehicles and demoEvery shape the demo's simulated fleet.
+const (
+	demoVehicles = 25
+	demoEvery    = 2 * time.Second
+)
+
+// seedDemo creates the demo account with a simulated fleet that reports
+// through the service until ctx ends, and prints the key and a curl line.
 func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Writer) error {
 	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Demo Logistics", Plan: fleet.PlanEnterprise})
 	if err != nil {
 		return fmt.Errorf("seed demo account: %w", err)
 	}
-	fmt.Fprintf(stdout, "Demo account %s (enterprise plan)\nAPI key (shown once): %s\nTry:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/account\n\n",
-		a.ID, nk.Secret, nk.Secret, base)
+	f, err := sim.New(ctx, svc, fleet.SystemPrincipal(a), demoVehicles, uint64(svc.Now().UnixNano()))
+	if err != nil {
+		return fmt.Errorf("seed demo fleet: %w", err)
+	}
+	if err := f.Step(ctx, svc.Now(), demoEvery); err != nil { // positions from the first second
+		return fmt.Errorf("seed demo fleet: %w", err)
+	}
+	go f.Run(ctx, demoEvery)
+	fmt.Fprintf(stdout, "Demo account %s (enterprise plan) with %d vehicles reporting every %s\n"+
+		"API key (shown once): %s\nTry:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/account\n"+
+		"  curl -s -H 'Authorization: Bearer %s' %s/v1/vehicles/locations\n"+
+		"  curl -N -H 'Authorization: Bearer %s' %s/v1/vehicles/locations/stream\n\n",
+		a.ID, demoVehicles, demoEvery, nk.Secret, nk.Secret, base, nk.Secret, base, nk.Secret, base)
 	return nil
 }
 

@@ -163,6 +163,10 @@ func TestServeDemo(t *testing.T) {
 	is.Equal(data["company_name"], "Demo Logistics")
 	is.Equal(data["api_version"], "v1")
 
+	status, body = get(t, base+"/v1/vehicles/locations?limit=100", key)
+	is.Equal(status, 200)
+	is.Equal(len(body["data"].([]any)), 25) // the simulated fleet is on the map at once
+
 	status, _ = get(t, base+"/v1/account", "")
 	is.Equal(status, 401)
 	status, _ = get(t, base+"/healthz", "")

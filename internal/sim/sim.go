@@ -1,0 +1,121 @@
+// Package sim drives a simulated fleet through the fleet service: vehicles
+// that loop around their depots, stop now and then, and report their
+// positions as a gateway would. The demo server and the load tools use it.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// Fleet is a set of simulated vehicles of one account.
+type Fleet struct {
+	svc      *fleet.Service
+	p        fleet.Principal
+	vehicles []*car
+	rng      *rand.Rand
+}
+
+type car struct {
+	id           string
+	lat0, lon0   float64 // the loop's centre
+	radiusKm     float64
+	angle        float64 // radians along the loop
+	speed        float64 // km/h when driving
+	stoppedTicks int
+	odometer     float64
+}
+
+var cities = []struct {
+	name     string
+	lat, lon float64
+}{{"Berlin", 52.52, 13.405}, {"Hamburg", 53.551, 9.993}, {"Munich", 48.137, 11.575}, {"Cologne", 50.937, 6.96}, {"Leipzig", 51.34, 12.375}}
+
+// New creates n vehicles in the principal's account.
+func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed uint64) (*Fleet, error) {
+	f := &Fleet{svc: svc, p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	makes := []struct{ make, model string }{{"Mercedes-Benz", "Sprinter"}, {"Ford", "Transit"}, {"Volvo", "FH16"}, {"Scania", "R450"}, {"Renault", "Master"}}
+	for i := range n {
+		city := cities[i%len(cities)]
+		mk := makes[f.rng.IntN(len(makes))]
+		year := 2018 + f.rng.IntN(8)
+		odo := float64(10_000 + f.rng.IntN(150_000))
+		v, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{
+			Name: fmt.Sprintf("%s %02d", mk.model, i+1), Make: mk.make, Model: mk.model, Year: &year,
+			LicensePlate: fmt.Sprintf("%s-%c%c %d", city.name[:1], 'A'+rune(f.rng.IntN(26)), 'A'+rune(f.rng.IntN(26)), 100+f.rng.IntN(9000)),
+			Tags: []string{city.name}, OdometerKm: &odo,
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.vehicles = append(f.vehicles, &car{
+			id: v.ID, lat0: city.lat + (f.rng.Float64()-0.5)*0.1, lon0: city.lon + (f.rng.Float64()-0.5)*0.15,
+			radiusKm: 2 + f.rng.Float64()*6, angle: f.rng.Float64() * 2 * math.Pi, speed: 25 + f.rng.Float64()*45, odometer: odo,
+		})
+	}
+	return f, nil
+}
+
+// VehicleIDs returns the ids of the simulated vehicles.
+func (f *Fleet) VehicleIDs() []string {
+	ids := make([]string, len(f.vehicles))
+	for i, c := range f.vehicles {
+		ids[i] = c.id
+	}
+	return ids
+}
+
+// Step moves every vehicle by dt and reports one point each at time now,
+// in one bulk batch.
+func (f *Fleet) Step(ctx context.Context, now time.Time, dt time.Duration) error {
+	pts := make([]fleet.Point, 0, len(f.vehicles))
+	for _, c := range f.vehicles {
+		speed := c.speed * (0.85 + 0.3*f.rng.Float64())
+		switch {
+		case c.stoppedTicks > 0:
+			c.stoppedTicks--
+			speed = 0
+		case f.rng.Float64() < 0.01: // a delivery stop of up to ~4 minutes
+			c.stoppedTicks = 10 + f.rng.IntN(110)
+			speed = 0
+		}
+		km := speed * dt.Hours()
+		c.odometer += km
+		c.angle += km / c.radiusKm
+		lat := c.lat0 + (c.radiusKm/111.0)*math.Sin(c.angle)
+		lon := c.lon0 + (c.radiusKm/(111.0*math.Cos(c.lat0*math.Pi/180)))*math.Cos(c.angle)
+		heading := math.Mod(360-c.angle*180/math.Pi, 360) // tangent of the counter-clockwise loop
+		if heading < 0 {
+			heading += 360
+		}
+		s, h, o := math.Round(speed*10)/10, math.Round(heading*10)/10, math.Round(c.odometer*10)/10
+		if h >= 360 {
+			h = 0
+		}
+		pts = append(pts, fleet.Point{VehicleID: c.id, Latitude: lat, Longitude: lon, Timestamp: now, Speed: &s, Heading: &h, OdometerKm: &o})
+	}
+	_, err := f.svc.IngestBulk(ctx, f.p, pts)
+	return err
+}
+
+// Run steps the fleet every interval until ctx ends.
+func (f *Fleet) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := f.Step(ctx, f.svc.Now(), every); err != nil && ctx.Err() == nil {
+				// The demo keeps going; a failed step is retried next tick.
+				continue
+			}
+		}
+	}
+}

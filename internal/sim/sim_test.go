@@ -1,0 +1,46 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/internal/sim"
+	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/memstore"
+	"github.com/matryer/is"
+)
+
+func TestFleetMovesAndReports(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now})
+	a, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Sim", Plan: fleet.PlanEnterprise})
+	is.NoErr(err)
+	p := fleet.SystemPrincipal(a)
+	f, err := sim.New(ctx, svc, p, 25, 1)
+	is.NoErr(err)
+	is.Equal(len(f.VehicleIDs()), 25)
+	for range 30 {
+		clock.Advance(2 * time.Second)
+		is.NoErr(f.Step(ctx, clock.Now(), 2*time.Second))
+	}
+	snap, err := svc.Snapshot(ctx, p, fleet.VehicleFilter{}, fleet.ListQuery{Limit: 100})
+	is.NoErr(err)
+	is.Equal(len(snap.Items), 25) // every vehicle has reported
+	moving := 0
+	for _, r := range snap.Items {
+		is.True(r.Location.Latitude > 47 && r.Location.Latitude < 55) // somewhere plausible
+		if r.Status == fleet.StatusMoving {
+			moving++
+		}
+	}
+	is.True(moving > 15) // most are driving
+	hist, err := svc.History(ctx, p, f.VehicleIDs()[0], fleet.HistoryQuery{})
+	is.NoErr(err)
+	is.Equal(len(hist.Items), 30)
+	first, last := hist.Items[0], hist.Items[29]
+	is.True(*last.OdometerKm >= *first.OdometerKm) // odometers only grow
+}
