@@ -48,7 +48,7 @@ func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed
 		v, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{
 			Name: fmt.Sprintf("%s %02d", mk.model, i+1), Make: mk.make, Model: mk.model, Year: &year,
 			LicensePlate: fmt.Sprintf("%s-%c%c %d", city.name[:1], 'A'+rune(f.rng.IntN(26)), 'A'+rune(f.rng.IntN(26)), 100+f.rng.IntN(9000)),
-			Tags: []string{city.name}, OdometerKm: &odo,
+			Tags:         []string{city.name}, OdometerKm: &odo,
 		})
 		if err != nil {
 			return nil, err
