@@ -37,15 +37,19 @@ func (sub *Subscription) Close() { sub.b.remove(sub) }
 // process: subscribers see the reports ingested by the server they are
 // connected to.
 type broker struct {
-	mu     sync.Mutex
-	seq    uint64
-	subs   map[*Subscription]struct{}
-	recent []StreamItem // in seq order
+	mu   sync.Mutex
+	seq  uint64
+	subs map[*Subscription]struct{}
+	ring []StreamItem // recent items in seq order, oldest at head
+	head int
+	n    int
 }
 
 const (
 	subscriberBuffer = 4096
-	maxRecent        = 200_000
+	// maxRecent bounds the replay buffer: a reconnecting client gets up to
+	// ten minutes back, or the last maxRecent reports, whichever is less.
+	maxRecent = 100_000
 )
 
 func (b *broker) init(now time.Time) {
@@ -63,7 +67,7 @@ func (b *broker) publish(accountID string, items []StreamItem, now time.Time) {
 	for _, it := range items {
 		b.seq++
 		it.seq, it.ID, it.accountID, it.at = b.seq, strconv.FormatUint(b.seq, 10), accountID, now
-		b.recent = append(b.recent, it)
+		b.push(it)
 		for sub := range b.subs {
 			if sub.accountID != accountID || (len(sub.vehicles) > 0 && !sub.vehicles[it.VehicleID]) {
 				continue
@@ -79,13 +83,34 @@ func (b *broker) publish(accountID string, items []StreamItem, now time.Time) {
 	b.trim(now)
 }
 
-func (b *broker) trim(now time.Time) {
-	cut := 0
-	for cut < len(b.recent) && (len(b.recent)-cut > maxRecent || now.Sub(b.recent[cut].at) > StreamReplayWindow) {
-		cut++
+// push appends to the ring, growing it up to maxRecent and then
+// overwriting the oldest item.
+func (b *broker) push(it StreamItem) {
+	if b.n == len(b.ring) {
+		if len(b.ring) >= maxRecent {
+			b.ring[b.head] = it
+			b.head = (b.head + 1) % len(b.ring)
+			return
+		}
+		grown := make([]StreamItem, min(maxRecent, max(1024, 2*len(b.ring))))
+		for i := 0; i < b.n; i++ {
+			grown[i] = b.ring[(b.head+i)%len(b.ring)]
+		}
+		b.ring, b.head = grown, 0
 	}
-	if cut > 0 {
-		b.recent = append(b.recent[:0], b.recent[cut:]...)
+	b.ring[(b.head+b.n)%len(b.ring)] = it
+	b.n++
+}
+
+// at returns the i-th oldest item.
+func (b *broker) at(i int) *StreamItem { return &b.ring[(b.head+i)%len(b.ring)] }
+
+// trim drops items older than the replay window.
+func (b *broker) trim(now time.Time) {
+	for b.n > 0 && now.Sub(b.ring[b.head].at) > StreamReplayWindow {
+		b.ring[b.head] = StreamItem{}
+		b.head = (b.head + 1) % len(b.ring)
+		b.n--
 	}
 }
 
@@ -128,7 +153,8 @@ func (s *Service) Subscribe(ctx context.Context, p Principal, vehicleIDs []strin
 	b.trim(s.Now())
 	var backlog []StreamItem
 	if lastEventID != "" {
-		for _, it := range b.recent {
+		for i := 0; i < b.n; i++ {
+			it := *b.at(i)
 			if it.seq > after && it.accountID == sub.accountID && (sub.vehicles == nil || sub.vehicles[it.VehicleID]) {
 				backlog = append(backlog, it)
 			}
