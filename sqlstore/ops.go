@@ -26,7 +26,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.
 	var plan string
 	var override, created int64
 	dest := append(r.dest(), &a.ID, &a.CompanyName, &plan, &override, &created)
-	err := s.rdb.QueryRowContext(ctx, s.d.q(keyByHashQuery), hash[:]).Scan(dest...)
+	err := s.keyByHash.QueryRowContext(ctx, hash[:]).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fleet.Key{}, fleet.Account{}, fleet.Errorf(fleet.CodeNotFound, "No such key.")
 	}
@@ -45,51 +45,15 @@ func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.
 // memory (see the package documentation); on PostgreSQL the subject's row
 // is locked, fleet.TakeQuota applied to it and the result written back in
 // one transaction, so that concurrent requests from every server sharing
-// the database are counted one after the other.
+// the database are counted one after the other (see takeQuotaPostgres).
 func (s *Store) TakeQuota(ctx context.Context, subject string, limit int, now time.Time) (fleet.Quota, error) {
 	if s.quota != nil {
 		return s.quota.take(subject, limit, now)
 	}
 	// Window starts are stored at microsecond precision: start from the
 	// stored value, so that the first answer agrees with later ones.
-	now = fleet.Timestamp(now)
-	var q fleet.Quota
-	err := s.write(ctx, func(t *tx) error {
-		for range 3 {
-			var start, used int64
-			err := t.queryRow(`SELECT window_start, used FROM quotas WHERE subject = ?`+s.d.forUpdate, subject).Scan(&start, &used)
-			if errors.Is(err, sql.ErrNoRows) {
-				st, taken := fleet.TakeQuota(fleet.QuotaState{}, limit, now)
-				n, err := t.update(`INSERT INTO quotas (subject, window_start, used) VALUES (?, ?, ?)
-					ON CONFLICT (subject) DO NOTHING`, subject, toDB(st.WindowStart), int64(st.Count))
-				if err != nil {
-					return err
-				}
-				if n == 1 {
-					q = taken
-					return nil
-				}
-				continue // another request created the row first: lock it
-			}
-			if err != nil {
-				return t.failed(err)
-			}
-			old := fleet.QuotaState{WindowStart: fromDB(start), Count: int(used)}
-			st, taken := fleet.TakeQuota(old, limit, now)
-			q = taken
-			if st.Count == old.Count && st.WindowStart.Equal(old.WindowStart) {
-				return nil // refused: nothing counted
-			}
-			_, err = t.update(`UPDATE quotas SET window_start = ?, used = ? WHERE subject = ?`,
-				toDB(st.WindowStart), int64(st.Count), subject)
-			return err
-		}
-		return fmt.Errorf("sqlstore: quota row of %q keeps disappearing", subject)
-	})
-	if err != nil {
-		return fleet.Quota{}, wrap(err, "take quota")
-	}
-	return q, nil
+	q, err := s.takeQuotaPostgres(ctx, subject, limit, fleet.Timestamp(now))
+	return q, wrap(err, "take quota")
 }
 
 // RecordUsage implements fleet.Store: in one transaction, each entry's

@@ -43,6 +43,9 @@
 // process crash and a power loss. (NORMAL would survive a process crash but
 // could lose the last commits on power loss.) The cost is one fsync per
 // write transaction; request counting and rate limiting do not pay it.
+// PostgreSQL commits durably (its synchronous_commit setting) except for
+// TakeQuota, whose transactions do not wait for the flush: a database
+// crash may forget the last moments of request counts, nothing else.
 package sqlstore
 
 import (
@@ -57,7 +60,8 @@ import (
 
 	"github.com/fleetkit/fleetapi/fleet"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"modernc.org/sqlite"               // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Store is the fleet.Store on a SQL database. Create it with Open; it is
@@ -69,6 +73,9 @@ type Store struct {
 	rdb, wdb *sql.DB
 	// quota holds SQLite's rate-limit windows; nil on PostgreSQL.
 	quota *memQuota
+	// keyByHash is prepared once: on SQLite, parsing the query costs more
+	// than running it.
+	keyByHash *sql.Stmt
 
 	closeOnce sync.Once
 	closeErr  error
@@ -108,6 +115,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			return nil, err
 		}
 	}
+	if s.keyByHash, err = s.rdb.PrepareContext(ctx, s.d.q(keyByHashQuery)); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
+	}
 	return s, nil
 }
 
@@ -140,7 +151,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	wdb.SetConnMaxIdleTime(0)
 	// The writer connects first: it turns the file to WAL before any reader
 	// opens it.
-	if err := wdb.PingContext(ctx); err != nil {
+	if err := pingSQLite(ctx, wdb); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("sqlstore: sqlite: open %s: %w", path, err)
 	}
@@ -154,12 +165,30 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	rdb.SetMaxIdleConns(readers)
 	rdb.SetConnMaxLifetime(0)
 	rdb.SetConnMaxIdleTime(0)
-	if err := rdb.PingContext(ctx); err != nil {
+	if err := pingSQLite(ctx, rdb); err != nil {
 		wdb.Close()
 		rdb.Close()
 		return nil, fmt.Errorf("sqlstore: sqlite: open %s: %w", path, err)
 	}
 	return &Store{d: newDialect(SQLite), rdb: rdb, wdb: wdb, quota: newMemQuota()}, nil
+}
+
+// pingSQLite opens a first connection. Turning a new file to WAL needs an
+// exclusive lock for which SQLite does not wait (it would risk a deadlock),
+// so when processes open a new file at once one may be told SQLITE_BUSY:
+// it tries again, for up to the busy timeout.
+func pingSQLite(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for attempt := 1; ; attempt++ {
+		err := db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
 }
 
 // PostgreSQL pool size. Every request holds a connection only for the
@@ -211,7 +240,11 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeDBs() error {
-	err := s.wdb.Close()
+	var err error
+	if s.keyByHash != nil {
+		err = s.keyByHash.Close()
+	}
+	err = errors.Join(err, s.wdb.Close())
 	if s.rdb != s.wdb {
 		err = errors.Join(err, s.rdb.Close())
 	}
