@@ -82,3 +82,17 @@ func TestClassifySQLite(t *testing.T) {
 	is.True(err != nil)
 	is.Equal(classify(err), errOther) // no such table
 }
+
+// TestSQLiteReadersCannotWrite: the read pool refuses writes by itself
+// (query_only), not only through the checks of the Tx methods.
+func TestSQLiteReadersCannotWrite(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "fleet.db"))
+	is.NoErr(err)
+	defer s.Close()
+	_, err = s.rdb.ExecContext(ctx, `INSERT INTO accounts (id, company_name, plan, created_at) VALUES ('acc_x', 'X', 'free', 0)`)
+	is.True(err != nil) // query-only connection
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO accounts (id, company_name, plan, created_at) VALUES ('acc_x', 'X', 'free', 0)`)
+	is.NoErr(err) // the writer writes
+}

@@ -53,6 +53,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -253,7 +254,7 @@ func (s *Store) closeDBs() error {
 
 // maxAttempts bounds how often a PostgreSQL transaction aborted by a
 // serialisation failure or a deadlock is run.
-const maxAttempts = 8
+const maxAttempts = 10
 
 // Update implements fleet.Store: fn runs in one read-write transaction,
 // committed when fn returns nil and rolled back otherwise. On PostgreSQL the
@@ -327,10 +328,12 @@ func (s *Store) runOnce(ctx context.Context, db *sql.DB, opts *sql.TxOptions, re
 	return false, nil
 }
 
-// backoff waits a little before attempt+1, longer each time, with jitter.
+// backoff waits before attempt+1: twice as long each time from 1 ms, at
+// most 100 ms, with jitter so that transactions that collided do not
+// collide again.
 func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(attempt) * time.Millisecond
-	d += time.Duration(time.Now().UnixNano() % int64(d))
+	d := min(time.Millisecond<<min(attempt-1, 7), 100*time.Millisecond)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
