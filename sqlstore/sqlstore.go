@@ -61,7 +61,7 @@ import (
 
 	"github.com/fleetkit/fleetapi/fleet"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	"modernc.org/sqlite"               // registers the "sqlite" driver
+	"modernc.org/sqlite"               // the "sqlite" driver, and its error codes
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
