@@ -1,0 +1,191 @@
+package sqlstore
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// The dialects a Store speaks, as Dialect returns them.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// dialect is everything that differs between SQLite and PostgreSQL. The rest
+// of the package writes SQL once, with ? placeholders, in the subset both
+// understand (INSERT ... ON CONFLICT, CASE, LIMIT).
+type dialect struct {
+	name string
+	// forUpdate ends a SELECT whose rows a read-modify-write must lock. It is
+	// empty on SQLite, where a writing transaction holds the database's
+	// write lock from BEGIN IMMEDIATE on.
+	forUpdate string
+	// rebound caches queries rewritten for PostgreSQL (string -> string).
+	rebound sync.Map
+}
+
+func newDialect(name string) *dialect {
+	d := &dialect{name: name}
+	if name == Postgres {
+		d.forUpdate = " FOR UPDATE"
+	}
+	return d
+}
+
+// q returns query, written with ? placeholders, in the dialect's form:
+// PostgreSQL numbers them ($1, $2, ...).
+func (d *dialect) q(query string) string {
+	if d.name != Postgres {
+		return query
+	}
+	if v, ok := d.rebound.Load(query); ok {
+		return v.(string)
+	}
+	r := rebind(query)
+	d.rebound.Store(query, r)
+	return r
+}
+
+// rebind numbers the ? placeholders of query that are outside quotes.
+func rebind(query string) string {
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	var quote byte
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// ddl returns a migration, written with the common type names, in the
+// dialect's form: on PostgreSQL BLOB is BYTEA, and TEXT compares bytewise
+// (COLLATE "C") as it does on SQLite, so that ids sort the same on both
+// whatever the database's locale.
+func (d *dialect) ddl(script string) string {
+	if d.name != Postgres {
+		return script
+	}
+	return replaceWords(script, map[string]string{"BLOB": "BYTEA", "TEXT": `TEXT COLLATE "C"`})
+}
+
+// replaceWords replaces the whole words of s (runs of letters, digits and
+// underscores) that m names, outside quotes and comments.
+func replaceWords(s string, m map[string]string) string {
+	var b strings.Builder
+	isWord := func(c byte) bool {
+		return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '-' && i+1 < len(s) && s[i+1] == '-': // comment to end of line
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i
+			}
+			b.WriteString(s[i : i+j])
+			i += j
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				j = len(s) - i - 1
+			} else {
+				j++
+			}
+			b.WriteString(s[i : i+j+1])
+			i += j + 1
+		case isWord(c):
+			j := i
+			for j < len(s) && isWord(s[j]) {
+				j++
+			}
+			if r, ok := m[s[i:j]]; ok {
+				b.WriteString(r)
+			} else {
+				b.WriteString(s[i:j])
+			}
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// migrationLock is run first in each migration transaction. On PostgreSQL
+// it takes a transaction-scoped advisory lock named after the schema, so
+// that servers starting at once apply each migration once; on SQLite the
+// transaction's BEGIN IMMEDIATE already excludes every other writer.
+func (d *dialect) migrationLock() string {
+	if d.name != Postgres {
+		return ""
+	}
+	return "SELECT pg_advisory_xact_lock(hashtext('fleet.schema_migrations.' || coalesce(current_schema(), '')))"
+}
+
+// errKind is what a driver error means to the store, judged by its code.
+type errKind int
+
+const (
+	errOther      errKind = iota
+	errUnique             // a unique or primary key constraint was violated
+	errForeignKey         // a foreign key constraint was violated
+	errRetry              // PostgreSQL gave up a transaction to keep it serialisable
+)
+
+// PostgreSQL SQLSTATE codes the store acts on.
+const (
+	pgUniqueViolation      = "23505"
+	pgForeignKeyViolation  = "23503"
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
+)
+
+// classify returns what err means, from the driver's error code (never its
+// message): PostgreSQL's SQLSTATE, SQLite's extended result code.
+func classify(err error) errKind {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case pgUniqueViolation:
+			return errUnique
+		case pgForeignKeyViolation:
+			return errForeignKey
+		case pgSerializationFailure, pgDeadlockDetected:
+			return errRetry
+		}
+		return errOther
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return errUnique
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return errForeignKey
+		}
+	}
+	return errOther
+}

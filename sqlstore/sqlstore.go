@@ -1,0 +1,345 @@
+// Package sqlstore is the fleet.Store on database/sql, for SQLite (the
+// embedded default) and PostgreSQL (several servers sharing one database).
+//
+// # Dialects
+//
+// Open takes "sqlite:PATH" (modernc.org/sqlite, pure Go, no cgo) or
+// "postgres://..." / "postgresql://..." (pgx). The SQL is written once;
+// what differs between the two (placeholders, type names in migrations,
+// row locks, driver error codes) lives in dialect.go. Times are stored as
+// BIGINT Unix microseconds in UTC on both, so they round-trip exactly at
+// the domain's precision. Migrations are embedded, applied in order by Open
+// (and Migrate), each in its own transaction, and recorded in
+// schema_migrations; on PostgreSQL an advisory lock lets several servers
+// start at once.
+//
+// # Transactions
+//
+// On SQLite one connection writes (Update runs in BEGIN IMMEDIATE on it) and
+// a pool of query-only connections reads (View, lookups) from WAL snapshots,
+// so writers are serialised and readers see one consistent state without
+// waiting for them. On PostgreSQL, Update runs at isolation SERIALIZABLE and
+// is retried a few times when PostgreSQL aborts it to keep it so (fn may then
+// run more than once); View runs READ ONLY at REPEATABLE READ, one snapshot.
+// The hot paths (TakeQuota, RecordUsage, idempotency records) run at READ
+// COMMITTED with explicit row locks, which serialise exactly the requests
+// that touch the same row.
+//
+// # Rate-limit state on SQLite
+//
+// A SQLite file is owned by one process: the store assumes that no other
+// process serves requests from the same file at the same time. Under that
+// assumption, TakeQuota keeps each subject's window in memory (a mutex and a
+// map, as memstore does), so that no request waits on a disk write. The
+// windows are saved when the store closes and loaded when it opens, so a
+// restart does not hand out a fresh hour; a process that crashes loses the
+// windows of its last run. On PostgreSQL the windows live in the database
+// and are exact across every server sharing it.
+//
+// # Durability
+//
+// SQLite runs in WAL mode with synchronous=FULL: each commit is synced to
+// disk before Update returns, so a success reported to a client survives a
+// process crash and a power loss. (NORMAL would survive a process crash but
+// could lose the last commits on power loss.) The cost is one fsync per
+// write transaction; request counting and rate limiting do not pay it.
+// PostgreSQL commits durably (its synchronous_commit setting) except for
+// TakeQuota, whose transactions do not wait for the flush: a database
+// crash may forget the last moments of request counts, nothing else.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"modernc.org/sqlite"               // the "sqlite" driver, and its error codes
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Store is the fleet.Store on a SQL database. Create it with Open; it is
+// safe for concurrent use.
+type Store struct {
+	d *dialect
+	// rdb serves reads; wdb serves writes. On SQLite wdb is one connection
+	// and rdb a pool of query-only ones; on PostgreSQL both are one pool.
+	rdb, wdb *sql.DB
+	// quota holds SQLite's rate-limit windows; nil on PostgreSQL.
+	quota *memQuota
+	// keyByHash is prepared once: on SQLite, parsing the query costs more
+	// than running it.
+	keyByHash *sql.Stmt
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ fleet.Store = (*Store)(nil)
+
+// SQLite busy timeout: how long a connection waits for another process's
+// lock before failing with SQLITE_BUSY.
+const sqliteBusyTimeout = 5 * time.Second
+
+// Open opens the database that dsn names and applies pending migrations:
+// "sqlite:PATH" (the file is created if missing) or "postgres://..." and
+// "postgresql://..." (a pgx connection string; runtime parameters such as
+// search_path may be given in its query).
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	var s *Store
+	var err error
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		s, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		s, err = openPostgres(ctx, dsn)
+	default:
+		return nil, fmt.Errorf("sqlstore: unsupported data source %q: want sqlite:PATH or postgres://...", redact(dsn))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	if s.quota != nil {
+		if err := s.quota.load(ctx, s); err != nil {
+			s.closeDBs()
+			return nil, err
+		}
+	}
+	if s.keyByHash, err = s.rdb.PrepareContext(ctx, s.d.q(keyByHashQuery)); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
+	}
+	return s, nil
+}
+
+// redact drops what may be a password from a DSN quoted in an error.
+func redact(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		return dsn[:i+3] + "..."
+	}
+	if len(dsn) > 20 {
+		return dsn[:20] + "..."
+	}
+	return dsn
+}
+
+func openSQLite(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlstore: sqlite: want the path of a database file, got %q", path)
+	}
+	// The pragmas go in the DSN so that every connection the pools open
+	// gets them. busy_timeout comes first: journal_mode needs a lock.
+	common := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", sqliteBusyTimeout.Milliseconds())
+	wdb, err := sql.Open("sqlite", path+common+
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: sqlite: %w", err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	// The writer connects first: it turns the file to WAL before any reader
+	// opens it.
+	if err := pingSQLite(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlstore: sqlite: open %s: %w", path, err)
+	}
+	rdb, err := sql.Open("sqlite", path+common+"&_pragma=query_only(1)")
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlstore: sqlite: %w", err)
+	}
+	readers := max(4, runtime.GOMAXPROCS(0))
+	rdb.SetMaxOpenConns(readers)
+	rdb.SetMaxIdleConns(readers)
+	rdb.SetConnMaxLifetime(0)
+	rdb.SetConnMaxIdleTime(0)
+	if err := pingSQLite(ctx, rdb); err != nil {
+		wdb.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("sqlstore: sqlite: open %s: %w", path, err)
+	}
+	return &Store{d: newDialect(SQLite), rdb: rdb, wdb: wdb, quota: newMemQuota()}, nil
+}
+
+// pingSQLite opens a first connection. Turning a new file to WAL needs an
+// exclusive lock for which SQLite does not wait (it would risk a deadlock),
+// so when processes open a new file at once one may be told SQLITE_BUSY:
+// it tries again, for up to the busy timeout.
+func pingSQLite(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for attempt := 1; ; attempt++ {
+		err := db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// PostgreSQL pool size. Every request holds a connection only for the
+// length of one short transaction.
+const postgresConns = 32
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
+	}
+	db.SetMaxOpenConns(postgresConns)
+	db.SetMaxIdleConns(postgresConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: postgres: connect: %w", err)
+	}
+	return &Store{d: newDialect(Postgres), rdb: db, wdb: db}, nil
+}
+
+// Dialect returns "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.d.name }
+
+// Ping implements fleet.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.wdb.PingContext(ctx); err != nil {
+		return err
+	}
+	if s.rdb != s.wdb {
+		return s.rdb.PingContext(ctx)
+	}
+	return nil
+}
+
+// Close implements fleet.Store. On SQLite it first saves the rate-limit
+// windows held in memory. Calls after the first return its result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		var err error
+		if s.quota != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err = s.quota.save(ctx, s)
+			cancel()
+		}
+		s.closeErr = errors.Join(err, s.closeDBs())
+	})
+	return s.closeErr
+}
+
+func (s *Store) closeDBs() error {
+	var err error
+	if s.keyByHash != nil {
+		err = s.keyByHash.Close()
+	}
+	err = errors.Join(err, s.wdb.Close())
+	if s.rdb != s.wdb {
+		err = errors.Join(err, s.rdb.Close())
+	}
+	return err
+}
+
+// maxAttempts bounds how often a PostgreSQL transaction aborted by a
+// serialisation failure or a deadlock is run.
+const maxAttempts = 10
+
+// Update implements fleet.Store: fn runs in one read-write transaction,
+// committed when fn returns nil and rolled back otherwise. On PostgreSQL the
+// transaction is SERIALIZABLE and fn runs again (up to a few times) when
+// PostgreSQL aborts it to keep it so; fn must therefore have no effects
+// outside the Tx that a second run would repeat.
+func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) error {
+	opts := &sql.TxOptions{}
+	if s.d.name == Postgres {
+		opts.Isolation = sql.LevelSerializable
+	}
+	return s.run(ctx, s.wdb, opts, false, func(t *tx) error { return fn(t) })
+}
+
+// View implements fleet.Store: fn runs in a read-only transaction that sees
+// one snapshot. Writes in it fail.
+func (s *Store) View(ctx context.Context, fn func(fleet.Tx) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.d.name == Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	return s.run(ctx, s.rdb, opts, true, func(t *tx) error { return fn(t) })
+}
+
+// write runs fn in a write transaction at the database's default isolation
+// (READ COMMITTED on PostgreSQL, where fn takes the row locks it needs;
+// BEGIN IMMEDIATE on SQLite's one writer connection).
+func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
+	return s.run(ctx, s.wdb, &sql.TxOptions{}, false, fn)
+}
+
+// run runs fn in a transaction, again when the database aborted it for a
+// serialisation failure or a deadlock (PostgreSQL), at most maxAttempts
+// times.
+func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		retry, err := s.runOnce(ctx, db, opts, readOnly, fn)
+		if !retry || attempt == maxAttempts {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// runOnce runs fn in one transaction. retry reports that the database
+// aborted it for a serialisation failure or a deadlock, so that running it
+// again may succeed.
+func (s *Store) runOnce(ctx context.Context, db *sql.DB, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) (retry bool, err error) {
+	stx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return classify(err) == errRetry, fmt.Errorf("sqlstore: begin: %w", err)
+	}
+	t := &tx{ctx: ctx, d: s.d, tx: stx, readOnly: readOnly}
+	done := false
+	defer func() {
+		if !done {
+			stx.Rollback() // fn panicked
+		}
+	}()
+	err = fn(t)
+	done = true
+	if err != nil {
+		stx.Rollback()
+		return t.retry, err
+	}
+	if err := stx.Commit(); err != nil {
+		return classify(err) == errRetry, fmt.Errorf("sqlstore: commit: %w", err)
+	}
+	return false, nil
+}
+
+// backoff waits before attempt+1: twice as long each time from 1 ms, at
+// most 100 ms, with jitter so that transactions that collided do not
+// collide again.
+func backoff(ctx context.Context, attempt int) error {
+	d := min(time.Millisecond<<min(attempt-1, 7), 100*time.Millisecond)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

@@ -1,0 +1,183 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// tx is the fleet.Tx of one Update or View. Its statements run with the
+// context given to Update or View.
+type tx struct {
+	ctx      context.Context
+	d        *dialect
+	tx       *sql.Tx
+	readOnly bool
+	// retry is set when a statement failed because the database aborted the
+	// transaction to keep it serialisable: running it again may succeed.
+	retry bool
+	// savepoints counts the savepoints taken, to name them apart.
+	savepoints int
+}
+
+var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
+
+// queryer is what both *sql.DB and *sql.Tx offer.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// failed notes what a failed statement means for the transaction and
+// returns err.
+func (t *tx) failed(err error) error {
+	if classify(err) == errRetry {
+		t.retry = true
+	}
+	return err
+}
+
+// insert runs a statement that may violate a constraint. A violation fails
+// the statement only, never the transaction, on both dialects (see
+// savepoint). So fn may go on after a conflict, as it can with memstore.
+func (t *tx) insert(query string, args ...any) error {
+	return t.savepoint(func() error {
+		_, err := t.tx.ExecContext(t.ctx, t.d.q(query), args...)
+		return t.failed(err)
+	})
+}
+
+// savepoint runs write statements so that their failure fails them only:
+// PostgreSQL would abort the whole transaction, so there they run inside a
+// savepoint that is rolled back on error (SQLite undoes a failed statement
+// by itself).
+func (t *tx) savepoint(fn func() error) error {
+	if t.readOnly {
+		return errReadOnly
+	}
+	if t.d.name != Postgres {
+		return fn()
+	}
+	t.savepoints++
+	sp := fmt.Sprintf("sp%d", t.savepoints)
+	if _, err := t.tx.ExecContext(t.ctx, "SAVEPOINT "+sp); err != nil {
+		return t.failed(err)
+	}
+	if err := fn(); err != nil {
+		if _, rerr := t.tx.ExecContext(t.ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
+			return t.failed(errors.Join(err, rerr))
+		}
+		return err
+	}
+	_, err := t.tx.ExecContext(t.ctx, "RELEASE SAVEPOINT "+sp)
+	return t.failed(err)
+}
+
+// update runs a write statement and returns how many rows it changed.
+func (t *tx) update(query string, args ...any) (int64, error) {
+	if t.readOnly {
+		return 0, errReadOnly
+	}
+	res, err := t.tx.ExecContext(t.ctx, t.d.q(query), args...)
+	if err != nil {
+		return 0, t.failed(err)
+	}
+	return res.RowsAffected()
+}
+
+func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(t.ctx, t.d.q(query), args...)
+}
+
+// CreateAccount implements fleet.Tx.
+func (t *tx) CreateAccount(a fleet.Account) error {
+	err := t.insert(`INSERT INTO accounts (id, company_name, plan, rate_limit_override, created_at)
+		VALUES (?, ?, ?, ?, ?)`,
+		a.ID, a.CompanyName, string(a.Plan), int64(a.RateLimitOverride), toDB(a.CreatedAt))
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "An account with id %q exists.", a.ID)
+	}
+	return wrap(err, "create account")
+}
+
+// Account implements fleet.Tx.
+func (t *tx) Account(id string) (fleet.Account, error) {
+	a, err := scanAccount(t.queryRow(`SELECT `+accountColumns+` FROM accounts a WHERE a.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Account{}, fleet.NotFound("account", id)
+	}
+	return a, wrap(t.failed(err), "read account")
+}
+
+// CreateKey implements fleet.Tx.
+func (t *tx) CreateKey(k fleet.Key) error {
+	perms, err := encodePermissions(k.Permissions)
+	if err != nil {
+		return err
+	}
+	err = t.insert(`INSERT INTO api_keys (id, account_id, name, prefix, hash, permissions, environment,
+			created_at, last_used_at, expires_at, revoked_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash[:], perms, k.Environment,
+		toDB(k.CreatedAt), toNullDB(k.LastUsedAt), toNullDB(k.ExpiresAt), toNullDB(k.RevokedAt))
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "An API key with this id or secret exists.")
+	case errForeignKey:
+		return &codedError{fleet.NotFound("account", k.AccountID), err}
+	}
+	return wrap(err, "create key")
+}
+
+// Key implements fleet.Tx.
+func (t *tx) Key(accountID, id string) (fleet.Key, error) {
+	k, err := scanKey(t.queryRow(`SELECT `+keyColumns+` FROM api_keys k WHERE k.id = ? AND k.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Key{}, fleet.NotFound("API key", id)
+	}
+	return k, wrap(t.failed(err), "read key")
+}
+
+// Keys implements fleet.Tx.
+func (t *tx) Keys(accountID string, p fleet.Page) ([]fleet.Key, error) {
+	out := []fleet.Key{}
+	if p.Limit <= 0 {
+		return out, nil
+	}
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+keyColumns+` FROM api_keys k
+		WHERE k.account_id = ? AND k.id > ? ORDER BY k.id LIMIT ?`), accountID, p.After, int64(p.Limit))
+	if err != nil {
+		return nil, wrap(t.failed(err), "list keys")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, wrap(err, "list keys")
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(t.failed(err), "list keys")
+	}
+	return out, nil
+}
+
+// UpdateKey implements fleet.Tx.
+func (t *tx) UpdateKey(k fleet.Key) error {
+	n, err := t.update(`UPDATE api_keys SET name = ?, expires_at = ?, revoked_at = ?
+		WHERE id = ? AND account_id = ?`,
+		k.Name, toNullDB(k.ExpiresAt), toNullDB(k.RevokedAt), k.ID, k.AccountID)
+	if err != nil {
+		return wrap(err, "update key")
+	}
+	if n == 0 {
+		return fleet.NotFound("API key", k.ID)
+	}
+	return nil
+}

@@ -1,0 +1,391 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+const vehicleColumns = `v.id, v.account_id, v.name, v.vin, v.make, v.model, v.year, v.license_plate, v.external_id,
+	v.tags, v.odometer_km, v.status, v.speed, v.last_lat, v.last_lon, v.last_at, v.last_heading,
+	v.stationary_since, v.created_at, v.updated_at`
+
+func scanVehicle(s scanner) (fleet.Vehicle, error) {
+	var v fleet.Vehicle
+	var year sql.NullInt64
+	var ext sql.NullString
+	var tags, status string
+	var odo, speed, lat, lon, heading sql.NullFloat64
+	var lastAt, since sql.NullInt64
+	var created, updated int64
+	if err := s.Scan(&v.ID, &v.AccountID, &v.Name, &v.VIN, &v.Make, &v.Model, &year, &v.LicensePlate, &ext,
+		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated); err != nil {
+		return fleet.Vehicle{}, err
+	}
+	if year.Valid {
+		y := int(year.Int64)
+		v.Year = &y
+	}
+	v.ExternalID = ext.String
+	if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
+		return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode tags: %w", err)
+	}
+	v.OdometerKm, v.Speed = nullFloat(odo), nullFloat(speed)
+	v.Status = fleet.VehicleStatus(status)
+	if lastAt.Valid {
+		v.LastLocation = &fleet.Position{Latitude: lat.Float64, Longitude: lon.Float64, Timestamp: fromDB(lastAt.Int64), Heading: nullFloat(heading)}
+	}
+	v.StationarySince = fromNullDB(since)
+	v.CreatedAt, v.UpdatedAt = fromDB(created), fromDB(updated)
+	return v, nil
+}
+
+func nullFloat(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	v := f.Float64
+	return &v
+}
+
+func floatArg(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// vehicleArgs are the stored columns of v after id and account_id, in
+// vehicleColumns order, ending with created_at and updated_at.
+func vehicleArgs(v fleet.Vehicle) ([]any, error) {
+	tags := v.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	tb, err := json.Marshal(tags)
+	if err != nil {
+		return nil, err
+	}
+	var year, ext, lat, lon, lastAt, heading any
+	if v.Year != nil {
+		year = int64(*v.Year)
+	}
+	if v.ExternalID != "" {
+		ext = v.ExternalID
+	}
+	if l := v.LastLocation; l != nil {
+		lat, lon, lastAt, heading = l.Latitude, l.Longitude, toDB(l.Timestamp), floatArg(l.Heading)
+	}
+	return []any{v.Name, v.VIN, v.Make, v.Model, year, v.LicensePlate, ext, string(tb), floatArg(v.OdometerKm),
+		string(v.Status), floatArg(v.Speed), lat, lon, lastAt, heading, toNullDB(v.StationarySince),
+		toDB(v.CreatedAt), toDB(v.UpdatedAt)}, nil
+}
+
+// CreateVehicle implements fleet.Tx.
+func (t *tx) CreateVehicle(v fleet.Vehicle) error {
+	args, err := vehicleArgs(v)
+	if err != nil {
+		return err
+	}
+	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
+			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "A vehicle with this id or external_id exists.")
+	case errForeignKey:
+		return &codedError{fleet.NotFound("account", v.AccountID), err}
+	}
+	return wrap(err, "create vehicle")
+}
+
+// Vehicle implements fleet.Tx.
+func (t *tx) Vehicle(accountID, id string) (fleet.Vehicle, error) {
+	v, err := scanVehicle(t.queryRow(`SELECT `+vehicleColumns+` FROM vehicles v WHERE v.id = ? AND v.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Vehicle{}, fleet.NotFound("vehicle", id)
+	}
+	return v, wrap(t.failed(err), "read vehicle")
+}
+
+// Vehicles implements fleet.Tx. Status, having reported and ids narrow the
+// query; the filter's Match decides, so the rule is written once.
+func (t *tx) Vehicles(accountID string, f fleet.VehicleFilter, p fleet.Page) ([]fleet.Vehicle, error) {
+	out := []fleet.Vehicle{}
+	if p.Limit <= 0 {
+		return out, nil
+	}
+	where := []string{"v.account_id = ?", "v.id > ?"}
+	args := []any{accountID, p.After}
+	if f.Status != "" {
+		where, args = append(where, "v.status = ?"), append(args, string(f.Status))
+	}
+	if f.Reported {
+		where = append(where, "v.last_at IS NOT NULL")
+	}
+	if len(f.IDs) > 0 {
+		where = append(where, "v.id IN (?"+strings.Repeat(", ?", len(f.IDs)-1)+")")
+		for _, id := range f.IDs {
+			args = append(args, id)
+		}
+	}
+	chunk := max(p.Limit, 100)
+	after := p.After
+	for len(out) < p.Limit {
+		args[1] = after
+		rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+vehicleColumns+` FROM vehicles v WHERE `+
+			strings.Join(where, " AND ")+` ORDER BY v.id LIMIT ?`), append(args, int64(chunk))...)
+		if err != nil {
+			return nil, wrap(t.failed(err), "list vehicles")
+		}
+		n := 0
+		for rows.Next() {
+			v, err := scanVehicle(rows)
+			if err != nil {
+				rows.Close()
+				return nil, wrap(err, "list vehicles")
+			}
+			n++
+			after = v.ID
+			if len(out) < p.Limit && f.Match(&v) {
+				out = append(out, v)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrap(t.failed(err), "list vehicles")
+		}
+		if n < chunk {
+			break
+		}
+	}
+	return out, nil
+}
+
+// UpdateVehicle implements fleet.Tx.
+func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
+	args, err := vehicleArgs(v)
+	if err != nil {
+		return err
+	}
+	args = append(args[:len(args)-2], toDB(v.UpdatedAt), v.ID, v.AccountID) // created_at never changes
+	var n int64
+	err = t.savepoint(func() (err error) {
+		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
+			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
+			last_heading = ?, stationary_since = ?, updated_at = ? WHERE id = ? AND account_id = ?`, args...)
+		return err
+	})
+	if classify(err) == errUnique {
+		return conflict(err, "A vehicle with external_id %q exists.", v.ExternalID)
+	}
+	if err != nil {
+		return wrap(err, "update vehicle")
+	}
+	if n == 0 {
+		return fleet.NotFound("vehicle", v.ID)
+	}
+	return nil
+}
+
+// DeleteVehicle implements fleet.Tx; its points go by ON DELETE CASCADE.
+func (t *tx) DeleteVehicle(accountID, id string) error {
+	n, err := t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
+	if err != nil {
+		return wrap(err, "delete vehicle")
+	}
+	if n == 0 {
+		return fleet.NotFound("vehicle", id)
+	}
+	return nil
+}
+
+// VehiclesToSweep implements fleet.Tx. On PostgreSQL the rows are locked
+// and rows locked by a concurrent sweep are skipped.
+func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit int) ([]fleet.Vehicle, error) {
+	lock := ""
+	if t.d.name == Postgres && !t.readOnly {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+vehicleColumns+` FROM vehicles v
+		WHERE v.status <> 'offline' AND v.last_at IS NOT NULL
+		  AND (v.last_at <= ? OR (v.status = 'idle' AND v.stationary_since <= ?))
+		ORDER BY v.last_at, v.id LIMIT ?`+lock), toDB(reportedBefore), toDB(stationaryBefore), int64(limit))
+	if err != nil {
+		return nil, wrap(t.failed(err), "sweep vehicles")
+	}
+	defer rows.Close()
+	var out []fleet.Vehicle
+	for rows.Next() {
+		v, err := scanVehicle(rows)
+		if err != nil {
+			return nil, wrap(err, "sweep vehicles")
+		}
+		out = append(out, v)
+	}
+	return out, wrap(t.failed(rows.Err()), "sweep vehicles")
+}
+
+// pointsPerInsert bounds one multi-row INSERT (7 parameters a row, well
+// under SQLite's and PostgreSQL's parameter limits).
+const pointsPerInsert = 500
+
+// InsertPoints implements fleet.Tx: multi-row inserts that skip duplicates
+// and return the timestamps they stored.
+func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point, error) {
+	if t.readOnly {
+		return nil, errReadOnly
+	}
+	stored := make([]fleet.Point, 0, len(points))
+	for start := 0; start < len(points); start += pointsPerInsert {
+		part := points[start:min(start+pointsPerInsert, len(points))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO points (vehicle_id, ts, lat, lon, speed, heading, odometer_km) VALUES `)
+		args := make([]any, 0, 7*len(part))
+		byTS := make(map[int64]int, len(part))
+		for i, p := range part {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+			ts := toDB(p.Timestamp)
+			byTS[ts] = i
+			args = append(args, vehicleID, ts, p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm))
+		}
+		b.WriteString(` ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING ts`)
+		rows, err := t.tx.QueryContext(t.ctx, t.d.q(b.String()), args...)
+		if err != nil {
+			if classify(err) == errForeignKey {
+				return nil, &codedError{fleet.NotFound("vehicle", vehicleID), err}
+			}
+			return nil, wrap(t.failed(err), "insert points")
+		}
+		inserted := make([]bool, len(part))
+		for rows.Next() {
+			var ts int64
+			if err := rows.Scan(&ts); err != nil {
+				rows.Close()
+				return nil, wrap(err, "insert points")
+			}
+			inserted[byTS[ts]] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrap(t.failed(err), "insert points")
+		}
+		for i, ok := range inserted {
+			if ok {
+				stored = append(stored, part[i])
+			}
+		}
+	}
+	return stored, nil
+}
+
+// Points implements fleet.Tx.
+func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Point, error) {
+	out := []fleet.Point{}
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT ts, lat, lon, speed, heading, odometer_km FROM points
+		WHERE vehicle_id = ? AND ts >= ? AND ts <= ? ORDER BY ts LIMIT ?`), vehicleID, toDB(from), toDB(to), int64(limit))
+	if err != nil {
+		return nil, wrap(t.failed(err), "read points")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ts int64
+		var speed, heading, odo sql.NullFloat64
+		p := fleet.Point{VehicleID: vehicleID}
+		if err := rows.Scan(&ts, &p.Latitude, &p.Longitude, &speed, &heading, &odo); err != nil {
+			return nil, wrap(err, "read points")
+		}
+		p.Timestamp, p.Speed, p.Heading, p.OdometerKm = fromDB(ts), nullFloat(speed), nullFloat(heading), nullFloat(odo)
+		out = append(out, p)
+	}
+	return out, wrap(t.failed(rows.Err()), "read points")
+}
+
+// AppendEvent implements fleet.Tx.
+func (t *tx) AppendEvent(e fleet.Event) error {
+	err := t.insert(`INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, ?, ?)`,
+		e.ID, e.AccountID, e.Type, toDB(e.CreatedAt), string(e.Data))
+	if classify(err) == errUnique {
+		return conflict(err, "An event with id %q exists.", e.ID)
+	}
+	return wrap(err, "append event")
+}
+
+func scanEvent(s scanner) (fleet.Event, error) {
+	var e fleet.Event
+	var created int64
+	var data string
+	if err := s.Scan(&e.ID, &e.AccountID, &e.Type, &created, &data); err != nil {
+		return fleet.Event{}, err
+	}
+	e.CreatedAt, e.Data = fromDB(created), json.RawMessage(data)
+	return e, nil
+}
+
+// Event implements fleet.Tx.
+func (t *tx) Event(accountID, id string) (fleet.Event, error) {
+	e, err := scanEvent(t.queryRow(`SELECT id, account_id, type, created_at, data FROM events WHERE id = ? AND account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Event{}, fleet.NotFound("event", id)
+	}
+	return e, wrap(t.failed(err), "read event")
+}
+
+// Events implements fleet.Tx.
+func (t *tx) Events(accountID string, f fleet.EventFilter, p fleet.Page) ([]fleet.Event, error) {
+	out := []fleet.Event{}
+	if p.Limit <= 0 {
+		return out, nil
+	}
+	q := `SELECT id, account_id, type, created_at, data FROM events WHERE account_id = ? AND id > ?`
+	args := []any{accountID, p.After}
+	if f.Type != "" {
+		q, args = q+` AND type = ?`, append(args, f.Type)
+	}
+	if !f.From.IsZero() {
+		q, args = q+` AND created_at >= ?`, append(args, toDB(f.From))
+	}
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(q+` ORDER BY id LIMIT ?`), append(args, int64(p.Limit))...)
+	if err != nil {
+		return nil, wrap(t.failed(err), "list events")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, wrap(err, "list events")
+		}
+		out = append(out, e)
+	}
+	return out, wrap(t.failed(rows.Err()), "list events")
+}
+
+// PurgeEvents implements fleet.Store.
+func (s *Store) PurgeEvents(ctx context.Context, before time.Time) (int, error) {
+	return s.purge(ctx, `DELETE FROM events WHERE created_at < ?`, before, "purge events")
+}
+
+// PurgePoints implements fleet.Store.
+func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) {
+	return s.purge(ctx, `DELETE FROM points WHERE ts < ?`, before, "purge points")
+}
+
+func (s *Store) purge(ctx context.Context, query string, before time.Time, doing string) (int, error) {
+	res, err := s.wdb.ExecContext(ctx, s.d.q(query), toDB(before))
+	if err != nil {
+		return 0, wrap(err, doing)
+	}
+	n, err := res.RowsAffected()
+	return int(n), wrap(err, doing)
+}
