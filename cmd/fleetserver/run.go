@@ -272,7 +272,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, *dsn)
+	store, err := openStore(ctx, *dsn) // opening applies pending migrations
 	if err != nil {
 		return err
 	}

@@ -223,3 +223,55 @@ func TestUnknownCommandAndStore(t *testing.T) {
 	is.True(err != nil && strings.Contains(err.Error(), "unknown store"))
 	is.Equal(redactDSN("postgres://u:secret@h/db"), "postgres://u:***@h/db")
 }
+
+// TestOperatorBootstrapOnSQLite: accounts create --json prints a working
+// key, keys create adds another, and the data survives a restart.
+func TestOperatorBootstrapOnSQLite(t *testing.T) {
+	is := is.New(t)
+	dsn := "sqlite:" + t.TempDir() + "/fleet.db"
+	env := map[string]string{"FLEET_DB": dsn}
+	getenv := func(k string) string { return env[k] }
+	var out, errb syncBuf
+	is.NoErr(run(context.Background(), []string{"migrate"}, getenv, &out, &errb))
+	is.True(strings.Contains(out.String(), "up to date"))
+
+	out = syncBuf{}
+	is.NoErr(run(context.Background(), []string{"accounts", "create", "--company", "Acme Haulage", "--plan", "pro", "--json"}, getenv, &out, &errb))
+	var acc map[string]string
+	is.NoErr(json.Unmarshal([]byte(out.String()), &acc))
+	is.True(strings.HasPrefix(acc["account_id"], "acc_"))
+	is.Equal(acc["company_name"], "Acme Haulage")
+	is.Equal(acc["plan"], "pro")
+	is.True(strings.HasPrefix(acc["key_id"], "key_"))
+	is.True(strings.HasPrefix(acc["api_key"], "fleet_"))
+
+	out = syncBuf{}
+	is.NoErr(run(context.Background(), []string{"keys", "create", "--account", acc["account_id"], "--name", "gateway", "--permissions", "locations:write,vehicles:read", "--json"}, getenv, &out, &errb))
+	var key map[string]any
+	is.NoErr(json.Unmarshal([]byte(out.String()), &key))
+	is.Equal(key["permissions"], []any{"locations:write", "vehicles:read"})
+
+	err := run(context.Background(), []string{"keys", "create", "--account", "acc_nope", "--name", "x"}, getenv, &out, &errb)
+	is.True(err != nil) // an unknown account is refused
+	err = run(context.Background(), []string{"accounts", "create", "--company", "X", "--plan", "gold"}, getenv, &out, &errb)
+	is.True(err != nil && strings.Contains(err.Error(), "plan"))
+
+	s := start(t, env)
+	status, body := get(t, s.base+"/v1/account", acc["api_key"])
+	is.Equal(status, 200) // the printed key works
+	is.Equal(body["data"].(map[string]any)["company_name"], "Acme Haulage")
+	req, _ := http.NewRequest("POST", s.base+"/v1/vehicles", strings.NewReader(`{"name":"Truck 1"}`))
+	req.Header.Set("Authorization", "Bearer "+acc["api_key"])
+	res, err := http.DefaultClient.Do(req)
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 201)
+	is.NoErr(s.stop())
+
+	s = start(t, env) // a restart on the same file
+	status, body = get(t, s.base+"/v1/vehicles", acc["api_key"])
+	is.Equal(status, 200)
+	is.Equal(len(body["data"].([]any)), 1) // the vehicle survived
+	status, _ = get(t, s.base+"/v1/account", key["api_key"].(string))
+	is.Equal(status, 200)
+}
