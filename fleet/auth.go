@@ -89,7 +89,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 // the key's usage. The returned Quota says whether the request may proceed;
 // a refused request is not counted against the allowance.
 func (s *Service) Admit(ctx context.Context, p Principal) (Quota, error) {
-	now := s.now()
+	now := s.Now() // at the stores' precision, so every store answers alike
 	q, err := s.store.TakeQuota(ctx, p.Key.ID, p.Account.RateLimitPerHour(), now)
 	if err != nil {
 		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
@@ -101,7 +101,7 @@ func (s *Service) Admit(ctx context.Context, p Principal) (Quota, error) {
 // AdmitAddress takes one request from the allowance of a client address whose
 // request could not be tied to a valid key (a brake on key guessing).
 func (s *Service) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
-	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.now())
+	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.Now())
 	if err != nil {
 		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
 	}

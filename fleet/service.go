@@ -120,11 +120,18 @@ func (s *Service) Run(ctx context.Context) {
 }
 
 // Maintain purges what has outlived its retention at the clock's time:
-// idempotency records after 24 hours, events after 30 days, and location
-// points older than the longest plan reach.
+// idempotency records after 24 hours, ended rate-limit windows, usage
+// counts older than the usage endpoint reaches, events after 30 days, and
+// location points older than the longest plan reach.
 func (s *Service) Maintain(ctx context.Context) error {
 	now := s.Now()
 	if _, err := s.store.PurgeIdempotency(ctx, now.Add(-IdempotencyRetention)); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeQuota(ctx, now.Add(-QuotaWindow)); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeUsage(ctx, now.Truncate(time.Hour).Add(-MaxUsageHours*time.Hour)); err != nil {
 		return err
 	}
 	if _, err := s.store.PurgeEvents(ctx, now.Add(-EventRetention)); err != nil {

@@ -15,7 +15,9 @@ import (
 type Store interface {
 	// Update runs fn in a read-write transaction: when fn returns nil its
 	// writes are committed together, otherwise none of them is. Transactions
-	// are isolated from each other (serialisable in effect).
+	// are isolated from each other (serialisable in effect). A store may run
+	// fn more than once (PostgreSQL retries a transaction it aborted to keep
+	// it serialisable), so fn must have no effect outside the Tx.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction that sees one consistent state.
 	View(ctx context.Context, fn func(Tx) error) error
@@ -51,6 +53,10 @@ type Store interface {
 	// PurgeIdempotency deletes records created before before.
 	PurgeIdempotency(ctx context.Context, before time.Time) (int, error)
 
+	// PurgeQuota forgets rate-limit windows that ended before before.
+	PurgeQuota(ctx context.Context, before time.Time) (int, error)
+	// PurgeUsage deletes hourly usage counts of hours before before.
+	PurgeUsage(ctx context.Context, before time.Time) (int, error)
 	// PurgeEvents deletes events created before before.
 	PurgeEvents(ctx context.Context, before time.Time) (int, error)
 	// PurgePoints deletes location points whose timestamp is before before.
@@ -65,13 +71,16 @@ type Store interface {
 // Tx is what a transaction can read and write. Methods of a Tx are only
 // valid inside the function passed to Update or View; in View, writes fail.
 // Reads scoped by account return not_found for another account's resource.
+// A method that fails (a conflict, say) leaves the transaction usable: fn
+// may go on, and only returning an error from fn rolls everything back.
 type Tx interface {
 	// CreateAccount stores a new account. Returns conflict if the id exists.
 	CreateAccount(a Account) error
 	// Account returns not_found if there is no such account.
 	Account(id string) (Account, error)
 
-	// CreateKey stores a new key. Returns conflict if the id or hash exists.
+	// CreateKey stores a new key. Returns conflict if the id or hash exists,
+	// not_found if its account does not.
 	CreateKey(k Key) error
 	// Key returns the account's key; not_found if it has no such key.
 	Key(accountID, id string) (Key, error)

@@ -246,6 +246,34 @@ func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int, er
 	return n, nil
 }
 
+// PurgeQuota implements fleet.Store.
+func (s *Store) PurgeQuota(ctx context.Context, before time.Time) (int, error) {
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	n := 0
+	for subject, st := range s.quota {
+		if st.WindowStart.Add(fleet.QuotaWindow).Before(before) {
+			delete(s.quota, subject)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// PurgeUsage implements fleet.Store.
+func (s *Store) PurgeUsage(ctx context.Context, before time.Time) (int, error) {
+	s.usageMu.Lock()
+	defer s.usageMu.Unlock()
+	n := 0
+	for slot, u := range s.usage {
+		if u.Hour.Before(before) {
+			delete(s.usage, slot)
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Ping implements fleet.Store.
 func (s *Store) Ping(ctx context.Context) error {
 	s.mu.RLock()

@@ -92,3 +92,18 @@ func (m *memQuota) save(ctx context.Context, s *Store) error {
 	})
 	return wrap(err, "save quotas")
 }
+
+// purge forgets windows that ended before before; they are deleted from
+// the quotas table too, so a restart does not load them again.
+func (m *memQuota) purge(before time.Time) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for subject, e := range m.states {
+		if e.state.WindowStart.Add(fleet.QuotaWindow).Before(before) {
+			delete(m.states, subject)
+			n++
+		}
+	}
+	return n
+}

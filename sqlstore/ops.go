@@ -193,3 +193,22 @@ func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int, er
 	n, err := res.RowsAffected()
 	return int(n), wrap(err, "purge idempotency")
 }
+
+// PurgeQuota implements fleet.Store.
+func (s *Store) PurgeQuota(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	if s.quota != nil {
+		n = s.quota.purge(before)
+	}
+	// A window ended before `before` started an hour earlier than that.
+	m, err := s.purge(ctx, `DELETE FROM quotas WHERE window_start < ?`, before.Add(-fleet.QuotaWindow), "purge quotas")
+	if s.quota == nil {
+		n = m
+	}
+	return n, err
+}
+
+// PurgeUsage implements fleet.Store.
+func (s *Store) PurgeUsage(ctx context.Context, before time.Time) (int, error) {
+	return s.purge(ctx, `DELETE FROM key_usage WHERE hour < ?`, before, "purge usage")
+}

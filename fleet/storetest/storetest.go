@@ -42,6 +42,8 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"Usage", testUsage},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyPurge", testIdempotencyPurge},
+		{"PurgeQuotaAndUsage", testPurgeQuotaAndUsage},
+		{"ConflictLeavesTransactionUsable", testConflictLeavesTransactionUsable},
 	}
 	tests = append(tests, vehicleTests()...)
 	for _, tc := range tests {
@@ -146,7 +148,7 @@ func testKeysScopedByAccount(t *testing.T, s fleet.Store) {
 
 	other := NewKey(fleet.NewID(fleet.PrefixAccount))
 	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateKey(other) })
-	is.True(err != nil) // a key needs an existing account
+	is.Equal(code(err), fleet.CodeNotFound) // a key needs an existing account
 }
 
 func testKeyByHash(t *testing.T, s fleet.Store) {
@@ -444,4 +446,48 @@ func testIdempotencyPurge(t *testing.T, s fleet.Store) {
 	_, found, err := s.BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: "key_1", Key: "c", CreatedAt: T0.Add(2 * time.Hour)})
 	is.NoErr(err)
 	is.True(found) // the newer one stays
+}
+
+func testPurgeQuotaAndUsage(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	_, err := s.TakeQuota(ctx, "addr:old", 5, T0)
+	is.NoErr(err)
+	_, err = s.TakeQuota(ctx, "addr:new", 5, T0.Add(90*time.Minute))
+	is.NoErr(err)
+	_, err = s.PurgeQuota(ctx, T0.Add(2*time.Hour))
+	is.NoErr(err)
+	q, err := s.TakeQuota(ctx, "addr:new", 5, T0.Add(100*time.Minute))
+	is.NoErr(err)
+	is.Equal(q.Used, 2) // a window still running is kept
+	q, err = s.TakeQuota(ctx, "addr:old", 5, T0.Add(30*time.Minute))
+	is.NoErr(err)
+	is.Equal(q.Used, 1) // an ended one was forgotten: a new window
+
+	a := MustAccount(t, s)
+	k := MustKey(t, s, a.ID)
+	is.NoErr(s.RecordUsage(ctx, []fleet.Usage{
+		{KeyID: k.ID, Hour: T0, Requests: 1, LastUsedAt: T0},
+		{KeyID: k.ID, Hour: T0.Add(time.Hour), Requests: 2, LastUsedAt: T0.Add(time.Hour)},
+	}))
+	n, err := s.PurgeUsage(ctx, T0.Add(time.Hour))
+	is.NoErr(err)
+	is.Equal(n, 1)
+	got, err := s.Usage(ctx, k.ID, T0.Add(-time.Hour))
+	is.NoErr(err)
+	is.Equal(len(got), 1)
+	is.Equal(got[0].Requests, 2)
+}
+
+func testConflictLeavesTransactionUsable(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	k := MustKey(t, s, a.ID)
+	fresh := NewKey(a.ID)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		err := tx.CreateKey(k) // a conflict...
+		is.Equal(code(err), fleet.CodeConflict)
+		return tx.CreateKey(fresh) // ...and the transaction goes on
+	}))
+	_, _, err := s.KeyByHash(ctx, fresh.Hash)
+	is.NoErr(err)
 }
