@@ -23,30 +23,37 @@ type batchRequest struct {
 	Locations []pointJSON `json:"locations"`
 }
 
-// toPoints converts a batch, naming every missing required member.
-func toPoints(req batchRequest, bulk bool) ([]fleet.Point, error) {
+// toPoints checks a decoded batch for required members, naming every
+// missing one, and returns its points.
+func toPoints(rps []rawPoint, bulk bool) ([]fleet.Point, error) {
 	var v fleet.Validator
-	if req.Locations == nil {
-		v.Add("locations", "is required")
-		return nil, v.Err()
+	pts := make([]fleet.Point, len(rps))
+	// The optional values of all points share one allocation.
+	opt := make([]float64, 0, 3*len(rps))
+	ref := func(f float64) *float64 {
+		opt = append(opt, f)
+		return &opt[len(opt)-1]
 	}
-	pts := make([]fleet.Point, len(req.Locations))
-	for i, p := range req.Locations {
+	for i := range rps {
+		rp := &rps[i]
 		v.Prefix("locations[" + strconv.Itoa(i) + "].")
 		if bulk {
-			v.Check(p.VehicleID != nil, "vehicle_id", "is required")
+			v.Check(rp.hasVehicle, "vehicle_id", "is required")
 		} else {
-			v.Check(p.VehicleID == nil, "vehicle_id", "is given by the path; use POST /vehicles/locations for several vehicles")
+			v.Check(!rp.hasVehicle, "vehicle_id", "is given by the path; use POST /vehicles/locations for several vehicles")
 		}
-		v.Check(p.Latitude != nil, "latitude", "is required")
-		v.Check(p.Longitude != nil, "longitude", "is required")
-		v.Check(p.Timestamp != nil, "timestamp", "is required")
-		if p.Latitude == nil || p.Longitude == nil || p.Timestamp == nil {
-			continue
+		v.Check(rp.hasLat, "latitude", "is required")
+		v.Check(rp.hasLon, "longitude", "is required")
+		v.Check(rp.hasTS, "timestamp", "is required")
+		pts[i] = rp.p
+		if rp.hasSpeed {
+			pts[i].Speed = ref(rp.speed)
 		}
-		pts[i] = fleet.Point{Latitude: *p.Latitude, Longitude: *p.Longitude, Timestamp: *p.Timestamp, Speed: p.Speed, Heading: p.Heading, OdometerKm: p.OdometerKm}
-		if p.VehicleID != nil {
-			pts[i].VehicleID = *p.VehicleID
+		if rp.hasHeading {
+			pts[i].Heading = ref(rp.heading)
+		}
+		if rp.hasOd {
+			pts[i].OdometerKm = ref(rp.odo)
 		}
 	}
 	if v.Len() > 0 {
@@ -56,11 +63,11 @@ func toPoints(req batchRequest, bulk bool) ([]fleet.Point, error) {
 }
 
 func (h *Handler) ingestVehicle(c *call) error {
-	req, err := decode[batchRequest](c.body, false)
+	rps, err := decodeBatch(c.body)
 	if err != nil {
 		return err
 	}
-	pts, err := toPoints(req, false)
+	pts, err := toPoints(rps, false)
 	if err != nil {
 		return err
 	}
@@ -72,11 +79,11 @@ func (h *Handler) ingestVehicle(c *call) error {
 }
 
 func (h *Handler) ingestBulk(c *call) error {
-	req, err := decode[batchRequest](c.body, false)
+	rps, err := decodeBatch(c.body)
 	if err != nil {
 		return err
 	}
-	pts, err := toPoints(req, true)
+	pts, err := toPoints(rps, true)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,300 @@
+package fleethttp
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// Location batches are the largest bodies the API takes (up to 10,000
+// points, 8 MiB) and decoding them with reflection costs more than storing
+// them. decodeBatchFast reads the common shape directly:
+//
+//	{"locations":[{"vehicle_id":"...","latitude":1.5,"longitude":2,"timestamp":"...","speed":3,...}, ...]}
+//
+// It accepts only what the strict decoder accepts and gives the same result;
+// on anything else (an escape in a string, an unknown member, a wrong type,
+// malformed JSON) it reports ok=false and the caller decodes strictly, so
+// that every error message comes from one place.
+
+// rawPoint is a decoded point with what was present.
+type rawPoint struct {
+	p                           fleet.Point
+	hasVehicle, hasLat, hasLon  bool
+	hasTS                       bool
+	speed, heading, odo         float64
+	hasSpeed, hasHeading, hasOd bool
+}
+
+type batchScanner struct {
+	b []byte
+	i int
+}
+
+func (s *batchScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *batchScanner) eat(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string without escapes and returns its bytes (without quotes).
+func (s *batchScanner) str() ([]byte, bool) {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// null reads a JSON null.
+func (s *batchScanner) null() bool {
+	s.ws()
+	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// num reads a number in JSON's grammar.
+func (s *batchScanner) num() (float64, bool) {
+	s.ws()
+	b, i := s.b, s.i
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return 0, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(string(b[start:i]), 64)
+	if err != nil {
+		return 0, false
+	}
+	s.i = i
+	return f, true
+}
+
+// optNum reads a number or null.
+func (s *batchScanner) optNum() (float64, bool, bool) {
+	if s.null() {
+		return 0, false, true
+	}
+	f, ok := s.num()
+	return f, ok, ok
+}
+
+func decodeBatchFast(body []byte) ([]rawPoint, bool) {
+	s := &batchScanner{b: body}
+	if !s.eat('{') {
+		return nil, false
+	}
+	if k, ok := s.str(); !ok || string(k) != "locations" || !s.eat(':') || !s.eat('[') {
+		return nil, false
+	}
+	out := make([]rawPoint, 0, len(body)/100)
+	if !s.eat(']') {
+		for {
+			rp, ok := s.point()
+			if !ok {
+				return nil, false
+			}
+			out = append(out, rp)
+			if s.eat(',') {
+				continue
+			}
+			if s.eat(']') {
+				break
+			}
+			return nil, false
+		}
+	}
+	if !s.eat('}') {
+		return nil, false
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return nil, false
+	}
+	return out, true
+}
+
+func (s *batchScanner) point() (rawPoint, bool) {
+	var rp rawPoint
+	if !s.eat('{') {
+		return rp, false
+	}
+	if s.eat('}') {
+		return rp, true
+	}
+	for {
+		k, ok := s.str()
+		if !ok || !s.eat(':') {
+			return rp, false
+		}
+		switch string(k) {
+		case "vehicle_id":
+			if s.null() {
+				rp.hasVehicle = false
+				break
+			}
+			v, ok := s.str()
+			if !ok {
+				return rp, false
+			}
+			rp.p.VehicleID, rp.hasVehicle = string(v), true
+		case "latitude":
+			if rp.p.Latitude, rp.hasLat, ok = s.optNum(); !ok {
+				return rp, false
+			}
+		case "longitude":
+			if rp.p.Longitude, rp.hasLon, ok = s.optNum(); !ok {
+				return rp, false
+			}
+		case "speed":
+			if rp.speed, rp.hasSpeed, ok = s.optNum(); !ok {
+				return rp, false
+			}
+		case "heading":
+			if rp.heading, rp.hasHeading, ok = s.optNum(); !ok {
+				return rp, false
+			}
+		case "odometer_km":
+			if rp.odo, rp.hasOd, ok = s.optNum(); !ok {
+				return rp, false
+			}
+		case "timestamp":
+			if s.null() {
+				rp.hasTS = false
+				break
+			}
+			start := s.i
+			if _, ok := s.str(); !ok {
+				return rp, false
+			}
+			// The strict decoder's own parser, on the quoted bytes.
+			var t time.Time
+			s.ws()
+			if err := t.UnmarshalJSON(trimLeftWS(s.b[start:s.i])); err != nil {
+				return rp, false
+			}
+			rp.p.Timestamp, rp.hasTS = t, true
+		default:
+			return rp, false
+		}
+		if s.eat(',') {
+			continue
+		}
+		if s.eat('}') {
+			return rp, true
+		}
+		return rp, false
+	}
+}
+
+func trimLeftWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// decodeBatch decodes a location batch: the fast path when it applies,
+// the strict decoder otherwise.
+func decodeBatch(body []byte) ([]rawPoint, error) {
+	if body != nil {
+		if rps, ok := decodeBatchFast(body); ok {
+			return rps, nil
+		}
+	}
+	req, err := decode[batchRequest](body, false)
+	if err != nil {
+		return nil, err
+	}
+	if req.Locations == nil {
+		var v fleet.Validator
+		v.Add("locations", "is required")
+		return nil, v.Err()
+	}
+	rps := make([]rawPoint, len(req.Locations))
+	for i, p := range req.Locations {
+		rp := &rps[i]
+		if p.VehicleID != nil {
+			rp.p.VehicleID, rp.hasVehicle = *p.VehicleID, true
+		}
+		if p.Latitude != nil {
+			rp.p.Latitude, rp.hasLat = *p.Latitude, true
+		}
+		if p.Longitude != nil {
+			rp.p.Longitude, rp.hasLon = *p.Longitude, true
+		}
+		if p.Timestamp != nil {
+			rp.p.Timestamp, rp.hasTS = *p.Timestamp, true
+		}
+		if p.Speed != nil {
+			rp.speed, rp.hasSpeed = *p.Speed, true
+		}
+		if p.Heading != nil {
+			rp.heading, rp.hasHeading = *p.Heading, true
+		}
+		if p.OdometerKm != nil {
+			rp.odo, rp.hasOd = *p.OdometerKm, true
+		}
+	}
+	return rps, nil
+}
