@@ -41,3 +41,20 @@ func (h *Handler) routeTable() []route {
 		{"GET", "/v1/events/{event_id}", fleet.PermEventsRead, 0, h.getEvent},
 	}
 }
+
+// RouteInfo describes one route of the API.
+type RouteInfo struct {
+	Method     string
+	Pattern    string           // Go ServeMux pattern, e.g. /v1/vehicles/{vehicle_id}
+	Permission fleet.Permission // "" when any valid key may call it
+}
+
+// Routes lists every route the handler serves under /v1 (besides
+// GET /v1/openapi.json, which needs no key).
+func (h *Handler) Routes() []RouteInfo {
+	out := make([]RouteInfo, len(h.routes))
+	for i, rt := range h.routes {
+		out[i] = RouteInfo{Method: rt.method, Pattern: rt.pattern, Permission: rt.perm}
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package fleethttp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/matryer/is"
+)
+
+// tenant is one account with a resource of every kind, to call routes on.
+type tenant struct {
+	key                        string // every permission
+	keyID, vehicleID, eventID  string
+	spareKeyID, spareVehicleID string // for routes that delete or rotate
+}
+
+func (e *env) tenant() *tenant {
+	e.t.Helper()
+	_, key := e.account(fleet.PlanEnterprise)
+	tn := &tenant{key: key}
+	keys := e.do("GET", "/v1/api_keys", key, nil).list()
+	tn.keyID = keys[0].(map[string]any)["key_id"].(string)
+	spare := e.do("POST", "/v1/api_keys", key, map[string]any{"name": "spare", "permissions": []string{"vehicles:read"}})
+	tn.spareKeyID = spare.data()["key_id"].(string)
+	tn.vehicleID = e.vehicle(key, "Main")
+	tn.spareVehicleID = e.vehicle(key, "Spare")
+	e.do("POST", "/v1/vehicles/"+tn.vehicleID+"/locations", key, batch(pt(e.clock.Now().Add(-time.Minute), 1, 1, 20)))
+	tn.eventID = e.do("GET", "/v1/events", key, nil).list()[0].(map[string]any)["event_id"].(string)
+	return tn
+}
+
+// routeCase says how to call a route: which of the tenant's ids fill its
+// path, and what body to send.
+type routeCase struct {
+	spare bool // use the spare key or vehicle (the route deletes or rotates)
+	body  func(tn *tenant, now time.Time) any
+}
+
+// routeCases covers every route of the API. A route added to routes.go
+// without a case here fails TestMatricesCoverEveryRoute.
+var routeCases = map[string]routeCase{
+	"GET /v1/account":  {},
+	"GET /v1/api_keys": {},
+	"POST /v1/api_keys": {body: func(*tenant, time.Time) any {
+		return map[string]any{"name": "m", "permissions": []string{"keys:read"}}
+	}},
+	"GET /v1/api_keys/{key_id}":                {},
+	"DELETE /v1/api_keys/{key_id}":             {spare: true},
+	"POST /v1/api_keys/{key_id}/rotate":        {spare: true},
+	"GET /v1/api_keys/{key_id}/usage":          {},
+	"GET /v1/vehicles":                         {},
+	"POST /v1/vehicles":                        {body: func(*tenant, time.Time) any { return map[string]any{"name": "New"} }},
+	"GET /v1/vehicles/{vehicle_id}":            {},
+	"PATCH /v1/vehicles/{vehicle_id}":          {body: func(*tenant, time.Time) any { return map[string]any{"name": "Renamed"} }},
+	"DELETE /v1/vehicles/{vehicle_id}":         {spare: true},
+	"GET /v1/vehicles/locations":               {},
+	"GET /v1/vehicles/locations/stream":        {},
+	"GET /v1/vehicles/{vehicle_id}/locations":  {},
+	"GET /v1/events":                           {},
+	"GET /v1/events/{event_id}":                {},
+	"POST /v1/vehicles/{vehicle_id}/locations": {body: func(_ *tenant, now time.Time) any { return batch(pt(now, 2, 2, 0)) }},
+	"POST /v1/vehicles/locations": {body: func(tn *tenant, now time.Time) any {
+		p := pt(now, 3, 3, 0)
+		p["vehicle_id"] = tn.vehicleID
+		return batch(p)
+	}},
+}
+
+func fill(pattern string, tn *tenant, spare bool) string {
+	keyID, vehID := tn.keyID, tn.vehicleID
+	if spare {
+		keyID, vehID = tn.spareKeyID, tn.spareVehicleID
+	}
+	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID).Replace(pattern)
+}
+
+// call sends one route's request. The event stream is cut once its
+// headers arrive; everything else goes through the validating client.
+func (e *env) call(method, path, secret string, body any) (int, http.Header) {
+	e.t.Helper()
+	if strings.HasSuffix(path, "/stream") {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, method, e.srv.URL+path, nil)
+		if secret != "" {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusOK {
+			io.ReadAll(res.Body)
+		}
+		res.Body.Close()
+		return res.StatusCode, res.Header
+	}
+	r := e.do(method, path, secret, body)
+	return r.status, r.header
+}
+
+func routeList(t *testing.T, e *env) []fleethttp.RouteInfo {
+	t.Helper()
+	return fleethttp.NewHandler(e.svc).Routes()
+}
+
+func TestMatricesCoverEveryRoute(t *testing.T) {
+	e := newEnv(t)
+	for _, rt := range routeList(t, e) {
+		if _, ok := routeCases[rt.Method+" "+rt.Pattern]; !ok {
+			t.Errorf("route %s %s has no case in routeCases: add one so the matrices cover it", rt.Method, rt.Pattern)
+		}
+	}
+}
+
+// TestTenantIsolationMatrix: every route that takes an id, called with
+// another account's id, is 404 and changes nothing; lists show only the
+// caller's data.
+func TestTenantIsolationMatrix(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.tenant(), e.tenant()
+	snapshot := func() string {
+		var b strings.Builder
+		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
+			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID} {
+			b.Write(e.do("GET", p, bob.key, nil).body)
+		}
+		return b.String()
+	}
+	before := snapshot()
+	now := e.clock.Now()
+	for _, rt := range routeList(t, e) {
+		c := routeCases[rt.Method+" "+rt.Pattern]
+		t.Run(rt.Method+" "+rt.Pattern, func(t *testing.T) {
+			is := is.New(t)
+			var body any
+			if c.body != nil {
+				body = c.body(bob, now)
+			}
+			status, _ := e.call(rt.Method, fill(rt.Pattern, bob, c.spare), alice.key, body)
+			if strings.Contains(rt.Pattern, "{") || rt.Pattern == "/v1/vehicles/locations" && rt.Method == "POST" {
+				if rt.Method == "POST" && rt.Pattern == "/v1/vehicles/locations" {
+					is.Equal(status, http.StatusUnprocessableEntity) // another account's vehicle_id is refused by name
+				} else {
+					is.Equal(status, http.StatusNotFound)
+				}
+			}
+		})
+	}
+	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
+	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations"} {
+		body := string(e.do("GET", p, alice.key, nil).body)
+		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID} {
+			if strings.Contains(body, id) {
+				t.Errorf("%s lists %s of another account", p, id)
+			}
+		}
+	}
+}
+
+// TestPermissionMatrix: every route is 403 for a key holding every
+// permission but the one it needs (and the write that implies it), and
+// never 401 or 403 for a key holding only that one.
+func TestPermissionMatrix(t *testing.T) {
+	e := newEnv(t)
+	tn := e.tenant()
+	now := e.clock.Now()
+	for _, rt := range routeList(t, e) {
+		c := routeCases[rt.Method+" "+rt.Pattern]
+		t.Run(rt.Method+" "+rt.Pattern, func(t *testing.T) {
+			is := is.New(t)
+			var body any
+			if c.body != nil {
+				body = c.body(tn, now)
+			}
+			if rt.Permission != "" {
+				var others []string
+				implied := strings.TrimSuffix(rt.Permission, ":read") + ":write"
+				for _, p := range fleet.AllPermissions() {
+					if p != rt.Permission && p != implied {
+						others = append(others, p)
+					}
+				}
+				without := e.keyWith(tn.key, others...)
+				status, _ := e.call(rt.Method, fill(rt.Pattern, tn, c.spare), without, body)
+				is.Equal(status, http.StatusForbidden)
+			}
+			perms := []string{rt.Permission}
+			if rt.Permission == "" {
+				perms = []string{fleet.PermEventsRead}
+			}
+			only := e.keyWith(tn.key, perms...)
+			status, _ := e.call(rt.Method, fill(rt.Pattern, tn, c.spare), only, body)
+			is.True(status != http.StatusForbidden && status != http.StatusUnauthorized && status < 500)
+		})
+	}
+}
+
+// TestAuthenticationMatrix: every route without a key, with a malformed,
+// unknown, revoked or expired key is 401 with the rate-limit headers.
+func TestAuthenticationMatrix(t *testing.T) {
+	e := newEnv(t)
+	tn := e.tenant()
+	revoked := e.keyWith(tn.key, "*")
+	for _, k := range e.do("GET", "/v1/api_keys?limit=500", tn.key, nil).list() {
+		if km := k.(map[string]any); km["prefix"] == revoked[:12] {
+			e.do("DELETE", "/v1/api_keys/"+km["key_id"].(string), tn.key, nil)
+		}
+	}
+	exp := e.do("POST", "/v1/api_keys", tn.key, map[string]any{"name": "short", "expires_at": e.clock.Now().Add(time.Minute).Format(time.RFC3339)})
+	expired := exp.data()["key"].(string)
+	e.clock.Advance(2 * time.Minute)
+	keys := map[string]string{"none": "", "malformed": "fleet_short", "unknown": fleet.NewSecret(), "revoked": revoked, "expired": expired}
+	now := e.clock.Now()
+	for _, rt := range routeList(t, e) {
+		c := routeCases[rt.Method+" "+rt.Pattern]
+		for name, key := range keys {
+			t.Run(rt.Method+" "+rt.Pattern+" "+name, func(t *testing.T) {
+				is := is.New(t)
+				var body any
+				if c.body != nil {
+					body = c.body(tn, now)
+				}
+				e.clock.Advance(time.Hour) // a fresh per-address window for each call
+				status, hd := e.call(rt.Method, fill(rt.Pattern, tn, c.spare), key, body)
+				is.Equal(status, http.StatusUnauthorized)
+				is.True(hd.Get("X-RateLimit-Limit") != "" && hd.Get("X-RateLimit-Reset") != "" && hd.Get("RateLimit") != "")
+			})
+		}
+	}
+}
