@@ -200,15 +200,14 @@ func createAccount(ctx context.Context, args []string, getenv func(string) strin
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, *dsn)
+	var a fleet.Account
+	var nk fleet.NewKey
+	err := withService(ctx, *dsn, func(svc *fleet.Service) (err error) {
+		a, nk, err = svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: *company, Plan: fleet.Plan(*plan), RateLimitPerHour: *limit})
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	defer store.Close()
-	svc := fleet.NewService(store, fleet.Options{})
-	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: *company, Plan: fleet.Plan(*plan), RateLimitPerHour: *limit})
-	if err != nil {
-		return describe(err)
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]string{
@@ -230,26 +229,38 @@ func createKey(ctx context.Context, args []string, getenv func(string) string, s
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	svc := fleet.NewService(store, fleet.Options{})
 	var list []string
 	for _, p := range strings.Split(*perms, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			list = append(list, p)
 		}
 	}
-	nk, err := svc.CreateAPIKey(ctx, *account, fleet.KeyParams{Name: *name, Permissions: list})
+	var nk fleet.NewKey
+	err := withService(ctx, *dsn, func(svc *fleet.Service) (err error) {
+		nk, err = svc.CreateAPIKey(ctx, *account, fleet.KeyParams{Name: *name, Permissions: list})
+		return err
+	})
 	if err != nil {
-		return describe(err)
+		return err
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]any{"key_id": nk.Key.ID, "api_key": nk.Secret, "permissions": nk.Key.Permissions})
 	}
 	fmt.Fprintf(stdout, "key %s (%s): %s\n(the key is shown only now)\n", nk.Key.ID, strings.Join(nk.Key.Permissions, ","), nk.Secret)
+	return nil
+}
+
+// withService runs fn on a service over the store dsn names, then closes
+// the store; a fleet error comes back as a message for the operator.
+func withService(ctx context.Context, dsn string, fn func(*fleet.Service) error) error {
+	store, err := openStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := fn(fleet.NewService(store, fleet.Options{})); err != nil {
+		return describe(err)
+	}
 	return nil
 }
 
