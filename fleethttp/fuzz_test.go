@@ -1,0 +1,45 @@
+package fleethttp
+
+import (
+	"testing"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// FuzzBearer: the Authorization parser never panics and only yields a
+// token for the Bearer scheme.
+func FuzzBearer(f *testing.F) {
+	for _, s := range []string{"Bearer fleet_abc", "bearer x", "Basic abc", "", "Bearer ", "BEARER  \t tok "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		tok, ok := bearer(h)
+		if ok && (len(h) < len("bearer ") || len(tok) > len(h)) {
+			t.Fatalf("token %q from header %q", tok, h)
+		}
+	})
+}
+
+// FuzzDecodeBodies: every request body type decodes or is refused with
+// invalid_request, never a panic or another code.
+func FuzzDecodeBodies(f *testing.F) {
+	for _, s := range []string{`{"name":"a"}`, `{"name":1}`, `{`, `[]`, `null`, `{"permissions":["*"],"expires_at":"2026-01-01T00:00:00Z"}`,
+		`{"grace_period_seconds":-1}`, `{"name":"x","tags":[1]}`, `{"year":1e400}`, "{\"name\":\"\xff\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		check := func(err error) {
+			if err != nil && fleet.ErrorCode(err) != fleet.CodeInvalidRequest {
+				t.Fatalf("decoding %q: code %s", b, fleet.ErrorCode(err))
+			}
+		}
+		_, err := decode[createKeyRequest](b, false)
+		check(err)
+		_, err = decode[rotateKeyRequest](b, true)
+		check(err)
+		_, err = decode[vehicleRequest](b, false)
+		check(err)
+		_, err = decodePatch(b, "name", "tags", "year")
+		check(err)
+	})
+}
