@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"IdempotencyPurge", testIdempotencyPurge},
 	}
 	tests = append(tests, vehicleTests()...)
+	tests = append(tests, maintenanceTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
