@@ -505,3 +505,22 @@ func TestMaintenancePermissions(t *testing.T) {
 	_, err = m.svc.ListSchedules(ctx, none, fleet.ScheduleFilter{}, fleet.ListQuery{})
 	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
 }
+
+func TestTurningOnAutoWorkOrderWhileDueOpensOne(t *testing.T) {
+	is := is.New(t)
+	m := newMaint(t, 950)
+	interval, zero := 1000.0, 0.0
+	s, err := m.svc.CreateSchedule(ctx, m.p, fleet.Schedule{VehicleID: m.v.ID, Name: "Filter", IntervalKm: &interval, LastServiceOdometerKm: &zero})
+	is.NoErr(err)
+	is.Equal(s.Status, fleet.ScheduleDueSoon)
+	is.Equal(len(m.workOrders(fleet.WorkOrderFilter{})), 0)
+	on := true
+	for range 2 {
+		_, err = m.svc.UpdateSchedule(ctx, m.p, s.ID, fleet.SchedulePatch{AutoCreateWorkOrder: fleet.Optional[*bool]{Set: true, Value: &on}})
+		is.NoErr(err)
+	}
+	wos := m.workOrders(fleet.WorkOrderFilter{})
+	is.Equal(len(wos), 1) // opened at once, and once
+	is.Equal(wos[0].ScheduleID, s.ID)
+	is.Equal(len(m.events(fleet.EventMaintenanceDueSoon)), 1) // the transition was notified on creation only
+}
