@@ -25,8 +25,8 @@ type Options struct {
 	// Thresholds configure the vehicle status machine; zero fields take
 	// DefaultStatusThresholds.
 	Thresholds StatusThresholds
-	// SweepEvery is how often Run looks for vehicles whose status the clock
-	// changed. Default 5s.
+	// SweepEvery is how often Run looks for vehicles and maintenance
+	// schedules whose status the clock changed. Default 5s.
 	SweepEvery time.Duration
 }
 
@@ -83,9 +83,10 @@ func (s *Service) Ready(ctx context.Context) error {
 }
 
 // Run does the service's background work until ctx ends: it flushes request
-// usage every second, sweeps vehicle statuses every SweepEvery and purges
-// expired records every minute. Callers that drive time themselves call
-// Flush, Sweep and Maintain instead. When ctx ends, Run flushes once more
+// usage every second, sweeps vehicle statuses and checks maintenance
+// schedules against the calendar every SweepEvery, and purges expired
+// records every minute. Callers that drive time themselves call Flush,
+// Sweep, CheckMaintenance and Maintain instead. When ctx ends, Run flushes once more
 // and returns.
 func (s *Service) Run(ctx context.Context) {
 	flush := time.NewTicker(time.Second)
@@ -110,6 +111,9 @@ func (s *Service) Run(ctx context.Context) {
 		case <-sweep.C:
 			if _, err := s.Sweep(ctx); err != nil {
 				s.log.Error("status sweep", "err", err)
+			}
+			if _, err := s.CheckMaintenance(ctx); err != nil {
+				s.log.Error("maintenance check", "err", err)
 			}
 		case <-maintain.C:
 			if err := s.Maintain(ctx); err != nil {

@@ -104,12 +104,18 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			res.Accepted += len(stored)
 			res.Duplicates += len(uniq) - len(stored)
 			v := vehicles[id]
+			odometer := v.OdometerKm
 			moved, err := s.advance(tx, &v, stored, now, th, &live)
 			if err != nil {
 				return err
 			}
 			if moved {
 				if err := tx.UpdateVehicle(v); err != nil {
+					return err
+				}
+			}
+			if !samePtr(odometer, v.OdometerKm) { // maintenance due by distance
+				if err := s.reviewVehicleSchedules(tx, &v, now); err != nil {
 					return err
 				}
 			}

@@ -147,6 +147,7 @@ func (s *Service) UpdateVehicle(ctx context.Context, p Principal, id string, pat
 		if err != nil {
 			return err
 		}
+		odometer := v.OdometerKm
 		set(&v.Name, patch.Name)
 		set(&v.VIN, patch.VIN)
 		set(&v.Make, patch.Make)
@@ -164,7 +165,13 @@ func (s *Service) UpdateVehicle(ctx context.Context, p Principal, id string, pat
 		if err := tx.UpdateVehicle(v); err != nil {
 			return conflictExternalID(err, v.ExternalID)
 		}
-		return s.emit(tx, v.AccountID, EventVehicleUpdated, now, v)
+		if err := s.emit(tx, v.AccountID, EventVehicleUpdated, now, v); err != nil {
+			return err
+		}
+		if !samePtr(odometer, v.OdometerKm) { // a corrected odometer moves what is due
+			return s.reviewVehicleSchedules(tx, &v, now)
+		}
+		return nil
 	})
 	if err != nil {
 		return Vehicle{}, err
@@ -178,8 +185,8 @@ type VehicleDeleted struct {
 	Deleted   bool   `json:"deleted"`
 }
 
-// DeleteVehicle deletes a vehicle with its location history (and, once
-// maintenance exists, its schedules); work orders and alerts stay as history.
+// DeleteVehicle deletes a vehicle with its location history and its
+// schedules; work orders and alerts stay as history.
 func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (VehicleDeleted, error) {
 	if err := p.Require(PermVehiclesWrite); err != nil {
 		return VehicleDeleted{}, err

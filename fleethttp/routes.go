@@ -37,6 +37,16 @@ func (h *Handler) routeTable() []route {
 		{"GET", "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsRead, 0, h.history},
 		{"POST", "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsWrite, MaxBatchBody, h.ingestVehicle},
 
+		{"GET", "/v1/maintenance/work_orders", fleet.PermMaintenanceRead, 0, h.listWorkOrders},
+		{"POST", "/v1/maintenance/work_orders", fleet.PermMaintenanceWrite, 0, h.createWorkOrder},
+		{"GET", "/v1/maintenance/work_orders/{work_order_id}", fleet.PermMaintenanceRead, 0, h.getWorkOrder},
+		{"PATCH", "/v1/maintenance/work_orders/{work_order_id}", fleet.PermMaintenanceWrite, 0, h.patchWorkOrder},
+		{"GET", "/v1/maintenance/schedules", fleet.PermMaintenanceRead, 0, h.listSchedules},
+		{"POST", "/v1/maintenance/schedules", fleet.PermMaintenanceWrite, 0, h.createSchedule},
+		{"GET", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceRead, 0, h.getSchedule},
+		{"PATCH", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceWrite, 0, h.patchSchedule},
+		{"DELETE", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceWrite, 0, h.deleteSchedule},
+
 		{"GET", "/v1/events", fleet.PermEventsRead, 0, h.listEvents},
 		{"GET", "/v1/events/{event_id}", fleet.PermEventsRead, 0, h.getEvent},
 	}

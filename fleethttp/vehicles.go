@@ -135,10 +135,14 @@ func patchField[T any](m map[string]json.RawMessage, name string, o *fleet.Optio
 
 func jsonKindOf(v any) string {
 	switch v.(type) {
-	case string, *string:
+	case string, *string, fleet.Priority, fleet.WorkOrderStatus:
 		return "a string"
-	case *int, *float64, int, float64:
+	case *int, *int64:
+		return "a whole number"
+	case *float64, int, float64:
 		return "a number"
+	case *bool:
+		return "a boolean"
 	case []string:
 		return "an array of strings"
 	}

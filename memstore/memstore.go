@@ -30,6 +30,10 @@ type Store struct {
 	points      map[string]*series
 	events      *table[fleet.Event]
 
+	workOrders       *table[fleet.WorkOrder]
+	schedules        *table[fleet.Schedule]
+	vehicleSchedules map[string][]string // vehicle id -> its schedule ids, sorted
+
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
 
@@ -63,9 +67,14 @@ func New() *Store {
 		points:      map[string]*series{},
 		events: newTable("event", func(e fleet.Event) string { return e.ID },
 			func(e fleet.Event) string { return e.AccountID }, cloneEvent),
-		quota: map[string]*fleet.QuotaState{},
-		usage: map[usageSlot]fleet.Usage{},
-		idem:  map[idemSlot]fleet.IdempotencyRecord{},
+		workOrders: newTable("work order", func(w fleet.WorkOrder) string { return w.ID },
+			func(w fleet.WorkOrder) string { return w.AccountID }, cloneWorkOrder),
+		schedules: newTable("schedule", func(s fleet.Schedule) string { return s.ID },
+			func(s fleet.Schedule) string { return s.AccountID }, cloneSchedule),
+		vehicleSchedules: map[string][]string{},
+		quota:            map[string]*fleet.QuotaState{},
+		usage:            map[usageSlot]fleet.Usage{},
+		idem:             map[idemSlot]fleet.IdempotencyRecord{},
 	}
 }
 

@@ -160,6 +160,9 @@ func (t *tx) DeleteVehicle(accountID, id string) error {
 		return err
 	}
 	t.releaseExternalID(accountID, old.ExternalID)
+	if err := t.deleteSchedulesOf(accountID, id); err != nil {
+		return err
+	}
 	if ser, ok := t.s.points[id]; ok {
 		delete(t.s.points, id)
 		t.undo(func() { t.s.points[id] = ser })

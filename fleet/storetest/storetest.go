@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"ConflictLeavesTransactionUsable", testConflictLeavesTransactionUsable},
 	}
 	tests = append(tests, vehicleTests()...)
+	tests = append(tests, maintenanceTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

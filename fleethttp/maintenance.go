@@ -1,0 +1,168 @@
+package fleethttp
+
+import (
+	"net/http"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// Work orders and schedules go out as fleet.WorkOrder and fleet.Schedule,
+// whose JSON is the API's (unset optional fields are null); the same JSON is
+// the data of their events.
+
+type workOrderRequest struct {
+	VehicleID   string   `json:"vehicle_id"`
+	Title       string   `json:"title"`
+	Description *string  `json:"description"`
+	Priority    *string  `json:"priority"`
+	DueDate     *string  `json:"due_date"`
+	AssignedTo  *string  `json:"assigned_to"`
+	OdometerKm  *float64 `json:"odometer_km"`
+	CostCents   *int64   `json:"cost_cents"`
+	Currency    *string  `json:"currency"`
+	ScheduleID  *string  `json:"schedule_id"`
+}
+
+func (h *Handler) createWorkOrder(c *call) error {
+	req, err := decode[workOrderRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	w, err := h.svc.CreateWorkOrder(c.r.Context(), c.p, fleet.WorkOrder{
+		VehicleID: req.VehicleID, Title: req.Title, Description: deref(req.Description), Priority: fleet.Priority(deref(req.Priority)),
+		DueDate: deref(req.DueDate), AssignedTo: deref(req.AssignedTo), OdometerKm: req.OdometerKm, CostCents: req.CostCents,
+		Currency: deref(req.Currency), ScheduleID: deref(req.ScheduleID),
+	})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, w)
+}
+
+func (h *Handler) getWorkOrder(c *call) error {
+	w, err := h.svc.WorkOrder(c.r.Context(), c.p, c.r.PathValue("work_order_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, w)
+}
+
+func (h *Handler) listWorkOrders(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.WorkOrderFilter{VehicleID: q.Get("vehicle_id"), Status: fleet.WorkOrderStatus(q.Get("status")), Priority: fleet.Priority(q.Get("priority"))}
+	l, err := h.svc.ListWorkOrders(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) patchWorkOrder(c *call) error {
+	m, err := decodePatch(c.body, "title", "description", "priority", "status", "due_date", "assigned_to", "odometer_km", "cost_cents", "currency")
+	if err != nil {
+		return err
+	}
+	var p fleet.WorkOrderPatch
+	for _, err := range []error{
+		patchField(m, "title", &p.Title), patchField(m, "description", &p.Description), patchField(m, "priority", &p.Priority),
+		patchField(m, "status", &p.Status), patchField(m, "due_date", &p.DueDate), patchField(m, "assigned_to", &p.AssignedTo),
+		patchField(m, "odometer_km", &p.OdometerKm), patchField(m, "cost_cents", &p.CostCents), patchField(m, "currency", &p.Currency),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	w, err := h.svc.UpdateWorkOrder(c.r.Context(), c.p, c.r.PathValue("work_order_id"), p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, w)
+}
+
+type scheduleRequest struct {
+	VehicleID             string   `json:"vehicle_id"`
+	Name                  string   `json:"name"`
+	IntervalDays          *int     `json:"interval_days"`
+	IntervalKm            *float64 `json:"interval_km"`
+	LastServiceDate       *string  `json:"last_service_date"`
+	LastServiceOdometerKm *float64 `json:"last_service_odometer_km"`
+	AutoCreateWorkOrder   *bool    `json:"auto_create_work_order"`
+}
+
+func (h *Handler) createSchedule(c *call) error {
+	req, err := decode[scheduleRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	s, err := h.svc.CreateSchedule(c.r.Context(), c.p, fleet.Schedule{
+		VehicleID: req.VehicleID, Name: req.Name, IntervalDays: req.IntervalDays, IntervalKm: req.IntervalKm,
+		LastServiceDate: deref(req.LastServiceDate), LastServiceOdometerKm: req.LastServiceOdometerKm,
+		AutoCreateWorkOrder: req.AutoCreateWorkOrder != nil && *req.AutoCreateWorkOrder,
+	})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, s)
+}
+
+func (h *Handler) getSchedule(c *call) error {
+	s, err := h.svc.Schedule(c.r.Context(), c.p, c.r.PathValue("schedule_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, s)
+}
+
+func (h *Handler) listSchedules(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.ScheduleFilter{VehicleID: q.Get("vehicle_id"), Status: fleet.ScheduleStatus(q.Get("status"))}
+	l, err := h.svc.ListSchedules(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) patchSchedule(c *call) error {
+	m, err := decodePatch(c.body, "name", "interval_days", "interval_km", "last_service_date", "last_service_odometer_km", "auto_create_work_order")
+	if err != nil {
+		return err
+	}
+	var p fleet.SchedulePatch
+	for _, err := range []error{
+		patchField(m, "name", &p.Name), patchField(m, "interval_days", &p.IntervalDays), patchField(m, "interval_km", &p.IntervalKm),
+		patchField(m, "last_service_date", &p.LastServiceDate), patchField(m, "last_service_odometer_km", &p.LastServiceOdometerKm),
+		patchField(m, "auto_create_work_order", &p.AutoCreateWorkOrder),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	s, err := h.svc.UpdateSchedule(c.r.Context(), c.p, c.r.PathValue("schedule_id"), p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, s)
+}
+
+func (h *Handler) deleteSchedule(c *call) error {
+	d, err := h.svc.DeleteSchedule(c.r.Context(), c.p, c.r.PathValue("schedule_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, d)
+}
