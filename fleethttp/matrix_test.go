@@ -15,9 +15,10 @@ import (
 
 // tenant is one account with a resource of every kind, to call routes on.
 type tenant struct {
-	key                        string // every permission
-	keyID, vehicleID, eventID  string
-	spareKeyID, spareVehicleID string // for routes that delete or rotate
+	key                                         string // every permission
+	keyID, vehicleID, eventID                   string
+	workOrderID, scheduleID                     string
+	spareKeyID, spareVehicleID, spareScheduleID string // for routes that delete or rotate
 }
 
 func (e *env) tenant() *tenant {
@@ -32,14 +33,21 @@ func (e *env) tenant() *tenant {
 	tn.spareVehicleID = e.vehicle(key, "Spare")
 	e.do("POST", "/v1/vehicles/"+tn.vehicleID+"/locations", key, batch(pt(e.clock.Now().Add(-time.Minute), 1, 1, 20)))
 	tn.eventID = e.do("GET", "/v1/events", key, nil).list()[0].(map[string]any)["event_id"].(string)
+	tn.workOrderID = e.do("POST", "/v1/maintenance/work_orders", key, map[string]any{"vehicle_id": tn.vehicleID, "title": "Brakes"}).data()["work_order_id"].(string)
+	for _, dst := range []*string{&tn.scheduleID, &tn.spareScheduleID} {
+		*dst = e.do("POST", "/v1/maintenance/schedules", key, map[string]any{"vehicle_id": tn.vehicleID, "name": "Oil", "interval_km": 10000}).data()["schedule_id"].(string)
+	}
 	return tn
 }
 
 // routeCase says how to call a route: which of the tenant's ids fill its
 // path, and what body to send.
 type routeCase struct {
-	spare bool // use the spare key or vehicle (the route deletes or rotates)
+	spare bool // use the spare key, vehicle or schedule (the route deletes or rotates)
 	body  func(tn *tenant, now time.Time) any
+	// foreign is the status when the body names another account's
+	// resource (0: the body names none).
+	foreign int
 }
 
 // routeCases covers every route of the API. A route added to routes.go
@@ -65,19 +73,33 @@ var routeCases = map[string]routeCase{
 	"GET /v1/events":                           {},
 	"GET /v1/events/{event_id}":                {},
 	"POST /v1/vehicles/{vehicle_id}/locations": {body: func(_ *tenant, now time.Time) any { return batch(pt(now, 2, 2, 0)) }},
-	"POST /v1/vehicles/locations": {body: func(tn *tenant, now time.Time) any {
+	"POST /v1/vehicles/locations": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, now time.Time) any {
 		p := pt(now, 3, 3, 0)
 		p["vehicle_id"] = tn.vehicleID
 		return batch(p)
 	}},
+	"GET /v1/maintenance/work_orders": {},
+	"POST /v1/maintenance/work_orders": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"vehicle_id": tn.vehicleID, "title": "Tyres"}
+	}},
+	"GET /v1/maintenance/work_orders/{work_order_id}":   {},
+	"PATCH /v1/maintenance/work_orders/{work_order_id}": {body: func(*tenant, time.Time) any { return map[string]any{"title": "Brakes and pads"} }},
+	"GET /v1/maintenance/schedules":                     {},
+	"POST /v1/maintenance/schedules": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"vehicle_id": tn.vehicleID, "name": "Inspection", "interval_days": 365}
+	}},
+	"GET /v1/maintenance/schedules/{schedule_id}":    {},
+	"PATCH /v1/maintenance/schedules/{schedule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Oil change"} }},
+	"DELETE /v1/maintenance/schedules/{schedule_id}": {spare: true},
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID := tn.keyID, tn.vehicleID
+	keyID, vehID, schID := tn.keyID, tn.vehicleID, tn.scheduleID
 	if spare {
-		keyID, vehID = tn.spareKeyID, tn.spareVehicleID
+		keyID, vehID, schID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID
 	}
-	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID).Replace(pattern)
+	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
+		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -128,7 +150,8 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	snapshot := func() string {
 		var b strings.Builder
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID} {
+			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
+			"/v1/maintenance/work_orders", "/v1/maintenance/schedules"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -144,19 +167,19 @@ func TestTenantIsolationMatrix(t *testing.T) {
 				body = c.body(bob, now)
 			}
 			status, _ := e.call(rt.Method, fill(rt.Pattern, bob, c.spare), alice.key, body)
-			if strings.Contains(rt.Pattern, "{") || rt.Pattern == "/v1/vehicles/locations" && rt.Method == "POST" {
-				if rt.Method == "POST" && rt.Pattern == "/v1/vehicles/locations" {
-					is.Equal(status, http.StatusUnprocessableEntity) // another account's vehicle_id is refused by name
-				} else {
-					is.Equal(status, http.StatusNotFound)
-				}
+			switch {
+			case strings.Contains(rt.Pattern, "{"):
+				is.Equal(status, http.StatusNotFound)
+			case c.foreign != 0:
+				is.Equal(status, c.foreign) // another account's id in the body is refused by name
 			}
 		})
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
-	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations"} {
+	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
-		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID} {
+		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}
