@@ -8,7 +8,8 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-type accountJSON struct {
+// Account is the account object of the API.
+type Account struct {
 	AccountID        string    `json:"account_id"`
 	CompanyName      string    `json:"company_name"`
 	Plan             string    `json:"plan"`
@@ -17,8 +18,8 @@ type accountJSON struct {
 	CreatedAt        time.Time `json:"created_at"`
 }
 
-func toAccountJSON(a fleet.Account) accountJSON {
-	return accountJSON{
+func toAccount(a fleet.Account) Account {
+	return Account{
 		AccountID: a.ID, CompanyName: a.CompanyName, Plan: string(a.Plan), APIVersion: fleet.APIVersion,
 		RateLimitPerHour: a.RateLimitPerHour(), CreatedAt: a.CreatedAt,
 	}
@@ -27,10 +28,11 @@ func toAccountJSON(a fleet.Account) accountJSON {
 // getAccount answers from the account authentication read with the key, so
 // checking a key costs no store read (it is at most AuthCacheTTL old).
 func (h *Handler) getAccount(c *call) error {
-	return c.ok(http.StatusOK, toAccountJSON(c.p.Account))
+	return c.ok(http.StatusOK, toAccount(c.p.Account))
 }
 
-type keyJSON struct {
+// APIKey is the key object of the API: never the secret or its hash.
+type APIKey struct {
 	KeyID       string     `json:"key_id"`
 	Name        string     `json:"name"`
 	Prefix      string     `json:"prefix"`
@@ -43,23 +45,24 @@ type keyJSON struct {
 	RevokedAt   *time.Time `json:"revoked_at"`
 }
 
-func toKeyJSON(k fleet.Key, now time.Time) keyJSON {
+func toAPIKey(k fleet.Key, now time.Time) APIKey {
 	perms := []string(k.Permissions)
 	if perms == nil {
 		perms = []string{}
 	}
-	return keyJSON{
+	return APIKey{
 		KeyID: k.ID, Name: k.Name, Prefix: k.Prefix, Permissions: perms, Environment: k.Environment,
 		Status: string(k.Status(now)), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt,
 		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
 	}
 }
 
-// newKeyJSON is a key as created or rotated: the only time its secret shows.
-type newKeyJSON struct {
-	keyJSON
-	Key         string   `json:"key"`
-	PreviousKey *keyJSON `json:"previous_key,omitempty"`
+// NewAPIKey is a key as created or rotated: the only time its secret
+// shows (Key). On rotation PreviousKey is the old key with its new expiry.
+type NewAPIKey struct {
+	APIKey
+	Key         string  `json:"key"`
+	PreviousKey *APIKey `json:"previous_key,omitempty"`
 }
 
 func (h *Handler) listKeys(c *call) error {
@@ -72,9 +75,9 @@ func (h *Handler) listKeys(c *call) error {
 		return err
 	}
 	now := h.svc.Now()
-	out := make([]keyJSON, len(l.Items))
+	out := make([]APIKey, len(l.Items))
 	for i, k := range l.Items {
-		out[i] = toKeyJSON(k, now)
+		out[i] = toAPIKey(k, now)
 	}
 	return c.list(out, l.NextCursor, l.HasMore)
 }
@@ -97,7 +100,7 @@ func (h *Handler) createKey(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusCreated, newKeyJSON{keyJSON: toKeyJSON(nk.Key, h.svc.Now()), Key: nk.Secret})
+	return c.ok(http.StatusCreated, NewAPIKey{APIKey: toAPIKey(nk.Key, h.svc.Now()), Key: nk.Secret})
 }
 
 func (h *Handler) getKey(c *call) error {
@@ -105,7 +108,7 @@ func (h *Handler) getKey(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, toKeyJSON(k, h.svc.Now()))
+	return c.ok(http.StatusOK, toAPIKey(k, h.svc.Now()))
 }
 
 func (h *Handler) revokeKey(c *call) error {
@@ -113,7 +116,7 @@ func (h *Handler) revokeKey(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, toKeyJSON(k, h.svc.Now()))
+	return c.ok(http.StatusOK, toAPIKey(k, h.svc.Now()))
 }
 
 type rotateKeyRequest struct {
@@ -141,23 +144,25 @@ func (h *Handler) rotateKey(c *call) error {
 		return err
 	}
 	now := h.svc.Now()
-	out := newKeyJSON{keyJSON: toKeyJSON(nk.Key, now), Key: nk.Secret}
+	out := NewAPIKey{APIKey: toAPIKey(nk.Key, now), Key: nk.Secret}
 	if old, err := h.svc.Key(c.r.Context(), c.p, id); err == nil {
-		prev := toKeyJSON(old, now)
+		prev := toAPIKey(old, now)
 		out.PreviousKey = &prev
 	}
 	return c.ok(http.StatusCreated, out)
 }
 
-type usageHourJSON struct {
+// UsageHour is one hour of a key's usage.
+type UsageHour struct {
 	Hour     time.Time `json:"hour"`
 	Requests int       `json:"requests"`
 	Rejected int       `json:"rejected"`
 }
 
-type usageJSON struct {
-	KeyID  string          `json:"key_id"`
-	Hours  []usageHourJSON `json:"hours"`
+// KeyUsage is a key's hourly request counts, newest first, with totals.
+type KeyUsage struct {
+	KeyID  string      `json:"key_id"`
+	Hours  []UsageHour `json:"hours"`
 	Totals struct {
 		Requests int `json:"requests"`
 		Rejected int `json:"rejected"`
@@ -181,9 +186,9 @@ func (h *Handler) keyUsage(c *call) error {
 	if err != nil {
 		return err
 	}
-	out := usageJSON{KeyID: u.KeyID, Hours: make([]usageHourJSON, len(u.Hours))}
+	out := KeyUsage{KeyID: u.KeyID, Hours: make([]UsageHour, len(u.Hours))}
 	for i, x := range u.Hours {
-		out.Hours[i] = usageHourJSON{Hour: x.Hour, Requests: x.Requests, Rejected: x.Rejected}
+		out.Hours[i] = UsageHour{Hour: x.Hour, Requests: x.Requests, Rejected: x.Rejected}
 	}
 	out.Totals.Requests, out.Totals.Rejected = u.Requests, u.Rejected
 	return c.ok(http.StatusOK, out)

@@ -203,7 +203,8 @@ func (h *Handler) deleteVehicle(c *call) error {
 	return c.ok(http.StatusOK, d)
 }
 
-type eventJSON struct {
+// Event is the event object of the API.
+type Event struct {
 	ID        string          `json:"event_id"`
 	Type      string          `json:"type"`
 	CreatedAt time.Time       `json:"created_at"`
@@ -231,9 +232,9 @@ func (h *Handler) listEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	out := make([]eventJSON, len(l.Items))
+	out := make([]Event, len(l.Items))
 	for i, e := range l.Items {
-		out[i] = eventJSON{e.ID, e.Type, e.CreatedAt, e.Data}
+		out[i] = Event{e.ID, e.Type, e.CreatedAt, e.Data}
 	}
 	return c.list(out, l.NextCursor, l.HasMore)
 }
@@ -243,7 +244,7 @@ func (h *Handler) getEvent(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, eventJSON{e.ID, e.Type, e.CreatedAt, e.Data})
+	return c.ok(http.StatusOK, Event{e.ID, e.Type, e.CreatedAt, e.Data})
 }
 
 // parseTime reads an RFC 3339 query parameter.

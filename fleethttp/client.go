@@ -1,0 +1,493 @@
+package fleethttp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/google/uuid"
+)
+
+// Client is the Go SDK of the Fleet API. Errors from the API come back as
+// *fleet.Error, so fleet.ErrorCode reads the same on both sides of the wire.
+// It waits and retries when rate limited (honouring Retry-After), and
+// retries network failures of requests that are safe to repeat; every POST
+// carries an Idempotency-Key, so a retried POST never runs twice.
+type Client struct {
+	base       string
+	key        string
+	hc         *http.Client
+	waitOn429  bool
+	maxRetries int
+	pageSize   int
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithHTTPClient sets the *http.Client requests go through.
+func WithHTTPClient(hc *http.Client) ClientOption { return func(c *Client) { c.hc = hc } }
+
+// WithoutRateLimitWait makes a 429 come back at once as an error instead of
+// being waited out.
+func WithoutRateLimitWait() ClientOption { return func(c *Client) { c.waitOn429 = false } }
+
+// WithMaxRetries sets how often a request is retried (default 3).
+func WithMaxRetries(n int) ClientOption { return func(c *Client) { c.maxRetries = max(0, n) } }
+
+// WithPageSize sets how many items list methods ask for per page (default
+// 500, the most the API gives; history pages hold up to 10,000).
+func WithPageSize(n int) ClientOption { return func(c *Client) { c.pageSize = n } }
+
+// NewClient returns a client of the API at baseURL (the server's root, e.g.
+// "http://127.0.0.1:8080", or its /v1 address) using the API key.
+func NewClient(baseURL, apiKey string, opts ...ClientOption) *Client {
+	base := strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/v1")
+	c := &Client{base: base + "/v1", key: apiKey, hc: http.DefaultClient, waitOn429: true, maxRetries: 3}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// page is the pagination of a list response.
+type page struct {
+	NextCursor *string `json:"next_cursor"`
+	HasMore    bool    `json:"has_more"`
+}
+
+type clientEnvelope struct {
+	Success    bool            `json:"success"`
+	Data       json.RawMessage `json:"data"`
+	Pagination *page           `json:"pagination"`
+	Error      *struct {
+		Code      string             `json:"code"`
+		Message   string             `json:"message"`
+		RequestID string             `json:"request_id"`
+		Details   []fleet.FieldError `json:"details"`
+	} `json:"error"`
+}
+
+// do sends one request and decodes data into out. It returns the page of a
+// list response.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) (*page, error) {
+	var body []byte
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	u := c.base + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	idem := ""
+	if method == http.MethodPost {
+		idem = uuid.NewString()
+	}
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		req.Header.Set("Accept", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if idem != "" {
+			req.Header.Set("Idempotency-Key", idem)
+		}
+		res, err := c.hc.Do(req)
+		if err != nil {
+			// Every method the API has is safe to repeat: GET, DELETE and
+			// merge PATCH by nature, POST by its Idempotency-Key.
+			if ctx.Err() == nil && attempt < c.maxRetries {
+				if werr := wait(ctx, time.Duration(100<<attempt)*time.Millisecond); werr != nil {
+					return nil, werr
+				}
+				continue
+			}
+			return nil, err
+		}
+		raw, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode == http.StatusTooManyRequests && c.waitOn429 && attempt < c.maxRetries {
+			secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+			if err := wait(ctx, time.Duration(max(secs, 1))*time.Second); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return decodeEnvelope(res.StatusCode, raw, out)
+	}
+}
+
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func decodeEnvelope(status int, raw []byte, out any) (*page, error) {
+	var env clientEnvelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, fmt.Errorf("fleet: status %d with a body that is not the API's JSON", status)
+	}
+	if !env.Success || env.Error != nil {
+		if env.Error == nil {
+			return nil, &fleet.Error{Code: fleet.CodeInternal, Message: fmt.Sprintf("status %d", status)}
+		}
+		return nil, &fleet.Error{Code: env.Error.Code, Message: env.Error.Message, Details: env.Error.Details}
+	}
+	if out != nil {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			return nil, fmt.Errorf("fleet: decode response: %w", err)
+		}
+	}
+	return env.Pagination, nil
+}
+
+// walk yields every item of a list endpoint, page by page.
+func walk[T any](ctx context.Context, c *Client, path string, query url.Values) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		q := url.Values{}
+		for k, v := range query {
+			q[k] = v
+		}
+		if c.pageSize > 0 {
+			q.Set("limit", strconv.Itoa(c.pageSize))
+		}
+		for {
+			var items []T
+			pg, err := c.do(ctx, http.MethodGet, path, q, nil, &items)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if pg == nil || !pg.HasMore || pg.NextCursor == nil {
+				return
+			}
+			q.Set("cursor", *pg.NextCursor)
+		}
+	}
+}
+
+// Account returns the key's account; it is how a client checks a key.
+func (c *Client) Account(ctx context.Context) (Account, error) {
+	var a Account
+	_, err := c.do(ctx, http.MethodGet, "/account", nil, nil, &a)
+	return a, err
+}
+
+// APIKeys walks the account's keys.
+func (c *Client) APIKeys(ctx context.Context) iter.Seq2[APIKey, error] {
+	return walk[APIKey](ctx, c, "/api_keys", url.Values{"limit": {"500"}})
+}
+
+// CreateAPIKey creates a key; its secret is in the result's Key, once.
+func (c *Client) CreateAPIKey(ctx context.Context, params fleet.KeyParams) (NewAPIKey, error) {
+	var k NewAPIKey
+	_, err := c.do(ctx, http.MethodPost, "/api_keys", nil, createKeyRequest{
+		Name: params.Name, Permissions: params.Permissions, Environment: params.Environment, ExpiresAt: params.ExpiresAt,
+	}, &k)
+	return k, err
+}
+
+// APIKey returns one key.
+func (c *Client) APIKey(ctx context.Context, id string) (APIKey, error) {
+	var k APIKey
+	_, err := c.do(ctx, http.MethodGet, "/api_keys/"+url.PathEscape(id), nil, nil, &k)
+	return k, err
+}
+
+// RevokeAPIKey revokes a key.
+func (c *Client) RevokeAPIKey(ctx context.Context, id string) (APIKey, error) {
+	var k APIKey
+	_, err := c.do(ctx, http.MethodDelete, "/api_keys/"+url.PathEscape(id), nil, nil, &k)
+	return k, err
+}
+
+// RotateAPIKey replaces a key; the old one keeps working for grace.
+func (c *Client) RotateAPIKey(ctx context.Context, id string, grace time.Duration) (NewAPIKey, error) {
+	var k NewAPIKey
+	secs := int64(grace / time.Second)
+	_, err := c.do(ctx, http.MethodPost, "/api_keys/"+url.PathEscape(id)+"/rotate", nil, rotateKeyRequest{GracePeriodSeconds: &secs}, &k)
+	return k, err
+}
+
+// APIKeyUsage returns a key's hourly usage over the last hours (1 to 168).
+func (c *Client) APIKeyUsage(ctx context.Context, id string, hours int) (KeyUsage, error) {
+	var u KeyUsage
+	_, err := c.do(ctx, http.MethodGet, "/api_keys/"+url.PathEscape(id)+"/usage", url.Values{"hours": {strconv.Itoa(hours)}}, nil, &u)
+	return u, err
+}
+
+// VehicleQuery filters a vehicle list or the location snapshot.
+type VehicleQuery struct {
+	Status fleet.VehicleStatus
+	Tag    string
+	Query  string   // vehicles only: name, plate or VIN contains
+	IDs    []string // snapshot only
+}
+
+func (q VehicleQuery) values() url.Values {
+	v := url.Values{"limit": {"500"}}
+	if q.Status != "" {
+		v.Set("status", string(q.Status))
+	}
+	if q.Tag != "" {
+		v.Set("tag", q.Tag)
+	}
+	if q.Query != "" {
+		v.Set("q", q.Query)
+	}
+	for _, id := range q.IDs {
+		v.Add("vehicle_id", id)
+	}
+	return v
+}
+
+// Vehicles walks the account's vehicles.
+func (c *Client) Vehicles(ctx context.Context, q VehicleQuery) iter.Seq2[fleet.Vehicle, error] {
+	return walk[fleet.Vehicle](ctx, c, "/vehicles", q.values())
+}
+
+// CreateVehicle creates a vehicle from the fields a client sets.
+func (c *Client) CreateVehicle(ctx context.Context, v fleet.Vehicle) (fleet.Vehicle, error) {
+	var out fleet.Vehicle
+	_, err := c.do(ctx, http.MethodPost, "/vehicles", nil, vehicleRequest{
+		Name: v.Name, VIN: nullIfEmpty(v.VIN), Make: nullIfEmpty(v.Make), Model: nullIfEmpty(v.Model), Year: v.Year,
+		LicensePlate: nullIfEmpty(v.LicensePlate), ExternalID: nullIfEmpty(v.ExternalID), Tags: v.Tags, OdometerKm: v.OdometerKm,
+	}, &out)
+	return out, err
+}
+
+// Vehicle returns one vehicle.
+func (c *Client) Vehicle(ctx context.Context, id string) (fleet.Vehicle, error) {
+	var out fleet.Vehicle
+	_, err := c.do(ctx, http.MethodGet, "/vehicles/"+url.PathEscape(id), nil, nil, &out)
+	return out, err
+}
+
+// UpdateVehicle sends a merge patch: fields Set in p change, a Set zero
+// value clears.
+func (c *Client) UpdateVehicle(ctx context.Context, id string, p fleet.VehiclePatch) (fleet.Vehicle, error) {
+	m := map[string]any{}
+	putStr := func(name string, o fleet.Optional[string]) {
+		if o.Set {
+			m[name] = nullIfEmpty(o.Value)
+		}
+	}
+	putStr("name", p.Name)
+	putStr("vin", p.VIN)
+	putStr("make", p.Make)
+	putStr("model", p.Model)
+	putStr("license_plate", p.LicensePlate)
+	putStr("external_id", p.ExternalID)
+	if p.Year.Set {
+		m["year"] = p.Year.Value
+	}
+	if p.Tags.Set {
+		m["tags"] = p.Tags.Value
+	}
+	if p.OdometerKm.Set {
+		m["odometer_km"] = p.OdometerKm.Value
+	}
+	var out fleet.Vehicle
+	_, err := c.do(ctx, http.MethodPatch, "/vehicles/"+url.PathEscape(id), nil, m, &out)
+	return out, err
+}
+
+// DeleteVehicle deletes a vehicle and its location history.
+func (c *Client) DeleteVehicle(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/vehicles/"+url.PathEscape(id), nil, nil, nil)
+	return err
+}
+
+func toWire(pts []fleet.Point, withVehicle bool) batchRequest {
+	req := batchRequest{Locations: make([]pointJSON, len(pts))}
+	for i := range pts {
+		p := &pts[i]
+		w := pointJSON{Latitude: &p.Latitude, Longitude: &p.Longitude, Timestamp: &p.Timestamp, Speed: p.Speed, Heading: p.Heading, OdometerKm: p.OdometerKm}
+		if withVehicle {
+			w.VehicleID = &p.VehicleID
+		}
+		req.Locations[i] = w
+	}
+	return req
+}
+
+// PostLocations posts up to 1,000 points of one vehicle.
+func (c *Client) PostLocations(ctx context.Context, vehicleID string, pts []fleet.Point) (fleet.IngestResult, error) {
+	var r fleet.IngestResult
+	_, err := c.do(ctx, http.MethodPost, "/vehicles/"+url.PathEscape(vehicleID)+"/locations", nil, toWire(pts, false), &r)
+	return r, err
+}
+
+// PostBulkLocations posts up to 10,000 points, each naming its vehicle.
+func (c *Client) PostBulkLocations(ctx context.Context, pts []fleet.Point) (fleet.IngestResult, error) {
+	var r fleet.IngestResult
+	_, err := c.do(ctx, http.MethodPost, "/vehicles/locations", nil, toWire(pts, true), &r)
+	return r, err
+}
+
+// Locations walks the latest location of every vehicle that has reported.
+func (c *Client) Locations(ctx context.Context, q VehicleQuery) iter.Seq2[fleet.LocationRecord, error] {
+	return walk[fleet.LocationRecord](ctx, c, "/vehicles/locations", q.values())
+}
+
+// History walks a vehicle's points in ascending time between from and to
+// (zero: the server's defaults, the last 24 hours).
+func (c *Client) History(ctx context.Context, vehicleID string, from, to time.Time) iter.Seq2[fleet.Point, error] {
+	q := url.Values{"limit": {"10000"}}
+	if !from.IsZero() {
+		q.Set("from", from.UTC().Format(time.RFC3339Nano))
+	}
+	if !to.IsZero() {
+		q.Set("to", to.UTC().Format(time.RFC3339Nano))
+	}
+	return walk[fleet.Point](ctx, c, "/vehicles/"+url.PathEscape(vehicleID)+"/locations", q)
+}
+
+// Events walks the account's events of a type ("" for all) from a time
+// (zero for all).
+func (c *Client) Events(ctx context.Context, typ string, from time.Time) iter.Seq2[Event, error] {
+	q := url.Values{"limit": {"500"}}
+	if typ != "" {
+		q.Set("type", typ)
+	}
+	if !from.IsZero() {
+		q.Set("from", from.UTC().Format(time.RFC3339Nano))
+	}
+	return walk[Event](ctx, c, "/events", q)
+}
+
+// GetEvent returns one event.
+func (c *Client) GetEvent(ctx context.Context, id string) (Event, error) {
+	var e Event
+	_, err := c.do(ctx, http.MethodGet, "/events/"+url.PathEscape(id), nil, nil, &e)
+	return e, err
+}
+
+// LiveLocation is one report from the live stream.
+type LiveLocation struct {
+	ID string // the event id a reconnect resumes after
+	fleet.LocationRecord
+}
+
+// Stream follows live location reports (of the given vehicles, or all)
+// until ctx ends or the caller stops. A dropped connection is reopened with
+// Last-Event-ID, so reports sent meanwhile (up to ten minutes) are not lost;
+// an error is yielded only when a reconnect is refused.
+func (c *Client) Stream(ctx context.Context, vehicleIDs ...string) iter.Seq2[LiveLocation, error] {
+	return func(yield func(LiveLocation, error) bool) {
+		last := ""
+		for failures := 0; ctx.Err() == nil; {
+			q := url.Values{}
+			for _, id := range vehicleIDs {
+				q.Add("vehicle_id", id)
+			}
+			u := c.base + "/vehicles/locations/stream"
+			if len(q) > 0 {
+				u += "?" + q.Encode()
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if err != nil {
+				yield(LiveLocation{}, err)
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+c.key)
+			req.Header.Set("Accept", "text/event-stream")
+			if last != "" {
+				req.Header.Set("Last-Event-ID", last)
+			}
+			res, err := c.hc.Do(req)
+			if err == nil && res.StatusCode != http.StatusOK {
+				raw, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				_, err = decodeEnvelope(res.StatusCode, raw, nil)
+				var fe *fleet.Error
+				if errors.As(err, &fe) && fe.Code != fleet.CodeRateLimitExceeded && fe.Code != fleet.CodeUnavailable {
+					yield(LiveLocation{}, err)
+					return
+				}
+			}
+			if err == nil {
+				failures = 0
+				stop := false
+				last, stop = readStream(res.Body, last, yield)
+				res.Body.Close()
+				if stop {
+					return
+				}
+			} else if failures++; failures > c.maxRetries {
+				yield(LiveLocation{}, err)
+				return
+			}
+			if werr := wait(ctx, time.Duration(250<<min(failures, 5))*time.Millisecond); werr != nil {
+				return
+			}
+		}
+	}
+}
+
+// readStream yields the events of one connection; it returns the last id
+// seen and whether the caller stopped.
+func readStream(body io.Reader, last string, yield func(LiveLocation, error) bool) (string, bool) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var id, event string
+	var data []byte
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if event == "location" && data != nil {
+				var ll LiveLocation
+				if json.Unmarshal(data, &ll.LocationRecord) == nil {
+					ll.ID = id
+					last = id
+					if !yield(ll, nil) {
+						return last, true
+					}
+				}
+			}
+			id, event, data = "", "", nil
+		case strings.HasPrefix(line, "id:"):
+			id = strings.TrimSpace(line[3:])
+		case strings.HasPrefix(line, "event:"):
+			event = strings.TrimSpace(line[6:])
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimSpace(line[5:])...)
+		}
+	}
+	return last, false
+}

@@ -1,0 +1,161 @@
+package fleethttp_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/matryer/is"
+)
+
+func collect[T any](t *testing.T, seq func(func(T, error) bool)) []T {
+	t.Helper()
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			t.Fatalf("walk: %v", err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestClientAgainstTheRealHandler(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	a, key := e.account(fleet.PlanPro)
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(2))
+	ctx := context.Background()
+
+	acc, err := c.Account(ctx)
+	is.NoErr(err)
+	is.Equal(acc.AccountID, a.ID)
+	is.Equal(acc.Plan, "pro")
+
+	// Keys: create, walk pages, get, rotate, usage, revoke.
+	nk, err := c.CreateAPIKey(ctx, fleet.KeyParams{Name: "ci", Permissions: []string{"vehicles:read"}})
+	is.NoErr(err)
+	is.True(fleet.CheckSecret(nk.Key))
+	for range 2 {
+		_, err := c.CreateAPIKey(ctx, fleet.KeyParams{Name: "more"})
+		is.NoErr(err)
+	}
+	keys := collect(t, c.APIKeys(ctx))
+	is.Equal(len(keys), 4) // two pages of two
+	got, err := c.APIKey(ctx, nk.KeyID)
+	is.NoErr(err)
+	is.Equal(got.Name, "ci")
+	rot, err := c.RotateAPIKey(ctx, nk.KeyID, 10*time.Minute)
+	is.NoErr(err)
+	is.Equal(rot.PreviousKey.KeyID, nk.KeyID)
+	u, err := c.APIKeyUsage(ctx, a.ID, 2)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound) // not a key id
+	u, err = c.APIKeyUsage(ctx, keys[0].KeyID, 2)
+	is.NoErr(err)
+	is.Equal(len(u.Hours), 2)
+	rev, err := c.RevokeAPIKey(ctx, rot.KeyID)
+	is.NoErr(err)
+	is.Equal(rev.Status, "revoked")
+
+	// Errors read the same on both sides of the wire.
+	_, err = c.Vehicle(ctx, "veh_nope")
+	var fe *fleet.Error
+	is.True(errors.As(err, &fe))
+	is.Equal(fe.Code, fleet.CodeNotFound)
+	_, err = c.CreateVehicle(ctx, fleet.Vehicle{Name: "", VIN: "bad"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+	is.True(errors.As(err, &fe) && len(fe.Details) == 2)
+
+	// Vehicles and locations.
+	year := 2024
+	v, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Truck", Make: "Volvo", Year: &year, Tags: []string{"north"}})
+	is.NoErr(err)
+	is.Equal(v.Status, fleet.StatusOffline)
+	is.Equal(*v.Year, 2024)
+	v2, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Van"})
+	is.NoErr(err)
+	v, err = c.UpdateVehicle(ctx, v.ID, fleet.VehiclePatch{Make: fleet.Optional[string]{Set: true}, Model: fleet.Optional[string]{Set: true, Value: "FH"}})
+	is.NoErr(err)
+	is.Equal(v.Make, "") // cleared
+	is.Equal(v.Model, "FH")
+	is.Equal(len(collect(t, c.Vehicles(ctx, fleethttp.VehicleQuery{Tag: "north"}))), 1)
+
+	now := e.clock.Now()
+	speed := 50.0
+	res, err := c.PostLocations(ctx, v.ID, []fleet.Point{{Latitude: 52, Longitude: 13, Timestamp: now.Add(-time.Minute), Speed: &speed}, {Latitude: 52.1, Longitude: 13, Timestamp: now, Speed: &speed}})
+	is.NoErr(err)
+	is.Equal(res.Accepted, 2)
+	res, err = c.PostBulkLocations(ctx, []fleet.Point{{VehicleID: v2.ID, Latitude: 48, Longitude: 11, Timestamp: now}})
+	is.NoErr(err)
+	is.Equal(res.Accepted, 1)
+	snap := collect(t, c.Locations(ctx, fleethttp.VehicleQuery{}))
+	is.Equal(len(snap), 2)
+	is.Equal(snap[0].VehicleID, v.ID)
+	is.Equal(snap[0].Status, fleet.StatusMoving)
+	hist := collect(t, c.History(ctx, v.ID, now.Add(-time.Hour), time.Time{}))
+	is.Equal(len(hist), 2)
+	is.True(hist[0].Timestamp.Before(hist[1].Timestamp))
+
+	evs := collect(t, c.Events(ctx, fleet.EventVehicleCreated, time.Time{}))
+	is.Equal(len(evs), 2)
+	ev, err := c.GetEvent(ctx, evs[0].ID)
+	is.NoErr(err)
+	is.Equal(ev.Type, fleet.EventVehicleCreated)
+
+	is.NoErr(c.DeleteVehicle(ctx, v2.ID))
+	_, err = c.Vehicle(ctx, v2.ID)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
+}
+
+func TestClientRateLimitWithoutWaiting(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, nk, err := e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Tiny", Plan: fleet.PlanFree})
+	is.NoErr(err)
+	c := fleethttp.NewClient(e.srv.URL+"/v1", nk.Secret, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithoutRateLimitWait())
+	for range 1000 {
+		_, err := c.Account(ctx)
+		is.NoErr(err)
+	}
+	_, err = c.Account(ctx)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeRateLimitExceeded) // returned at once, not waited out
+}
+
+func TestClientStream(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()))
+	sctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := c.CreateVehicle(sctx, fleet.Vehicle{Name: "Live"})
+	is.NoErr(err)
+	got := make(chan fleethttp.LiveLocation, 10)
+	go func() {
+		for ll, err := range c.Stream(sctx, v.ID) {
+			if err != nil {
+				return
+			}
+			got <- ll
+		}
+	}()
+	// Post until the stream (which may still be connecting) shows a report.
+	now := e.clock.Now()
+	deadline := time.After(10 * time.Second)
+	for i := 0; ; i++ {
+		_, err := c.PostLocations(sctx, v.ID, []fleet.Point{{Latitude: 1, Longitude: float64(i), Timestamp: now.Add(time.Duration(i) * time.Millisecond)}})
+		is.NoErr(err)
+		select {
+		case ll := <-got:
+			is.Equal(ll.VehicleID, v.ID)
+			is.True(ll.ID != "")
+			return
+		case <-deadline:
+			t.Fatal("no report on the stream")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
