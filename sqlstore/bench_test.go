@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleet/storetest"
+	"github.com/fleetkit/fleetapi/internal/pgtest"
 	"github.com/fleetkit/fleetapi/memstore"
 )
 
@@ -27,8 +28,8 @@ func benchStores(b *testing.B, bench func(b *testing.B, s fleet.Store, parallel 
 			return MustOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db"))
 		}},
 	}
-	if dsn := os.Getenv("FLEET_TEST_POSTGRES"); dsn != "" {
-		stores = append(stores, store{"postgres", func(b *testing.B) fleet.Store { return MustOpen(b, NewPostgresSchema(b, dsn)) }})
+	if dsn := os.Getenv(pgtest.EnvVar); dsn != "" {
+		stores = append(stores, store{"postgres", func(b *testing.B) fleet.Store { return MustOpen(b, pgtest.NewSchema(b, dsn)) }})
 	}
 	base := map[bool]float64{} // ns/op of memstore, by parallel
 	for _, st := range stores {

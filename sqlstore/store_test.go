@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleet/storetest"
+	"github.com/fleetkit/fleetapi/internal/pgtest"
 	"github.com/fleetkit/fleetapi/sqlstore"
 	"github.com/matryer/is"
 )
@@ -295,7 +296,7 @@ func TestPanicRollsBack(t *testing.T) {
 // hand out exactly the allowance between them.
 func TestQuotaSharedAcrossStores(t *testing.T) {
 	is := is.New(t)
-	dsn := NewPostgresSchema(t, postgresDSN(t))
+	dsn := pgtest.NewSchema(t, pgtest.DSN(t))
 	servers := []*sqlstore.Store{MustOpen(t, dsn), MustOpen(t, dsn), MustOpen(t, dsn)}
 	const limit, perServer = 25, 20
 	var wg sync.WaitGroup
