@@ -20,7 +20,10 @@
 // so writers are serialised and readers see one consistent state without
 // waiting for them. On PostgreSQL, Update runs at isolation SERIALIZABLE and
 // is retried a few times when PostgreSQL aborts it to keep it so (fn may then
-// run more than once); View runs READ ONLY at REPEATABLE READ, one snapshot.
+// run more than once); it finds rows through indexes only, and no index
+// holds a column that location ingest changes, so that transactions on
+// different rows (two vehicles' ingests) do not abort each other. View runs
+// READ ONLY at REPEATABLE READ, one snapshot.
 // The hot paths (TakeQuota, RecordUsage, idempotency records) run at READ
 // COMMITTED with explicit row locks, which serialise exactly the requests
 // that touch the same row.
@@ -262,11 +265,23 @@ const maxAttempts = 10
 // PostgreSQL aborts it to keep it so; fn must therefore have no effects
 // outside the Tx that a second run would repeat.
 func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) error {
-	opts := &sql.TxOptions{}
-	if s.d.name == Postgres {
-		opts.Isolation = sql.LevelSerializable
+	if s.d.name != Postgres {
+		return s.run(ctx, s.wdb, &sql.TxOptions{}, false, func(t *tx) error { return fn(t) })
 	}
-	return s.run(ctx, s.wdb, opts, false, func(t *tx) error { return fn(t) })
+	opts := &sql.TxOptions{Isolation: sql.LevelSerializable}
+	return s.run(ctx, s.wdb, opts, false, func(t *tx) error {
+		// A SERIALIZABLE transaction that scans a table sequentially
+		// depends on the whole table, so that any concurrent write to it
+		// makes one of the two fail; found through an index, it depends on
+		// the rows and index pages it read. The planner scans small tables
+		// (a new fleet's vehicles) sequentially, and then two ingests of
+		// different vehicles aborted each other. Index scans make them
+		// independent, as they are in larger tables.
+		if _, err := t.tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			return t.failed(err)
+		}
+		return fn(t)
+	})
 }
 
 // View implements fleet.Store: fn runs in a read-only transaction that sees

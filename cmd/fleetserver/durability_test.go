@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/internal/pgtest"
+	"github.com/matryer/is"
+)
+
+// A 2xx means durable: the real binary is killed with SIGKILL while
+// location batches are being posted from several goroutines, started again
+// on the same database, and every point of every acknowledged batch is in
+// the history — and no batch is there in part.
+
+func TestSIGKILLKeepsAcknowledgedPointsSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	killDuringIngest(t, "sqlite:"+path, func(t *testing.T) {
+		// The file the killed process left is sound (opening it replays
+		// the WAL, as the restarted server will).
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var res string
+		if err := db.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil {
+			t.Fatal(err)
+		}
+		if res != "ok" {
+			t.Fatalf("PRAGMA integrity_check: %s", res)
+		}
+	})
+}
+
+func TestSIGKILLKeepsAcknowledgedPointsPostgres(t *testing.T) {
+	killDuringIngest(t, pgtest.NewDSN(t), nil)
+}
+
+// binDir holds the fleetserver binary that the tests of this package build
+// once; TestMain removes it.
+var (
+	binDir   string
+	binOnce  sync.Once
+	binPath  string
+	binError error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// serverBinary builds fleetserver once per test run and returns its path.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binError = os.MkdirTemp("", "fleetserver-test-")
+		if binError != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "fleetserver")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binError = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binError != nil {
+		t.Fatal(binError)
+	}
+	return binPath
+}
+
+// child is a fleetserver process.
+type child struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *syncBuf
+	done   chan struct{} // closed when the process has been waited for
+	err    error         // Wait's result, once done
+}
+
+var listeningLine = regexp.MustCompile(`^fleetserver listening on (http://\S+)`)
+
+// startChild runs "fleetserver serve" on dsn and a free loopback port and
+// returns once it prints the address it listens on. The process is killed
+// when the test ends if it still runs.
+func startChild(t *testing.T, bin, dsn string) *child {
+	t.Helper()
+	c := &child{stderr: &syncBuf{}, done: make(chan struct{})}
+	c.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
+	c.cmd.Stderr = c.stderr
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// One goroutine reads stdout to its end, handing over the address,
+	// then waits for the process (Wait must follow the last read).
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		found := false
+		for sc.Scan() {
+			if m := listeningLine.FindStringSubmatch(sc.Text()); m != nil && !found {
+				found = true
+				addr <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		c.cmd.Process.Kill()
+		<-c.done
+	})
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	select {
+	case c.base = <-addr:
+		return c
+	case <-c.done:
+		t.Fatalf("fleetserver exited before listening: %v\n%s", c.err, c.stderr.String())
+	case <-timeout.C:
+		t.Fatalf("fleetserver did not say where it listens within 30s:\n%s", c.stderr.String())
+	}
+	return nil
+}
+
+// wait waits for the process to exit and returns Wait's result.
+func (c *child) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-c.done:
+		return c.err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("fleetserver did not exit:\n%s", c.stderr.String())
+		return nil
+	}
+}
+
+// call sends a JSON request with the key and decodes the response.
+func call(client *http.Client, method, url, key string, body any) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return res.StatusCode, nil, fmt.Errorf("response is not JSON: %s", b)
+	}
+	return res.StatusCode, m, nil
+}
+
+// Shape of the ingest: writers goroutines, each posting batches of
+// batchSize points of its own vehicle; the server is killed when
+// killAfter batches have been acknowledged.
+const (
+	writers   = 4
+	batchSize = 250
+	killAfter = 40
+	// maxBatches bounds each writer's loop, should the kill not stop it.
+	maxBatches = 1000
+)
+
+// killDuringIngest runs the crash test on dsn; afterKill, when not nil,
+// inspects the database while no server runs.
+func killDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T)) {
+	is := is.New(t)
+	bin := serverBinary(t)
+
+	// The operator bootstraps an account from the shell.
+	out, err := exec.Command(bin, "accounts", "create", "--company", "Crash Test Haulage", "--plan", "enterprise", "--db", dsn, "--json").Output()
+	if err != nil {
+		t.Fatalf("accounts create: %v (%s)", err, out)
+	}
+	var acc map[string]string
+	is.NoErr(json.Unmarshal(out, &acc))
+	key := acc["api_key"]
+
+	srv := startChild(t, bin, dsn)
+	client := &http.Client{Timeout: 30 * time.Second}
+	vehicles := make([]string, writers)
+	for i := range vehicles {
+		status, body, err := call(client, "POST", srv.base+"/v1/vehicles", key, map[string]any{"name": fmt.Sprintf("Truck %d", i)})
+		is.NoErr(err)
+		is.Equal(status, http.StatusCreated)
+		vehicles[i] = body["data"].(map[string]any)["vehicle_id"].(string)
+	}
+
+	// Point j of batch b of writer w is at base + ((b*batchSize)+j) ms, so
+	// every point has a timestamp of its own and its batch is known from it.
+	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*batchSize+j) * time.Millisecond) }
+
+	var (
+		acked    [writers][]int // acknowledged batches, by writer
+		total    atomic.Int64   // acknowledged batches, all writers
+		inFlight atomic.Int64   // requests sent and not yet answered
+		atKill   atomic.Int64   // inFlight when the kill was sent
+		killed   atomic.Bool
+		killOnce sync.Once
+		wg       sync.WaitGroup
+	)
+	kill := func() {
+		killOnce.Do(func() {
+			atKill.Store(inFlight.Load())
+			killed.Store(true)
+			srv.cmd.Process.Signal(syscall.SIGKILL)
+		})
+	}
+	for w := range writers {
+		wg.Go(func() {
+			for b := range maxBatches {
+				pts := make([]map[string]any, batchSize)
+				for j := range pts {
+					pts[j] = map[string]any{"latitude": 52 + float64(w)/10, "longitude": 13 + float64(j)/1000,
+						"timestamp": pointAt(b, j).Format(time.RFC3339Nano), "speed": 30}
+				}
+				inFlight.Add(1)
+				status, body, err := call(client, "POST", srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, map[string]any{"locations": pts})
+				inFlight.Add(-1)
+				if err != nil { // the server is gone: stop
+					if !killed.Load() {
+						t.Errorf("writer %d batch %d: %v", w, b, err)
+					}
+					return
+				}
+				if status != http.StatusOK {
+					t.Errorf("writer %d batch %d: status %d %v\nserver log:\n%s", w, b, status, body, srv.stderr.String())
+					kill()
+					return
+				}
+				if got := body["data"].(map[string]any)["accepted"]; got != float64(batchSize) {
+					t.Errorf("writer %d batch %d: accepted %v", w, b, got)
+				}
+				acked[w] = append(acked[w], b)
+				if total.Add(1) == killAfter {
+					kill() // batches of the other writers are in flight
+				}
+			}
+		})
+	}
+	wg.Wait()
+	kill()
+	err = srv.wait(t)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the server was not killed by SIGKILL: %v", err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("killed after %d acknowledged batches, with %d requests in flight", total.Load(), atKill.Load())
+	is.True(total.Load() >= killAfter) // the kill came after killAfter acknowledgements
+	is.True(atKill.Load() > 0)         // and while batches were in flight
+
+	if afterKill != nil {
+		afterKill(t)
+	}
+
+	// Started again on the same database, the server has every point of
+	// every acknowledged batch; each batch is there whole or not at all.
+	srv = startChild(t, bin, dsn)
+	for w, veh := range vehicles {
+		have := history(t, client, srv.base, key, veh, base, pointAt(maxBatches, 0))
+		byBatch := map[int]int{}
+		for ms := range have {
+			byBatch[int(ms)/batchSize]++
+		}
+		for b, n := range byBatch {
+			if n != batchSize {
+				t.Errorf("writer %d batch %d: %d of %d points stored", w, b, n, batchSize)
+			}
+		}
+		for _, b := range acked[w] {
+			if byBatch[b] != batchSize {
+				t.Errorf("writer %d batch %d was acknowledged, but %d of its %d points are stored", w, b, byBatch[b], batchSize)
+			}
+		}
+	}
+	// A graceful stop ends the second run.
+	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
+	is.NoErr(srv.wait(t))
+}
+
+// history walks a vehicle's history from from to to by cursor and returns
+// the stored points' offsets from from, in milliseconds.
+func history(t *testing.T, client *http.Client, base, key, vehicle string, from, to time.Time) map[int64]bool {
+	t.Helper()
+	have := map[int64]bool{}
+	cursor := ""
+	for {
+		q := url.Values{"from": {from.Format(time.RFC3339Nano)}, "to": {to.Format(time.RFC3339Nano)}, "limit": {"10000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		status, body, err := call(client, "GET", base+"/v1/vehicles/"+vehicle+"/locations?"+q.Encode(), key, nil)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("history: %d %v %v", status, body, err)
+		}
+		for _, p := range body["data"].([]any) {
+			ts, err := time.Parse(time.RFC3339Nano, p.(map[string]any)["timestamp"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms := ts.Sub(from).Milliseconds()
+			if have[ms] {
+				t.Fatalf("history repeats the point at %s", ts)
+			}
+			have[ms] = true
+		}
+		next, _ := body["pagination"].(map[string]any)["next_cursor"].(string)
+		if next == "" {
+			return have
+		}
+		cursor = next
+	}
+}
