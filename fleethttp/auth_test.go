@@ -177,7 +177,7 @@ func TestRateLimitExceeded(t *testing.T) {
 func TestRateLimitExactUnderConcurrency(t *testing.T) {
 	e := newEnv(t)
 	_, secret := e.account(fleet.PlanFree)
-	rateLimitExact(t, []*env{e}, secret)
+	checkRateLimitExact(t, []*env{e}, secret)
 }
 
 // concurrentOK sends n simultaneous GET /v1/account spread over the servers
@@ -223,7 +223,7 @@ func concurrentOK(t *testing.T, servers []*env, secret string, n int) int {
 func TestRevokedKeyRefusedAtOnceAndAcrossServers(t *testing.T) {
 	store := memstore.New()
 	clock := testclock.New(T0)
-	revokedAcrossServers(t, newEnvOn(t, store, clock), newEnvOn(t, store, clock), clock)
+	checkRevokedAcrossServers(t, newEnvOn(t, store, clock), newEnvOn(t, store, clock), clock)
 }
 
 func TestSecretsNeverLogged(t *testing.T) {

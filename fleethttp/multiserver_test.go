@@ -41,18 +41,18 @@ func postgresServers(t *testing.T) (one, two *env, clock *testclock.Clock) {
 func TestPostgresTwoServersRateLimitExact(t *testing.T) {
 	one, two, _ := postgresServers(t)
 	_, secret := one.account(fleet.PlanFree)
-	rateLimitExact(t, []*env{one, two}, secret)
+	checkRateLimitExact(t, []*env{one, two}, secret)
 }
 
 func TestPostgresTwoServersRevokedKey(t *testing.T) {
 	one, two, clock := postgresServers(t)
-	revokedAcrossServers(t, one, two, clock)
+	checkRevokedAcrossServers(t, one, two, clock)
 }
 
-// rateLimitExact spends a free key's allowance over the servers, in turn,
+// checkRateLimitExact spends a free key's allowance over the servers, in turn,
 // down to Remaining = 20, then sends 50 simultaneous requests spread over
 // them: exactly 20 succeed, and the window is then spent on every server.
-func rateLimitExact(t *testing.T, servers []*env, secret string) {
+func checkRateLimitExact(t *testing.T, servers []*env, secret string) {
 	t.Helper()
 	is := is.New(t)
 	var r *response
@@ -73,9 +73,9 @@ func rateLimitExact(t *testing.T, servers []*env, secret string) {
 	}
 }
 
-// revokedAcrossServers revokes a key through one server after the other has
+// checkRevokedAcrossServers revokes a key through one server after the other has
 // cached it: the first refuses it at once, the second within 5 seconds.
-func revokedAcrossServers(t *testing.T, one, two *env, clock *testclock.Clock) {
+func checkRevokedAcrossServers(t *testing.T, one, two *env, clock *testclock.Clock) {
 	t.Helper()
 	is := is.New(t)
 	_, admin := one.account(fleet.PlanPro)

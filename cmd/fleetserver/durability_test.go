@@ -31,7 +31,7 @@ import (
 
 func TestSIGKILLKeepsAcknowledgedPointsSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.db")
-	killDuringIngest(t, "sqlite:"+path, func(t *testing.T) {
+	checkKillDuringIngest(t, "sqlite:"+path, func(t *testing.T) {
 		// The file the killed process left is sound (opening it replays
 		// the WAL, as the restarted server will).
 		db, err := sql.Open("sqlite", path)
@@ -50,7 +50,7 @@ func TestSIGKILLKeepsAcknowledgedPointsSQLite(t *testing.T) {
 }
 
 func TestSIGKILLKeepsAcknowledgedPointsPostgres(t *testing.T) {
-	killDuringIngest(t, pgtest.NewDSN(t), nil)
+	checkKillDuringIngest(t, pgtest.NewDSN(t), nil)
 }
 
 // binDir holds the fleetserver binary that the tests of this package build
@@ -206,9 +206,9 @@ const (
 	maxBatches = 1000
 )
 
-// killDuringIngest runs the crash test on dsn; afterKill, when not nil,
+// checkKillDuringIngest runs the crash test on dsn; afterKill, when not nil,
 // inspects the database while no server runs.
-func killDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T)) {
+func checkKillDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T)) {
 	is := is.New(t)
 	bin := serverBinary(t)
 
