@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -101,6 +102,35 @@ type Vehicle struct {
 	// StationarySince is when the vehicle last came to rest (the first
 	// report below the moving speed after moving); nil while moving.
 	StationarySince *time.Time `json:"-"`
+}
+
+// MarshalJSON writes the vehicle as the API shows it, in responses and in
+// event data alike: unset text fields are null, tags an empty list.
+func (v Vehicle) MarshalJSON() ([]byte, error) {
+	tags := v.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return json.Marshal(struct {
+		ID           string        `json:"vehicle_id"`
+		Name         string        `json:"name"`
+		VIN          *string       `json:"vin"`
+		Make         *string       `json:"make"`
+		Model        *string       `json:"model"`
+		Year         *int          `json:"year"`
+		LicensePlate *string       `json:"license_plate"`
+		ExternalID   *string       `json:"external_id"`
+		Tags         []string      `json:"tags"`
+		OdometerKm   *float64      `json:"odometer_km"`
+		Status       VehicleStatus `json:"status"`
+		Speed        *float64      `json:"speed"`
+		LastLocation *Position     `json:"last_location"`
+		CreatedAt    time.Time     `json:"created_at"`
+		UpdatedAt    time.Time     `json:"updated_at"`
+	}{
+		v.ID, v.Name, nullString(v.VIN), nullString(v.Make), nullString(v.Model), v.Year, nullString(v.LicensePlate),
+		nullString(v.ExternalID), tags, v.OdometerKm, v.Status, v.Speed, v.LastLocation, v.CreatedAt, v.UpdatedAt,
+	})
 }
 
 // Limits on vehicle fields.

@@ -11,25 +11,6 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-// vehicleJSON is a vehicle on the wire: unset text fields are null.
-type vehicleJSON struct {
-	ID           string          `json:"vehicle_id"`
-	Name         string          `json:"name"`
-	VIN          *string         `json:"vin"`
-	Make         *string         `json:"make"`
-	Model        *string         `json:"model"`
-	Year         *int            `json:"year"`
-	LicensePlate *string         `json:"license_plate"`
-	ExternalID   *string         `json:"external_id"`
-	Tags         []string        `json:"tags"`
-	OdometerKm   *float64        `json:"odometer_km"`
-	Status       string          `json:"status"`
-	Speed        *float64        `json:"speed"`
-	LastLocation *fleet.Position `json:"last_location"`
-	CreatedAt    time.Time       `json:"created_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
-}
-
 func nullIfEmpty(s string) *string {
 	if s == "" {
 		return nil
@@ -37,18 +18,8 @@ func nullIfEmpty(s string) *string {
 	return &s
 }
 
-func toVehicleJSON(v fleet.Vehicle) vehicleJSON {
-	tags := v.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	return vehicleJSON{
-		ID: v.ID, Name: v.Name, VIN: nullIfEmpty(v.VIN), Make: nullIfEmpty(v.Make), Model: nullIfEmpty(v.Model),
-		Year: v.Year, LicensePlate: nullIfEmpty(v.LicensePlate), ExternalID: nullIfEmpty(v.ExternalID), Tags: tags,
-		OdometerKm: v.OdometerKm, Status: string(v.Status), Speed: v.Speed, LastLocation: v.LastLocation,
-		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
-	}
-}
+// Vehicles go out as fleet.Vehicle, whose JSON is the API's; the same JSON
+// is the data of their events.
 
 type vehicleRequest struct {
 	Name         string   `json:"name"`
@@ -81,7 +52,7 @@ func (h *Handler) createVehicle(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusCreated, toVehicleJSON(v))
+	return c.ok(http.StatusCreated, v)
 }
 
 func (h *Handler) getVehicle(c *call) error {
@@ -89,7 +60,7 @@ func (h *Handler) getVehicle(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, toVehicleJSON(v))
+	return c.ok(http.StatusOK, v)
 }
 
 func (h *Handler) listVehicles(c *call) error {
@@ -106,11 +77,7 @@ func (h *Handler) listVehicles(c *call) error {
 	if err != nil {
 		return err
 	}
-	out := make([]vehicleJSON, len(l.Items))
-	for i, v := range l.Items {
-		out[i] = toVehicleJSON(v)
-	}
-	return c.list(out, l.NextCursor, l.HasMore)
+	return c.list(l.Items, l.NextCursor, l.HasMore)
 }
 
 // patchField decodes one member of a merge patch: absent leaves o unset,
@@ -192,7 +159,7 @@ func (h *Handler) patchVehicle(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, toVehicleJSON(v))
+	return c.ok(http.StatusOK, v)
 }
 
 func (h *Handler) deleteVehicle(c *call) error {

@@ -82,6 +82,10 @@ func TestVehicleLifecycle(t *testing.T) {
 		types = append(types, ev.(map[string]any)["type"].(string))
 	}
 	is.Equal(types, []string{"vehicle.created", "vehicle.updated", "vehicle.deleted"}) // failed changes emit nothing
+	created := e.do("GET", "/v1/events?type=vehicle.created", key, nil).list()[0].(map[string]any)["data"].(map[string]any)
+	is.Equal(created["vehicle_id"], id)
+	is.Equal(created["model"], nil) // event data is the API's vehicle JSON: unset is null
+	is.Equal(created["tags"], []any{"north"})
 	is.Equal(len(e.do("GET", "/v1/events?type=vehicle.updated", key, nil).list()), 1)
 }
 
