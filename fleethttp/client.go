@@ -11,6 +11,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -297,30 +298,32 @@ func (c *Client) Vehicle(ctx context.Context, id string) (fleet.Vehicle, error) 
 	return out, err
 }
 
+// putOpt adds a patch field to a merge patch when it is Set; an empty
+// string, like a nil pointer, goes out as null (clearing the field).
+func putOpt[T any](m map[string]any, name string, o fleet.Optional[T]) {
+	if !o.Set {
+		return
+	}
+	var v any = o.Value
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String && rv.Len() == 0 {
+		v = nil
+	}
+	m[name] = v
+}
+
 // UpdateVehicle sends a merge patch: fields Set in p change, a Set zero
 // value clears.
 func (c *Client) UpdateVehicle(ctx context.Context, id string, p fleet.VehiclePatch) (fleet.Vehicle, error) {
 	m := map[string]any{}
-	putStr := func(name string, o fleet.Optional[string]) {
-		if o.Set {
-			m[name] = nullIfEmpty(o.Value)
-		}
-	}
-	putStr("name", p.Name)
-	putStr("vin", p.VIN)
-	putStr("make", p.Make)
-	putStr("model", p.Model)
-	putStr("license_plate", p.LicensePlate)
-	putStr("external_id", p.ExternalID)
-	if p.Year.Set {
-		m["year"] = p.Year.Value
-	}
-	if p.Tags.Set {
-		m["tags"] = p.Tags.Value
-	}
-	if p.OdometerKm.Set {
-		m["odometer_km"] = p.OdometerKm.Value
-	}
+	putOpt(m, "name", p.Name)
+	putOpt(m, "vin", p.VIN)
+	putOpt(m, "make", p.Make)
+	putOpt(m, "model", p.Model)
+	putOpt(m, "year", p.Year)
+	putOpt(m, "license_plate", p.LicensePlate)
+	putOpt(m, "external_id", p.ExternalID)
+	putOpt(m, "tags", p.Tags)
+	putOpt(m, "odometer_km", p.OdometerKm)
 	var out fleet.Vehicle
 	_, err := c.do(ctx, http.MethodPatch, "/vehicles/"+url.PathEscape(id), nil, m, &out)
 	return out, err
@@ -490,4 +493,101 @@ func readStream(body io.Reader, last string, yield func(LiveLocation, error) boo
 		}
 	}
 	return last, false
+}
+
+// WorkOrders walks the account's work orders that f selects.
+func (c *Client) WorkOrders(ctx context.Context, f fleet.WorkOrderFilter) iter.Seq2[fleet.WorkOrder, error] {
+	q := url.Values{"limit": {"500"}}
+	for k, v := range map[string]string{"vehicle_id": f.VehicleID, "status": string(f.Status), "priority": string(f.Priority)} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return walk[fleet.WorkOrder](ctx, c, "/maintenance/work_orders", q)
+}
+
+// CreateWorkOrder opens a work order from the fields a client sets.
+func (c *Client) CreateWorkOrder(ctx context.Context, w fleet.WorkOrder) (fleet.WorkOrder, error) {
+	var out fleet.WorkOrder
+	_, err := c.do(ctx, http.MethodPost, "/maintenance/work_orders", nil, workOrderRequest{
+		VehicleID: w.VehicleID, Title: w.Title, Description: nullIfEmpty(w.Description), Priority: nullIfEmpty(string(w.Priority)),
+		DueDate: nullIfEmpty(w.DueDate), AssignedTo: nullIfEmpty(w.AssignedTo), OdometerKm: w.OdometerKm, CostCents: w.CostCents,
+		Currency: nullIfEmpty(w.Currency), ScheduleID: nullIfEmpty(w.ScheduleID),
+	}, &out)
+	return out, err
+}
+
+// WorkOrder returns one work order.
+func (c *Client) WorkOrder(ctx context.Context, id string) (fleet.WorkOrder, error) {
+	var out fleet.WorkOrder
+	_, err := c.do(ctx, http.MethodGet, "/maintenance/work_orders/"+url.PathEscape(id), nil, nil, &out)
+	return out, err
+}
+
+// UpdateWorkOrder sends a merge patch; a status change is a move of the
+// work-order state machine (409 invalid_state_transition if forbidden).
+func (c *Client) UpdateWorkOrder(ctx context.Context, id string, p fleet.WorkOrderPatch) (fleet.WorkOrder, error) {
+	m := map[string]any{}
+	putOpt(m, "title", p.Title)
+	putOpt(m, "description", p.Description)
+	putOpt(m, "priority", p.Priority)
+	putOpt(m, "status", p.Status)
+	putOpt(m, "due_date", p.DueDate)
+	putOpt(m, "assigned_to", p.AssignedTo)
+	putOpt(m, "odometer_km", p.OdometerKm)
+	putOpt(m, "cost_cents", p.CostCents)
+	putOpt(m, "currency", p.Currency)
+	var out fleet.WorkOrder
+	_, err := c.do(ctx, http.MethodPatch, "/maintenance/work_orders/"+url.PathEscape(id), nil, m, &out)
+	return out, err
+}
+
+// Schedules walks the account's schedules that f selects.
+func (c *Client) Schedules(ctx context.Context, f fleet.ScheduleFilter) iter.Seq2[fleet.Schedule, error] {
+	q := url.Values{"limit": {"500"}}
+	if f.VehicleID != "" {
+		q.Set("vehicle_id", f.VehicleID)
+	}
+	if f.Status != "" {
+		q.Set("status", string(f.Status))
+	}
+	return walk[fleet.Schedule](ctx, c, "/maintenance/schedules", q)
+}
+
+// CreateSchedule creates a recurring service schedule.
+func (c *Client) CreateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Schedule, error) {
+	auto := s.AutoCreateWorkOrder
+	var out fleet.Schedule
+	_, err := c.do(ctx, http.MethodPost, "/maintenance/schedules", nil, scheduleRequest{
+		VehicleID: s.VehicleID, Name: s.Name, IntervalDays: s.IntervalDays, IntervalKm: s.IntervalKm,
+		LastServiceDate: nullIfEmpty(s.LastServiceDate), LastServiceOdometerKm: s.LastServiceOdometerKm, AutoCreateWorkOrder: &auto,
+	}, &out)
+	return out, err
+}
+
+// Schedule returns one schedule.
+func (c *Client) Schedule(ctx context.Context, id string) (fleet.Schedule, error) {
+	var out fleet.Schedule
+	_, err := c.do(ctx, http.MethodGet, "/maintenance/schedules/"+url.PathEscape(id), nil, nil, &out)
+	return out, err
+}
+
+// UpdateSchedule sends a merge patch of a schedule.
+func (c *Client) UpdateSchedule(ctx context.Context, id string, p fleet.SchedulePatch) (fleet.Schedule, error) {
+	m := map[string]any{}
+	putOpt(m, "name", p.Name)
+	putOpt(m, "interval_days", p.IntervalDays)
+	putOpt(m, "interval_km", p.IntervalKm)
+	putOpt(m, "last_service_date", p.LastServiceDate)
+	putOpt(m, "last_service_odometer_km", p.LastServiceOdometerKm)
+	putOpt(m, "auto_create_work_order", p.AutoCreateWorkOrder)
+	var out fleet.Schedule
+	_, err := c.do(ctx, http.MethodPatch, "/maintenance/schedules/"+url.PathEscape(id), nil, m, &out)
+	return out, err
+}
+
+// DeleteSchedule deletes a schedule; its work orders stay.
+func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/maintenance/schedules/"+url.PathEscape(id), nil, nil, nil)
+	return err
 }

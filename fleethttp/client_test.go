@@ -110,6 +110,49 @@ func TestClientAgainstTheRealHandler(t *testing.T) {
 	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
 }
 
+func TestClientMaintenance(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()))
+	odo := 9600.0
+	v, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Truck", OdometerKm: &odo})
+	is.NoErr(err)
+	km, last := 10000.0, 0.0
+	s, err := c.CreateSchedule(ctx, fleet.Schedule{VehicleID: v.ID, Name: "Oil", IntervalKm: &km, LastServiceOdometerKm: &last})
+	is.NoErr(err)
+	is.Equal(s.Status, fleet.ScheduleDueSoon) // 400 km to go
+	s, err = c.UpdateSchedule(ctx, s.ID, fleet.SchedulePatch{Name: fleet.Optional[string]{Set: true, Value: "Oil change"}})
+	is.NoErr(err)
+	is.Equal(s.Name, "Oil change")
+	got, err := c.Schedule(ctx, s.ID)
+	is.NoErr(err)
+	is.Equal(got.ID, s.ID)
+	is.Equal(len(collect(t, c.Schedules(ctx, fleet.ScheduleFilter{VehicleID: v.ID}))), 1)
+
+	cost := int64(12_500)
+	w, err := c.CreateWorkOrder(ctx, fleet.WorkOrder{VehicleID: v.ID, Title: "Oil change", ScheduleID: s.ID, CostCents: &cost, Currency: "EUR"})
+	is.NoErr(err)
+	is.Equal(w.Status, fleet.WorkOrderStatus("open"))
+	_, err = c.UpdateWorkOrder(ctx, w.ID, fleet.WorkOrderPatch{Status: fleet.Optional[fleet.WorkOrderStatus]{Set: true, Value: "in_progress"}})
+	is.NoErr(err)
+	w, err = c.UpdateWorkOrder(ctx, w.ID, fleet.WorkOrderPatch{Status: fleet.Optional[fleet.WorkOrderStatus]{Set: true, Value: "completed"}})
+	is.NoErr(err)
+	is.True(w.CompletedAt != nil)
+	_, err = c.UpdateWorkOrder(ctx, w.ID, fleet.WorkOrderPatch{Status: fleet.Optional[fleet.WorkOrderStatus]{Set: true, Value: "open"}})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidStateTransition) // completed is final
+	got, err = c.Schedule(ctx, s.ID)
+	is.NoErr(err)
+	is.Equal(got.Status, fleet.ScheduleOK) // the completed work order recorded the service
+	wo, err := c.WorkOrder(ctx, w.ID)
+	is.NoErr(err)
+	is.Equal(*wo.CostCents, int64(12_500))
+	is.Equal(len(collect(t, c.WorkOrders(ctx, fleet.WorkOrderFilter{Status: "completed"}))), 1)
+	is.NoErr(c.DeleteSchedule(ctx, s.ID))
+	_, err = c.Schedule(ctx, s.ID)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
+}
+
 func TestClientRateLimitWithoutWaiting(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
