@@ -37,16 +37,16 @@ def components():
     headers = {
       "X-Request-Id": {"description": "The request's id: the client's own X-Request-Id if it sent a sane one, else a new one.", "required": True, "schema": {"type": "string"}},
       "Retry-After": {"description": "Seconds until the rate-limit window resets.", "required": True, "schema": {"type": "integer", "minimum": 1}},
-      "Allow": {"description": "The methods the path accepts.", "required": True, "schema": {"type": "string"}},
       "Idempotent-Replayed": {"description": "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema": {"type": "string", "enum": ["true"]}},
     }
     for k, (t, d) in RL.items():
         headers[k] = {"description": d, "required": True, "schema": {"type": t}}
     responses = {}
     for name, status, code, desc in ERRORS:
+        if status == 405:
+            continue  # answered for a path's other methods, never by an operation
         extra = []
         if status == 429: extra = ["Retry-After"]
-        if status == 405: extra = ["Allow"]
         h = hdr_refs(extra)
         responses[name] = {"description": desc + " (`" + code + "`)", "headers": h,
             "content": {"application/json": {"schema": ref("ErrorEnvelope")}}}
@@ -265,6 +265,8 @@ def components():
             "headers": headers, "responses": responses, "schemas": schemas, "parameters": params}
 
 def ok(desc, schema, status="200", listing=False, extra_headers=()):
+    if status == "201":
+        extra_headers = tuple(extra_headers) + ("Idempotent-Replayed",)
     props = {"success": {"const": True}, "data": schema}
     req = ["success", "data"]
     if listing:

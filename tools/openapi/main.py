@@ -14,5 +14,14 @@ for p in paths.values():
         if isinstance(o, dict) and "tags" in o:
             for t in o["tags"]:
                 if t not in tags: tags.append(t)
-doc["tags"] = [{"name": t} for t in tags]
+TAGS = {
+    "Account": "The account of the key; any valid key may read it.",
+    "API keys": "Keys of the account: create, rotate, revoke, and hourly usage.",
+    "Vehicles": "The fleet's vehicles.",
+    "Tracking": "Location ingest, the latest location of every vehicle, history, and the live stream.",
+    "Events": "The log of changes, kept 30 days.",
+    "Maintenance": "Work orders and recurring service schedules.",
+    "Meta": "This document, liveness and readiness.",
+}
+doc["tags"] = [{"name": t, "description": TAGS.get(t, t)} for t in tags]
 open(sys.argv[1], "w").write(json.dumps(doc, indent=2) + "\n")
