@@ -43,21 +43,22 @@ func (c *call) query() (url.Values, error) {
 	return q, nil
 }
 
-// listQuery reads the limit and cursor parameters.
-func (c *call) listQuery() (fleet.ListQuery, error) {
+// listQuery parses the query string of a list endpoint once: its limit and
+// cursor, and the values, for the endpoint's own filters.
+func (c *call) listQuery() (url.Values, fleet.ListQuery, error) {
 	q, err := c.query()
 	if err != nil {
-		return fleet.ListQuery{}, err
+		return nil, fleet.ListQuery{}, err
 	}
 	lq := fleet.ListQuery{Cursor: q.Get("cursor")}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			return lq, fleet.Errorf(fleet.CodeInvalidRequest, "limit must be a positive whole number.")
+			return nil, lq, fleet.Errorf(fleet.CodeInvalidRequest, "limit must be a positive whole number.")
 		}
 		lq.Limit = n
 	}
-	return lq, nil
+	return q, lq, nil
 }
 
 // wrap turns a route into an http.Handler: it reads the body of requests

@@ -66,11 +66,11 @@ type NewAPIKey struct {
 }
 
 func (h *Handler) listKeys(c *call) error {
-	q, err := c.listQuery()
+	_, lq, err := c.listQuery()
 	if err != nil {
 		return err
 	}
-	l, err := h.svc.ListKeys(c.r.Context(), c.p, q)
+	l, err := h.svc.ListKeys(c.r.Context(), c.p, lq)
 	if err != nil {
 		return err
 	}

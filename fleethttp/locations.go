@@ -95,11 +95,7 @@ func (h *Handler) ingestBulk(c *call) error {
 }
 
 func (h *Handler) snapshot(c *call) error {
-	q, err := c.query()
-	if err != nil {
-		return err
-	}
-	lq, err := c.listQuery()
+	q, lq, err := c.listQuery()
 	if err != nil {
 		return err
 	}

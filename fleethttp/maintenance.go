@@ -48,11 +48,7 @@ func (h *Handler) getWorkOrder(c *call) error {
 }
 
 func (h *Handler) listWorkOrders(c *call) error {
-	q, err := c.query()
-	if err != nil {
-		return err
-	}
-	lq, err := c.listQuery()
+	q, lq, err := c.listQuery()
 	if err != nil {
 		return err
 	}
@@ -121,11 +117,7 @@ func (h *Handler) getSchedule(c *call) error {
 }
 
 func (h *Handler) listSchedules(c *call) error {
-	q, err := c.query()
-	if err != nil {
-		return err
-	}
-	lq, err := c.listQuery()
+	q, lq, err := c.listQuery()
 	if err != nil {
 		return err
 	}

@@ -64,11 +64,7 @@ func (h *Handler) getVehicle(c *call) error {
 }
 
 func (h *Handler) listVehicles(c *call) error {
-	q, err := c.query()
-	if err != nil {
-		return err
-	}
-	lq, err := c.listQuery()
+	q, lq, err := c.listQuery()
 	if err != nil {
 		return err
 	}
@@ -179,11 +175,7 @@ type Event struct {
 }
 
 func (h *Handler) listEvents(c *call) error {
-	q, err := c.query()
-	if err != nil {
-		return err
-	}
-	lq, err := c.listQuery()
+	q, lq, err := c.listQuery()
 	if err != nil {
 		return err
 	}
