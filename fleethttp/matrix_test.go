@@ -60,7 +60,7 @@ var routeCases = map[string]routeCase{
 	}},
 	"GET /v1/api_keys/{key_id}":                {},
 	"DELETE /v1/api_keys/{key_id}":             {spare: true},
-	"POST /v1/api_keys/{key_id}/rotate":        {spare: true},
+	"POST /v1/api_keys/{key_id}/rotate":        {spare: true, body: func(*tenant, time.Time) any { return map[string]any{"grace_period_seconds": 60} }},
 	"GET /v1/api_keys/{key_id}/usage":          {},
 	"GET /v1/vehicles":                         {},
 	"POST /v1/vehicles":                        {body: func(*tenant, time.Time) any { return map[string]any{"name": "New"} }},
