@@ -25,13 +25,13 @@ import (
 )
 
 // A 2xx means durable: the real binary is killed with SIGKILL while
-// location batches are being posted from several goroutines, started again
-// on the same database, and every point of every acknowledged batch is in
-// the history — and no batch is there in part.
+// location batches are being posted from several goroutines, again and
+// again on the same database, and in the end every point of every
+// acknowledged batch is in the history — and no batch is there in part.
 
 func TestSIGKILLKeepsAcknowledgedPointsSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.db")
-	checkKillDuringIngest(t, "sqlite:"+path, func(t *testing.T) {
+	checkKillDuringIngest(t, "sqlite:"+path, sqliteKillRounds, func(t *testing.T) {
 		// The file the killed process left is sound (opening it replays
 		// the WAL, as the restarted server will).
 		db, err := sql.Open("sqlite", path)
@@ -50,8 +50,12 @@ func TestSIGKILLKeepsAcknowledgedPointsSQLite(t *testing.T) {
 }
 
 func TestSIGKILLKeepsAcknowledgedPointsPostgres(t *testing.T) {
-	checkKillDuringIngest(t, pgtest.NewDSN(t), nil)
+	checkKillDuringIngest(t, pgtest.NewDSN(t), 3, nil)
 }
+
+// sqliteKillRounds is how many times the SQLite server is killed during
+// ingest, on one database file, with an integrity check after each kill.
+const sqliteKillRounds = 20
 
 // binDir holds the fleetserver binary that the tests of this package build
 // once; TestMain removes it.
@@ -206,9 +210,10 @@ const (
 	maxBatches = 1000
 )
 
-// checkKillDuringIngest runs the crash test on dsn; afterKill, when not nil,
-// inspects the database while no server runs.
-func checkKillDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T)) {
+// checkKillDuringIngest runs the crash test on dsn, rounds times over the
+// same database; afterKill, when not nil, inspects the database while no
+// server runs, after every kill.
+func checkKillDuringIngest(t *testing.T, dsn string, rounds int, afterKill func(t *testing.T)) {
 	is := is.New(t)
 	bin := serverBinary(t)
 
@@ -232,15 +237,57 @@ func checkKillDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T
 	}
 
 	// Point j of batch b of writer w is at base + ((b*batchSize)+j) ms, so
-	// every point has a timestamp of its own and its batch is known from it.
-	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	// every point has a timestamp of its own and its batch is known from it;
+	// round r numbers its batches from r*maxBatches.
+	base := time.Now().UTC().Add(-time.Duration(rounds+1) * maxBatches * batchSize * time.Millisecond).Truncate(time.Second)
 	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*batchSize+j) * time.Millisecond) }
 
+	var acked [writers][]int // acknowledged batches, by writer, of every round
+	for r := range rounds {
+		if r > 0 {
+			srv = startChild(t, bin, dsn)
+		}
+		ingestUntilKilled(t, srv, client, key, vehicles, r*maxBatches, pointAt, &acked)
+		if afterKill != nil {
+			afterKill(t)
+		}
+	}
+
+	// Started again on the same database, the server has every point of
+	// every acknowledged batch; each batch is there whole or not at all.
+	srv = startChild(t, bin, dsn)
+	for w, veh := range vehicles {
+		have := history(t, client, srv.base, key, veh, base, pointAt(rounds*maxBatches, 0))
+		byBatch := map[int]int{}
+		for ms := range have {
+			byBatch[int(ms)/batchSize]++
+		}
+		for b, n := range byBatch {
+			if n != batchSize {
+				t.Errorf("writer %d batch %d: %d of %d points stored", w, b, n, batchSize)
+			}
+		}
+		for _, b := range acked[w] {
+			if byBatch[b] != batchSize {
+				t.Errorf("writer %d batch %d was acknowledged, but %d of its %d points are stored", w, b, byBatch[b], batchSize)
+			}
+		}
+	}
+	// A graceful stop ends the last run.
+	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
+	is.NoErr(srv.wait(t))
+}
+
+// ingestUntilKilled posts batches from several writers, numbered from
+// first, and kills the server with SIGKILL once killAfter of them are
+// acknowledged, while others are in flight. It appends the acknowledged
+// batches to acked.
+func ingestUntilKilled(t *testing.T, srv *child, client *http.Client, key string, vehicles []string, first int, pointAt func(b, j int) time.Time, acked *[writers][]int) {
+	is := is.New(t)
 	var (
-		acked    [writers][]int // acknowledged batches, by writer
-		total    atomic.Int64   // acknowledged batches, all writers
-		inFlight atomic.Int64   // requests sent and not yet answered
-		atKill   atomic.Int64   // inFlight when the kill was sent
+		total    atomic.Int64 // acknowledged batches, all writers
+		inFlight atomic.Int64 // requests sent and not yet answered
+		atKill   atomic.Int64 // inFlight when the kill was sent
 		killed   atomic.Bool
 		killOnce sync.Once
 		wg       sync.WaitGroup
@@ -254,7 +301,7 @@ func checkKillDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T
 	}
 	for w := range writers {
 		wg.Go(func() {
-			for b := range maxBatches {
+			for b := first; b < first+maxBatches; b++ {
 				pts := make([]map[string]any, batchSize)
 				for j := range pts {
 					pts[j] = map[string]any{"latitude": 52 + float64(w)/10, "longitude": 13 + float64(j)/1000,
@@ -286,7 +333,7 @@ func checkKillDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T
 	}
 	wg.Wait()
 	kill()
-	err = srv.wait(t)
+	err := srv.wait(t)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the server was not killed by SIGKILL: %v", err)
@@ -297,34 +344,6 @@ func checkKillDuringIngest(t *testing.T, dsn string, afterKill func(t *testing.T
 	t.Logf("killed after %d acknowledged batches, with %d requests in flight", total.Load(), atKill.Load())
 	is.True(total.Load() >= killAfter) // the kill came after killAfter acknowledgements
 	is.True(atKill.Load() > 0)         // and while batches were in flight
-
-	if afterKill != nil {
-		afterKill(t)
-	}
-
-	// Started again on the same database, the server has every point of
-	// every acknowledged batch; each batch is there whole or not at all.
-	srv = startChild(t, bin, dsn)
-	for w, veh := range vehicles {
-		have := history(t, client, srv.base, key, veh, base, pointAt(maxBatches, 0))
-		byBatch := map[int]int{}
-		for ms := range have {
-			byBatch[int(ms)/batchSize]++
-		}
-		for b, n := range byBatch {
-			if n != batchSize {
-				t.Errorf("writer %d batch %d: %d of %d points stored", w, b, n, batchSize)
-			}
-		}
-		for _, b := range acked[w] {
-			if byBatch[b] != batchSize {
-				t.Errorf("writer %d batch %d was acknowledged, but %d of its %d points are stored", w, b, byBatch[b], batchSize)
-			}
-		}
-	}
-	// A graceful stop ends the second run.
-	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
-	is.NoErr(srv.wait(t))
 }
 
 // history walks a vehicle's history from from to to by cursor and returns

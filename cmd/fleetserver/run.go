@@ -81,6 +81,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	demo := fs.Bool("demo", false, "seed a demo account with a simulated fleet and print its key")
 	insecure := fs.Bool("insecure-webhooks", false, "allow http and private webhook addresses (development and tests only)")
 	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
+	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	base := "http://" + ln.Addr().String()
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: *headerTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(lh, slog.LevelWarn),

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -274,4 +276,31 @@ func TestOperatorBootstrapOnSQLite(t *testing.T) {
 	is.Equal(len(body["data"].([]any)), 1) // the vehicle survived
 	status, _ = get(t, s.base+"/v1/account", key["api_key"].(string))
 	is.Equal(status, 200)
+}
+
+// TestSlowHeadersAreCut: a client that opens a connection and never
+// finishes its request headers (slowloris) has its connection closed by the
+// server once the header timeout passes, while a prompt client on another
+// connection is served.
+func TestSlowHeadersAreCut(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--read-header-timeout", "300ms")
+	addr := strings.TrimPrefix(s.base, "http://")
+
+	slow, err := dialAddr(addr)
+	is.NoErr(err)
+	defer slow.Close()
+	_, err = io.WriteString(slow, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ") // and nothing more
+	is.NoErr(err)
+
+	status, _ := get(t, s.base+"/healthz", "")
+	is.Equal(status, 200) // others are served meanwhile
+
+	// The read ends because the server closed the connection, long before
+	// this deadline (which is only a guard against a hang).
+	slow.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, err := io.Copy(io.Discard, slow)
+	var ne net.Error
+	is.True(!(errors.As(err, &ne) && ne.Timeout())) // closed by the server, not timed out here
+	t.Logf("slow connection closed after %d bytes of answer (err %v)", n, err)
 }
