@@ -72,10 +72,21 @@ func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*stat
 
 // ServeHTTP runs every request through: request id, recover, access log,
 // then (for the API) authentication and quota, routing, and the route.
+var (
+	nosniff = []string{"nosniff"}
+	noStore = []string{"no-store"}
+)
+
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	st := &state{requestID: h.requestID(r)}
-	w.Header()["X-Request-Id"] = []string{st.requestID}
+	hd := w.Header()
+	hd["X-Request-Id"] = []string{st.requestID}
+	// API answers are for one caller: no content sniffing, no caching on
+	// the way (routes that may be cached, such as the OpenAPI document,
+	// set their own Cache-Control).
+	hd["X-Content-Type-Options"] = nosniff
+	hd["Cache-Control"] = noStore
 	st.sw.ResponseWriter = w
 	sw := &st.sw
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))

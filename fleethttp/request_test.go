@@ -88,3 +88,19 @@ func TestIdempotencyKey(t *testing.T) {
 	r := e.do("POST", "/v1/api_keys", second, body, "Idempotency-Key", "create-once-1")
 	is.Equal(r.header.Get("Idempotent-Replayed"), "")
 }
+
+func TestResponsesAreNotSniffedOrCached(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	for _, r := range []*response{
+		e.do("GET", "/v1/account", key, nil),
+		e.do("GET", "/v1/vehicles/veh_nope", key, nil),
+		e.do("GET", "/v1/account", "", nil),
+	} {
+		is.Equal(r.header.Get("X-Content-Type-Options"), "nosniff")
+		is.Equal(r.header.Get("Cache-Control"), "no-store")
+	}
+	doc := e.do("GET", "/v1/openapi.json", "", nil)
+	is.Equal(doc.header.Get("Cache-Control"), "public, max-age=300") // the document may be cached
+}
