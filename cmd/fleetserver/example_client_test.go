@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// TestExampleClientInAFreshModule does what a new user does with
+// examples/client: copies it into a module of their own that requires
+// this one, builds it, and runs it unchanged against a running server
+// (here `fleetserver --demo`).
+func TestExampleClientInAFreshModule(t *testing.T) {
+	is := is.New(t)
+	root, err := filepath.Abs("../..")
+	is.NoErr(err)
+	src, err := os.ReadFile(filepath.Join(root, "examples", "client", "main.go"))
+	is.NoErr(err)
+
+	dir := t.TempDir()
+	is.NoErr(os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644))
+	gomod := "module example.com/myfleet\n\ngo 1.26\n\nrequire github.com/fleetkit/fleetapi v0.0.0\n\n" +
+		"replace github.com/fleetkit/fleetapi => " + root + "\n"
+	is.NoErr(os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	gocmd := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	gocmd("mod", "tidy", "-e")
+	gocmd("build", "-o", "client", ".")
+
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--demo")
+	key := s.stdout.waitFor(t, regexp.MustCompile(`API key \(shown once\): (\S+)`))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	run := exec.CommandContext(ctx, filepath.Join(dir, "client"))
+	run.Env = append(os.Environ(), "FLEET_URL="+s.base, "FLEET_KEY="+key)
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	text := string(out)
+	is.True(strings.Contains(text, "enterprise plan"))    // checked its key
+	is.True(strings.Contains(text, "posted: 1 accepted")) // posted a location
+	live := strings.SplitAfter(text, "live reports (Ctrl-C to stop):\n")
+	is.Equal(len(live), 2)
+	is.Equal(strings.Count(live[1], "\n"), 10) // and followed the stream for 10 reports
+}
