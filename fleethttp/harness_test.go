@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -69,9 +70,17 @@ func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock) *env {
 	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log})
 	e.srv = httptest.NewServer(fleethttp.NewHandler(e.svc, fleethttp.WithLogger(log)))
 	t.Cleanup(e.srv.Close)
+	// Whatever a test did, no key or webhook secret reached the log.
+	t.Cleanup(func() {
+		if m := secretPattern.FindString(e.logs.String()); m != "" {
+			t.Errorf("a secret was logged: %s...", m[:12])
+		}
+	})
 	e.router = openAPIRouter(t, e.srv.URL)
 	return e
 }
+
+var secretPattern = regexp.MustCompile(`fleet_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{10,}`)
 
 var (
 	docOnce sync.Once
