@@ -64,13 +64,14 @@ func (c *call) listQuery() (url.Values, fleet.ListQuery, error) {
 // wrap turns a route into an http.Handler: it reads the body of requests
 // that carry one, applies Idempotency-Key to POSTs, and writes the error a
 // route returns.
-func (h *Handler) wrap(rt route) http.Handler {
+func (h *Handler) wrap(index int, rt route) http.Handler {
 	limit := rt.maxBody
 	if limit == 0 {
 		limit = MaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
+		st.route = index
 		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 			b, err := readBody(w, r, limit)

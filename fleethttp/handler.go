@@ -32,12 +32,13 @@ const (
 
 // Handler serves the /v1 API, /healthz and /readyz.
 type Handler struct {
-	svc    *fleet.Service
-	log    *slog.Logger
-	mux    *http.ServeMux
-	routes []route
-	ridPre string        // random per handler, so ids differ across servers
-	ridSeq atomic.Uint64 // then a counter: no system call per request
+	svc     *fleet.Service
+	log     *slog.Logger
+	mux     *http.ServeMux
+	routes  []route
+	ridPre  string        // random per handler, so ids differ across servers
+	ridSeq  atomic.Uint64 // then a counter: no system call per request
+	metrics *metrics
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
@@ -50,8 +51,9 @@ func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
 	rand.Read(b[:])
 	h.ridPre = "req_" + hex.EncodeToString(b[:]) + "_"
 	h.routes = h.routeTable()
-	for _, rt := range h.routes {
-		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(rt))
+	h.metrics = newMetrics(h.routes)
+	for i, rt := range h.routes {
+		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(i+1, rt))
 	}
 	// What no route matches falls through to noRoute (404, or 405 with Allow).
 	h.mux.HandleFunc("/", h.noRoute)
@@ -65,6 +67,7 @@ type state struct {
 	requestID string
 	principal fleet.Principal
 	authed    bool
+	route     int          // 1 + the index of the route that took the request; 0 if none
 	sw        statusWriter // one allocation for the request's bookkeeping
 }
 
@@ -90,6 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st.sw.ResponseWriter = w
 	sw := &st.sw
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+	h.metrics.inFlight.Add(1)
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -100,6 +104,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(sw, h.log, st.requestID, fleet.Errorf(fleet.CodeInternal, "panic"))
 			}
 		}
+		h.metrics.inFlight.Add(-1)
+		h.metrics.observe(st.route, sw.status(), time.Since(start))
 		h.access(r, st, sw, start)
 	}()
 	h.serve(sw, r, st)

@@ -34,6 +34,7 @@ type env struct {
 	store  fleet.Store
 	clock  *testclock.Clock
 	svc    *fleet.Service
+	h      *fleethttp.Handler
 	srv    *httptest.Server
 	router routers.Router
 	logs   *syncBuffer
@@ -68,7 +69,8 @@ func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock) *env {
 	e := &env{t: t, store: store, clock: clock, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log})
-	e.srv = httptest.NewServer(fleethttp.NewHandler(e.svc, fleethttp.WithLogger(log)))
+	e.h = fleethttp.NewHandler(e.svc, fleethttp.WithLogger(log))
+	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(e.srv.Close)
 	// Whatever a test did, no key or webhook secret reached the log.
 	t.Cleanup(func() {

@@ -20,12 +20,13 @@ import (
 
 const usage = `usage:
   fleetserver [serve] [--addr 127.0.0.1:8080] [--db DSN] [--demo] [--insecure-webhooks]
+              [--log-json] [--metrics-addr ADDR] [--read-header-timeout 10s]
   fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
   fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
   fleetserver migrate [--db DSN]
 
 DSN: sqlite:PATH (default sqlite:fleet.db), memory:, or postgres://...
-FLEET_DB and FLEET_ADDR stand in for --db and --addr.
+FLEET_DB, FLEET_ADDR and FLEET_METRICS_ADDR stand in for --db, --addr and --metrics-addr.
 `
 
 // run is the whole program: main only wires it to the process, so tests run
@@ -81,6 +82,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	demo := fs.Bool("demo", false, "seed a demo account with a simulated fleet and print its key")
 	insecure := fs.Bool("insecure-webhooks", false, "allow http and private webhook addresses (development and tests only)")
 	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
+	metricsAddr := fs.String("metrics-addr", getenv("FLEET_METRICS_ADDR"), "serve Prometheus metrics at /metrics on this address (off when empty)")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -124,6 +126,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			stopBG()
 			return err
 		}
+	}
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			stopBG()
+			<-bgDone
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", handler.Metrics())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
 	fmt.Fprintf(stdout, "fleetserver listening on %s (store %s)\n", base, redactDSN(*dsn))
 

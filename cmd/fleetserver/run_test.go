@@ -304,3 +304,20 @@ func TestSlowHeadersAreCut(t *testing.T) {
 	is.True(!(errors.As(err, &ne) && ne.Timeout())) // closed by the server, not timed out here
 	t.Logf("slow connection closed after %d bytes of answer (err %v)", n, err)
 }
+
+func TestMetricsListener(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--metrics-addr", "127.0.0.1:0")
+	metrics := s.stdout.waitFor(t, regexp.MustCompile(`metrics on (http://\S+)`))
+	is.True(!strings.HasPrefix(metrics, s.base)) // a listener of its own
+	status, _ := get(t, s.base+"/v1/account", "")
+	is.Equal(status, 401)
+	res, err := http.Get(metrics)
+	is.NoErr(err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	is.Equal(res.StatusCode, 200)
+	is.True(strings.Contains(string(b), `fleet_http_requests_total{route="none",code="4xx"} 1`))
+	status, _ = get(t, s.base+"/metrics", "")
+	is.Equal(status, 401) // not on the API's listener
+}
