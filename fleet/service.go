@@ -28,6 +28,8 @@ type Options struct {
 	// SweepEvery is how often Run looks for vehicles and maintenance
 	// schedules whose status the clock changed. Default 5s.
 	SweepEvery time.Duration
+	// Webhooks configure endpoint registration (see WebhookOptions).
+	Webhooks WebhookOptions
 }
 
 // Service holds the use cases of the API. It is safe for concurrent use.

@@ -174,6 +174,9 @@ type Tx interface {
 	// Events returns the account's events that f.Match, in id order, after
 	// p.After, at most p.Limit of them.
 	Events(accountID string, f EventFilter, p Page) ([]Event, error)
+
+	// Webhooks: see webhook_store.go.
+	WebhookTx
 }
 
 // Usage is one key's request counts in one clock hour.

@@ -1,0 +1,280 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+func webhookTests() []namedTest {
+	return []namedTest{
+		{"WebhooksRoundTripAndScope", testWebhooksRoundTrip},
+		{"WebhookDeleteTakesDeliveries", testWebhookDelete},
+		{"DeliveriesRoundTripAndFilter", testDeliveries},
+		{"DeliveriesDueOrderAndClaim", testDeliveriesDue},
+		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
+	}
+}
+
+// NewWebhook returns an endpoint of the account, every field set, that is
+// not stored yet.
+func NewWebhook(accountID string) fleet.Webhook {
+	until, failing := T0.Add(24*time.Hour+123*time.Microsecond), T0.Add(time.Minute)
+	return fleet.Webhook{
+		ID: fleet.NewID(fleet.PrefixWebhook), AccountID: accountID, URL: "https://hooks.example.com/fleet?x=1",
+		Events: []string{fleet.EventVehicleCreated, fleet.EventVehicleUpdated}, Description: "Ops", Enabled: true,
+		CreatedAt: T0, Secret: fleet.NewWebhookSecret(), PreviousSecret: fleet.NewWebhookSecret(),
+		PreviousSecretUntil: &until, FailingSince: &failing,
+	}
+}
+
+// MustWebhook stores an endpoint and returns it.
+func MustWebhook(tb testing.TB, s fleet.Store, accountID string, enabled bool) fleet.Webhook {
+	tb.Helper()
+	w := NewWebhook(accountID)
+	w.Enabled = enabled
+	if err := s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) }); err != nil {
+		tb.Fatalf("create webhook: %v", err)
+	}
+	return w
+}
+
+// NewDelivery returns a pending delivery of the endpoint due at due.
+func NewDelivery(w fleet.Webhook, eventID string, due time.Time) fleet.Delivery {
+	return fleet.Delivery{ID: fleet.NewID(fleet.PrefixDelivery), AccountID: w.AccountID, WebhookID: w.ID, EventID: eventID,
+		Attempt: 1, Status: fleet.DeliveryPending, NextAttemptAt: &due, CreatedAt: T0}
+}
+
+func mustDelivery(tb testing.TB, s fleet.Store, d fleet.Delivery) fleet.Delivery {
+	tb.Helper()
+	if err := s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateDelivery(d) }); err != nil {
+		tb.Fatalf("create delivery: %v", err)
+	}
+	return d
+}
+
+func testWebhooksRoundTrip(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	w := NewWebhook(a.ID)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) }))
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) })), fleet.CodeConflict) // same id
+	orphan := NewWebhook(fleet.NewID(fleet.PrefixAccount))
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(orphan) })), fleet.CodeNotFound) // no account
+	off := MustWebhook(t, s, a.ID, false)
+	MustWebhook(t, s, b.ID, true)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Webhook(a.ID, w.ID)
+		is.NoErr(err)
+		is.Equal(got, w) // every field round-trips
+		_, err = tx.Webhook(b.ID, w.ID)
+		is.Equal(code(err), fleet.CodeNotFound) // another account's
+		n, err := tx.CountWebhooks(a.ID)
+		is.NoErr(err)
+		is.Equal(n, 2)
+		all, err := tx.Webhooks(a.ID, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(all), 2)
+		is.Equal(all[0].ID, w.ID)
+		page, err := tx.Webhooks(a.ID, fleet.Page{After: w.ID, Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(page), 1)
+		is.Equal(page[0].ID, off.ID)
+		on, err := tx.EnabledWebhooks(a.ID)
+		is.NoErr(err)
+		is.Equal(len(on), 1)
+		is.Equal(on[0].ID, w.ID)
+		return nil
+	}))
+	// UpdateWebhook changes everything but id, account and created_at.
+	w2 := w
+	w2.URL, w2.Events, w2.Description, w2.Enabled = "https://other.example.com/", []string{"*"}, "", false
+	w2.Secret, w2.PreviousSecret, w2.PreviousSecretUntil, w2.FailingSince = fleet.NewWebhookSecret(), "", nil, nil
+	w2.CreatedAt = T0.Add(time.Hour)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateWebhook(w2) }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Webhook(a.ID, w.ID)
+		is.NoErr(err)
+		w2.CreatedAt = T0
+		is.Equal(got, w2)
+		return nil
+	}))
+	w3 := w2
+	w3.AccountID = b.ID
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateWebhook(w3) })), fleet.CodeNotFound)
+}
+
+func testWebhookDelete(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	keep := MustWebhook(t, s, a.ID, true)
+	d := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	k := mustDelivery(t, s, NewDelivery(keep, fleet.NewID(fleet.PrefixEvent), T0))
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteWebhook(b.ID, w.ID) })), fleet.CodeNotFound)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteWebhook(a.ID, w.ID) }))
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		_, err := tx.Delivery(a.ID, d.ID)
+		is.Equal(code(err), fleet.CodeNotFound) // went with its endpoint
+		_, err = tx.Delivery(a.ID, k.ID)
+		is.NoErr(err)
+		due, err := tx.DeliveriesDue(T0, 10)
+		is.NoErr(err)
+		is.Equal(len(due), 1)
+		is.Equal(due[0].ID, k.ID)
+		return nil
+	}))
+}
+
+func testDeliveries(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	other := MustWebhook(t, s, a.ID, true)
+	evt := fleet.NewID(fleet.PrefixEvent)
+	d1 := mustDelivery(t, s, NewDelivery(w, evt, T0))
+	d2 := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	mustDelivery(t, s, NewDelivery(other, evt, T0))
+	orphan := NewDelivery(fleet.Webhook{ID: fleet.NewID(fleet.PrefixWebhook), AccountID: a.ID}, evt, T0)
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateDelivery(orphan) })), fleet.CodeNotFound)
+	foreign := NewDelivery(fleet.Webhook{ID: w.ID, AccountID: b.ID}, evt, T0)
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateDelivery(foreign) })), fleet.CodeNotFound)
+
+	// Record an attempt: every mutable field round-trips.
+	st, msg, ms, next := 503, "The endpoint answered 503.", int64(1234), T0.Add(5*time.Second+7*time.Microsecond)
+	u := d1
+	u.Status, u.ResponseStatus, u.Error, u.DurationMs, u.NextAttemptAt = fleet.DeliveryFailed, &st, &msg, &ms, &next
+	u.Attempt, u.EventID = 9, "evt_changed" // immutable: ignored
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateDelivery(u) }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Delivery(a.ID, d1.ID)
+		is.NoErr(err)
+		u.Attempt, u.EventID = d1.Attempt, d1.EventID
+		is.Equal(got, u)
+		_, err = tx.Delivery(b.ID, d1.ID)
+		is.Equal(code(err), fleet.CodeNotFound)
+		all, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(all), 2) // only this endpoint's
+		failed, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{Status: fleet.DeliveryFailed}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(failed), 1)
+		is.Equal(failed[0].ID, d1.ID)
+		byEvent, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{EventID: d2.EventID}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(byEvent), 1)
+		is.Equal(byEvent[0].ID, d2.ID)
+		after, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{After: d1.ID, Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(after), 1)
+		none, err := tx.Deliveries(b.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(none), 0)
+		return nil
+	}))
+	foreign = u
+	foreign.AccountID = b.ID
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateDelivery(foreign) })), fleet.CodeNotFound)
+}
+
+func testDeliveriesDue(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	wa, wb := MustWebhook(t, s, a.ID, true), MustWebhook(t, s, b.ID, true)
+	late := mustDelivery(t, s, NewDelivery(wa, fleet.NewID(fleet.PrefixEvent), T0.Add(time.Minute)))
+	early := mustDelivery(t, s, NewDelivery(wb, fleet.NewID(fleet.PrefixEvent), T0))
+	future := mustDelivery(t, s, NewDelivery(wa, fleet.NewID(fleet.PrefixEvent), T0.Add(time.Hour)))
+	done := NewDelivery(wa, fleet.NewID(fleet.PrefixEvent), T0)
+	done.Status = fleet.DeliverySucceeded
+	mustDelivery(t, s, done)
+	now := T0.Add(time.Minute) // inclusive bound
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		due, err := tx.DeliveriesDue(now, 10)
+		is.NoErr(err)
+		is.Equal(len(due), 2) // pending and due, of every account
+		is.Equal(due[0].ID, early.ID)
+		is.Equal(due[1].ID, late.ID)
+		one, err := tx.DeliveriesDue(now, 1)
+		is.NoErr(err)
+		is.Equal(len(one), 1)
+		// A claim moves next_attempt_at on: no longer due.
+		lease := now.Add(2 * time.Minute)
+		one[0].NextAttemptAt = &lease
+		return tx.UpdateDelivery(one[0])
+	}))
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		due, err := tx.DeliveriesDue(now, 10)
+		is.NoErr(err)
+		is.Equal(len(due), 1)
+		is.Equal(due[0].ID, late.ID)
+		// A delivery made is no longer pending.
+		due[0].Status, due[0].NextAttemptAt = fleet.DeliverySucceeded, nil
+		return tx.UpdateDelivery(due[0])
+	}))
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		due, err := tx.DeliveriesDue(T0.Add(time.Hour), 10)
+		is.NoErr(err)
+		is.Equal(len(due), 2) // the claimed one (lease over) and the future one
+		is.Equal(due[1].ID, future.ID)
+		return nil
+	}))
+}
+
+// testDeliveriesDueConcurrent: claims running at once, each moving what it
+// got on, never get the same delivery.
+func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	const n = 40
+	for range n {
+		mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				var got []fleet.Delivery
+				err := s.Update(ctx, func(tx fleet.Tx) error {
+					ds, err := tx.DeliveriesDue(T0, 3)
+					if err != nil {
+						return err
+					}
+					lease := T0.Add(time.Minute)
+					for _, d := range ds {
+						d.NextAttemptAt = &lease
+						if err := tx.UpdateDelivery(d); err != nil {
+							return err
+						}
+					}
+					got = ds
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range got {
+					seen[d.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	is.Equal(len(seen), n)
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("delivery %s claimed %d times", id, c)
+		}
+	}
+}

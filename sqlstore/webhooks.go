@@ -1,0 +1,262 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+const webhookColumns = `w.id, w.account_id, w.url, w.events, w.description, w.enabled, w.secret, w.previous_secret,
+	w.previous_secret_until, w.failing_since, w.created_at`
+
+func scanWebhook(s scanner) (fleet.Webhook, error) {
+	var w fleet.Webhook
+	var events string
+	var until, failing sql.NullInt64
+	var created int64
+	if err := s.Scan(&w.ID, &w.AccountID, &w.URL, &events, &w.Description, &w.Enabled, &w.Secret, &w.PreviousSecret,
+		&until, &failing, &created); err != nil {
+		return fleet.Webhook{}, err
+	}
+	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
+		return fleet.Webhook{}, err
+	}
+	w.PreviousSecretUntil, w.FailingSince, w.CreatedAt = fromNullDB(until), fromNullDB(failing), fromDB(created)
+	return w, nil
+}
+
+func encodeEvents(events []string) (string, error) {
+	if events == nil {
+		events = []string{}
+	}
+	b, err := json.Marshal(events)
+	return string(b), err
+}
+
+// CreateWebhook implements fleet.Tx.
+func (t *tx) CreateWebhook(w fleet.Webhook) error {
+	events, err := encodeEvents(w.Events)
+	if err != nil {
+		return err
+	}
+	err = t.insert(`INSERT INTO webhooks (id, account_id, url, events, description, enabled, secret, previous_secret,
+			previous_secret_until, failing_since, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.ID, w.AccountID, w.URL, events, w.Description, w.Enabled, w.Secret, w.PreviousSecret,
+		toNullDB(w.PreviousSecretUntil), toNullDB(w.FailingSince), toDB(w.CreatedAt))
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "A webhook endpoint with id %q exists.", w.ID)
+	case errForeignKey:
+		return &codedError{fleet.NotFound("account", w.AccountID), err}
+	}
+	return wrap(err, "create webhook")
+}
+
+// Webhook implements fleet.Tx.
+func (t *tx) Webhook(accountID, id string) (fleet.Webhook, error) {
+	w, err := scanWebhook(t.queryRow(`SELECT `+webhookColumns+` FROM webhooks w WHERE w.id = ? AND w.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Webhook{}, fleet.NotFound("webhook endpoint", id)
+	}
+	return w, wrap(t.failed(err), "read webhook")
+}
+
+func (t *tx) webhooks(doing, where string, args ...any) ([]fleet.Webhook, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+webhookColumns+` FROM webhooks w WHERE `+where), args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), doing)
+	}
+	defer rows.Close()
+	out := []fleet.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, wrap(err, doing)
+		}
+		out = append(out, w)
+	}
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
+// Webhooks implements fleet.Tx.
+func (t *tx) Webhooks(accountID string, p fleet.Page) ([]fleet.Webhook, error) {
+	if p.Limit <= 0 {
+		return []fleet.Webhook{}, nil
+	}
+	return t.webhooks("list webhooks", `w.account_id = ? AND w.id > ? ORDER BY w.id LIMIT ?`, accountID, p.After, int64(p.Limit))
+}
+
+// EnabledWebhooks implements fleet.Tx.
+func (t *tx) EnabledWebhooks(accountID string) ([]fleet.Webhook, error) {
+	return t.webhooks("read enabled webhooks", `w.account_id = ? AND w.enabled ORDER BY w.id`, accountID)
+}
+
+// CountWebhooks implements fleet.Tx.
+func (t *tx) CountWebhooks(accountID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM webhooks WHERE account_id = ?`, accountID).Scan(&n)
+	return n, wrap(t.failed(err), "count webhooks")
+}
+
+// UpdateWebhook implements fleet.Tx.
+func (t *tx) UpdateWebhook(w fleet.Webhook) error {
+	events, err := encodeEvents(w.Events)
+	if err != nil {
+		return err
+	}
+	n, err := t.update(`UPDATE webhooks SET url = ?, events = ?, description = ?, enabled = ?, secret = ?, previous_secret = ?,
+			previous_secret_until = ?, failing_since = ?
+		WHERE id = ? AND account_id = ?`,
+		w.URL, events, w.Description, w.Enabled, w.Secret, w.PreviousSecret, toNullDB(w.PreviousSecretUntil),
+		toNullDB(w.FailingSince), w.ID, w.AccountID)
+	if err != nil {
+		return wrap(err, "update webhook")
+	}
+	if n == 0 {
+		return fleet.NotFound("webhook endpoint", w.ID)
+	}
+	return nil
+}
+
+// DeleteWebhook implements fleet.Tx. Its deliveries go with it (ON DELETE
+// CASCADE).
+func (t *tx) DeleteWebhook(accountID, id string) error {
+	if _, err := t.update(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return wrap(err, "delete webhook")
+	}
+	n, err := t.update(`DELETE FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID)
+	if err != nil {
+		return wrap(err, "delete webhook")
+	}
+	if n == 0 {
+		return fleet.NotFound("webhook endpoint", id)
+	}
+	return nil
+}
+
+const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event_id, d.attempt, d.status, d.response_status, d.error,
+	d.duration_ms, d.next_attempt_at, d.created_at`
+
+func scanDelivery(s scanner) (fleet.Delivery, error) {
+	var d fleet.Delivery
+	var status string
+	var resp, dur, next sql.NullInt64
+	var msg sql.NullString
+	var created int64
+	if err := s.Scan(&d.ID, &d.AccountID, &d.WebhookID, &d.EventID, &d.Attempt, &status, &resp, &msg,
+		&dur, &next, &created); err != nil {
+		return fleet.Delivery{}, err
+	}
+	d.Status = fleet.DeliveryStatus(status)
+	if resp.Valid {
+		v := int(resp.Int64)
+		d.ResponseStatus = &v
+	}
+	if msg.Valid {
+		d.Error = &msg.String
+	}
+	if dur.Valid {
+		d.DurationMs = &dur.Int64
+	}
+	d.NextAttemptAt, d.CreatedAt = fromNullDB(next), fromDB(created)
+	return d, nil
+}
+
+func nullable[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// CreateDelivery implements fleet.Tx.
+func (t *tx) CreateDelivery(d fleet.Delivery) error {
+	if _, err := t.Webhook(d.AccountID, d.WebhookID); err != nil {
+		return err
+	}
+	err := t.insert(`INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, attempt, status, response_status,
+			error, duration_ms, next_attempt_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.AccountID, d.WebhookID, d.EventID, d.Attempt, string(d.Status), nullable(d.ResponseStatus),
+		nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt), toDB(d.CreatedAt))
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "A delivery with id %q exists.", d.ID)
+	case errForeignKey:
+		return &codedError{fleet.NotFound("webhook endpoint", d.WebhookID), err}
+	}
+	return wrap(err, "create delivery")
+}
+
+// Delivery implements fleet.Tx.
+func (t *tx) Delivery(accountID, id string) (fleet.Delivery, error) {
+	d, err := scanDelivery(t.queryRow(`SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE d.id = ? AND d.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Delivery{}, fleet.NotFound("delivery", id)
+	}
+	return d, wrap(t.failed(err), "read delivery")
+}
+
+func (t *tx) deliveries(doing, query string, args ...any) ([]fleet.Delivery, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), doing)
+	}
+	defer rows.Close()
+	out := []fleet.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, wrap(err, doing)
+		}
+		out = append(out, d)
+	}
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
+// Deliveries implements fleet.Tx.
+func (t *tx) Deliveries(accountID, webhookID string, f fleet.DeliveryFilter, p fleet.Page) ([]fleet.Delivery, error) {
+	if p.Limit <= 0 {
+		return []fleet.Delivery{}, nil
+	}
+	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.account_id = ? AND d.id > ?`
+	args := []any{webhookID, accountID, p.After}
+	if f.Status != "" {
+		q, args = q+` AND d.status = ?`, append(args, string(f.Status))
+	}
+	if f.EventID != "" {
+		q, args = q+` AND d.event_id = ?`, append(args, f.EventID)
+	}
+	return t.deliveries("list deliveries", q+` ORDER BY d.id LIMIT ?`, append(args, int64(p.Limit))...)
+}
+
+// UpdateDelivery implements fleet.Tx.
+func (t *tx) UpdateDelivery(d fleet.Delivery) error {
+	n, err := t.update(`UPDATE webhook_deliveries SET status = ?, response_status = ?, error = ?, duration_ms = ?, next_attempt_at = ?
+		WHERE id = ? AND account_id = ?`,
+		string(d.Status), nullable(d.ResponseStatus), nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt),
+		d.ID, d.AccountID)
+	if err != nil {
+		return wrap(err, "update delivery")
+	}
+	if n == 0 {
+		return fleet.NotFound("delivery", d.ID)
+	}
+	return nil
+}
+
+// DeliveriesDue implements fleet.Tx. On PostgreSQL the rows are locked and
+// rows locked by a concurrent claim are skipped.
+func (t *tx) DeliveriesDue(now time.Time, limit int) ([]fleet.Delivery, error) {
+	lock := ""
+	if t.d.name == Postgres && !t.readOnly {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	return t.deliveries("claim deliveries", `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+		ORDER BY d.next_attempt_at, d.id LIMIT ?`+lock, toDB(now), int64(limit))
+}
