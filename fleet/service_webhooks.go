@@ -392,80 +392,68 @@ func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, del
 func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Duration) ([]DeliveryJob, error) {
 	now := s.Now()
 	until := now.Add(lease)
-	var jobs []DeliveryJob
-	err := s.update(ctx, func(tx Tx) error {
-		jobs = jobs[:0]
-		ds, err := tx.DeliveriesDue(now, limit)
-		if err != nil {
-			return err
-		}
+	ds, err := s.store.ClaimDeliveries(ctx, now, until, limit)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	var jobs, dead []DeliveryJob
+	err = s.view(ctx, func(tx Tx) error {
+		jobs, dead = jobs[:0], dead[:0]
 		hooks := map[string]Webhook{}
 		for _, d := range ds {
+			job := DeliveryJob{Delivery: d, Lease: until}
 			w, ok := hooks[d.WebhookID]
 			if !ok {
-				if w, err = tx.Webhook(d.AccountID, d.WebhookID); err != nil {
+				w, err = tx.Webhook(d.AccountID, d.WebhookID)
+				if ErrorCode(err) == CodeNotFound {
+					continue // deleted with its deliveries since
+				}
+				if err != nil {
 					return err
 				}
 				hooks[d.WebhookID] = w
 			}
 			e, err := tx.Event(d.AccountID, d.EventID)
-			var why string
 			switch {
 			case ErrorCode(err) == CodeNotFound:
-				why = "The event is no longer kept."
+				job.URL = "The event is no longer kept."
+				dead = append(dead, job)
+				continue
 			case err != nil:
 				return err
 			case !w.Enabled:
-				why = "The webhook endpoint is disabled."
-			}
-			if why != "" {
-				d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
-				if err := tx.UpdateDelivery(d); err != nil {
-					return err
-				}
+				job.URL = "The webhook endpoint is disabled."
+				dead = append(dead, job)
 				continue
 			}
-			body, err := eventBody(e)
-			if err != nil {
+			if job.Body, err = eventBody(e); err != nil {
 				return err
 			}
-			d.NextAttemptAt = &until
-			if err := tx.UpdateDelivery(d); err != nil {
-				return err
-			}
-			jobs = append(jobs, DeliveryJob{Delivery: d, URL: w.URL, Secrets: w.SigningSecrets(now), Body: body, Lease: until})
+			job.URL, job.Secrets = w.URL, w.SigningSecrets(now)
+			jobs = append(jobs, job)
 		}
 		return nil
 	})
-	return jobs, err
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range dead {
+		d, why := j.Delivery, j.URL
+		d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
+		if _, err := s.store.RecordDelivery(ctx, d, j.Lease, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
 }
 
 // DeferDelivery hands a claimed delivery back, due again at until, without
 // counting an attempt (the sender paces the endpoint). It reports false if
 // the claim had lapsed.
 func (s *Service) DeferDelivery(ctx context.Context, job DeliveryJob, until time.Time) (bool, error) {
-	held := false
-	err := s.update(ctx, func(tx Tx) error {
-		d, ok, err := heldDelivery(tx, job)
-		if err != nil || !ok {
-			return err
-		}
-		held = true
-		d.NextAttemptAt = &until
-		return tx.UpdateDelivery(d)
-	})
-	return held, err
-}
-
-func heldDelivery(tx Tx, job DeliveryJob) (Delivery, bool, error) {
-	d, err := tx.Delivery(job.Delivery.AccountID, job.Delivery.ID)
-	if ErrorCode(err) == CodeNotFound {
-		return Delivery{}, false, nil // its endpoint was deleted
-	}
-	if err != nil {
-		return Delivery{}, false, err
-	}
-	return d, d.Status == DeliveryPending && d.NextAttemptAt != nil && d.NextAttemptAt.Equal(job.Lease), nil
+	d := job.Delivery
+	d.NextAttemptAt = &until
+	return s.store.RecordDelivery(ctx, d, job.Lease, nil, nil)
 }
 
 // FinishDelivery records the outcome of a claimed delivery's attempt and
@@ -475,62 +463,57 @@ func heldDelivery(tx Tx, job DeliveryJob) (Delivery, bool, error) {
 // recording nothing, if the claim had lapsed.
 func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outcome) (bool, error) {
 	now := s.Now()
-	held := false
-	err := s.update(ctx, func(tx Tx) error {
-		d, ok, err := heldDelivery(tx, job)
-		if err != nil || !ok {
-			held = false
-			return err
-		}
-		held = true
-		w, err := tx.Webhook(d.AccountID, d.WebhookID)
-		if err != nil {
-			return err
-		}
-		ms := out.Duration.Milliseconds()
-		d.DurationMs, d.NextAttemptAt = &ms, nil
-		if out.Status != 0 {
-			st := out.Status
-			d.ResponseStatus = &st
-		}
-		if out.Succeeded() {
-			d.Status = DeliverySucceeded
-			if err := tx.UpdateDelivery(d); err != nil {
-				return err
-			}
-			if w.FailingSince != nil {
-				w.FailingSince = nil
-				return tx.UpdateWebhook(w)
-			}
-			return nil
-		}
-		d.Status = DeliveryFailed
-		msg := out.Err
-		if msg == "" {
-			msg = "The endpoint answered " + itoa(out.Status) + "."
-		}
-		d.Error = &msg
-		if w.FailingSince == nil {
-			w.FailingSince = &now
-		}
-		disable := out.Status == 410 || now.Sub(*w.FailingSince) >= WebhookDisableAfter
-		if disable {
-			w.Enabled = false
-		} else if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
-			if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
-				delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
-			}
-			next := newDelivery(w, d.EventID, d.Attempt+1, now.Add(delay))
-			next.CreatedAt = now
-			d.NextAttemptAt = next.NextAttemptAt
-			if err := tx.CreateDelivery(next); err != nil {
-				return err
-			}
-		}
-		if err := tx.UpdateDelivery(d); err != nil {
-			return err
-		}
-		return tx.UpdateWebhook(w)
+	var w Webhook
+	err := s.view(ctx, func(tx Tx) (err error) {
+		w, err = tx.Webhook(job.Delivery.AccountID, job.Delivery.WebhookID)
+		return err
 	})
-	return held, err
+	if ErrorCode(err) == CodeNotFound {
+		return false, nil // deleted, with its deliveries
+	}
+	if err != nil {
+		return false, err
+	}
+	d := job.Delivery
+	ms := out.Duration.Milliseconds()
+	d.DurationMs, d.NextAttemptAt = &ms, nil
+	if out.Status != 0 {
+		st := out.Status
+		d.ResponseStatus = &st
+	}
+	if out.Succeeded() {
+		d.Status = DeliverySucceeded
+		var changed *Webhook
+		if w.FailingSince != nil {
+			w.FailingSince = nil
+			changed = &w
+		}
+		return s.store.RecordDelivery(ctx, d, job.Lease, nil, changed)
+	}
+	d.Status = DeliveryFailed
+	msg := out.Err
+	if msg == "" {
+		msg = "The endpoint answered " + itoa(out.Status) + "."
+	}
+	d.Error = &msg
+	changed := w.FailingSince == nil
+	if changed {
+		w.FailingSince = &now
+	}
+	var next *Delivery
+	if out.Status == 410 || now.Sub(*w.FailingSince) >= WebhookDisableAfter {
+		w.Enabled, changed = false, true
+	} else if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
+		if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
+			delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
+		}
+		n := newDelivery(w, d.EventID, d.Attempt+1, now.Add(delay))
+		n.CreatedAt = now
+		d.NextAttemptAt, next = n.NextAttemptAt, &n
+	}
+	var endpoint *Webhook
+	if changed {
+		endpoint = &w
+	}
+	return s.store.RecordDelivery(ctx, d, job.Lease, next, endpoint)
 }

@@ -62,6 +62,9 @@ type Store interface {
 	// PurgePoints deletes location points whose timestamp is before before.
 	PurgePoints(ctx context.Context, before time.Time) (int, error)
 
+	// ClaimDeliveries: see webhook_store.go.
+	DeliveryClaimer
+
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.

@@ -1,6 +1,9 @@
 package fleet
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // WebhookTx is the part of a Tx that holds webhook endpoints and their
 // deliveries.
@@ -38,11 +41,26 @@ type WebhookTx interface {
 	// (status, response_status, error, duration_ms, next_attempt_at).
 	// Returns not_found if the account has no such delivery.
 	UpdateDelivery(d Delivery) error
-	// DeliveriesDue returns pending deliveries, of any account, whose
-	// NextAttemptAt is at or before now; at most limit, earliest first. In
-	// a store shared by several processes, rows returned to one Update are
-	// not returned to another running at the same time (SKIP LOCKED): the
-	// caller moves their NextAttemptAt on in the same transaction, which is
-	// its claim on them.
-	DeliveriesDue(now time.Time, limit int) ([]Delivery, error)
+}
+
+// DeliveryClaimer is the part of a Store that hands due deliveries to
+// senders.
+type DeliveryClaimer interface {
+	// ClaimDeliveries moves the NextAttemptAt of up to limit pending
+	// deliveries, of any account, due at now (NextAttemptAt <= now,
+	// earliest first) to until, and returns them so changed: the caller's
+	// lease on them. It is atomic, and of claims running at once, across
+	// every process sharing the store, none gets a delivery another got
+	// (on PostgreSQL: FOR UPDATE SKIP LOCKED, outside any SERIALIZABLE
+	// transaction, so that claims and recorded outcomes never abort each
+	// other).
+	ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]Delivery, error)
+	// RecordDelivery stores the mutable fields of d (as UpdateDelivery
+	// does) if the stored delivery is still pending with NextAttemptAt
+	// equal to lease, and reports whether it was. If it was, it also, in
+	// the same transaction, stores next (a new delivery) unless nil and
+	// sets the Enabled and FailingSince of endpoint unless nil. Like
+	// ClaimDeliveries it runs outside any SERIALIZABLE transaction: the
+	// lease check is a conditional update of the one row.
+	RecordDelivery(ctx context.Context, d Delivery, lease time.Time, next *Delivery, endpoint *Webhook) (bool, error)
 }

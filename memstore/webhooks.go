@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"time"
 
@@ -136,10 +137,16 @@ func (t *tx) UpdateDelivery(d fleet.Delivery) error {
 	return nil
 }
 
-func (t *tx) DeliveriesDue(now time.Time, limit int) ([]fleet.Delivery, error) {
+// ClaimDeliveries implements fleet.Store.
+func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]fleet.Delivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
 	var out []fleet.Delivery
-	for id := range t.s.pending {
-		d := t.s.deliveries.byID[id]
+	for id := range s.pending {
+		d := s.deliveries.byID[id]
 		if d.NextAttemptAt != nil && !d.NextAttemptAt.After(now) {
 			out = append(out, d)
 		}
@@ -149,7 +156,46 @@ func (t *tx) DeliveriesDue(now time.Time, limit int) ([]fleet.Delivery, error) {
 	})
 	out = out[:min(len(out), max(limit, 0))]
 	for i := range out {
+		u := until
+		out[i].NextAttemptAt = &u
+		s.deliveries.byID[out[i].ID] = cloneDelivery(out[i])
 		out[i] = cloneDelivery(out[i])
 	}
 	return out, nil
+}
+
+// RecordDelivery implements fleet.Store.
+func (s *Store) RecordDelivery(ctx context.Context, d fleet.Delivery, lease time.Time, next *fleet.Delivery, endpoint *fleet.Webhook) (held bool, err error) {
+	err = s.Update(ctx, func(ftx fleet.Tx) error {
+		t := ftx.(*tx)
+		old, err := t.Delivery(d.AccountID, d.ID)
+		if fleet.ErrorCode(err) == fleet.CodeNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if old.Status != fleet.DeliveryPending || old.NextAttemptAt == nil || !old.NextAttemptAt.Equal(lease) {
+			return nil
+		}
+		held = true
+		if err := t.UpdateDelivery(d); err != nil {
+			return err
+		}
+		if next != nil {
+			if err := t.CreateDelivery(*next); err != nil {
+				return err
+			}
+		}
+		if endpoint != nil {
+			w, err := t.Webhook(endpoint.AccountID, endpoint.ID)
+			if err != nil {
+				return err
+			}
+			w.Enabled, w.FailingSince = endpoint.Enabled, endpoint.FailingSince
+			return t.UpdateWebhook(w)
+		}
+		return nil
+	})
+	return held && err == nil, err
 }

@@ -1,9 +1,13 @@
 package sqlstore
 
 import (
+	"cmp"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -249,14 +253,59 @@ func (t *tx) UpdateDelivery(d fleet.Delivery) error {
 	return nil
 }
 
-// DeliveriesDue implements fleet.Tx. On PostgreSQL the rows are locked and
-// rows locked by a concurrent claim are skipped.
-func (t *tx) DeliveriesDue(now time.Time, limit int) ([]fleet.Delivery, error) {
+// ClaimDeliveries implements fleet.Store: one UPDATE ... RETURNING in a
+// write transaction at the database's default isolation. On PostgreSQL its
+// subquery locks the rows it picks and skips rows a concurrent claim
+// locked.
+func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]fleet.Delivery, error) {
 	lock := ""
-	if t.d.name == Postgres && !t.readOnly {
+	if s.d.name == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	return t.deliveries("claim deliveries", `SELECT `+deliveryColumns+` FROM webhook_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-		ORDER BY d.next_attempt_at, d.id LIMIT ?`+lock, toDB(now), int64(limit))
+	var out []fleet.Delivery
+	err := s.write(ctx, func(t *tx) (err error) {
+		out, err = t.deliveries("claim deliveries", `UPDATE webhook_deliveries SET next_attempt_at = ?
+			WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+				ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
+			RETURNING `+strings.ReplaceAll(deliveryColumns, "d.", ""), toDB(until), toDB(now), int64(limit))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b fleet.Delivery) int {
+		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// RecordDelivery implements fleet.Store: a write transaction at the
+// database's default isolation whose first statement, a conditional update
+// of the delivery's row, is the lease check.
+func (s *Store) RecordDelivery(ctx context.Context, d fleet.Delivery, lease time.Time, next *fleet.Delivery, endpoint *fleet.Webhook) (bool, error) {
+	held := false
+	err := s.write(ctx, func(t *tx) error {
+		held = false
+		n, err := t.update(`UPDATE webhook_deliveries SET status = ?, response_status = ?, error = ?, duration_ms = ?, next_attempt_at = ?
+			WHERE id = ? AND account_id = ? AND status = 'pending' AND next_attempt_at = ?`,
+			string(d.Status), nullable(d.ResponseStatus), nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt),
+			d.ID, d.AccountID, toDB(lease))
+		if err != nil || n == 0 {
+			return wrap(err, "record delivery")
+		}
+		held = true
+		if next != nil {
+			if err := t.CreateDelivery(*next); err != nil {
+				return err
+			}
+		}
+		if endpoint != nil {
+			if _, err := t.update(`UPDATE webhooks SET enabled = ?, failing_since = ? WHERE id = ? AND account_id = ?`,
+				endpoint.Enabled, toNullDB(endpoint.FailingSince), endpoint.ID, endpoint.AccountID); err != nil {
+				return wrap(err, "record delivery")
+			}
+		}
+		return nil
+	})
+	return held && err == nil, err
 }

@@ -16,6 +16,7 @@ func webhookTests() []namedTest {
 		{"DeliveriesRoundTripAndFilter", testDeliveries},
 		{"DeliveriesDueOrderAndClaim", testDeliveriesDue},
 		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
+		{"RecordDeliveryOnlyUnderLease", testRecordDelivery},
 	}
 }
 
@@ -116,17 +117,17 @@ func testWebhookDelete(t *testing.T, s fleet.Store) {
 	k := mustDelivery(t, s, NewDelivery(keep, fleet.NewID(fleet.PrefixEvent), T0))
 	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteWebhook(b.ID, w.ID) })), fleet.CodeNotFound)
 	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteWebhook(a.ID, w.ID) }))
-	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
 		_, err := tx.Delivery(a.ID, d.ID)
 		is.Equal(code(err), fleet.CodeNotFound) // went with its endpoint
 		_, err = tx.Delivery(a.ID, k.ID)
 		is.NoErr(err)
-		due, err := tx.DeliveriesDue(T0, 10)
-		is.NoErr(err)
-		is.Equal(len(due), 1)
-		is.Equal(due[0].ID, k.ID)
 		return nil
 	}))
+	due, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 10)
+	is.NoErr(err)
+	is.Equal(len(due), 1)
+	is.Equal(due[0].ID, k.ID)
 }
 
 func testDeliveries(t *testing.T, s fleet.Store) {
@@ -191,40 +192,39 @@ func testDeliveriesDue(t *testing.T, s fleet.Store) {
 	done.Status = fleet.DeliverySucceeded
 	mustDelivery(t, s, done)
 	now := T0.Add(time.Minute) // inclusive bound
-	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
-		due, err := tx.DeliveriesDue(now, 10)
+	lease := now.Add(2 * time.Minute)
+	one, err := s.ClaimDeliveries(ctx, now, lease, 1)
+	is.NoErr(err)
+	is.Equal(len(one), 1)
+	is.Equal(one[0].ID, early.ID) // earliest first, of any account
+	is.Equal(*one[0].NextAttemptAt, lease)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Delivery(b.ID, early.ID)
 		is.NoErr(err)
-		is.Equal(len(due), 2) // pending and due, of every account
-		is.Equal(due[0].ID, early.ID)
-		is.Equal(due[1].ID, late.ID)
-		one, err := tx.DeliveriesDue(now, 1)
-		is.NoErr(err)
-		is.Equal(len(one), 1)
-		// A claim moves next_attempt_at on: no longer due.
-		lease := now.Add(2 * time.Minute)
-		one[0].NextAttemptAt = &lease
-		return tx.UpdateDelivery(one[0])
-	}))
-	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
-		due, err := tx.DeliveriesDue(now, 10)
-		is.NoErr(err)
-		is.Equal(len(due), 1)
-		is.Equal(due[0].ID, late.ID)
-		// A delivery made is no longer pending.
-		due[0].Status, due[0].NextAttemptAt = fleet.DeliverySucceeded, nil
-		return tx.UpdateDelivery(due[0])
-	}))
-	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
-		due, err := tx.DeliveriesDue(T0.Add(time.Hour), 10)
-		is.NoErr(err)
-		is.Equal(len(due), 2) // the claimed one (lease over) and the future one
-		is.Equal(due[1].ID, future.ID)
+		is.Equal(got, one[0]) // the lease is stored
 		return nil
 	}))
+	rest, err := s.ClaimDeliveries(ctx, now, lease, 10)
+	is.NoErr(err)
+	is.Equal(len(rest), 1) // the claimed one is no longer due
+	is.Equal(rest[0].ID, late.ID)
+	// A delivery made is no longer pending.
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		rest[0].Status, rest[0].NextAttemptAt = fleet.DeliverySucceeded, nil
+		return tx.UpdateDelivery(rest[0])
+	}))
+	none, err := s.ClaimDeliveries(ctx, now, lease, 10)
+	is.NoErr(err)
+	is.Equal(len(none), 0)
+	again, err := s.ClaimDeliveries(ctx, T0.Add(time.Hour), T0.Add(2*time.Hour), 10)
+	is.NoErr(err)
+	is.Equal(len(again), 2) // the lapsed lease and the future one
+	is.Equal(again[0].ID, early.ID)
+	is.Equal(again[1].ID, future.ID)
 }
 
-// testDeliveriesDueConcurrent: claims running at once, each moving what it
-// got on, never get the same delivery.
+// testDeliveriesDueConcurrent: claims running at once never get the same
+// delivery.
 func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
 	is := is.New(t)
 	a := MustAccount(t, s)
@@ -239,22 +239,7 @@ func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
 	for range 4 {
 		wg.Go(func() {
 			for {
-				var got []fleet.Delivery
-				err := s.Update(ctx, func(tx fleet.Tx) error {
-					ds, err := tx.DeliveriesDue(T0, 3)
-					if err != nil {
-						return err
-					}
-					lease := T0.Add(time.Minute)
-					for _, d := range ds {
-						d.NextAttemptAt = &lease
-						if err := tx.UpdateDelivery(d); err != nil {
-							return err
-						}
-					}
-					got = ds
-					return nil
-				})
+				got, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 3)
 				if err != nil {
 					t.Error(err)
 					return
@@ -277,4 +262,46 @@ func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
 			t.Errorf("delivery %s claimed %d times", id, c)
 		}
 	}
+}
+
+func testRecordDelivery(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	d := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	lease := T0.Add(time.Minute)
+	got, err := s.ClaimDeliveries(ctx, T0, lease, 10)
+	is.NoErr(err)
+	is.Equal(len(got), 1)
+	st, msg, ms, at := 500, "The endpoint answered 500.", int64(12), T0.Add(5*time.Second)
+	done := got[0]
+	done.Status, done.ResponseStatus, done.Error, done.DurationMs, done.NextAttemptAt = fleet.DeliveryFailed, &st, &msg, &ms, &at
+	next := NewDelivery(w, d.EventID, at)
+	next.Attempt = 2
+	off := w
+	off.Enabled, off.FailingSince = false, &at
+	off.URL = "https://changed.example.com/"                  // only enabled and failing_since are stored
+	held, err := s.RecordDelivery(ctx, done, T0, &next, &off) // not the lease
+	is.NoErr(err)
+	is.True(!held)
+	held, err = s.RecordDelivery(ctx, done, lease, &next, &off)
+	is.NoErr(err)
+	is.True(held)
+	held, err = s.RecordDelivery(ctx, done, lease, &next, &off) // recorded already
+	is.NoErr(err)
+	is.True(!held)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		stored, err := tx.Delivery(a.ID, d.ID)
+		is.NoErr(err)
+		is.Equal(stored, done)
+		n, err := tx.Delivery(a.ID, next.ID)
+		is.NoErr(err)
+		is.Equal(n, next)
+		ep, err := tx.Webhook(a.ID, w.ID)
+		is.NoErr(err)
+		is.Equal(ep.Enabled, false)
+		is.Equal(*ep.FailingSince, at)
+		is.Equal(ep.URL, w.URL)
+		return nil
+	}))
 }
