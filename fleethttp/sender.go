@@ -192,6 +192,9 @@ func (s *Sender) runOnce(ctx context.Context) (sent, claimed int, err error) {
 		wg.Go(func() {
 			for j := range ch {
 				out := s.send(ctx, j)
+				if ctx.Err() != nil {
+					continue // stopping: the lease lapses and the attempt is made again
+				}
 				if _, err := s.svc.FinishDelivery(context.WithoutCancel(ctx), j, out); err != nil {
 					mu.Lock()
 					firstErr = cmpErr(firstErr, err)
