@@ -440,7 +440,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 	for _, j := range dead {
 		d, why := j.Delivery, j.URL
 		d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
-		if _, err := s.store.RecordDelivery(ctx, d, j.Lease, nil, nil); err != nil {
+		if _, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: j.Lease}}, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -453,67 +453,106 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 func (s *Service) DeferDelivery(ctx context.Context, job DeliveryJob, until time.Time) (bool, error) {
 	d := job.Delivery
 	d.NextAttemptAt = &until
-	return s.store.RecordDelivery(ctx, d, job.Lease, nil, nil)
+	held, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: job.Lease}}, nil)
+	return err == nil && held[0], err
 }
 
-// FinishDelivery records the outcome of a claimed delivery's attempt and
-// schedules the next one on the retry schedule: a 410 disables the
-// endpoint at once; a Retry-After is honoured; an endpoint whose deliveries
-// have all failed for WebhookDisableAfter is disabled. It reports false,
-// recording nothing, if the claim had lapsed.
+// FinishDelivery records the outcome of one claimed delivery's attempt;
+// see FinishDeliveries. It reports false if the claim had lapsed.
 func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outcome) (bool, error) {
+	n, err := s.FinishDeliveries(ctx, []DeliveryJob{job}, []Outcome{out})
+	return n == 1, err
+}
+
+// FinishDeliveries records the outcomes of claimed deliveries' attempts,
+// outs[i] of jobs[i], in one transaction, and schedules each next attempt
+// on the retry schedule: a 410 disables the endpoint at once; a
+// Retry-After is honoured; an endpoint whose deliveries have all failed for
+// WebhookDisableAfter is disabled. A job whose claim has lapsed records
+// nothing. It returns how many outcomes were recorded.
+func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []Outcome) (int, error) {
 	now := s.Now()
-	var w Webhook
-	err := s.view(ctx, func(tx Tx) (err error) {
-		w, err = tx.Webhook(job.Delivery.AccountID, job.Delivery.WebhookID)
-		return err
+	hooks := map[string]*Webhook{}
+	err := s.view(ctx, func(tx Tx) error {
+		for _, j := range jobs {
+			if _, ok := hooks[j.Delivery.WebhookID]; ok {
+				continue
+			}
+			w, err := tx.Webhook(j.Delivery.AccountID, j.Delivery.WebhookID)
+			if ErrorCode(err) == CodeNotFound {
+				hooks[j.Delivery.WebhookID] = nil // deleted, with its deliveries
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			hooks[w.ID] = &w
+		}
+		return nil
 	})
-	if ErrorCode(err) == CodeNotFound {
-		return false, nil // deleted, with its deliveries
-	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	d := job.Delivery
-	ms := out.Duration.Milliseconds()
-	d.DurationMs, d.NextAttemptAt = &ms, nil
-	if out.Status != 0 {
-		st := out.Status
-		d.ResponseStatus = &st
-	}
-	if out.Succeeded() {
-		d.Status = DeliverySucceeded
-		var changed *Webhook
-		if w.FailingSince != nil {
-			w.FailingSince = nil
-			changed = &w
+	changed := map[string]bool{}
+	recs := make([]DeliveryRecord, 0, len(jobs))
+	for i, j := range jobs {
+		w := hooks[j.Delivery.WebhookID]
+		if w == nil {
+			continue
 		}
-		return s.store.RecordDelivery(ctx, d, job.Lease, nil, changed)
-	}
-	d.Status = DeliveryFailed
-	msg := out.Err
-	if msg == "" {
-		msg = "The endpoint answered " + itoa(out.Status) + "."
-	}
-	d.Error = &msg
-	changed := w.FailingSince == nil
-	if changed {
-		w.FailingSince = &now
-	}
-	var next *Delivery
-	if out.Status == 410 || now.Sub(*w.FailingSince) >= WebhookDisableAfter {
-		w.Enabled, changed = false, true
-	} else if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
-		if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
-			delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
+		out := outs[i]
+		d := j.Delivery
+		ms := out.Duration.Milliseconds()
+		d.DurationMs, d.NextAttemptAt = &ms, nil
+		if out.Status != 0 {
+			st := out.Status
+			d.ResponseStatus = &st
 		}
-		n := newDelivery(w, d.EventID, d.Attempt+1, now.Add(delay))
-		n.CreatedAt = now
-		d.NextAttemptAt, next = n.NextAttemptAt, &n
+		rec := DeliveryRecord{Lease: j.Lease}
+		if out.Succeeded() {
+			d.Status = DeliverySucceeded
+			if w.FailingSince != nil {
+				w.FailingSince, changed[w.ID] = nil, true
+			}
+		} else {
+			d.Status = DeliveryFailed
+			msg := out.Err
+			if msg == "" {
+				msg = "The endpoint answered " + itoa(out.Status) + "."
+			}
+			d.Error = &msg
+			if w.FailingSince == nil {
+				w.FailingSince, changed[w.ID] = &now, true
+			}
+			if out.Status == 410 || now.Sub(*w.FailingSince) >= WebhookDisableAfter {
+				if w.Enabled {
+					w.Enabled, changed[w.ID] = false, true
+				}
+			} else if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
+				if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
+					delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
+				}
+				n := newDelivery(*w, d.EventID, d.Attempt+1, now.Add(delay))
+				n.CreatedAt = now
+				d.NextAttemptAt, rec.Next = n.NextAttemptAt, &n
+			}
+		}
+		rec.Delivery = d
+		recs = append(recs, rec)
 	}
-	var endpoint *Webhook
-	if changed {
-		endpoint = &w
+	var endpoints []Webhook
+	for id := range changed {
+		endpoints = append(endpoints, *hooks[id])
 	}
-	return s.store.RecordDelivery(ctx, d, job.Lease, next, endpoint)
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	held, err := s.store.RecordDeliveries(ctx, recs, endpoints)
+	n := 0
+	for _, h := range held {
+		if h {
+			n++
+		}
+	}
+	return n, err
 }

@@ -55,12 +55,21 @@ type DeliveryClaimer interface {
 	// transaction, so that claims and recorded outcomes never abort each
 	// other).
 	ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]Delivery, error)
-	// RecordDelivery stores the mutable fields of d (as UpdateDelivery
-	// does) if the stored delivery is still pending with NextAttemptAt
-	// equal to lease, and reports whether it was. If it was, it also, in
-	// the same transaction, stores next (a new delivery) unless nil and
-	// sets the Enabled and FailingSince of endpoint unless nil. Like
-	// ClaimDeliveries it runs outside any SERIALIZABLE transaction: the
-	// lease check is a conditional update of the one row.
-	RecordDelivery(ctx context.Context, d Delivery, lease time.Time, next *Delivery, endpoint *Webhook) (bool, error)
+	// RecordDeliveries stores, in one transaction, each record whose
+	// delivery is still pending with NextAttemptAt equal to the record's
+	// Lease: its delivery's mutable fields (as UpdateDelivery does), then
+	// its Next unless nil. It then sets Enabled and FailingSince of each of
+	// endpoints that had a record stored. It reports, for each record,
+	// whether it was stored. Like ClaimDeliveries it runs outside any
+	// SERIALIZABLE transaction: the lease check is a conditional update of
+	// each row.
+	RecordDeliveries(ctx context.Context, recs []DeliveryRecord, endpoints []Webhook) ([]bool, error)
+}
+
+// DeliveryRecord is the outcome of a claimed delivery, to store while its
+// lease holds.
+type DeliveryRecord struct {
+	Delivery Delivery
+	Lease    time.Time
+	Next     *Delivery // the next attempt, if any
 }

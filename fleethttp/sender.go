@@ -184,42 +184,28 @@ func (s *Sender) runOnce(ctx context.Context) (sent, claimed int, err error) {
 		}
 		ready = append(ready, j)
 	}
-	ch := make(chan fleet.DeliveryJob)
+	// Send the batch with the worker pool, then record every outcome in
+	// one transaction.
+	outs := make([]fleet.Outcome, len(ready))
+	idx := make(chan int)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
 	for range min(s.opts.Workers, len(ready)) {
 		wg.Go(func() {
-			for j := range ch {
-				out := s.send(ctx, j)
-				if ctx.Err() != nil {
-					continue // stopping: the lease lapses and the attempt is made again
-				}
-				if _, err := s.svc.FinishDelivery(context.WithoutCancel(ctx), j, out); err != nil {
-					mu.Lock()
-					firstErr = cmpErr(firstErr, err)
-					mu.Unlock()
-					continue
-				}
-				mu.Lock()
-				sent++
-				mu.Unlock()
+			for i := range idx {
+				outs[i] = s.send(ctx, ready[i])
 			}
 		})
 	}
-	for _, j := range ready {
-		ch <- j
+	for i := range ready {
+		idx <- i
 	}
-	close(ch)
+	close(idx)
 	wg.Wait()
-	return sent, len(jobs), firstErr
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
+	if ctx.Err() != nil {
+		return 0, len(jobs), nil // stopping: the leases lapse and the attempts are made again
 	}
-	return b
+	n, err := s.svc.FinishDeliveries(context.WithoutCancel(ctx), ready, outs)
+	return n, len(jobs), err
 }
 
 // reserve takes a turn of the endpoint's pace at now and returns how long

@@ -164,38 +164,51 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit
 	return out, nil
 }
 
-// RecordDelivery implements fleet.Store.
-func (s *Store) RecordDelivery(ctx context.Context, d fleet.Delivery, lease time.Time, next *fleet.Delivery, endpoint *fleet.Webhook) (held bool, err error) {
-	err = s.Update(ctx, func(ftx fleet.Tx) error {
+// RecordDeliveries implements fleet.Store.
+func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, endpoints []fleet.Webhook) ([]bool, error) {
+	held := make([]bool, len(recs))
+	err := s.Update(ctx, func(ftx fleet.Tx) error {
 		t := ftx.(*tx)
-		old, err := t.Delivery(d.AccountID, d.ID)
-		if fleet.ErrorCode(err) == fleet.CodeNotFound {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if old.Status != fleet.DeliveryPending || old.NextAttemptAt == nil || !old.NextAttemptAt.Equal(lease) {
-			return nil
-		}
-		held = true
-		if err := t.UpdateDelivery(d); err != nil {
-			return err
-		}
-		if next != nil {
-			if err := t.CreateDelivery(*next); err != nil {
-				return err
+		stored := map[string]bool{}
+		for i, r := range recs {
+			d := r.Delivery
+			old, err := t.Delivery(d.AccountID, d.ID)
+			if fleet.ErrorCode(err) == fleet.CodeNotFound {
+				continue
 			}
-		}
-		if endpoint != nil {
-			w, err := t.Webhook(endpoint.AccountID, endpoint.ID)
 			if err != nil {
 				return err
 			}
-			w.Enabled, w.FailingSince = endpoint.Enabled, endpoint.FailingSince
-			return t.UpdateWebhook(w)
+			if old.Status != fleet.DeliveryPending || old.NextAttemptAt == nil || !old.NextAttemptAt.Equal(r.Lease) {
+				continue
+			}
+			held[i], stored[d.WebhookID] = true, true
+			if err := t.UpdateDelivery(d); err != nil {
+				return err
+			}
+			if r.Next != nil {
+				if err := t.CreateDelivery(*r.Next); err != nil {
+					return err
+				}
+			}
+		}
+		for _, e := range endpoints {
+			if !stored[e.ID] {
+				continue
+			}
+			w, err := t.Webhook(e.AccountID, e.ID)
+			if err != nil {
+				return err
+			}
+			w.Enabled, w.FailingSince = e.Enabled, e.FailingSince
+			if err := t.UpdateWebhook(w); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	return held && err == nil, err
+	if err != nil {
+		return make([]bool, len(recs)), err
+	}
+	return held, nil
 }

@@ -279,33 +279,46 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit
 	return out, nil
 }
 
-// RecordDelivery implements fleet.Store: a write transaction at the
-// database's default isolation whose first statement, a conditional update
-// of the delivery's row, is the lease check.
-func (s *Store) RecordDelivery(ctx context.Context, d fleet.Delivery, lease time.Time, next *fleet.Delivery, endpoint *fleet.Webhook) (bool, error) {
-	held := false
+// RecordDeliveries implements fleet.Store: a write transaction at the
+// database's default isolation in which a conditional update of each
+// delivery's row is its lease check.
+func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, endpoints []fleet.Webhook) ([]bool, error) {
+	held := make([]bool, len(recs))
 	err := s.write(ctx, func(t *tx) error {
-		held = false
-		n, err := t.update(`UPDATE webhook_deliveries SET status = ?, response_status = ?, error = ?, duration_ms = ?, next_attempt_at = ?
-			WHERE id = ? AND account_id = ? AND status = 'pending' AND next_attempt_at = ?`,
-			string(d.Status), nullable(d.ResponseStatus), nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt),
-			d.ID, d.AccountID, toDB(lease))
-		if err != nil || n == 0 {
-			return wrap(err, "record delivery")
-		}
-		held = true
-		if next != nil {
-			if err := t.CreateDelivery(*next); err != nil {
-				return err
+		clear(held)
+		stored := map[string]bool{}
+		for i, r := range recs {
+			d := r.Delivery
+			n, err := t.update(`UPDATE webhook_deliveries SET status = ?, response_status = ?, error = ?, duration_ms = ?, next_attempt_at = ?
+				WHERE id = ? AND account_id = ? AND status = 'pending' AND next_attempt_at = ?`,
+				string(d.Status), nullable(d.ResponseStatus), nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt),
+				d.ID, d.AccountID, toDB(r.Lease))
+			if err != nil {
+				return wrap(err, "record delivery")
+			}
+			if n == 0 {
+				continue
+			}
+			held[i], stored[d.WebhookID] = true, true
+			if r.Next != nil {
+				if err := t.CreateDelivery(*r.Next); err != nil {
+					return err
+				}
 			}
 		}
-		if endpoint != nil {
+		for _, e := range endpoints {
+			if !stored[e.ID] {
+				continue
+			}
 			if _, err := t.update(`UPDATE webhooks SET enabled = ?, failing_since = ? WHERE id = ? AND account_id = ?`,
-				endpoint.Enabled, toNullDB(endpoint.FailingSince), endpoint.ID, endpoint.AccountID); err != nil {
+				e.Enabled, toNullDB(e.FailingSince), e.ID, e.AccountID); err != nil {
 				return wrap(err, "record delivery")
 			}
 		}
 		return nil
 	})
-	return held && err == nil, err
+	if err != nil {
+		return make([]bool, len(recs)), err
+	}
+	return held, nil
 }

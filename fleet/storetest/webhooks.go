@@ -280,16 +280,19 @@ func testRecordDelivery(t *testing.T, s fleet.Store) {
 	next.Attempt = 2
 	off := w
 	off.Enabled, off.FailingSince = false, &at
-	off.URL = "https://changed.example.com/"                  // only enabled and failing_since are stored
-	held, err := s.RecordDelivery(ctx, done, T0, &next, &off) // not the lease
+	off.URL = "https://changed.example.com/" // only enabled and failing_since are stored
+	other := MustWebhook(t, s, a.ID, true)
+	otherOff := other
+	otherOff.Enabled = false                                                                                                     // no record of it is stored: it stays enabled
+	held, err := s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: T0, Next: &next}}, []fleet.Webhook{off}) // not the lease
 	is.NoErr(err)
-	is.True(!held)
-	held, err = s.RecordDelivery(ctx, done, lease, &next, &off)
+	is.Equal(held, []bool{false})
+	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, []fleet.Webhook{off, otherOff})
 	is.NoErr(err)
-	is.True(held)
-	held, err = s.RecordDelivery(ctx, done, lease, &next, &off) // recorded already
+	is.Equal(held, []bool{true})
+	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, nil) // recorded already
 	is.NoErr(err)
-	is.True(!held)
+	is.Equal(held, []bool{false})
 	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
 		stored, err := tx.Delivery(a.ID, d.ID)
 		is.NoErr(err)
@@ -302,6 +305,9 @@ func testRecordDelivery(t *testing.T, s fleet.Store) {
 		is.Equal(ep.Enabled, false)
 		is.Equal(*ep.FailingSince, at)
 		is.Equal(ep.URL, w.URL)
+		ep, err = tx.Webhook(a.ID, other.ID)
+		is.NoErr(err)
+		is.Equal(ep.Enabled, true)
 		return nil
 	}))
 }
