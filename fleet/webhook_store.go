@@ -44,7 +44,7 @@ type WebhookTx interface {
 }
 
 // DeliveryClaimer is the part of a Store that hands due deliveries to
-// senders.
+// senders, records what they did, and forgets old attempts.
 type DeliveryClaimer interface {
 	// ClaimDeliveries moves the NextAttemptAt of up to limit pending
 	// deliveries, of any account, due at now (NextAttemptAt <= now,
@@ -64,6 +64,8 @@ type DeliveryClaimer interface {
 	// SERIALIZABLE transaction: the lease check is a conditional update of
 	// each row.
 	RecordDeliveries(ctx context.Context, recs []DeliveryRecord, endpoints []Webhook) ([]bool, error)
+	// PurgeDeliveries deletes deliveries created before before.
+	PurgeDeliveries(ctx context.Context, before time.Time) (int, error)
 }
 
 // DeliveryRecord is the outcome of a claimed delivery, to store while its

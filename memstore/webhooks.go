@@ -212,3 +212,20 @@ func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecor
 	}
 	return held, nil
 }
+
+// PurgeDeliveries implements fleet.Store.
+func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var old []fleet.Delivery
+	for _, d := range s.deliveries.byID {
+		if d.CreatedAt.Before(before) {
+			old = append(old, d)
+		}
+	}
+	for _, d := range old {
+		s.deliveries.remove(d.AccountID, d.ID)
+		delete(s.pending, d.ID)
+	}
+	return len(old), nil
+}

@@ -322,3 +322,8 @@ func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecor
 	}
 	return held, nil
 }
+
+// PurgeDeliveries implements fleet.Store.
+func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, error) {
+	return s.purge(ctx, `DELETE FROM webhook_deliveries WHERE created_at < ?`, before, "purge deliveries")
+}

@@ -17,6 +17,7 @@ func webhookTests() []namedTest {
 		{"DeliveriesDueOrderAndClaim", testDeliveriesDue},
 		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
 		{"RecordDeliveryOnlyUnderLease", testRecordDelivery},
+		{"PurgeDeliveries", testPurgeDeliveries},
 	}
 }
 
@@ -310,4 +311,28 @@ func testRecordDelivery(t *testing.T, s fleet.Store) {
 		is.Equal(ep.Enabled, true)
 		return nil
 	}))
+}
+
+func testPurgeDeliveries(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	old := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	fresh := NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0)
+	fresh.CreatedAt = T0.Add(time.Minute)
+	mustDelivery(t, s, fresh)
+	n, err := s.PurgeDeliveries(ctx, T0.Add(time.Minute))
+	is.NoErr(err)
+	is.Equal(n, 1)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		_, err := tx.Delivery(a.ID, old.ID)
+		is.Equal(code(err), fleet.CodeNotFound)
+		_, err = tx.Delivery(a.ID, fresh.ID)
+		is.NoErr(err)
+		return nil
+	}))
+	due, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 10)
+	is.NoErr(err)
+	is.Equal(len(due), 1) // the purged one is not claimed
+	is.Equal(due[0].ID, fresh.ID)
 }

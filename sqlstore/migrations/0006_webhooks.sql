@@ -35,3 +35,4 @@ CREATE TABLE webhook_deliveries (
 
 CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, id);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at);
