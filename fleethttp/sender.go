@@ -61,7 +61,14 @@ type Sender struct {
 	log    *slog.Logger
 
 	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
+	limiters map[string]*pace
+	turns    map[string]time.Time // delivery id -> the turn reserved for it
+}
+
+// pace is an endpoint's limiter and when it was last used.
+type pace struct {
+	*rate.Limiter
+	used time.Time
 }
 
 // errForbiddenAddr is a refused connection to a forbidden address.
@@ -94,7 +101,7 @@ func NewSender(svc *fleet.Service, opts SenderOptions) *Sender {
 		opts.Jitter = rand.Float64
 	}
 	return &Sender{svc: svc, opts: opts, client: webhookClient(opts.Insecure), log: opts.Logger,
-		limiters: map[string]*rate.Limiter{}}
+		limiters: map[string]*pace{}, turns: map[string]time.Time{}}
 }
 
 // webhookClient is an HTTP client that follows no redirect, uses no proxy,
@@ -176,7 +183,7 @@ func (s *Sender) runOnce(ctx context.Context) (sent, claimed int, err error) {
 	now := s.svc.Now()
 	ready := jobs[:0:0]
 	for _, j := range jobs {
-		if d := s.reserve(j.Delivery.WebhookID, now); d > 0 {
+		if d := s.reserve(j.Delivery.WebhookID, j.Delivery.ID, now); d > 0 {
 			if _, err := s.svc.DeferDelivery(ctx, j, now.Add(d)); err != nil {
 				return 0, len(jobs), err
 			}
@@ -208,17 +215,37 @@ func (s *Sender) runOnce(ctx context.Context) (sent, claimed int, err error) {
 	return n, len(jobs), err
 }
 
-// reserve takes a turn of the endpoint's pace at now and returns how long
-// the delivery must wait for it (0: go now).
-func (s *Sender) reserve(webhookID string, now time.Time) time.Duration {
+// reserve takes a turn of the endpoint's pace at now for a delivery and
+// returns how long it must wait for it (0: go now). A delivery handed back
+// keeps the turn it was given, so that it does not queue twice.
+func (s *Sender) reserve(webhookID, deliveryID string, now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := s.limiters[webhookID]
-	if l == nil {
-		l = rate.NewLimiter(s.opts.EndpointRate, s.opts.EndpointBurst)
-		s.limiters[webhookID] = l
+	if t, ok := s.turns[deliveryID]; ok {
+		if !now.Before(t) {
+			delete(s.turns, deliveryID)
+			return 0
+		}
+		return t.Sub(now)
 	}
-	return l.ReserveN(now, 1).DelayFrom(now)
+	p := s.limiters[webhookID]
+	if p == nil {
+		if len(s.limiters) > 10_000 { // forget endpoints idle long enough to have a full bucket
+			for id, q := range s.limiters {
+				if now.Sub(q.used) > time.Hour {
+					delete(s.limiters, id)
+				}
+			}
+		}
+		p = &pace{Limiter: rate.NewLimiter(s.opts.EndpointRate, s.opts.EndpointBurst)}
+		s.limiters[webhookID] = p
+	}
+	p.used = now
+	d := p.ReserveN(now, 1).DelayFrom(now)
+	if d > 0 {
+		s.turns[deliveryID] = now.Add(d)
+	}
+	return d
 }
 
 // send makes one attempt.

@@ -500,3 +500,35 @@ func TestClientWebhooks(t *testing.T) {
 	_, err = c.Webhook(ctx, w.ID)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
 }
+
+// TestWebhookPacing: a busy endpoint is paced, and another account's
+// delivery due at the same time is not held up behind it.
+func TestWebhookPacing(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	busyAcc, busyKey := e.account(fleet.PlanPro)
+	_, quietKey := e.account(fleet.PlanPro)
+	busy, quiet := newReceiver(t, nil), newReceiver(t, nil)
+	e.register(busyKey, busy.srv.URL, "vehicle.created")
+	e.register(quietKey, quiet.srv.URL, "vehicle.created")
+	for i := range 100 {
+		_, err := e.svc.CreateVehicle(context.Background(), fleet.SystemPrincipal(busyAcc), fleet.Vehicle{Name: "Van " + strconv.Itoa(i)})
+		is.NoErr(err)
+	}
+	e.vehicle(quietKey, "The quiet one")
+	s := fleethttp.NewSender(e.svc, fleethttp.SenderOptions{Insecure: true, EndpointRate: 10, EndpointBurst: 10, Batch: 50})
+	drain(t, s)
+	is.Equal(len(busy.got()), 10) // the burst, then 10 a second
+	is.Equal(len(quiet.got()), 1) // not held up
+	e.clock.Advance(time.Second)
+	drain(t, s)
+	is.Equal(len(busy.got()), 20)
+	e.clock.Advance(8 * time.Second)
+	drain(t, s)
+	is.Equal(len(busy.got()), 100)
+	seen := map[string]bool{}
+	for _, h := range busy.got() {
+		is.True(!seen[h.header.Get("webhook-id")]) // each once
+		seen[h.header.Get("webhook-id")] = true
+	}
+}
