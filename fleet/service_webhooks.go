@@ -67,19 +67,24 @@ func normaliseWebhook(w *Webhook) {
 	w.Events = out
 }
 
-// checkWebhook validates an endpoint and, unless insecure, resolves its
-// host: every address it resolves to must be allowed.
-func (s *Service) checkWebhook(ctx context.Context, w *Webhook) error {
+// checkWebhook validates an endpoint's fields.
+func (s *Service) checkWebhook(w *Webhook) error {
 	var val Validator
-	insecure := s.opts.Webhooks.Insecure
-	w.validate(&val, insecure)
-	if err := val.Err(); err != nil {
-		return err
-	}
-	if insecure {
+	w.validate(&val, s.opts.Webhooks.Insecure)
+	return val.Err()
+}
+
+// resolveWebhookURL resolves the host of a valid endpoint URL, unless
+// webhooks are insecure: every address it resolves to must be allowed. It
+// runs outside transactions (a lookup may take seconds).
+func (s *Service) resolveWebhookURL(ctx context.Context, raw string) error {
+	if s.opts.Webhooks.Insecure {
 		return nil
 	}
-	u, _ := CheckWebhookURL(w.URL, false)
+	u, err := CheckWebhookURL(raw, false)
+	if err != nil {
+		return nil // reported by checkWebhook
+	}
 	host := u.Hostname()
 	if _, err := netip.ParseAddr(host); err == nil {
 		return nil // a literal, checked already
@@ -92,6 +97,7 @@ func (s *Service) checkWebhook(ctx context.Context, w *Webhook) error {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	var val Validator
 	addrs, err := lookup(lctx, host)
 	if err != nil || len(addrs) == 0 {
 		val.Add("url", "host %q does not resolve", host)
@@ -120,7 +126,10 @@ func (s *Service) CreateWebhook(ctx context.Context, p Principal, in Webhook) (W
 		Enabled: in.Enabled, CreatedAt: now, Secret: NewWebhookSecret(),
 	}
 	normaliseWebhook(&w)
-	if err := s.checkWebhook(ctx, &w); err != nil {
+	if err := s.checkWebhook(&w); err != nil {
+		return WebhookWithSecret{}, err
+	}
+	if err := s.resolveWebhookURL(ctx, w.URL); err != nil {
 		return WebhookWithSecret{}, err
 	}
 	err := s.update(ctx, func(tx Tx) error {
@@ -172,6 +181,17 @@ func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, pat
 	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
 		return Webhook{}, err
 	}
+	if patch.URL.Set { // resolved first, outside the transaction
+		if _, err := s.Webhook(ctx, p, id); err != nil {
+			return Webhook{}, err
+		}
+		u := Webhook{URL: strings.TrimSpace(patch.URL.Value), Events: []string{"*"}}
+		if err := s.checkWebhook(&u); err == nil {
+			if err := s.resolveWebhookURL(ctx, u.URL); err != nil {
+				return Webhook{}, err
+			}
+		}
+	}
 	var w Webhook
 	err := s.update(ctx, func(tx Tx) (err error) {
 		w, err = s.getWebhook(tx, p, id)
@@ -188,7 +208,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, pat
 		}
 		normaliseWebhook(&w)
 		if patch.URL.Set || patch.Events.Set || patch.Description.Set {
-			if err := s.checkWebhook(ctx, &w); err != nil {
+			if err := s.checkWebhook(&w); err != nil {
 				return err
 			}
 		}

@@ -438,6 +438,8 @@ func TestWebhookAddressForms(t *testing.T) {
 	t.Cleanup(tls.Close)
 	port := tls.URL[strings.LastIndex(tls.URL, ":")+1:]
 	id, _ := e.register(key, "https://localhost:"+port+"/hook", "vehicle.created")
+	is.Equal(e.do("PATCH", "/v1/webhooks/"+id, key, map[string]any{"url": "https://meta.example.com/"}).status, http.StatusUnprocessableEntity)
+	is.Equal(e.do("PATCH", "/v1/webhooks/"+id, key, map[string]any{"url": "https://[::ffff:10.0.0.1]/"}).status, http.StatusUnprocessableEntity)
 	e.vehicle(key, "Truck")
 	s := fleethttp.NewSender(svc, fleethttp.SenderOptions{})
 	is.Equal(drain(t, s), 1)
