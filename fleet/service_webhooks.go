@@ -420,6 +420,18 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 	err = s.view(ctx, func(tx Tx) error {
 		jobs, dead = jobs[:0], dead[:0]
 		hooks := map[string]Webhook{}
+		ids := make([]string, len(ds))
+		for i, d := range ds {
+			ids[i] = d.EventID
+		}
+		evs, err := tx.EventsByID(ids)
+		if err != nil {
+			return err
+		}
+		events := make(map[string]Event, len(evs))
+		for _, e := range evs {
+			events[e.ID] = e
+		}
 		for _, d := range ds {
 			job := DeliveryJob{Delivery: d, Lease: until}
 			w, ok := hooks[d.WebhookID]
@@ -433,14 +445,12 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 				}
 				hooks[d.WebhookID] = w
 			}
-			e, err := tx.Event(d.AccountID, d.EventID)
+			e, ok := events[d.EventID]
 			switch {
-			case ErrorCode(err) == CodeNotFound:
+			case !ok || e.AccountID != d.AccountID:
 				job.URL = "The event is no longer kept."
 				dead = append(dead, job)
 				continue
-			case err != nil:
-				return err
 			case !w.Enabled:
 				job.URL = "The webhook endpoint is disabled."
 				dead = append(dead, job)

@@ -29,6 +29,11 @@ type WebhookTx interface {
 	// not_found if the account has no such endpoint.
 	DeleteWebhook(accountID, id string) error
 
+	// EventsByID returns the stored events, of any account, among ids (in
+	// no order; ids not stored are left out): the bodies of a claimed
+	// batch of deliveries, in one read.
+	EventsByID(ids []string) ([]Event, error)
+
 	// CreateDelivery stores a new delivery. Returns conflict if the id
 	// exists, not_found if the account has no endpoint d.WebhookID.
 	CreateDelivery(d Delivery) error

@@ -229,3 +229,13 @@ func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, err
 	}
 	return len(old), nil
 }
+
+func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {
+	out := make([]fleet.Event, 0, len(ids))
+	for _, id := range ids {
+		if e, err := t.s.events.get("", id); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

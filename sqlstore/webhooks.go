@@ -327,3 +327,35 @@ func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecor
 func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, error) {
 	return s.purge(ctx, `DELETE FROM webhook_deliveries WHERE created_at < ?`, before, "purge deliveries")
 }
+
+// EventsByID implements fleet.Tx: one query per 500 ids.
+func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {
+	out := make([]fleet.Event, 0, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT id, account_id, type, created_at, data FROM events WHERE id IN (?`+
+			strings.Repeat(", ?", n-1)+`)`), args...)
+		if err != nil {
+			return nil, wrap(t.failed(err), "read events")
+		}
+		for rows.Next() {
+			e, err := scanEvent(rows)
+			if err != nil {
+				rows.Close()
+				return nil, wrap(err, "read events")
+			}
+			out = append(out, e)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrap(t.failed(err), "read events")
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}

@@ -18,6 +18,7 @@ func webhookTests() []namedTest {
 		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
 		{"RecordDeliveryOnlyUnderLease", testRecordDelivery},
 		{"PurgeDeliveries", testPurgeDeliveries},
+		{"EventsByID", testEventsByID},
 	}
 }
 
@@ -335,4 +336,31 @@ func testPurgeDeliveries(t *testing.T, s fleet.Store) {
 	is.NoErr(err)
 	is.Equal(len(due), 1) // the purged one is not claimed
 	is.Equal(due[0].ID, fresh.ID)
+}
+
+func testEventsByID(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	var ids []string
+	for i, acc := range []string{a.ID, b.ID, a.ID} {
+		e := fleet.Event{ID: fleet.NewID(fleet.PrefixEvent), AccountID: acc, Type: fleet.EventVehicleCreated,
+			CreatedAt: T0.Add(time.Duration(i) * time.Second), Data: []byte(`{"n":1}`)}
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.AppendEvent(e) }))
+		ids = append(ids, e.ID)
+	}
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.EventsByID(append([]string{fleet.NewID(fleet.PrefixEvent)}, ids[1:]...))
+		is.NoErr(err)
+		is.Equal(len(got), 2) // of any account; unknown ids left out
+		byID := map[string]fleet.Event{}
+		for _, e := range got {
+			byID[e.ID] = e
+		}
+		is.Equal(byID[ids[1]].AccountID, b.ID)
+		is.Equal(string(byID[ids[2]].Data), `{"n":1}`)
+		none, err := tx.EventsByID(nil)
+		is.NoErr(err)
+		is.Equal(len(none), 0)
+		return nil
+	}))
 }
