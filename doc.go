@@ -13,7 +13,7 @@
 //   - memstore: a Store in memory, for tests, demos and embedding.
 //   - sqlstore: a Store on SQLite (the embedded default) or PostgreSQL.
 //   - fleethttp: the HTTP adapter: the /v1 handler, the OpenAPI document,
-//     and Client, the Go SDK.
+//     the webhook Sender, and Client, the Go SDK.
 //   - cmd/fleetserver: the reference server.
 //   - examples: programs to copy from.
 //

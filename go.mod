@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/matryer/is v1.4.1
+	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.61.1
 )
 

@@ -50,3 +50,20 @@ func ExampleErrorCode() {
 	// name
 	// vin
 }
+
+// A receiver checks a delivery with the endpoint's secret: here the example
+// of the Standard Webhooks specification.
+func ExampleVerifyWebhook() {
+	secret := "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	body := []byte(`{"test": 2432232314}`)
+	sig, _ := fleet.SignWebhook([]string{secret}, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body)
+	fmt.Println(sig)
+	err := fleet.VerifyWebhook(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", sig, body, time.Unix(1614265330, 0))
+	fmt.Println(err)
+	err = fleet.VerifyWebhook(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", sig, body, time.Unix(1614265330, 0).Add(time.Hour))
+	fmt.Println(err == fleet.ErrWebhookTimestamp)
+	// Output:
+	// v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=
+	// <nil>
+	// true
+}

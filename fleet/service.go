@@ -28,6 +28,8 @@ type Options struct {
 	// SweepEvery is how often Run looks for vehicles and maintenance
 	// schedules whose status the clock changed. Default 5s.
 	SweepEvery time.Duration
+	// Webhooks configure endpoint registration (see WebhookOptions).
+	Webhooks WebhookOptions
 }
 
 // Service holds the use cases of the API. It is safe for concurrent use.
@@ -125,7 +127,8 @@ func (s *Service) Run(ctx context.Context) {
 
 // Maintain purges what has outlived its retention at the clock's time:
 // idempotency records after 24 hours, ended rate-limit windows, usage
-// counts older than the usage endpoint reaches, events after 30 days, and
+// counts older than the usage endpoint reaches, events and webhook delivery
+// attempts after 30 days, and
 // location points older than the longest plan reach.
 func (s *Service) Maintain(ctx context.Context) error {
 	now := s.Now()
@@ -139,6 +142,9 @@ func (s *Service) Maintain(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.store.PurgeEvents(ctx, now.Add(-EventRetention)); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeDeliveries(ctx, now.Add(-EventRetention)); err != nil {
 		return err
 	}
 	_, err := s.store.PurgePoints(ctx, now.Add(-MaxHistoryReach()))

@@ -14,7 +14,10 @@ func (s *Service) emit(tx Tx, accountID, typ string, now time.Time, data any) er
 	if err != nil {
 		return err
 	}
-	return tx.AppendEvent(e)
+	if err := tx.AppendEvent(e); err != nil {
+		return err
+	}
+	return s.enqueueDeliveries(tx, e, nil)
 }
 
 // Optional is a field of a patch: Set reports whether the client named it;

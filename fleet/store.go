@@ -62,6 +62,9 @@ type Store interface {
 	// PurgePoints deletes location points whose timestamp is before before.
 	PurgePoints(ctx context.Context, before time.Time) (int, error)
 
+	// ClaimDeliveries: see webhook_store.go.
+	DeliveryClaimer
+
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -174,6 +177,9 @@ type Tx interface {
 	// Events returns the account's events that f.Match, in id order, after
 	// p.After, at most p.Limit of them.
 	Events(accountID string, f EventFilter, p Page) ([]Event, error)
+
+	// Webhooks: see webhook_store.go.
+	WebhookTx
 }
 
 // Usage is one key's request counts in one clock hour.

@@ -68,7 +68,7 @@ func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock) *env {
 	t.Helper()
 	e := &env{t: t, store: store, clock: clock, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log})
+	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}})
 	e.h = fleethttp.NewHandler(e.svc, fleethttp.WithLogger(log))
 	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(e.srv.Close)

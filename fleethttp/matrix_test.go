@@ -19,6 +19,7 @@ type tenant struct {
 	keyID, vehicleID, eventID                   string
 	workOrderID, scheduleID                     string
 	spareKeyID, spareVehicleID, spareScheduleID string // for routes that delete or rotate
+	webhookID, spareWebhookID, deliveryID       string
 }
 
 func (e *env) tenant() *tenant {
@@ -37,6 +38,10 @@ func (e *env) tenant() *tenant {
 	for _, dst := range []*string{&tn.scheduleID, &tn.spareScheduleID} {
 		*dst = e.do("POST", "/v1/maintenance/schedules", key, map[string]any{"vehicle_id": tn.vehicleID, "name": "Oil", "interval_km": 10000}).data()["schedule_id"].(string)
 	}
+	for _, dst := range []*string{&tn.webhookID, &tn.spareWebhookID} {
+		*dst = e.do("POST", "/v1/webhooks", key, map[string]any{"url": "http://127.0.0.1:9/hook"}).data()["webhook_id"].(string)
+	}
+	tn.deliveryID = e.do("POST", "/v1/webhooks/"+tn.webhookID+"/test", key, nil).data()["delivery"].(map[string]any)["delivery_id"].(string)
 	return tn
 }
 
@@ -91,15 +96,26 @@ var routeCases = map[string]routeCase{
 	"GET /v1/maintenance/schedules/{schedule_id}":    {},
 	"PATCH /v1/maintenance/schedules/{schedule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Oil change"} }},
 	"DELETE /v1/maintenance/schedules/{schedule_id}": {spare: true},
+	"GET /v1/webhooks": {},
+	"POST /v1/webhooks": {body: func(*tenant, time.Time) any {
+		return map[string]any{"url": "http://127.0.0.1:9/new", "events": []string{"vehicle.created"}}
+	}},
+	"GET /v1/webhooks/{webhook_id}":                                 {},
+	"PATCH /v1/webhooks/{webhook_id}":                               {body: func(*tenant, time.Time) any { return map[string]any{"description": "Ops"} }},
+	"DELETE /v1/webhooks/{webhook_id}":                              {spare: true},
+	"POST /v1/webhooks/{webhook_id}/rotate_secret":                  {},
+	"POST /v1/webhooks/{webhook_id}/test":                           {},
+	"GET /v1/webhooks/{webhook_id}/deliveries":                      {},
+	"POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": {},
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID := tn.keyID, tn.vehicleID, tn.scheduleID
+	keyID, vehID, schID, whID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID
 	if spare {
-		keyID, vehID, schID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID
+		keyID, vehID, schID, whID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
-		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID).Replace(pattern)
+		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -151,7 +167,7 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		var b strings.Builder
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
-			"/v1/maintenance/work_orders", "/v1/maintenance/schedules"} {
+			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -177,9 +193,9 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
-		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID} {
+		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID, bob.webhookID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

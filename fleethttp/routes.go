@@ -49,6 +49,16 @@ func (h *Handler) routeTable() []route {
 
 		{"GET", "/v1/events", fleet.PermEventsRead, 0, h.listEvents},
 		{"GET", "/v1/events/{event_id}", fleet.PermEventsRead, 0, h.getEvent},
+
+		{"GET", "/v1/webhooks", fleet.PermWebhooksRead, 0, h.listWebhooks},
+		{"POST", "/v1/webhooks", fleet.PermWebhooksWrite, 0, h.createWebhook},
+		{"GET", "/v1/webhooks/{webhook_id}", fleet.PermWebhooksRead, 0, h.getWebhook},
+		{"PATCH", "/v1/webhooks/{webhook_id}", fleet.PermWebhooksWrite, 0, h.patchWebhook},
+		{"DELETE", "/v1/webhooks/{webhook_id}", fleet.PermWebhooksWrite, 0, h.deleteWebhook},
+		{"POST", "/v1/webhooks/{webhook_id}/rotate_secret", fleet.PermWebhooksWrite, 0, h.rotateWebhookSecret},
+		{"POST", "/v1/webhooks/{webhook_id}/test", fleet.PermWebhooksWrite, 0, h.testWebhook},
+		{"GET", "/v1/webhooks/{webhook_id}/deliveries", fleet.PermWebhooksRead, 0, h.listDeliveries},
+		{"POST", "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", fleet.PermWebhooksWrite, 0, h.retryDelivery},
 	}
 }
 

@@ -34,6 +34,10 @@ type Store struct {
 	schedules        *table[fleet.Schedule]
 	vehicleSchedules map[string][]string // vehicle id -> its schedule ids, sorted
 
+	webhooks   *table[fleet.Webhook]
+	deliveries *table[fleet.Delivery]
+	pending    map[string]struct{} // ids of pending deliveries
+
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
 
@@ -75,6 +79,11 @@ func New() *Store {
 		quota:            map[string]*fleet.QuotaState{},
 		usage:            map[usageSlot]fleet.Usage{},
 		idem:             map[idemSlot]fleet.IdempotencyRecord{},
+		pending:          map[string]struct{}{},
+		webhooks: newTable("webhook endpoint", func(w fleet.Webhook) string { return w.ID },
+			func(w fleet.Webhook) string { return w.AccountID }, cloneWebhook),
+		deliveries: newTable("delivery", func(d fleet.Delivery) string { return d.ID },
+			func(d fleet.Delivery) string { return d.AccountID }, cloneDelivery),
 	}
 }
 

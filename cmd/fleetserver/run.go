@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -101,7 +102,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer store.Close()
-	svc := fleet.NewService(store, fleet.Options{Logger: log})
+	svc := fleet.NewService(store, fleet.Options{Logger: log, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
+	sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 	handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log))
 
 	ln, err := net.Listen("tcp", *addr)
@@ -119,7 +121,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	bgDone := make(chan struct{})
-	go func() { defer close(bgDone); svc.Run(bg) }()
+	go func() {
+		defer close(bgDone)
+		var wg sync.WaitGroup
+		wg.Go(func() { sender.Run(bg) }) // webhook deliveries
+		svc.Run(bg)
+		wg.Wait()
+	}()
 
 	if *demo {
 		if err := seedDemo(bg, svc, base, stdout); err != nil {

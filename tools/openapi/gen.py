@@ -261,6 +261,7 @@ def components():
       "WorkOrderID": {"name": "work_order_id", "in": "path", "required": True, "schema": {"type": "string"}},
       "ScheduleID": {"name": "schedule_id", "in": "path", "required": True, "schema": {"type": "string"}},
     }
+    schemas.update(EXTRA_SCHEMAS); params.update(EXTRA_PARAMS)  # from the *_paths.py parts
     return {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "description": "`Authorization: Bearer fleet_...`: an API key secret."}},
             "headers": headers, "responses": responses, "schemas": schemas, "parameters": params}
 
@@ -303,4 +304,5 @@ def body(schema_name, required=True):
 
 P = lambda n: {"$ref": "#/components/parameters/" + n}
 paths = {}
+EXTRA_SCHEMAS, EXTRA_PARAMS = {}, {}  # components a *_paths.py part adds for its own paths
 def add(path, method, o): paths.setdefault(path, {})[method] = o

@@ -1,0 +1,588 @@
+package fleet
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// WebhookOptions configure how endpoints are registered.
+type WebhookOptions struct {
+	// Insecure allows http URLs and loopback or private addresses, for
+	// development and tests.
+	Insecure bool
+	// LookupIP resolves an endpoint's host at registration;
+	// net.DefaultResolver when nil.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// WebhookPatch is a JSON merge patch of an endpoint: fields not Set stay.
+type WebhookPatch struct {
+	URL         Optional[string]
+	Events      Optional[[]string]
+	Description Optional[string]
+	Enabled     Optional[bool]
+}
+
+func notFoundWebhook(id string) error  { return NotFound("webhook endpoint", id) }
+func notFoundDelivery(id string) error { return NotFound("delivery", id) }
+
+// requireWebhooks checks the key's permission, then the plan.
+func requireWebhooks(p Principal, perm Permission) error {
+	if err := p.Require(perm); err != nil {
+		return err
+	}
+	if p.Account.Plan.Limits().WebhookEndpoints == 0 {
+		return Errorf(CodeInsufficientPermissions, "The %s plan does not include webhooks.", p.Account.Plan)
+	}
+	return nil
+}
+
+func (s *Service) getWebhook(tx Tx, p Principal, id string) (Webhook, error) {
+	if !ValidID(PrefixWebhook, id) {
+		return Webhook{}, notFoundWebhook(id)
+	}
+	w, err := tx.Webhook(p.Account.ID, id)
+	if ErrorCode(err) == CodeNotFound {
+		return Webhook{}, notFoundWebhook(id)
+	}
+	return w, err
+}
+
+func normaliseWebhook(w *Webhook) {
+	w.URL = strings.TrimSpace(w.URL)
+	w.Description = strings.TrimSpace(w.Description)
+	if w.Events == nil {
+		w.Events = []string{"*"}
+	}
+	out := []string{}
+	for _, t := range w.Events {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	w.Events = out
+}
+
+// checkWebhook validates an endpoint's fields.
+func (s *Service) checkWebhook(w *Webhook) error {
+	var val Validator
+	w.validate(&val, s.opts.Webhooks.Insecure)
+	return val.Err()
+}
+
+// resolveWebhookURL resolves the host of a valid endpoint URL, unless
+// webhooks are insecure: every address it resolves to must be allowed. It
+// runs outside transactions (a lookup may take seconds).
+func (s *Service) resolveWebhookURL(ctx context.Context, raw string) error {
+	if s.opts.Webhooks.Insecure {
+		return nil
+	}
+	u, err := CheckWebhookURL(raw, false)
+	if err != nil {
+		return nil // reported by checkWebhook
+	}
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil // a literal, checked already
+	}
+	lookup := s.opts.Webhooks.LookupIP
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var val Validator
+	addrs, err := lookup(lctx, host)
+	if err != nil || len(addrs) == 0 {
+		val.Add("url", "host %q does not resolve", host)
+		return val.Err()
+	}
+	for _, a := range addrs {
+		if ForbiddenAddr(a) {
+			val.Add("url", "must not point at a loopback, private, link-local, multicast or unspecified address")
+			return val.Err()
+		}
+	}
+	return nil
+}
+
+// CreateWebhook registers an endpoint from the fields a client sets in in
+// (url, events, description, enabled). Its secret is returned this once.
+// A plan without webhooks is insufficient_permissions; an account at its
+// plan's cap is conflict.
+func (s *Service) CreateWebhook(ctx context.Context, p Principal, in Webhook) (WebhookWithSecret, error) {
+	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+		return WebhookWithSecret{}, err
+	}
+	now := s.Now()
+	w := Webhook{
+		ID: NewID(PrefixWebhook), AccountID: p.Account.ID, URL: in.URL, Events: in.Events, Description: in.Description,
+		Enabled: in.Enabled, CreatedAt: now, Secret: NewWebhookSecret(),
+	}
+	normaliseWebhook(&w)
+	if err := s.checkWebhook(&w); err != nil {
+		return WebhookWithSecret{}, err
+	}
+	if err := s.resolveWebhookURL(ctx, w.URL); err != nil {
+		return WebhookWithSecret{}, err
+	}
+	err := s.update(ctx, func(tx Tx) error {
+		n, err := tx.CountWebhooks(w.AccountID)
+		if err != nil {
+			return err
+		}
+		if limit := p.Account.Plan.Limits().WebhookEndpoints; n >= limit {
+			return Errorf(CodeConflict, "The %s plan allows %d webhook endpoints and this account has %d; delete one first.", p.Account.Plan, limit, n)
+		}
+		return tx.CreateWebhook(w)
+	})
+	if err != nil {
+		return WebhookWithSecret{}, err
+	}
+	return WebhookWithSecret{Webhook: w, Secret: w.Secret}, nil
+}
+
+// Webhook returns one of the account's endpoints.
+func (s *Service) Webhook(ctx context.Context, p Principal, id string) (Webhook, error) {
+	if err := requireWebhooks(p, PermWebhooksRead); err != nil {
+		return Webhook{}, err
+	}
+	var w Webhook
+	err := s.view(ctx, func(tx Tx) (err error) { w, err = s.getWebhook(tx, p, id); return err })
+	return w, err
+}
+
+// ListWebhooks lists the account's endpoints in creation order.
+func (s *Service) ListWebhooks(ctx context.Context, p Principal, q ListQuery) (List[Webhook], error) {
+	if err := requireWebhooks(p, PermWebhooksRead); err != nil {
+		return List[Webhook]{}, err
+	}
+	page, limit, err := q.page(PrefixWebhook, DefaultPageLimit, MaxPageLimit)
+	if err != nil {
+		return List[Webhook]{}, err
+	}
+	var ws []Webhook
+	err = s.view(ctx, func(tx Tx) (err error) { ws, err = tx.Webhooks(p.Account.ID, page); return err })
+	if err != nil {
+		return List[Webhook]{}, err
+	}
+	return finish(ws, limit, func(w Webhook) string { return w.ID }), nil
+}
+
+// UpdateWebhook applies a merge patch to an endpoint; the result is
+// validated whole. Enabling an endpoint forgets its failures.
+func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, patch WebhookPatch) (Webhook, error) {
+	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+		return Webhook{}, err
+	}
+	if patch.URL.Set { // resolved first, outside the transaction
+		if _, err := s.Webhook(ctx, p, id); err != nil {
+			return Webhook{}, err
+		}
+		u := Webhook{URL: strings.TrimSpace(patch.URL.Value), Events: []string{"*"}}
+		if err := s.checkWebhook(&u); err == nil {
+			if err := s.resolveWebhookURL(ctx, u.URL); err != nil {
+				return Webhook{}, err
+			}
+		}
+	}
+	var w Webhook
+	err := s.update(ctx, func(tx Tx) (err error) {
+		w, err = s.getWebhook(tx, p, id)
+		if err != nil {
+			return err
+		}
+		wasEnabled := w.Enabled
+		set(&w.URL, patch.URL)
+		set(&w.Events, patch.Events)
+		set(&w.Description, patch.Description)
+		set(&w.Enabled, patch.Enabled)
+		if patch.Events.Set && w.Events == nil {
+			w.Events = []string{}
+		}
+		normaliseWebhook(&w)
+		if patch.URL.Set || patch.Events.Set || patch.Description.Set {
+			if err := s.checkWebhook(&w); err != nil {
+				return err
+			}
+		}
+		if w.Enabled && !wasEnabled {
+			w.FailingSince = nil
+		}
+		return tx.UpdateWebhook(w)
+	})
+	if err != nil {
+		return Webhook{}, err
+	}
+	return w, nil
+}
+
+// WebhookDeleted is the answer to a deletion.
+type WebhookDeleted struct {
+	WebhookID string `json:"webhook_id"`
+	Deleted   bool   `json:"deleted"`
+}
+
+// DeleteWebhook deletes an endpoint with its deliveries.
+func (s *Service) DeleteWebhook(ctx context.Context, p Principal, id string) (WebhookDeleted, error) {
+	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+		return WebhookDeleted{}, err
+	}
+	err := s.update(ctx, func(tx Tx) error {
+		w, err := s.getWebhook(tx, p, id)
+		if err != nil {
+			return err
+		}
+		return tx.DeleteWebhook(w.AccountID, w.ID)
+	})
+	if err != nil {
+		return WebhookDeleted{}, err
+	}
+	return WebhookDeleted{WebhookID: id, Deleted: true}, nil
+}
+
+// RotateWebhookSecret gives an endpoint a new secret, returned this once;
+// the old one keeps signing too for SecretOverlap.
+func (s *Service) RotateWebhookSecret(ctx context.Context, p Principal, id string) (WebhookWithSecret, error) {
+	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+		return WebhookWithSecret{}, err
+	}
+	now := s.Now()
+	var w Webhook
+	err := s.update(ctx, func(tx Tx) (err error) {
+		w, err = s.getWebhook(tx, p, id)
+		if err != nil {
+			return err
+		}
+		until := now.Add(SecretOverlap)
+		w.PreviousSecret, w.PreviousSecretUntil, w.Secret = w.Secret, &until, NewWebhookSecret()
+		return tx.UpdateWebhook(w)
+	})
+	if err != nil {
+		return WebhookWithSecret{}, err
+	}
+	return WebhookWithSecret{Webhook: w, Secret: w.Secret}, nil
+}
+
+// WebhookTestSent is the answer to a test: the event emitted and its
+// pending delivery to the endpoint.
+type WebhookTestSent struct {
+	Event    Event    `json:"event"`
+	Delivery Delivery `json:"delivery"`
+}
+
+// WebhookTestData is the data of a webhook.test event.
+type WebhookTestData struct {
+	WebhookID string `json:"webhook_id"`
+}
+
+// TestWebhook emits a webhook.test event delivered to that endpoint only.
+// A disabled endpoint is conflict.
+func (s *Service) TestWebhook(ctx context.Context, p Principal, id string) (WebhookTestSent, error) {
+	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+		return WebhookTestSent{}, err
+	}
+	now := s.Now()
+	var out WebhookTestSent
+	err := s.update(ctx, func(tx Tx) error {
+		w, err := s.getWebhook(tx, p, id)
+		if err != nil {
+			return err
+		}
+		if !w.Enabled {
+			return Errorf(CodeConflict, "The webhook endpoint %s is disabled; enable it first.", w.ID)
+		}
+		e, err := newEvent(w.AccountID, EventWebhookTest, now, WebhookTestData{WebhookID: w.ID})
+		if err != nil {
+			return err
+		}
+		if err := tx.AppendEvent(e); err != nil {
+			return err
+		}
+		out.Event = e
+		out.Delivery = newDelivery(w, e.ID, 1, now)
+		return tx.CreateDelivery(out.Delivery)
+	})
+	if err != nil {
+		return WebhookTestSent{}, err
+	}
+	return out, nil
+}
+
+func newDelivery(w Webhook, eventID string, attempt int, due time.Time) Delivery {
+	return Delivery{
+		ID: NewID(PrefixDelivery), AccountID: w.AccountID, WebhookID: w.ID, EventID: eventID, Attempt: attempt,
+		Status: DeliveryPending, NextAttemptAt: &due, CreatedAt: due,
+	}
+}
+
+// enqueueDeliveries adds a pending delivery of e to each of the account's
+// enabled endpoints that takes its type (to only, when given).
+func (s *Service) enqueueDeliveries(tx Tx, e Event, only *Webhook) error {
+	ws, err := tx.EnabledWebhooks(e.AccountID)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if w.Accepts(e.Type) {
+			if err := tx.CreateDelivery(newDelivery(w, e.ID, 1, e.CreatedAt)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ListDeliveries lists an endpoint's delivery attempts in creation order.
+func (s *Service) ListDeliveries(ctx context.Context, p Principal, webhookID string, f DeliveryFilter, q ListQuery) (List[Delivery], error) {
+	if err := requireWebhooks(p, PermWebhooksRead); err != nil {
+		return List[Delivery]{}, err
+	}
+	if f.Status != "" && !f.Status.Valid() {
+		return List[Delivery]{}, Errorf(CodeInvalidRequest, "status must be one of pending, succeeded, failed.")
+	}
+	if f.EventID != "" && !ValidID(PrefixEvent, f.EventID) {
+		return List[Delivery]{}, Errorf(CodeInvalidRequest, "event_id must be an event id (evt_...).")
+	}
+	page, limit, err := q.page(PrefixDelivery, DefaultPageLimit, MaxPageLimit)
+	if err != nil {
+		return List[Delivery]{}, err
+	}
+	var ds []Delivery
+	err = s.view(ctx, func(tx Tx) error {
+		w, err := s.getWebhook(tx, p, webhookID)
+		if err != nil {
+			return err
+		}
+		ds, err = tx.Deliveries(w.AccountID, w.ID, f, page)
+		return err
+	})
+	if err != nil {
+		return List[Delivery]{}, err
+	}
+	return finish(ds, limit, func(d Delivery) string { return d.ID }), nil
+}
+
+// RetryDelivery sends the event of a delivery to its endpoint again now: a
+// new pending delivery, the first attempt of a new series. A disabled
+// endpoint is conflict.
+func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, deliveryID string) (Delivery, error) {
+	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+		return Delivery{}, err
+	}
+	now := s.Now()
+	var d Delivery
+	err := s.update(ctx, func(tx Tx) error {
+		w, err := s.getWebhook(tx, p, webhookID)
+		if err != nil {
+			return err
+		}
+		if !ValidID(PrefixDelivery, deliveryID) {
+			return notFoundDelivery(deliveryID)
+		}
+		old, err := tx.Delivery(w.AccountID, deliveryID)
+		if ErrorCode(err) == CodeNotFound || (err == nil && old.WebhookID != w.ID) {
+			return notFoundDelivery(deliveryID)
+		}
+		if err != nil {
+			return err
+		}
+		if !w.Enabled {
+			return Errorf(CodeConflict, "The webhook endpoint %s is disabled; enable it first.", w.ID)
+		}
+		d = newDelivery(w, old.EventID, 1, now)
+		return tx.CreateDelivery(d)
+	})
+	if err != nil {
+		return Delivery{}, err
+	}
+	return d, nil
+}
+
+// ClaimDeliveries claims up to limit deliveries due at the clock's time for
+// a sender, until now + lease: no other claim takes them meanwhile. A due
+// delivery that cannot be made (its endpoint disabled, its event purged)
+// fails at once and is not returned.
+func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Duration) ([]DeliveryJob, error) {
+	now := s.Now()
+	until := now.Add(lease)
+	ds, err := s.store.ClaimDeliveries(ctx, now, until, limit)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	var jobs, dead []DeliveryJob
+	err = s.view(ctx, func(tx Tx) error {
+		jobs, dead = jobs[:0], dead[:0]
+		hooks := map[string]Webhook{}
+		ids := make([]string, len(ds))
+		for i, d := range ds {
+			ids[i] = d.EventID
+		}
+		evs, err := tx.EventsByID(ids)
+		if err != nil {
+			return err
+		}
+		events := make(map[string]Event, len(evs))
+		for _, e := range evs {
+			events[e.ID] = e
+		}
+		for _, d := range ds {
+			job := DeliveryJob{Delivery: d, Lease: until}
+			w, ok := hooks[d.WebhookID]
+			if !ok {
+				w, err = tx.Webhook(d.AccountID, d.WebhookID)
+				if ErrorCode(err) == CodeNotFound {
+					continue // deleted with its deliveries since
+				}
+				if err != nil {
+					return err
+				}
+				hooks[d.WebhookID] = w
+			}
+			e, ok := events[d.EventID]
+			switch {
+			case !ok || e.AccountID != d.AccountID:
+				job.URL = "The event is no longer kept."
+				dead = append(dead, job)
+				continue
+			case !w.Enabled:
+				job.URL = "The webhook endpoint is disabled."
+				dead = append(dead, job)
+				continue
+			}
+			if job.Body, err = eventBody(e); err != nil {
+				return err
+			}
+			job.URL, job.Secrets = w.URL, w.SigningSecrets(now)
+			jobs = append(jobs, job)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range dead {
+		d, why := j.Delivery, j.URL
+		d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
+		if _, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: j.Lease}}, nil); err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
+}
+
+// DeferDelivery hands a claimed delivery back, due again at until, without
+// counting an attempt (the sender paces the endpoint). It reports false if
+// the claim had lapsed.
+func (s *Service) DeferDelivery(ctx context.Context, job DeliveryJob, until time.Time) (bool, error) {
+	d := job.Delivery
+	d.NextAttemptAt = &until
+	held, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: job.Lease}}, nil)
+	return err == nil && held[0], err
+}
+
+// FinishDelivery records the outcome of one claimed delivery's attempt;
+// see FinishDeliveries. It reports false if the claim had lapsed.
+func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outcome) (bool, error) {
+	n, err := s.FinishDeliveries(ctx, []DeliveryJob{job}, []Outcome{out})
+	return n == 1, err
+}
+
+// FinishDeliveries records the outcomes of claimed deliveries' attempts,
+// outs[i] of jobs[i], in one transaction, and schedules each next attempt
+// on the retry schedule: a 410 disables the endpoint at once; a
+// Retry-After is honoured; an endpoint whose deliveries have all failed for
+// WebhookDisableAfter is disabled. A job whose claim has lapsed records
+// nothing. It returns how many outcomes were recorded.
+func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []Outcome) (int, error) {
+	now := s.Now()
+	hooks := map[string]*Webhook{}
+	err := s.view(ctx, func(tx Tx) error {
+		for _, j := range jobs {
+			if _, ok := hooks[j.Delivery.WebhookID]; ok {
+				continue
+			}
+			w, err := tx.Webhook(j.Delivery.AccountID, j.Delivery.WebhookID)
+			if ErrorCode(err) == CodeNotFound {
+				hooks[j.Delivery.WebhookID] = nil // deleted, with its deliveries
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			hooks[w.ID] = &w
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	changed := map[string]bool{}
+	recs := make([]DeliveryRecord, 0, len(jobs))
+	for i, j := range jobs {
+		w := hooks[j.Delivery.WebhookID]
+		if w == nil {
+			continue
+		}
+		out := outs[i]
+		d := j.Delivery
+		ms := out.Duration.Milliseconds()
+		d.DurationMs, d.NextAttemptAt = &ms, nil
+		if out.Status != 0 {
+			st := out.Status
+			d.ResponseStatus = &st
+		}
+		rec := DeliveryRecord{Lease: j.Lease}
+		if out.Succeeded() {
+			d.Status = DeliverySucceeded
+			if w.FailingSince != nil {
+				w.FailingSince, changed[w.ID] = nil, true
+			}
+		} else {
+			d.Status = DeliveryFailed
+			msg := out.Err
+			if msg == "" {
+				msg = "The endpoint answered " + itoa(out.Status) + "."
+			}
+			d.Error = &msg
+			if w.FailingSince == nil {
+				w.FailingSince, changed[w.ID] = &now, true
+			}
+			if out.Status == 410 || now.Sub(*w.FailingSince) >= WebhookDisableAfter {
+				if w.Enabled {
+					w.Enabled, changed[w.ID] = false, true
+				}
+			} else if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
+				if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
+					delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
+				}
+				n := newDelivery(*w, d.EventID, d.Attempt+1, now.Add(delay))
+				n.CreatedAt = now
+				d.NextAttemptAt, rec.Next = n.NextAttemptAt, &n
+			}
+		}
+		rec.Delivery = d
+		recs = append(recs, rec)
+	}
+	var endpoints []Webhook
+	for id := range changed {
+		endpoints = append(endpoints, *hooks[id])
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	held, err := s.store.RecordDeliveries(ctx, recs, endpoints)
+	n := 0
+	for _, h := range held {
+		if h {
+			n++
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,366 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+func webhookTests() []namedTest {
+	return []namedTest{
+		{"WebhooksRoundTripAndScope", testWebhooksRoundTrip},
+		{"WebhookDeleteTakesDeliveries", testWebhookDelete},
+		{"DeliveriesRoundTripAndFilter", testDeliveries},
+		{"DeliveriesDueOrderAndClaim", testDeliveriesDue},
+		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
+		{"RecordDeliveryOnlyUnderLease", testRecordDelivery},
+		{"PurgeDeliveries", testPurgeDeliveries},
+		{"EventsByID", testEventsByID},
+	}
+}
+
+// NewWebhook returns an endpoint of the account, every field set, that is
+// not stored yet.
+func NewWebhook(accountID string) fleet.Webhook {
+	until, failing := T0.Add(24*time.Hour+123*time.Microsecond), T0.Add(time.Minute)
+	return fleet.Webhook{
+		ID: fleet.NewID(fleet.PrefixWebhook), AccountID: accountID, URL: "https://hooks.example.com/fleet?x=1",
+		Events: []string{fleet.EventVehicleCreated, fleet.EventVehicleUpdated}, Description: "Ops", Enabled: true,
+		CreatedAt: T0, Secret: fleet.NewWebhookSecret(), PreviousSecret: fleet.NewWebhookSecret(),
+		PreviousSecretUntil: &until, FailingSince: &failing,
+	}
+}
+
+// MustWebhook stores an endpoint and returns it.
+func MustWebhook(tb testing.TB, s fleet.Store, accountID string, enabled bool) fleet.Webhook {
+	tb.Helper()
+	w := NewWebhook(accountID)
+	w.Enabled = enabled
+	if err := s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) }); err != nil {
+		tb.Fatalf("create webhook: %v", err)
+	}
+	return w
+}
+
+// NewDelivery returns a pending delivery of the endpoint due at due.
+func NewDelivery(w fleet.Webhook, eventID string, due time.Time) fleet.Delivery {
+	return fleet.Delivery{ID: fleet.NewID(fleet.PrefixDelivery), AccountID: w.AccountID, WebhookID: w.ID, EventID: eventID,
+		Attempt: 1, Status: fleet.DeliveryPending, NextAttemptAt: &due, CreatedAt: T0}
+}
+
+func mustDelivery(tb testing.TB, s fleet.Store, d fleet.Delivery) fleet.Delivery {
+	tb.Helper()
+	if err := s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateDelivery(d) }); err != nil {
+		tb.Fatalf("create delivery: %v", err)
+	}
+	return d
+}
+
+func testWebhooksRoundTrip(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	w := NewWebhook(a.ID)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) }))
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) })), fleet.CodeConflict) // same id
+	orphan := NewWebhook(fleet.NewID(fleet.PrefixAccount))
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(orphan) })), fleet.CodeNotFound) // no account
+	off := MustWebhook(t, s, a.ID, false)
+	MustWebhook(t, s, b.ID, true)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Webhook(a.ID, w.ID)
+		is.NoErr(err)
+		is.Equal(got, w) // every field round-trips
+		_, err = tx.Webhook(b.ID, w.ID)
+		is.Equal(code(err), fleet.CodeNotFound) // another account's
+		n, err := tx.CountWebhooks(a.ID)
+		is.NoErr(err)
+		is.Equal(n, 2)
+		all, err := tx.Webhooks(a.ID, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(all), 2)
+		is.Equal(all[0].ID, w.ID)
+		page, err := tx.Webhooks(a.ID, fleet.Page{After: w.ID, Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(page), 1)
+		is.Equal(page[0].ID, off.ID)
+		on, err := tx.EnabledWebhooks(a.ID)
+		is.NoErr(err)
+		is.Equal(len(on), 1)
+		is.Equal(on[0].ID, w.ID)
+		return nil
+	}))
+	// UpdateWebhook changes everything but id, account and created_at.
+	w2 := w
+	w2.URL, w2.Events, w2.Description, w2.Enabled = "https://other.example.com/", []string{"*"}, "", false
+	w2.Secret, w2.PreviousSecret, w2.PreviousSecretUntil, w2.FailingSince = fleet.NewWebhookSecret(), "", nil, nil
+	w2.CreatedAt = T0.Add(time.Hour)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateWebhook(w2) }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Webhook(a.ID, w.ID)
+		is.NoErr(err)
+		w2.CreatedAt = T0
+		is.Equal(got, w2)
+		return nil
+	}))
+	w3 := w2
+	w3.AccountID = b.ID
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateWebhook(w3) })), fleet.CodeNotFound)
+}
+
+func testWebhookDelete(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	keep := MustWebhook(t, s, a.ID, true)
+	d := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	k := mustDelivery(t, s, NewDelivery(keep, fleet.NewID(fleet.PrefixEvent), T0))
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteWebhook(b.ID, w.ID) })), fleet.CodeNotFound)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteWebhook(a.ID, w.ID) }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		_, err := tx.Delivery(a.ID, d.ID)
+		is.Equal(code(err), fleet.CodeNotFound) // went with its endpoint
+		_, err = tx.Delivery(a.ID, k.ID)
+		is.NoErr(err)
+		return nil
+	}))
+	due, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 10)
+	is.NoErr(err)
+	is.Equal(len(due), 1)
+	is.Equal(due[0].ID, k.ID)
+}
+
+func testDeliveries(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	other := MustWebhook(t, s, a.ID, true)
+	evt := fleet.NewID(fleet.PrefixEvent)
+	d1 := mustDelivery(t, s, NewDelivery(w, evt, T0))
+	d2 := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	mustDelivery(t, s, NewDelivery(other, evt, T0))
+	orphan := NewDelivery(fleet.Webhook{ID: fleet.NewID(fleet.PrefixWebhook), AccountID: a.ID}, evt, T0)
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateDelivery(orphan) })), fleet.CodeNotFound)
+	foreign := NewDelivery(fleet.Webhook{ID: w.ID, AccountID: b.ID}, evt, T0)
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateDelivery(foreign) })), fleet.CodeNotFound)
+
+	// Record an attempt: every mutable field round-trips.
+	st, msg, ms, next := 503, "The endpoint answered 503.", int64(1234), T0.Add(5*time.Second+7*time.Microsecond)
+	u := d1
+	u.Status, u.ResponseStatus, u.Error, u.DurationMs, u.NextAttemptAt = fleet.DeliveryFailed, &st, &msg, &ms, &next
+	u.Attempt, u.EventID = 9, "evt_changed" // immutable: ignored
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateDelivery(u) }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Delivery(a.ID, d1.ID)
+		is.NoErr(err)
+		u.Attempt, u.EventID = d1.Attempt, d1.EventID
+		is.Equal(got, u)
+		_, err = tx.Delivery(b.ID, d1.ID)
+		is.Equal(code(err), fleet.CodeNotFound)
+		all, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(all), 2) // only this endpoint's
+		failed, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{Status: fleet.DeliveryFailed}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(failed), 1)
+		is.Equal(failed[0].ID, d1.ID)
+		byEvent, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{EventID: d2.EventID}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(byEvent), 1)
+		is.Equal(byEvent[0].ID, d2.ID)
+		after, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{After: d1.ID, Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(after), 1)
+		none, err := tx.Deliveries(b.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(none), 0)
+		return nil
+	}))
+	foreign = u
+	foreign.AccountID = b.ID
+	is.Equal(code(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateDelivery(foreign) })), fleet.CodeNotFound)
+}
+
+func testDeliveriesDue(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	wa, wb := MustWebhook(t, s, a.ID, true), MustWebhook(t, s, b.ID, true)
+	late := mustDelivery(t, s, NewDelivery(wa, fleet.NewID(fleet.PrefixEvent), T0.Add(time.Minute)))
+	early := mustDelivery(t, s, NewDelivery(wb, fleet.NewID(fleet.PrefixEvent), T0))
+	future := mustDelivery(t, s, NewDelivery(wa, fleet.NewID(fleet.PrefixEvent), T0.Add(time.Hour)))
+	done := NewDelivery(wa, fleet.NewID(fleet.PrefixEvent), T0)
+	done.Status = fleet.DeliverySucceeded
+	mustDelivery(t, s, done)
+	now := T0.Add(time.Minute) // inclusive bound
+	lease := now.Add(2 * time.Minute)
+	one, err := s.ClaimDeliveries(ctx, now, lease, 1)
+	is.NoErr(err)
+	is.Equal(len(one), 1)
+	is.Equal(one[0].ID, early.ID) // earliest first, of any account
+	is.Equal(*one[0].NextAttemptAt, lease)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Delivery(b.ID, early.ID)
+		is.NoErr(err)
+		is.Equal(got, one[0]) // the lease is stored
+		return nil
+	}))
+	rest, err := s.ClaimDeliveries(ctx, now, lease, 10)
+	is.NoErr(err)
+	is.Equal(len(rest), 1) // the claimed one is no longer due
+	is.Equal(rest[0].ID, late.ID)
+	// A delivery made is no longer pending.
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		rest[0].Status, rest[0].NextAttemptAt = fleet.DeliverySucceeded, nil
+		return tx.UpdateDelivery(rest[0])
+	}))
+	none, err := s.ClaimDeliveries(ctx, now, lease, 10)
+	is.NoErr(err)
+	is.Equal(len(none), 0)
+	again, err := s.ClaimDeliveries(ctx, T0.Add(time.Hour), T0.Add(2*time.Hour), 10)
+	is.NoErr(err)
+	is.Equal(len(again), 2) // the lapsed lease and the future one
+	is.Equal(again[0].ID, early.ID)
+	is.Equal(again[1].ID, future.ID)
+}
+
+// testDeliveriesDueConcurrent: claims running at once never get the same
+// delivery.
+func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	const n = 40
+	for range n {
+		mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				got, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range got {
+					seen[d.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	is.Equal(len(seen), n)
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("delivery %s claimed %d times", id, c)
+		}
+	}
+}
+
+func testRecordDelivery(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	d := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	lease := T0.Add(time.Minute)
+	got, err := s.ClaimDeliveries(ctx, T0, lease, 10)
+	is.NoErr(err)
+	is.Equal(len(got), 1)
+	st, msg, ms, at := 500, "The endpoint answered 500.", int64(12), T0.Add(5*time.Second)
+	done := got[0]
+	done.Status, done.ResponseStatus, done.Error, done.DurationMs, done.NextAttemptAt = fleet.DeliveryFailed, &st, &msg, &ms, &at
+	next := NewDelivery(w, d.EventID, at)
+	next.Attempt = 2
+	off := w
+	off.Enabled, off.FailingSince = false, &at
+	off.URL = "https://changed.example.com/" // only enabled and failing_since are stored
+	other := MustWebhook(t, s, a.ID, true)
+	otherOff := other
+	otherOff.Enabled = false                                                                                                     // no record of it is stored: it stays enabled
+	held, err := s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: T0, Next: &next}}, []fleet.Webhook{off}) // not the lease
+	is.NoErr(err)
+	is.Equal(held, []bool{false})
+	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, []fleet.Webhook{off, otherOff})
+	is.NoErr(err)
+	is.Equal(held, []bool{true})
+	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, nil) // recorded already
+	is.NoErr(err)
+	is.Equal(held, []bool{false})
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		stored, err := tx.Delivery(a.ID, d.ID)
+		is.NoErr(err)
+		is.Equal(stored, done)
+		n, err := tx.Delivery(a.ID, next.ID)
+		is.NoErr(err)
+		is.Equal(n, next)
+		ep, err := tx.Webhook(a.ID, w.ID)
+		is.NoErr(err)
+		is.Equal(ep.Enabled, false)
+		is.Equal(*ep.FailingSince, at)
+		is.Equal(ep.URL, w.URL)
+		ep, err = tx.Webhook(a.ID, other.ID)
+		is.NoErr(err)
+		is.Equal(ep.Enabled, true)
+		return nil
+	}))
+}
+
+func testPurgeDeliveries(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	w := MustWebhook(t, s, a.ID, true)
+	old := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+	fresh := NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0)
+	fresh.CreatedAt = T0.Add(time.Minute)
+	mustDelivery(t, s, fresh)
+	n, err := s.PurgeDeliveries(ctx, T0.Add(time.Minute))
+	is.NoErr(err)
+	is.Equal(n, 1)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		_, err := tx.Delivery(a.ID, old.ID)
+		is.Equal(code(err), fleet.CodeNotFound)
+		_, err = tx.Delivery(a.ID, fresh.ID)
+		is.NoErr(err)
+		return nil
+	}))
+	due, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 10)
+	is.NoErr(err)
+	is.Equal(len(due), 1) // the purged one is not claimed
+	is.Equal(due[0].ID, fresh.ID)
+}
+
+func testEventsByID(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	var ids []string
+	for i, acc := range []string{a.ID, b.ID, a.ID} {
+		e := fleet.Event{ID: fleet.NewID(fleet.PrefixEvent), AccountID: acc, Type: fleet.EventVehicleCreated,
+			CreatedAt: T0.Add(time.Duration(i) * time.Second), Data: []byte(`{"n":1}`)}
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.AppendEvent(e) }))
+		ids = append(ids, e.ID)
+	}
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.EventsByID(append([]string{fleet.NewID(fleet.PrefixEvent)}, ids[1:]...))
+		is.NoErr(err)
+		is.Equal(len(got), 2) // of any account; unknown ids left out
+		byID := map[string]fleet.Event{}
+		for _, e := range got {
+			byID[e.ID] = e
+		}
+		is.Equal(byID[ids[1]].AccountID, b.ID)
+		is.Equal(string(byID[ids[2]].Data), `{"n":1}`)
+		none, err := tx.EventsByID(nil)
+		is.NoErr(err)
+		is.Equal(len(none), 0)
+		return nil
+	}))
+}

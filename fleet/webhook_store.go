@@ -1,0 +1,82 @@
+package fleet
+
+import (
+	"context"
+	"time"
+)
+
+// WebhookTx is the part of a Tx that holds webhook endpoints and their
+// deliveries.
+type WebhookTx interface {
+	// CreateWebhook stores a new endpoint. Returns conflict if the id
+	// exists, not_found if its account does not.
+	CreateWebhook(w Webhook) error
+	// Webhook returns not_found if the account has no such endpoint.
+	Webhook(accountID, id string) (Webhook, error)
+	// Webhooks returns the account's endpoints in id order, after p.After,
+	// at most p.Limit of them.
+	Webhooks(accountID string, p Page) ([]Webhook, error)
+	// CountWebhooks returns how many endpoints the account has.
+	CountWebhooks(accountID string) (int, error)
+	// EnabledWebhooks returns the account's enabled endpoints in id order:
+	// the narrow read made for every event.
+	EnabledWebhooks(accountID string) ([]Webhook, error)
+	// UpdateWebhook replaces a stored endpoint (every field but ID,
+	// AccountID and CreatedAt). Returns not_found if the account has no
+	// such endpoint.
+	UpdateWebhook(w Webhook) error
+	// DeleteWebhook deletes an endpoint and its deliveries. Returns
+	// not_found if the account has no such endpoint.
+	DeleteWebhook(accountID, id string) error
+
+	// EventsByID returns the stored events, of any account, among ids (in
+	// no order; ids not stored are left out): the bodies of a claimed
+	// batch of deliveries, in one read.
+	EventsByID(ids []string) ([]Event, error)
+
+	// CreateDelivery stores a new delivery. Returns conflict if the id
+	// exists, not_found if the account has no endpoint d.WebhookID.
+	CreateDelivery(d Delivery) error
+	// Delivery returns not_found if the account has no such delivery.
+	Delivery(accountID, id string) (Delivery, error)
+	// Deliveries returns the endpoint's deliveries that f.Match, in id
+	// order, after p.After, at most p.Limit of them.
+	Deliveries(accountID, webhookID string, f DeliveryFilter, p Page) ([]Delivery, error)
+	// UpdateDelivery replaces the mutable fields of a stored delivery
+	// (status, response_status, error, duration_ms, next_attempt_at).
+	// Returns not_found if the account has no such delivery.
+	UpdateDelivery(d Delivery) error
+}
+
+// DeliveryClaimer is the part of a Store that hands due deliveries to
+// senders, records what they did, and forgets old attempts.
+type DeliveryClaimer interface {
+	// ClaimDeliveries moves the NextAttemptAt of up to limit pending
+	// deliveries, of any account, due at now (NextAttemptAt <= now,
+	// earliest first) to until, and returns them so changed: the caller's
+	// lease on them. It is atomic, and of claims running at once, across
+	// every process sharing the store, none gets a delivery another got
+	// (on PostgreSQL: FOR UPDATE SKIP LOCKED, outside any SERIALIZABLE
+	// transaction, so that claims and recorded outcomes never abort each
+	// other).
+	ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]Delivery, error)
+	// RecordDeliveries stores, in one transaction, each record whose
+	// delivery is still pending with NextAttemptAt equal to the record's
+	// Lease: its delivery's mutable fields (as UpdateDelivery does), then
+	// its Next unless nil. It then sets Enabled and FailingSince of each of
+	// endpoints that had a record stored. It reports, for each record,
+	// whether it was stored. Like ClaimDeliveries it runs outside any
+	// SERIALIZABLE transaction: the lease check is a conditional update of
+	// each row.
+	RecordDeliveries(ctx context.Context, recs []DeliveryRecord, endpoints []Webhook) ([]bool, error)
+	// PurgeDeliveries deletes deliveries created before before.
+	PurgeDeliveries(ctx context.Context, before time.Time) (int, error)
+}
+
+// DeliveryRecord is the outcome of a claimed delivery, to store while its
+// lease holds.
+type DeliveryRecord struct {
+	Delivery Delivery
+	Lease    time.Time
+	Next     *Delivery // the next attempt, if any
+}

@@ -1,0 +1,361 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+const webhookColumns = `w.id, w.account_id, w.url, w.events, w.description, w.enabled, w.secret, w.previous_secret,
+	w.previous_secret_until, w.failing_since, w.created_at`
+
+func scanWebhook(s scanner) (fleet.Webhook, error) {
+	var w fleet.Webhook
+	var events string
+	var until, failing sql.NullInt64
+	var created int64
+	if err := s.Scan(&w.ID, &w.AccountID, &w.URL, &events, &w.Description, &w.Enabled, &w.Secret, &w.PreviousSecret,
+		&until, &failing, &created); err != nil {
+		return fleet.Webhook{}, err
+	}
+	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
+		return fleet.Webhook{}, err
+	}
+	w.PreviousSecretUntil, w.FailingSince, w.CreatedAt = fromNullDB(until), fromNullDB(failing), fromDB(created)
+	return w, nil
+}
+
+func encodeEvents(events []string) (string, error) {
+	if events == nil {
+		events = []string{}
+	}
+	b, err := json.Marshal(events)
+	return string(b), err
+}
+
+// CreateWebhook implements fleet.Tx.
+func (t *tx) CreateWebhook(w fleet.Webhook) error {
+	events, err := encodeEvents(w.Events)
+	if err != nil {
+		return err
+	}
+	err = t.insert(`INSERT INTO webhooks (id, account_id, url, events, description, enabled, secret, previous_secret,
+			previous_secret_until, failing_since, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.ID, w.AccountID, w.URL, events, w.Description, w.Enabled, w.Secret, w.PreviousSecret,
+		toNullDB(w.PreviousSecretUntil), toNullDB(w.FailingSince), toDB(w.CreatedAt))
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "A webhook endpoint with id %q exists.", w.ID)
+	case errForeignKey:
+		return &codedError{fleet.NotFound("account", w.AccountID), err}
+	}
+	return wrap(err, "create webhook")
+}
+
+// Webhook implements fleet.Tx.
+func (t *tx) Webhook(accountID, id string) (fleet.Webhook, error) {
+	w, err := scanWebhook(t.queryRow(`SELECT `+webhookColumns+` FROM webhooks w WHERE w.id = ? AND w.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Webhook{}, fleet.NotFound("webhook endpoint", id)
+	}
+	return w, wrap(t.failed(err), "read webhook")
+}
+
+func (t *tx) webhooks(doing, where string, args ...any) ([]fleet.Webhook, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+webhookColumns+` FROM webhooks w WHERE `+where), args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), doing)
+	}
+	defer rows.Close()
+	out := []fleet.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, wrap(err, doing)
+		}
+		out = append(out, w)
+	}
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
+// Webhooks implements fleet.Tx.
+func (t *tx) Webhooks(accountID string, p fleet.Page) ([]fleet.Webhook, error) {
+	if p.Limit <= 0 {
+		return []fleet.Webhook{}, nil
+	}
+	return t.webhooks("list webhooks", `w.account_id = ? AND w.id > ? ORDER BY w.id LIMIT ?`, accountID, p.After, int64(p.Limit))
+}
+
+// EnabledWebhooks implements fleet.Tx.
+func (t *tx) EnabledWebhooks(accountID string) ([]fleet.Webhook, error) {
+	return t.webhooks("read enabled webhooks", `w.account_id = ? AND w.enabled ORDER BY w.id`, accountID)
+}
+
+// CountWebhooks implements fleet.Tx.
+func (t *tx) CountWebhooks(accountID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM webhooks WHERE account_id = ?`, accountID).Scan(&n)
+	return n, wrap(t.failed(err), "count webhooks")
+}
+
+// UpdateWebhook implements fleet.Tx.
+func (t *tx) UpdateWebhook(w fleet.Webhook) error {
+	events, err := encodeEvents(w.Events)
+	if err != nil {
+		return err
+	}
+	n, err := t.update(`UPDATE webhooks SET url = ?, events = ?, description = ?, enabled = ?, secret = ?, previous_secret = ?,
+			previous_secret_until = ?, failing_since = ?
+		WHERE id = ? AND account_id = ?`,
+		w.URL, events, w.Description, w.Enabled, w.Secret, w.PreviousSecret, toNullDB(w.PreviousSecretUntil),
+		toNullDB(w.FailingSince), w.ID, w.AccountID)
+	if err != nil {
+		return wrap(err, "update webhook")
+	}
+	if n == 0 {
+		return fleet.NotFound("webhook endpoint", w.ID)
+	}
+	return nil
+}
+
+// DeleteWebhook implements fleet.Tx. Its deliveries go with it (ON DELETE
+// CASCADE).
+func (t *tx) DeleteWebhook(accountID, id string) error {
+	if _, err := t.update(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return wrap(err, "delete webhook")
+	}
+	n, err := t.update(`DELETE FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID)
+	if err != nil {
+		return wrap(err, "delete webhook")
+	}
+	if n == 0 {
+		return fleet.NotFound("webhook endpoint", id)
+	}
+	return nil
+}
+
+const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event_id, d.attempt, d.status, d.response_status, d.error,
+	d.duration_ms, d.next_attempt_at, d.created_at`
+
+func scanDelivery(s scanner) (fleet.Delivery, error) {
+	var d fleet.Delivery
+	var status string
+	var resp, dur, next sql.NullInt64
+	var msg sql.NullString
+	var created int64
+	if err := s.Scan(&d.ID, &d.AccountID, &d.WebhookID, &d.EventID, &d.Attempt, &status, &resp, &msg,
+		&dur, &next, &created); err != nil {
+		return fleet.Delivery{}, err
+	}
+	d.Status = fleet.DeliveryStatus(status)
+	if resp.Valid {
+		v := int(resp.Int64)
+		d.ResponseStatus = &v
+	}
+	if msg.Valid {
+		d.Error = &msg.String
+	}
+	if dur.Valid {
+		d.DurationMs = &dur.Int64
+	}
+	d.NextAttemptAt, d.CreatedAt = fromNullDB(next), fromDB(created)
+	return d, nil
+}
+
+func nullable[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// CreateDelivery implements fleet.Tx.
+func (t *tx) CreateDelivery(d fleet.Delivery) error {
+	if _, err := t.Webhook(d.AccountID, d.WebhookID); err != nil {
+		return err
+	}
+	err := t.insert(`INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, attempt, status, response_status,
+			error, duration_ms, next_attempt_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.AccountID, d.WebhookID, d.EventID, d.Attempt, string(d.Status), nullable(d.ResponseStatus),
+		nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt), toDB(d.CreatedAt))
+	switch classify(err) {
+	case errUnique:
+		return conflict(err, "A delivery with id %q exists.", d.ID)
+	case errForeignKey:
+		return &codedError{fleet.NotFound("webhook endpoint", d.WebhookID), err}
+	}
+	return wrap(err, "create delivery")
+}
+
+// Delivery implements fleet.Tx.
+func (t *tx) Delivery(accountID, id string) (fleet.Delivery, error) {
+	d, err := scanDelivery(t.queryRow(`SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE d.id = ? AND d.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Delivery{}, fleet.NotFound("delivery", id)
+	}
+	return d, wrap(t.failed(err), "read delivery")
+}
+
+func (t *tx) deliveries(doing, query string, args ...any) ([]fleet.Delivery, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), doing)
+	}
+	defer rows.Close()
+	out := []fleet.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, wrap(err, doing)
+		}
+		out = append(out, d)
+	}
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
+// Deliveries implements fleet.Tx.
+func (t *tx) Deliveries(accountID, webhookID string, f fleet.DeliveryFilter, p fleet.Page) ([]fleet.Delivery, error) {
+	if p.Limit <= 0 {
+		return []fleet.Delivery{}, nil
+	}
+	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.account_id = ? AND d.id > ?`
+	args := []any{webhookID, accountID, p.After}
+	if f.Status != "" {
+		q, args = q+` AND d.status = ?`, append(args, string(f.Status))
+	}
+	if f.EventID != "" {
+		q, args = q+` AND d.event_id = ?`, append(args, f.EventID)
+	}
+	return t.deliveries("list deliveries", q+` ORDER BY d.id LIMIT ?`, append(args, int64(p.Limit))...)
+}
+
+// UpdateDelivery implements fleet.Tx.
+func (t *tx) UpdateDelivery(d fleet.Delivery) error {
+	n, err := t.update(`UPDATE webhook_deliveries SET status = ?, response_status = ?, error = ?, duration_ms = ?, next_attempt_at = ?
+		WHERE id = ? AND account_id = ?`,
+		string(d.Status), nullable(d.ResponseStatus), nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt),
+		d.ID, d.AccountID)
+	if err != nil {
+		return wrap(err, "update delivery")
+	}
+	if n == 0 {
+		return fleet.NotFound("delivery", d.ID)
+	}
+	return nil
+}
+
+// ClaimDeliveries implements fleet.Store: one UPDATE ... RETURNING in a
+// write transaction at the database's default isolation. On PostgreSQL its
+// subquery locks the rows it picks and skips rows a concurrent claim
+// locked.
+func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]fleet.Delivery, error) {
+	lock := ""
+	if s.d.name == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var out []fleet.Delivery
+	err := s.write(ctx, func(t *tx) (err error) {
+		out, err = t.deliveries("claim deliveries", `UPDATE webhook_deliveries SET next_attempt_at = ?
+			WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+				ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
+			RETURNING `+strings.ReplaceAll(deliveryColumns, "d.", ""), toDB(until), toDB(now), int64(limit))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b fleet.Delivery) int {
+		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// RecordDeliveries implements fleet.Store: a write transaction at the
+// database's default isolation in which a conditional update of each
+// delivery's row is its lease check.
+func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, endpoints []fleet.Webhook) ([]bool, error) {
+	held := make([]bool, len(recs))
+	err := s.write(ctx, func(t *tx) error {
+		clear(held)
+		stored := map[string]bool{}
+		for i, r := range recs {
+			d := r.Delivery
+			n, err := t.update(`UPDATE webhook_deliveries SET status = ?, response_status = ?, error = ?, duration_ms = ?, next_attempt_at = ?
+				WHERE id = ? AND account_id = ? AND status = 'pending' AND next_attempt_at = ?`,
+				string(d.Status), nullable(d.ResponseStatus), nullable(d.Error), nullable(d.DurationMs), toNullDB(d.NextAttemptAt),
+				d.ID, d.AccountID, toDB(r.Lease))
+			if err != nil {
+				return wrap(err, "record delivery")
+			}
+			if n == 0 {
+				continue
+			}
+			held[i], stored[d.WebhookID] = true, true
+			if r.Next != nil {
+				if err := t.CreateDelivery(*r.Next); err != nil {
+					return err
+				}
+			}
+		}
+		for _, e := range endpoints {
+			if !stored[e.ID] {
+				continue
+			}
+			if _, err := t.update(`UPDATE webhooks SET enabled = ?, failing_since = ? WHERE id = ? AND account_id = ?`,
+				e.Enabled, toNullDB(e.FailingSince), e.ID, e.AccountID); err != nil {
+				return wrap(err, "record delivery")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return make([]bool, len(recs)), err
+	}
+	return held, nil
+}
+
+// PurgeDeliveries implements fleet.Store.
+func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, error) {
+	return s.purge(ctx, `DELETE FROM webhook_deliveries WHERE created_at < ?`, before, "purge deliveries")
+}
+
+// EventsByID implements fleet.Tx: one query per 500 ids.
+func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {
+	out := make([]fleet.Event, 0, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT id, account_id, type, created_at, data FROM events WHERE id IN (?`+
+			strings.Repeat(", ?", n-1)+`)`), args...)
+		if err != nil {
+			return nil, wrap(t.failed(err), "read events")
+		}
+		for rows.Next() {
+			e, err := scanEvent(rows)
+			if err != nil {
+				rows.Close()
+				return nil, wrap(err, "read events")
+			}
+			out = append(out, e)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrap(t.failed(err), "read events")
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
