@@ -34,6 +34,8 @@ type Store struct {
 	schedules        *table[fleet.Schedule]
 	vehicleSchedules map[string][]string // vehicle id -> its schedule ids, sorted
 
+	al alertTables
+
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
 
@@ -75,6 +77,7 @@ func New() *Store {
 		quota:            map[string]*fleet.QuotaState{},
 		usage:            map[usageSlot]fleet.Usage{},
 		idem:             map[idemSlot]fleet.IdempotencyRecord{},
+		al:               newAlertTables(),
 	}
 }
 
