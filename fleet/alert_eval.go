@@ -1,0 +1,351 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// alertEval judges the points of one ingest transaction against the
+// account's enabled rules, read once per transaction. It lives no longer
+// than the transaction's function (which a store may run again), so what it
+// remembers is never stale.
+//
+// Speeding is judged on every stored point (late ones too: they still
+// record the speed). Geofence crossings are judged on points that move the
+// vehicle forward in time, each against the position before it: the
+// vehicle's last location before the batch, then each point in turn. A
+// vehicle's first position ever decides nothing; points older than its last
+// location are history and decide no crossing.
+type alertEval struct {
+	s         *Service
+	accountID string
+	now       time.Time
+	loaded    bool
+	speeding  []*AlertRule
+	fences    []fence
+	grid      map[int64][]int32 // 1-degree cell -> fences whose box meets it
+	wide      []int32           // fences too wide for the grid
+	active    map[string]bool   // alert key -> an open or acknowledged alert exists
+
+	// The vehicle being judged and the fences its last position is in.
+	vehicleID string
+	inside    []int32
+	known     bool
+	buf       []int32
+}
+
+type fence struct {
+	g           Geofence
+	s           shape
+	enter, exit []*AlertRule
+}
+
+func (s *Service) newAlertEval(accountID string, now time.Time) *alertEval {
+	return &alertEval{s: s, accountID: accountID, now: now}
+}
+
+func (ev *alertEval) load(tx Tx) error {
+	if ev.loaded {
+		return nil
+	}
+	rules, geos, err := tx.EnabledAlertRules(ev.accountID)
+	if err != nil {
+		return err
+	}
+	ev.loaded = true
+	ev.active = map[string]bool{}
+	byID := make(map[string]int32, len(geos))
+	for i := range geos {
+		byID[geos[i].ID] = int32(len(ev.fences))
+		ev.fences = append(ev.fences, fence{g: geos[i], s: compile(&geos[i])})
+	}
+	for i := range rules {
+		r := &rules[i]
+		switch r.Type {
+		case AlertSpeeding:
+			ev.speeding = append(ev.speeding, r)
+		case AlertGeofenceEnter, AlertGeofenceExit:
+			gi, ok := byID[r.GeofenceID]
+			if !ok {
+				continue
+			}
+			if r.Type == AlertGeofenceEnter {
+				ev.fences[gi].enter = append(ev.fences[gi].enter, r)
+			} else {
+				ev.fences[gi].exit = append(ev.fences[gi].exit, r)
+			}
+		}
+	}
+	ev.index()
+	return nil
+}
+
+// index puts each fence's bounding box on a grid of 1-degree cells, so that
+// a point is tested only against the fences whose box may hold it.
+func (ev *alertEval) index() {
+	ev.grid = map[int64][]int32{}
+	for i := range ev.fences {
+		s := &ev.fences[i].s
+		if len(ev.fences[i].enter)+len(ev.fences[i].exit) == 0 {
+			continue
+		}
+		lat0, lat1 := math.Floor(s.minLat), math.Floor(s.maxLat)
+		lon0, lon1 := math.Floor(s.minLon), math.Floor(s.maxLon)
+		if s.allLon || s.maxLon-s.minLon >= 359 || (lat1-lat0+1)*(lon1-lon0+1) > 4096 {
+			ev.wide = append(ev.wide, int32(i))
+			continue
+		}
+		for la := lat0; la <= lat1; la++ {
+			for lo := lon0; lo <= lon1; lo++ {
+				k := cellKey(la, lo)
+				ev.grid[k] = append(ev.grid[k], int32(i))
+			}
+		}
+	}
+}
+
+func cellKey(latCell, lonCell float64) int64 {
+	lo := int64(lonCell)
+	lo = ((lo+180)%360+360)%360 - 180
+	return int64(latCell)*1000 + lo
+}
+
+// insideSet returns the fences (that rules watch) holding the position, in
+// index order.
+func (ev *alertEval) insideSet(lat, lon float64, out []int32) []int32 {
+	out = out[:0]
+	for _, i := range ev.grid[cellKey(math.Floor(lat), math.Floor(lon))] {
+		if ev.fences[i].s.contains(lat, lon) {
+			out = append(out, i)
+		}
+	}
+	for _, i := range ev.wide {
+		if ev.fences[i].s.contains(lat, lon) {
+			out = append(out, i)
+		}
+	}
+	if len(ev.wide) > 0 && len(out) > 1 {
+		slices.Sort(out)
+	}
+	return out
+}
+
+// speed judges one stored point against the speeding rules.
+func (ev *alertEval) speed(tx Tx, v *Vehicle, pt Point) error {
+	if pt.Speed == nil || len(ev.speeding) == 0 {
+		return nil
+	}
+	for _, r := range ev.speeding {
+		if *pt.Speed <= *r.ThresholdKmh || !r.Applies(v.ID) {
+			continue
+		}
+		msg := "Vehicle " + v.Name + " at " + formatNum(*pt.Speed) + " km/h, above the limit of " + formatNum(*r.ThresholdKmh) + " km/h."
+		data := map[string]any{"speed": *pt.Speed, "threshold_kmh": *r.ThresholdKmh, "latitude": pt.Latitude,
+			"longitude": pt.Longitude, "timestamp": pt.Timestamp}
+		if err := ev.raise(tx, r, v, msg, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cross judges a point that moves the vehicle forward against the geofence
+// rules; prev is the vehicle's position before it (nil if none).
+func (ev *alertEval) cross(tx Tx, v *Vehicle, prev *Position, pt Point) error {
+	if len(ev.grid) == 0 && len(ev.wide) == 0 {
+		return nil
+	}
+	if ev.vehicleID != v.ID {
+		ev.vehicleID, ev.known = v.ID, prev != nil
+		if prev != nil {
+			ev.inside = ev.insideSet(prev.Latitude, prev.Longitude, ev.inside)
+		}
+	}
+	cur := ev.insideSet(pt.Latitude, pt.Longitude, ev.buf)
+	was := ev.inside
+	known := ev.known
+	ev.buf, ev.inside, ev.known = was, cur, true
+	if !known || slices.Equal(was, cur) {
+		return nil
+	}
+	for _, i := range cur {
+		if !slices.Contains(was, i) {
+			if err := ev.crossing(tx, v, &ev.fences[i], ev.fences[i].enter, "entered", pt); err != nil {
+				return err
+			}
+		}
+	}
+	for _, i := range was {
+		if !slices.Contains(cur, i) {
+			if err := ev.crossing(tx, v, &ev.fences[i], ev.fences[i].exit, "left", pt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (ev *alertEval) crossing(tx Tx, v *Vehicle, f *fence, rules []*AlertRule, verb string, pt Point) error {
+	for _, r := range rules {
+		if !r.Applies(v.ID) {
+			continue
+		}
+		msg := "Vehicle " + v.Name + " " + verb + " geofence " + strconv.Quote(f.g.Name) + "."
+		data := map[string]any{"geofence_id": f.g.ID, "geofence_name": f.g.Name, "latitude": pt.Latitude,
+			"longitude": pt.Longitude, "timestamp": pt.Timestamp}
+		if err := ev.raise(tx, r, v, msg, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// raise opens an alert of rule r for vehicle v unless one for the same rule
+// and vehicle is open or acknowledged.
+func (ev *alertEval) raise(tx Tx, r *AlertRule, v *Vehicle, msg string, data map[string]any) error {
+	key := ruleKey(r.ID, v.ID)
+	active, ok := ev.active[key]
+	if !ok {
+		last, err := tx.LatestAlert(ev.accountID, key)
+		switch {
+		case ErrorCode(err) == CodeNotFound:
+		case err != nil:
+			return err
+		default:
+			active = last.Status.Active()
+		}
+	}
+	if active {
+		ev.active[key] = true
+		return nil
+	}
+	ev.active[key] = true
+	return ev.s.openRuleAlert(tx, r, v.ID, key, msg, data, ev.now)
+}
+
+func (s *Service) openRuleAlert(tx Tx, r *AlertRule, vehicleID, key, msg string, data map[string]any, now time.Time) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	return s.openAlert(tx, Alert{ID: NewID(PrefixAlert), AccountID: r.AccountID, Type: r.Type, Severity: r.Severity,
+		Status: AlertOpen, VehicleID: vehicleID, RuleID: r.ID, Message: msg, Data: b, Key: key, CreatedAt: now}, now)
+}
+
+func formatNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// offlineBatch bounds the vehicles one transaction of the offline check
+// reads.
+const offlineBatch = 500
+
+// CheckOfflineAlerts opens a vehicle_offline alert for each vehicle that an
+// enabled vehicle_offline rule watches and that has not reported for the
+// rule's after_minutes, at most once per silence: not while an alert of the
+// rule for the vehicle is open or acknowledged, nor again for the same
+// silence once it is resolved. Vehicles that never reported are not judged.
+// Sweep runs it; it returns how many alerts it opened.
+func (s *Service) CheckOfflineAlerts(ctx context.Context) (int, error) {
+	total, after := 0, ""
+	for {
+		var rules []AlertRule
+		err := s.view(ctx, func(tx Tx) (err error) {
+			rules, err = tx.EnabledRulesOfType(AlertVehicleOffline, after, 100)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		for i := range rules {
+			n, err := s.checkOfflineRule(ctx, rules[i])
+			total += n
+			if err != nil {
+				return total, err
+			}
+			after = rules[i].ID
+		}
+		if len(rules) < 100 {
+			return total, nil
+		}
+	}
+}
+
+func (s *Service) checkOfflineRule(ctx context.Context, r AlertRule) (int, error) {
+	total, after := 0, ""
+	for {
+		now := s.Now()
+		silentSince := now.Add(-time.Duration(*r.AfterMinutes) * time.Minute)
+		n, opened := 0, 0
+		err := s.update(ctx, func(tx Tx) error {
+			n, opened = 0, 0
+			vs, err := tx.Vehicles(r.AccountID, VehicleFilter{Reported: true, IDs: r.VehicleIDs}, Page{After: after, Limit: offlineBatch})
+			if err != nil {
+				return err
+			}
+			n = len(vs)
+			for i := range vs {
+				v := &vs[i]
+				if v.LastLocation == nil || v.LastLocation.Timestamp.After(silentSince) {
+					continue
+				}
+				key := ruleKey(r.ID, v.ID)
+				last, err := tx.LatestAlert(r.AccountID, key)
+				switch {
+				case ErrorCode(err) == CodeNotFound:
+				case err != nil:
+					return err
+				case last.Status.Active() || !last.CreatedAt.Before(v.LastLocation.Timestamp):
+					continue // this silence has its alert
+				}
+				lastAt := v.LastLocation.Timestamp
+				msg := "Vehicle " + v.Name + " has not reported for " + strconv.Itoa(int(now.Sub(lastAt).Minutes())) + " minutes."
+				data := map[string]any{"last_reported_at": lastAt, "after_minutes": *r.AfterMinutes,
+					"latitude": v.LastLocation.Latitude, "longitude": v.LastLocation.Longitude}
+				if err := s.openRuleAlert(tx, &r, v.ID, key, msg, data, now); err != nil {
+					return err
+				}
+				opened++
+			}
+			if n > 0 {
+				after = vs[n-1].ID
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += opened
+		if n < offlineBatch {
+			return total, nil
+		}
+	}
+}
+
+// maintenanceAlert opens the alert a schedule's becoming due_soon or
+// overdue owes, once per service cycle: its key names the schedule, the
+// type and the cycle (the last service's date and odometer), so a cycle
+// opens at most one alert of each type, whatever its status.
+func (s *Service) maintenanceAlert(tx Tx, sch Schedule, event string, now time.Time) error {
+	typ, sev, what := AlertMaintenanceDueSoon, SeverityWarning, "due soon"
+	if event == EventMaintenanceOverdue {
+		typ, sev, what = AlertMaintenanceOverdue, SeverityCritical, "overdue"
+	}
+	key := sch.ID + alertKeySep + string(typ) + alertKeySep + sch.LastServiceDate + alertKeySep + formatNum(orZero(sch.LastServiceOdometerKm))
+	_, err := tx.LatestAlert(sch.AccountID, key)
+	if err == nil {
+		return nil
+	}
+	if ErrorCode(err) != CodeNotFound {
+		return err
+	}
+	data, err := json.Marshal(map[string]any{"schedule_id": sch.ID, "schedule_name": sch.Name, "next_due_date": nullString(sch.NextDueDate),
+		"next_due_odometer_km": sch.NextDueOdometerKm, "last_service_date": sch.LastServiceDate})
+	if err != nil {
+		return err
+	}
+	return s.openAlert(tx, Alert{ID: NewID(PrefixAlert), AccountID: sch.AccountID, Type: typ, Severity: sev, Status: AlertOpen,
+		VehicleID: sch.VehicleID, Message: "Maintenance " + strconv.Quote(sch.Name) + " is " + what + ".", Data: data, Key: key, CreatedAt: now}, now)
+}
