@@ -15,10 +15,11 @@ import (
 
 // tenant is one account with a resource of every kind, to call routes on.
 type tenant struct {
-	key                                         string // every permission
-	keyID, vehicleID, eventID                   string
-	workOrderID, scheduleID                     string
-	spareKeyID, spareVehicleID, spareScheduleID string // for routes that delete or rotate
+	key                                                       string // every permission
+	keyID, vehicleID, eventID                                 string
+	workOrderID, scheduleID                                   string
+	spareKeyID, spareVehicleID, spareScheduleID               string // for routes that delete or rotate
+	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
 }
 
 func (e *env) tenant() *tenant {
@@ -37,6 +38,7 @@ func (e *env) tenant() *tenant {
 	for _, dst := range []*string{&tn.scheduleID, &tn.spareScheduleID} {
 		*dst = e.do("POST", "/v1/maintenance/schedules", key, map[string]any{"vehicle_id": tn.vehicleID, "name": "Oil", "interval_km": 10000}).data()["schedule_id"].(string)
 	}
+	tn.alerts(e)
 	return tn
 }
 
@@ -91,15 +93,51 @@ var routeCases = map[string]routeCase{
 	"GET /v1/maintenance/schedules/{schedule_id}":    {},
 	"PATCH /v1/maintenance/schedules/{schedule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Oil change"} }},
 	"DELETE /v1/maintenance/schedules/{schedule_id}": {spare: true},
+	"GET /v1/alerts": {},
+	"POST /v1/alerts": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"vehicle_id": tn.vehicleID, "message": "Check the load"}
+	}},
+	"GET /v1/alerts/{alert_id}":              {},
+	"POST /v1/alerts/{alert_id}/acknowledge": {},
+	"POST /v1/alerts/{alert_id}/resolve":     {},
+	"GET /v1/alerts/rules":                   {},
+	"POST /v1/alerts/rules": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"type": "geofence_exit", "geofence_id": tn.geofenceID, "vehicle_ids": []string{tn.vehicleID}}
+	}},
+	"GET /v1/alerts/rules/{rule_id}":    {},
+	"PATCH /v1/alerts/rules/{rule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"severity": "critical"} }},
+	"DELETE /v1/alerts/rules/{rule_id}": {spare: true},
+	"GET /v1/geofences":                 {},
+	"POST /v1/geofences": {body: func(*tenant, time.Time) any {
+		return map[string]any{"name": "Yard", "geometry": map[string]any{"type": "Point", "coordinates": []float64{13.4, 52.5}}, "radius_m": 200}
+	}},
+	"GET /v1/geofences/{geofence_id}":    {},
+	"PATCH /v1/geofences/{geofence_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Depot north"} }},
+	"DELETE /v1/geofences/{geofence_id}": {spare: true},
+}
+
+// alerts gives the tenant an alert, a geofence named by a rule, and a
+// spare rule and geofence to delete.
+func (tn *tenant) alerts(e *env) {
+	e.t.Helper()
+	tn.alertID = e.do("POST", "/v1/alerts", tn.key, map[string]any{"vehicle_id": tn.vehicleID, "message": "Tyre pressure low"}).data()["alert_id"].(string)
+	for _, dst := range []*string{&tn.geofenceID, &tn.spareGeofenceID} {
+		*dst = e.do("POST", "/v1/geofences", tn.key, map[string]any{"name": "Depot",
+			"geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{13, 52}, {14, 52}, {14, 53}, {13, 52}}}}}).data()["geofence_id"].(string)
+	}
+	for _, dst := range []*string{&tn.ruleID, &tn.spareRuleID} {
+		*dst = e.do("POST", "/v1/alerts/rules", tn.key, map[string]any{"type": "geofence_enter", "geofence_id": tn.geofenceID}).data()["rule_id"].(string)
+	}
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID := tn.keyID, tn.vehicleID, tn.scheduleID
+	keyID, vehID, schID, ruleID, geoID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.ruleID, tn.geofenceID
 	if spare {
-		keyID, vehID, schID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID
+		keyID, vehID, schID, ruleID, geoID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareRuleID, tn.spareGeofenceID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
-		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID).Replace(pattern)
+		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{alert_id}", tn.alertID, "{rule_id}", ruleID,
+		"{geofence_id}", geoID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -151,7 +189,7 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		var b strings.Builder
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
-			"/v1/maintenance/work_orders", "/v1/maintenance/schedules"} {
+			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -177,9 +215,10 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
-		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID} {
+		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
+			bob.alertID, bob.ruleID, bob.geofenceID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

@@ -261,6 +261,7 @@ def components():
       "WorkOrderID": {"name": "work_order_id", "in": "path", "required": True, "schema": {"type": "string"}},
       "ScheduleID": {"name": "schedule_id", "in": "path", "required": True, "schema": {"type": "string"}},
     }
+    schemas.update(EXTRA_SCHEMAS); params.update(EXTRA_PARAMS)
     return {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "description": "`Authorization: Bearer fleet_...`: an API key secret."}},
             "headers": headers, "responses": responses, "schemas": schemas, "parameters": params}
 
@@ -301,6 +302,8 @@ def op(opid, summary, tag, resp, errors=(), params=(), body=None, perm=None, des
 def body(schema_name, required=True):
     return {"required": required, "content": {"application/json": {"schema": ref(schema_name)}}}
 
+# Schemas and parameters a *_paths.py file adds for its own area.
+EXTRA_SCHEMAS, EXTRA_PARAMS = {}, {}
 P = lambda n: {"$ref": "#/components/parameters/" + n}
 paths = {}
 def add(path, method, o): paths.setdefault(path, {})[method] = o

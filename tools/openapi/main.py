@@ -21,6 +21,7 @@ TAGS = {
     "Tracking": "Location ingest, the latest location of every vehicle, history, and the live stream.",
     "Events": "The log of changes, kept 30 days.",
     "Maintenance": "Work orders and recurring service schedules.",
+    "Alerts": "Alerts, the rules that open them, and geofences.",
     "Meta": "This document, liveness and readiness.",
 }
 doc["tags"] = [{"name": t, "description": TAGS.get(t, t)} for t in tags]
