@@ -106,19 +106,19 @@ func CheckAlertTransition(from, to AlertStatus) error {
 // for rule alerts, schedule, type and service cycle for maintenance alerts,
 // "" for custom alerts.
 type Alert struct {
-	ID             string
-	AccountID      string
-	Type           AlertType
-	Severity       Severity
-	Status         AlertStatus
-	VehicleID      string // "" when none
-	RuleID         string // "" when no rule opened it
-	Message        string
-	Data           json.RawMessage // a JSON object
-	Key            string
-	CreatedAt      time.Time
-	AcknowledgedAt *time.Time
-	ResolvedAt     *time.Time
+	ID             string          `json:"alert_id"`
+	AccountID      string          `json:"-"`
+	Type           AlertType       `json:"type"`
+	Severity       Severity        `json:"severity"`
+	Status         AlertStatus     `json:"status"`
+	VehicleID      string          `json:"vehicle_id"` // "" when none
+	RuleID         string          `json:"rule_id"`    // "" when no rule opened it
+	Message        string          `json:"message"`
+	Data           json.RawMessage `json:"data"` // a JSON object
+	Key            string          `json:"-"`
+	CreatedAt      time.Time       `json:"created_at"`
+	AcknowledgedAt *time.Time      `json:"acknowledged_at"`
+	ResolvedAt     *time.Time      `json:"resolved_at"`
 }
 
 // MarshalJSON writes the alert as the API shows it.
@@ -177,17 +177,17 @@ func (f AlertFilter) Match(a *Alert) bool {
 // (all of the account's when VehicleIDs is empty). Exactly one of
 // ThresholdKmh, AfterMinutes and GeofenceID is set, as Type says.
 type AlertRule struct {
-	ID           string
-	AccountID    string
-	Type         AlertType
-	Severity     Severity
-	ThresholdKmh *float64 // speeding: above this speed
-	AfterMinutes *int     // vehicle_offline: silent this long
-	GeofenceID   string   // geofence_enter, geofence_exit
-	VehicleIDs   []string // empty: every vehicle of the account
-	Enabled      bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	ID           string    `json:"rule_id"`
+	AccountID    string    `json:"-"`
+	Type         AlertType `json:"type"`
+	Severity     Severity  `json:"severity"`
+	ThresholdKmh *float64  `json:"threshold_kmh"` // speeding: above this speed
+	AfterMinutes *int      `json:"after_minutes"` // vehicle_offline: silent this long
+	GeofenceID   string    `json:"geofence_id"`   // geofence_enter, geofence_exit
+	VehicleIDs   []string  `json:"vehicle_ids"`   // empty: every vehicle of the account
+	Enabled      bool      `json:"enabled"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // MarshalJSON writes the rule as the API shows it.

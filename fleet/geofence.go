@@ -12,13 +12,13 @@ import (
 // Geofence is an area that vehicles enter and leave: a GeoJSON (RFC 7946)
 // Polygon, holes allowed, or a circle given as a Point with RadiusM.
 type Geofence struct {
-	ID        string
-	AccountID string
-	Name      string
-	Geometry  Geometry
-	RadiusM   *float64 // circles only
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID        string    `json:"geofence_id"`
+	AccountID string    `json:"-"`
+	Name      string    `json:"name"`
+	Geometry  Geometry  `json:"geometry"`
+	RadiusM   *float64  `json:"radius_m"` // circles only
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // MarshalJSON writes the geofence as the API shows it.
