@@ -26,10 +26,11 @@ type alertEval struct {
 	now       time.Time
 	loaded    bool
 	speeding  []*AlertRule
+	minSpeed  float64 // the lowest speeding threshold
 	fences    []fence
-	grid      map[int64][]int32 // 1-degree cell -> fences whose box meets it
-	wide      []int32           // fences too wide for the grid
-	active    map[string]bool   // alert key -> an open or acknowledged alert exists
+	grid      map[int64][]int32    // 1-degree cell -> fences whose box meets it
+	wide      []int32              // fences too wide for the grid
+	active    map[ruleVehicle]bool // an open or acknowledged alert exists
 
 	// The vehicle being judged and the fences its last position is in.
 	vehicleID string
@@ -57,7 +58,7 @@ func (ev *alertEval) load(tx Tx) error {
 		return err
 	}
 	ev.loaded = true
-	ev.active = map[string]bool{}
+	ev.active = map[ruleVehicle]bool{}
 	byID := make(map[string]int32, len(geos))
 	for i := range geos {
 		byID[geos[i].ID] = int32(len(ev.fences))
@@ -67,6 +68,9 @@ func (ev *alertEval) load(tx Tx) error {
 		r := &rules[i]
 		switch r.Type {
 		case AlertSpeeding:
+			if len(ev.speeding) == 0 || *r.ThresholdKmh < ev.minSpeed {
+				ev.minSpeed = *r.ThresholdKmh
+			}
 			ev.speeding = append(ev.speeding, r)
 		case AlertGeofenceEnter, AlertGeofenceExit:
 			gi, ok := byID[r.GeofenceID]
@@ -136,17 +140,19 @@ func (ev *alertEval) insideSet(lat, lon float64, out []int32) []int32 {
 
 // speed judges one stored point against the speeding rules.
 func (ev *alertEval) speed(tx Tx, v *Vehicle, pt Point) error {
-	if pt.Speed == nil || len(ev.speeding) == 0 {
+	if pt.Speed == nil || len(ev.speeding) == 0 || *pt.Speed <= ev.minSpeed {
 		return nil
 	}
 	for _, r := range ev.speeding {
 		if *pt.Speed <= *r.ThresholdKmh || !r.Applies(v.ID) {
 			continue
 		}
-		msg := "Vehicle " + v.Name + " at " + formatNum(*pt.Speed) + " km/h, above the limit of " + formatNum(*r.ThresholdKmh) + " km/h."
-		data := map[string]any{"speed": *pt.Speed, "threshold_kmh": *r.ThresholdKmh, "latitude": pt.Latitude,
-			"longitude": pt.Longitude, "timestamp": pt.Timestamp}
-		if err := ev.raise(tx, r, v, msg, data); err != nil {
+		err := ev.raise(tx, r, v, func() (string, map[string]any) {
+			return "Vehicle " + v.Name + " at " + formatNum(*pt.Speed) + " km/h, above the limit of " + formatNum(*r.ThresholdKmh) + " km/h.",
+				map[string]any{"speed": *pt.Speed, "threshold_kmh": *r.ThresholdKmh, "latitude": pt.Latitude,
+					"longitude": pt.Longitude, "timestamp": pt.Timestamp}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -194,21 +200,30 @@ func (ev *alertEval) crossing(tx Tx, v *Vehicle, f *fence, rules []*AlertRule, v
 		if !r.Applies(v.ID) {
 			continue
 		}
-		msg := "Vehicle " + v.Name + " " + verb + " geofence " + strconv.Quote(f.g.Name) + "."
-		data := map[string]any{"geofence_id": f.g.ID, "geofence_name": f.g.Name, "latitude": pt.Latitude,
-			"longitude": pt.Longitude, "timestamp": pt.Timestamp}
-		if err := ev.raise(tx, r, v, msg, data); err != nil {
+		err := ev.raise(tx, r, v, func() (string, map[string]any) {
+			return "Vehicle " + v.Name + " " + verb + " geofence " + strconv.Quote(f.g.Name) + ".",
+				map[string]any{"geofence_id": f.g.ID, "geofence_name": f.g.Name, "latitude": pt.Latitude,
+					"longitude": pt.Longitude, "timestamp": pt.Timestamp}
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// raise opens an alert of rule r for vehicle v unless one for the same rule
-// and vehicle is open or acknowledged.
-func (ev *alertEval) raise(tx Tx, r *AlertRule, v *Vehicle, msg string, data map[string]any) error {
+type ruleVehicle struct{ ruleID, vehicleID string }
+
+// raise opens an alert of rule r for vehicle v, with the message and data
+// describe gives, unless one for the same rule and vehicle is open or
+// acknowledged.
+func (ev *alertEval) raise(tx Tx, r *AlertRule, v *Vehicle, describe func() (string, map[string]any)) error {
+	rv := ruleVehicle{r.ID, v.ID}
+	active, ok := ev.active[rv]
+	if ok && active {
+		return nil
+	}
 	key := ruleKey(r.ID, v.ID)
-	active, ok := ev.active[key]
 	if !ok {
 		last, err := tx.LatestAlert(ev.accountID, key)
 		switch {
@@ -219,11 +234,11 @@ func (ev *alertEval) raise(tx Tx, r *AlertRule, v *Vehicle, msg string, data map
 			active = last.Status.Active()
 		}
 	}
+	ev.active[rv] = true
 	if active {
-		ev.active[key] = true
 		return nil
 	}
-	ev.active[key] = true
+	msg, data := describe()
 	return ev.s.openRuleAlert(tx, r, v.ID, key, msg, data, ev.now)
 }
 

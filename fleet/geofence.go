@@ -193,7 +193,8 @@ type shape struct {
 	circle   bool
 	lat, lon float64 // circle centre
 	radius   float64
-	rings    [][]float64 // x0, y0, x1, y1, ... (closed)
+	rings    [][]float64  // x0, y0, x1, y1, ... (closed)
+	ringLon  [][2]float64 // each ring's longitude range, unwrapped
 	// Bounding box; minLon..maxLon may reach past ±180 after unwrapping.
 	// allLon: the box spans every longitude (a circle over a pole).
 	minLat, maxLat, minLon, maxLon float64
@@ -243,7 +244,12 @@ func compile(g *Geofence) shape {
 				s.minLat, s.maxLat = math.Min(s.minLat, p[1]), math.Max(s.maxLat, p[1])
 			}
 		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for k := 0; k < len(flat); k += 2 {
+			lo, hi = math.Min(lo, flat[k]), math.Max(hi, flat[k])
+		}
 		s.rings = append(s.rings, flat)
+		s.ringLon = append(s.ringLon, [2]float64{lo - geoEps, hi + geoEps})
 	}
 	return s
 }
@@ -271,15 +277,15 @@ func (s *shape) contains(lat, lon float64) bool {
 	if s.circle {
 		return DistanceM(s.lat, s.lon, lat, lon) <= s.radius
 	}
-	inOuter, onEdge := ringTest(s.rings[0], lat, lon)
+	inOuter, onEdge := ringTest(s.rings[0], s.ringLon[0], lat, lon)
 	if onEdge {
 		return true
 	}
 	if !inOuter {
 		return false
 	}
-	for _, h := range s.rings[1:] {
-		in, edge := ringTest(h, lat, lon)
+	for i, h := range s.rings[1:] {
+		in, edge := ringTest(h, s.ringLon[i+1], lat, lon)
 		if edge {
 			return true
 		}
@@ -294,8 +300,11 @@ func (s *shape) contains(lat, lon float64) bool {
 // the longitude one turn east or west, so that rings reaching past ±180 are
 // met. Edges are straight lines in longitude and latitude, as RFC 7946 has
 // them.
-func ringTest(r []float64, lat, lon float64) (inside, onEdge bool) {
+func ringTest(r []float64, span [2]float64, lat, lon float64) (inside, onEdge bool) {
 	for _, x := range [3]float64{lon, lon + 360, lon - 360} {
+		if x < span[0] || x > span[1] {
+			continue
+		}
 		in, edge := pointInRing(r, x, lat)
 		if edge {
 			return false, true
