@@ -28,9 +28,13 @@ type alertEval struct {
 	speeding  []*AlertRule
 	minSpeed  float64 // the lowest speeding threshold
 	fences    []fence
-	grid      map[int64][]int32    // 1-degree cell -> fences whose box meets it
-	wide      []int32              // fences too wide for the grid
-	active    map[ruleVehicle]bool // an open or acknowledged alert exists
+	grid      map[int64][]int32 // cell -> fences whose box meets it
+	wide      []int32           // fences too wide for the grid
+	// The last cell looked up and its fences: consecutive points mostly
+	// share a cell.
+	cell       int64
+	cellFences []int32
+	active     map[ruleVehicle]bool // an open or acknowledged alert exists
 
 	// The vehicle being judged and the fences its last position is in.
 	vehicleID string
@@ -88,8 +92,9 @@ func (ev *alertEval) load(tx Tx) error {
 	return nil
 }
 
-// index puts each fence's bounding box on a grid of 1-degree cells, so that
-// a point is tested only against the fences whose box may hold it.
+// index puts each fence's bounding box on a grid of cells of cellDeg
+// degrees, so that a point is tested only against the fences whose box may
+// hold it. Fences over too many cells are tested for every point.
 func (ev *alertEval) index() {
 	ev.grid = map[int64][]int32{}
 	for i := range ev.fences {
@@ -97,9 +102,10 @@ func (ev *alertEval) index() {
 		if len(ev.fences[i].enter)+len(ev.fences[i].exit) == 0 {
 			continue
 		}
-		lat0, lat1 := math.Floor(s.minLat), math.Floor(s.maxLat)
-		lon0, lon1 := math.Floor(s.minLon), math.Floor(s.maxLon)
-		if s.allLon || s.maxLon-s.minLon >= 359 || (lat1-lat0+1)*(lon1-lon0+1) > 4096 {
+		// One cell of margin on each side absorbs rounding at cell edges.
+		lat0, lat1 := cellOf(s.minLat)-1, cellOf(s.maxLat)+1
+		lon0, lon1 := cellOf(s.minLon)-1, cellOf(s.maxLon)+1
+		if s.allLon || lon1-lon0 >= cellsPerTurn-2 || (lat1-lat0+1)*(lon1-lon0+1) > 4096 {
 			ev.wide = append(ev.wide, int32(i))
 			continue
 		}
@@ -112,17 +118,31 @@ func (ev *alertEval) index() {
 	}
 }
 
-func cellKey(latCell, lonCell float64) int64 {
-	lo := int64(lonCell)
-	lo = ((lo+180)%360+360)%360 - 180
-	return int64(latCell)*1000 + lo
+// The grid: cells of 0.05 degrees (about 5.5 km of latitude).
+const (
+	cellDeg      = 0.05
+	cellsPerTurn = 7200 // 360 / cellDeg
+)
+
+func cellOf(deg float64) int64 { return int64(math.Floor(deg / cellDeg)) }
+
+// cellKey names a cell; longitudes one turn apart name the same cell.
+func cellKey(latCell, lonCell int64) int64 {
+	lo := ((lonCell+cellsPerTurn/2)%cellsPerTurn+cellsPerTurn)%cellsPerTurn - cellsPerTurn/2
+	return latCell*cellsPerTurn*2 + lo
 }
 
 // insideSet returns the fences (that rules watch) holding the position, in
 // index order.
 func (ev *alertEval) insideSet(lat, lon float64, out []int32) []int32 {
 	out = out[:0]
-	for _, i := range ev.grid[cellKey(math.Floor(lat), math.Floor(lon))] {
+	if k := cellKey(cellOf(lat), cellOf(lon)); k != ev.cell || ev.cellFences == nil {
+		ev.cell, ev.cellFences = k, ev.grid[k]
+		if ev.cellFences == nil {
+			ev.cellFences = []int32{}
+		}
+	}
+	for _, i := range ev.cellFences {
 		if ev.fences[i].s.contains(lat, lon) {
 			out = append(out, i)
 		}

@@ -311,3 +311,37 @@ func TestRuleValidationNamesEveryField(t *testing.T) {
 	_, err = m.svc.CreateAlertRule(ctx, m.p, fleet.AlertRule{Type: fleet.AlertCustom}, nil)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
 }
+
+// TestCrossingsNearTheAntimeridianAndPoles: the ingest path (its grid of
+// cells, its bounding boxes) finds crossings of a ring drawn across ±180
+// and of a circle around a pole.
+func TestCrossingsNearTheAntimeridianAndPoles(t *testing.T) {
+	is := is.New(t)
+	m := newAlerts(t)
+	g, err := m.svc.CreateGeofence(ctx, m.p, polygon(wrapped))
+	is.NoErr(err)
+	pole, err := m.svc.CreateGeofence(ctx, m.p, circle(0, 90, 50_000))
+	is.NoErr(err)
+	for _, id := range []string{g.ID, pole.ID} {
+		m.rule(fleet.AlertRule{Type: fleet.AlertGeofenceEnter, GeofenceID: id})
+		m.rule(fleet.AlertRule{Type: fleet.AlertGeofenceExit, GeofenceID: id})
+	}
+	t0 := m.clk.Now().Add(-time.Hour)
+	var pts []fleet.Point
+	for i, p := range [][2]float64{{0, 160}, {0, 175}, {0, -179.99}, {0, -165}, {89.0, 10}, {89.9, 10}, {89.9, -170}, {89.0, -170}} {
+		pts = append(pts, fleet.Point{Latitude: p[0], Longitude: p[1], Timestamp: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	m.ingest(pts...)
+	as := m.alerts(fleet.AlertFilter{})
+	is.Equal(len(as), 4)
+	want := []struct {
+		typ fleet.AlertType
+		geo string
+		lon float64
+	}{{fleet.AlertGeofenceEnter, g.ID, 175}, {fleet.AlertGeofenceExit, g.ID, -165}, {fleet.AlertGeofenceEnter, pole.ID, 10}, {fleet.AlertGeofenceExit, pole.ID, -170}}
+	for i, w := range want {
+		is.Equal(as[i].Type, w.typ)
+		is.Equal(dataOf(t, as[i])["geofence_id"], w.geo)
+		is.Equal(dataOf(t, as[i])["longitude"], w.lon)
+	}
+}

@@ -321,6 +321,13 @@ func pointInRing(r []float64, x, y float64) (inside, onEdge bool) {
 	n := len(r) / 2
 	for i, j := 0, n-1; i < n; j, i = i, i+1 {
 		xi, yi, xj, yj := r[2*i], r[2*i+1], r[2*j], r[2*j+1]
+		lo, hi := yi, yj
+		if lo > hi {
+			lo, hi = hi, lo
+		}
+		if y < lo-geoEps || y > hi+geoEps {
+			continue // the edge neither holds the point nor crosses its ray
+		}
 		if onSegment(x, y, xi, yi, xj, yj) {
 			return false, true
 		}
@@ -332,7 +339,11 @@ func pointInRing(r []float64, x, y float64) (inside, onEdge bool) {
 }
 
 func onSegment(x, y, x1, y1, x2, y2 float64) bool {
-	if x < math.Min(x1, x2)-geoEps || x > math.Max(x1, x2)+geoEps || y < math.Min(y1, y2)-geoEps || y > math.Max(y1, y2)+geoEps {
+	xlo, xhi := x1, x2
+	if xlo > xhi {
+		xlo, xhi = xhi, xlo
+	}
+	if x < xlo-geoEps || x > xhi+geoEps {
 		return false
 	}
 	cross := (x2-x1)*(y-y1) - (y2-y1)*(x-x1)
