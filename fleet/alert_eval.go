@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -24,12 +25,7 @@ type alertEval struct {
 	s         *Service
 	accountID string
 	now       time.Time
-	loaded    bool
-	speeding  []*AlertRule
-	minSpeed  float64 // the lowest speeding threshold
-	fences    []fence
-	grid      map[int64][]int32 // cell -> fences whose box meets it
-	wide      []int32           // fences too wide for the grid
+	*alertConfig
 	// The last cell looked up and its fences: consecutive points mostly
 	// share a cell.
 	cell       int64
@@ -43,59 +39,111 @@ type alertEval struct {
 	buf       []int32
 }
 
+// alertConfig is an account's enabled rules compiled for ingest: speeding
+// thresholds, geofence shapes and their grid. It is read-only once built,
+// so ingests share it; version is the account's alert configuration
+// version it was built from.
+type alertConfig struct {
+	version  int64
+	speeding []*AlertRule
+	minSpeed float64 // the lowest speeding threshold
+	fences   []fence
+	grid     map[int64][]int32 // cell -> fences whose box meets it
+	wide     []int32           // fences too wide for the grid
+}
+
 type fence struct {
 	g           Geofence
 	s           shape
 	enter, exit []*AlertRule
 }
 
+// alertCache keeps each account's compiled configuration. An entry serves an
+// ingest only when its version is the one the ingest's transaction reads
+// from the store, which every rule or geofence change moves forward (in
+// the change's transaction, through whichever server makes it); so a server
+// never judges with rules another server has changed since.
+type alertCache struct {
+	mu sync.Mutex
+	m  map[string]*alertConfig
+}
+
+func (c *alertCache) get(accountID string, version int64) *alertConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg := c.m[accountID]; cfg != nil && cfg.version == version {
+		return cfg
+	}
+	return nil
+}
+
+func (c *alertCache) put(accountID string, cfg *alertConfig) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*alertConfig{}
+	}
+	if old := c.m[accountID]; old == nil || old.version <= cfg.version {
+		c.m[accountID] = cfg
+	}
+}
+
 func (s *Service) newAlertEval(accountID string, now time.Time) *alertEval {
 	return &alertEval{s: s, accountID: accountID, now: now}
 }
 
+// load reads the account's configuration version and, unless the cache
+// holds that version compiled, its enabled rules and their geofences.
 func (ev *alertEval) load(tx Tx) error {
-	if ev.loaded {
+	version, err := tx.AlertConfigVersion(ev.accountID)
+	if err != nil {
+		return err
+	}
+	ev.active = map[ruleVehicle]bool{}
+	if cfg := ev.s.alertCache.get(ev.accountID, version); cfg != nil {
+		ev.alertConfig = cfg
 		return nil
 	}
 	rules, geos, err := tx.EnabledAlertRules(ev.accountID)
 	if err != nil {
 		return err
 	}
-	ev.loaded = true
-	ev.active = map[ruleVehicle]bool{}
+	cfg := &alertConfig{version: version}
 	byID := make(map[string]int32, len(geos))
 	for i := range geos {
-		byID[geos[i].ID] = int32(len(ev.fences))
-		ev.fences = append(ev.fences, fence{g: geos[i], s: compile(&geos[i])})
+		byID[geos[i].ID] = int32(len(cfg.fences))
+		cfg.fences = append(cfg.fences, fence{g: geos[i], s: compile(&geos[i])})
 	}
 	for i := range rules {
 		r := &rules[i]
 		switch r.Type {
 		case AlertSpeeding:
-			if len(ev.speeding) == 0 || *r.ThresholdKmh < ev.minSpeed {
-				ev.minSpeed = *r.ThresholdKmh
+			if len(cfg.speeding) == 0 || *r.ThresholdKmh < cfg.minSpeed {
+				cfg.minSpeed = *r.ThresholdKmh
 			}
-			ev.speeding = append(ev.speeding, r)
+			cfg.speeding = append(cfg.speeding, r)
 		case AlertGeofenceEnter, AlertGeofenceExit:
 			gi, ok := byID[r.GeofenceID]
 			if !ok {
 				continue
 			}
 			if r.Type == AlertGeofenceEnter {
-				ev.fences[gi].enter = append(ev.fences[gi].enter, r)
+				cfg.fences[gi].enter = append(cfg.fences[gi].enter, r)
 			} else {
-				ev.fences[gi].exit = append(ev.fences[gi].exit, r)
+				cfg.fences[gi].exit = append(cfg.fences[gi].exit, r)
 			}
 		}
 	}
-	ev.index()
+	cfg.index()
+	ev.alertConfig = cfg
+	ev.s.alertCache.put(ev.accountID, cfg)
 	return nil
 }
 
 // index puts each fence's bounding box on a grid of cells of cellDeg
 // degrees, so that a point is tested only against the fences whose box may
 // hold it. Fences over too many cells are tested for every point.
-func (ev *alertEval) index() {
+func (ev *alertConfig) index() {
 	ev.grid = map[int64][]int32{}
 	for i := range ev.fences {
 		s := &ev.fences[i].s

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
 )
 
@@ -344,4 +346,44 @@ func TestCrossingsNearTheAntimeridianAndPoles(t *testing.T) {
 		is.Equal(dataOf(t, as[i])["geofence_id"], w.geo)
 		is.Equal(dataOf(t, as[i])["longitude"], w.lon)
 	}
+}
+
+// TestRulesChangedByAnotherServerApplyAtOnce: two services on one store
+// (two servers); each keeps compiled rules, and a change through one is
+// judged by the other's next ingest.
+func TestRulesChangedByAnotherServerApplyAtOnce(t *testing.T) {
+	is := is.New(t)
+	store := memstore.New()
+	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	one := fleet.NewService(store, fleet.Options{Now: clock.Now})
+	two := fleet.NewService(store, fleet.Options{Now: clock.Now})
+	a, _, err := one.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	is.NoErr(err)
+	p := fleet.SystemPrincipal(a)
+	v, err := one.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Truck"})
+	is.NoErr(err)
+	r, err := one.CreateAlertRule(ctx, p, fleet.AlertRule{Type: fleet.AlertSpeeding, ThresholdKmh: spd(100)}, nil)
+	is.NoErr(err)
+	n := 0
+	ingest := func(svc *fleet.Service, speed float64) int {
+		t.Helper()
+		n++
+		_, err := svc.IngestLocations(ctx, p, v.ID, []fleet.Point{{Latitude: 1, Longitude: 1, Timestamp: clock.Now().Add(time.Duration(n-100) * time.Second), Speed: spd(speed)}})
+		is.NoErr(err)
+		l, err := svc.ListAlerts(ctx, p, fleet.AlertFilter{Status: fleet.AlertOpen}, fleet.ListQuery{})
+		is.NoErr(err)
+		return len(l.Items)
+	}
+	is.Equal(ingest(two, 95), 0) // two compiles the rule at 100
+	_, err = one.UpdateAlertRule(ctx, p, r.ID, fleet.AlertRulePatch{ThresholdKmh: fleet.Optional[*float64]{Set: true, Value: spd(90)}})
+	is.NoErr(err)
+	is.Equal(ingest(two, 95), 1) // two sees the rule at 90 at once
+	off := false
+	_, err = one.UpdateAlertRule(ctx, p, r.ID, fleet.AlertRulePatch{Enabled: fleet.Optional[*bool]{Set: true, Value: &off}})
+	is.NoErr(err)
+	l, err := two.ListAlerts(ctx, p, fleet.AlertFilter{}, fleet.ListQuery{})
+	is.NoErr(err)
+	_, err = two.ResolveAlert(ctx, p, l.Items[0].ID)
+	is.NoErr(err)
+	is.Equal(ingest(two, 150), 0) // disabled through one: two opens nothing
 }

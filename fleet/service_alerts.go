@@ -140,7 +140,10 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		if err := val.Err(); err != nil {
 			return err
 		}
-		return tx.CreateAlertRule(r)
+		if err := tx.CreateAlertRule(r); err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(r.AccountID)
 	})
 	if err != nil {
 		return AlertRule{}, err
@@ -213,7 +216,10 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 			return err
 		}
 		r.UpdatedAt = now
-		return tx.UpdateAlertRule(r)
+		if err := tx.UpdateAlertRule(r); err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(r.AccountID)
 	})
 	if err != nil {
 		return AlertRule{}, err
@@ -232,7 +238,10 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 		if err != nil {
 			return err
 		}
-		return tx.DeleteAlertRule(r.AccountID, r.ID)
+		if err := tx.DeleteAlertRule(r.AccountID, r.ID); err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(r.AccountID)
 	})
 	if err != nil {
 		return RuleDeleted{}, err
@@ -251,7 +260,13 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 	if err := g.Validate(); err != nil {
 		return Geofence{}, err
 	}
-	if err := s.update(ctx, func(tx Tx) error { return tx.CreateGeofence(g) }); err != nil {
+	err := s.update(ctx, func(tx Tx) error {
+		if err := tx.CreateGeofence(g); err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(g.AccountID)
+	})
+	if err != nil {
 		return Geofence{}, err
 	}
 	return g, nil
@@ -316,7 +331,10 @@ func (s *Service) UpdateGeofence(ctx context.Context, p Principal, id string, pa
 			return err
 		}
 		g.UpdatedAt = now
-		return tx.UpdateGeofence(g)
+		if err := tx.UpdateGeofence(g); err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(g.AccountID)
 	})
 	if err != nil {
 		return Geofence{}, err
@@ -354,7 +372,10 @@ func (s *Service) DeleteGeofence(ctx context.Context, p Principal, id string) (G
 			}
 			return e
 		}
-		return tx.DeleteGeofence(g.AccountID, g.ID)
+		if err := tx.DeleteGeofence(g.AccountID, g.ID); err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(g.AccountID)
 	})
 	if err != nil {
 		return GeofenceDeleted{}, err

@@ -197,6 +197,13 @@ type AlertTx interface {
 	// EnabledAlertRules returns the account's enabled rules in id order and
 	// the geofences they name: what location ingest evaluates, in one read.
 	EnabledAlertRules(accountID string) ([]AlertRule, []Geofence, error)
+	// AlertConfigVersion returns the account's alert configuration version
+	// (0 until the first BumpAlertConfig).
+	AlertConfigVersion(accountID string) (int64, error)
+	// BumpAlertConfig moves the account's alert configuration version
+	// forward by one; the service calls it with every change of a rule or
+	// geofence, in the change's transaction.
+	BumpAlertConfig(accountID string) error
 	// EnabledRulesOfType returns enabled rules of type t of any account, in
 	// id order, after after, at most limit of them (the offline sweep).
 	EnabledRulesOfType(t AlertType, after string, limit int) ([]AlertRule, error)

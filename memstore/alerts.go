@@ -14,6 +14,7 @@ type alertTables struct {
 	geofences *table[fleet.Geofence]
 	alerts    *table[fleet.Alert]
 	latest    map[string]string // account + "\x00" + key -> newest alert id
+	versions  map[string]int64  // account -> alert configuration version
 }
 
 func newAlertTables() alertTables {
@@ -24,7 +25,8 @@ func newAlertTables() alertTables {
 			func(g fleet.Geofence) string { return g.AccountID }, cloneGeofence),
 		alerts: newTable("alert", func(a fleet.Alert) string { return a.ID },
 			func(a fleet.Alert) string { return a.AccountID }, cloneAlert),
-		latest: map[string]string{},
+		latest:   map[string]string{},
+		versions: map[string]int64{},
 	}
 }
 
@@ -215,4 +217,24 @@ func (t *tx) LatestAlert(accountID, key string) (fleet.Alert, error) {
 		return fleet.Alert{}, fleet.NotFound("alert", key)
 	}
 	return t.s.al.alerts.get(accountID, id)
+}
+
+func (t *tx) AlertConfigVersion(accountID string) (int64, error) {
+	return t.s.al.versions[accountID], nil
+}
+
+func (t *tx) BumpAlertConfig(accountID string) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	old, ok := t.s.al.versions[accountID]
+	t.s.al.versions[accountID] = old + 1
+	t.undo(func() {
+		if ok {
+			t.s.al.versions[accountID] = old
+		} else {
+			delete(t.s.al.versions, accountID)
+		}
+	})
+	return nil
 }

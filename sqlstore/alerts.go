@@ -370,3 +370,20 @@ func (t *tx) LatestAlert(accountID, key string) (fleet.Alert, error) {
 	}
 	return a, wrap(t.failed(err), "read latest alert")
 }
+
+// AlertConfigVersion implements fleet.Tx.
+func (t *tx) AlertConfigVersion(accountID string) (int64, error) {
+	var v int64
+	err := t.queryRow(`SELECT version FROM alert_config WHERE account_id = ?`, accountID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, wrap(t.failed(err), "read alert configuration version")
+}
+
+// BumpAlertConfig implements fleet.Tx.
+func (t *tx) BumpAlertConfig(accountID string) error {
+	_, err := t.update(`INSERT INTO alert_config (account_id, version) VALUES (?, 1)
+		ON CONFLICT (account_id) DO UPDATE SET version = alert_config.version + 1`, accountID)
+	return wrap(err, "move alert configuration version")
+}

@@ -51,6 +51,7 @@ func alertTests() []namedTest {
 		{"AlertRoundTrip", testAlertRoundTrip},
 		{"AlertFilters", testAlertFilters},
 		{"LatestAlert", testLatestAlert},
+		{"AlertConfigVersion", testAlertConfigVersion},
 	}
 }
 
@@ -363,4 +364,37 @@ func testLatestAlert(t *testing.T, s fleet.Store) {
 	got, err = latest(a.ID, first.Key)
 	is.NoErr(err)
 	is.Equal(got.ID, second.ID)
+}
+
+func testAlertConfigVersion(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	version := func(acc string) int64 {
+		var v int64
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { v, err = tx.AlertConfigVersion(acc); return err }))
+		return v
+	}
+	is.Equal(version(a.ID), int64(0))
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		if err := tx.BumpAlertConfig(a.ID); err != nil {
+			return err
+		}
+		v, err := tx.AlertConfigVersion(a.ID) // the transaction sees its own bump
+		is.Equal(v, int64(1))
+		if err != nil {
+			return err
+		}
+		return tx.BumpAlertConfig(a.ID)
+	})
+	is.Equal(version(a.ID), int64(2))
+	is.Equal(version(b.ID), int64(0)) // per account
+	errBoom := errors.New("boom")
+	err := s.Update(ctx, func(tx fleet.Tx) error {
+		if err := tx.BumpAlertConfig(a.ID); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	is.True(errors.Is(err, errBoom))
+	is.Equal(version(a.ID), int64(2)) // rolled back
 }

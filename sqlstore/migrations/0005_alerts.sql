@@ -51,3 +51,11 @@ CREATE TABLE alerts (
 
 CREATE INDEX alerts_account ON alerts (account_id, id);
 CREATE INDEX alerts_dedup ON alerts (account_id, dedup_key, id);
+
+-- The version of an account's rules and geofences: every change moves it
+-- forward, in the change's transaction, so a server that keeps rules
+-- compiled in memory knows by one read whether its copy is current.
+CREATE TABLE alert_config (
+    account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+    version    BIGINT NOT NULL
+);
