@@ -170,3 +170,39 @@ func TestGeometryJSON(t *testing.T) {
 	}
 	_ = fmt.Sprint
 }
+
+// FuzzGeofence: any well-formed geometry JSON decodes or is a
+// validation_error; any
+// valid geofence answers containment without panicking, and a point it
+// contains is within its radius or inside its rings' range. Run longer with
+// go test -run XXX -fuzz FuzzGeofence ./fleet/
+func FuzzGeofence(f *testing.F) {
+	for _, s := range []string{`{"type":"Polygon","coordinates":[[[170,-10],[-170,-10],[-170,10],[170,10],[170,-10]]]}`,
+		`{"type":"Point","coordinates":[179.99,89.99]}`, `{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,0]]]}`, `{}`, `[`, `{"type":"Point","coordinates":[1e999,0]}`} {
+		f.Add([]byte(s), 1000.0, 0.5, 0.5)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, radius, lat, lon float64) {
+		var g fleet.Geofence
+		if !json.Valid(b) {
+			return // refused by the JSON decoder before the geometry sees it
+		}
+		if err := json.Unmarshal(b, &g.Geometry); err != nil {
+			if code := fleet.ErrorCode(err); code != fleet.CodeValidation {
+				t.Fatalf("decoding %q: code %s", b, code)
+			}
+			return
+		}
+		g.Name = "f"
+		if g.Geometry.Type == fleet.GeometryPoint {
+			g.RadiusM = &radius
+		}
+		if g.Validate() != nil || math.IsNaN(lat) || math.IsNaN(lon) {
+			return
+		}
+		if g.Contains(lat, lon) && g.Geometry.Type == fleet.GeometryPoint {
+			if d := fleet.DistanceM(g.Geometry.Point[1], g.Geometry.Point[0], lat, lon); d > radius*1.000001+1e-6 {
+				t.Fatalf("contains a point %f m from the centre of a circle of %f m", d, radius)
+			}
+		}
+	})
+}
