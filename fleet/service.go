@@ -43,6 +43,8 @@ type Service struct {
 	usage  usageRecorder
 	stream broker
 	flushM sync.Mutex
+
+	alertCache alertCache
 }
 
 // NewService returns a Service over store.

@@ -65,6 +65,10 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	var live []StreamItem
 	err := s.update(ctx, func(tx Tx) error {
 		res, live = IngestResult{}, live[:0]
+		ev := s.newAlertEval(p.Account.ID, now)
+		if err := ev.load(tx); err != nil {
+			return err
+		}
 		// Every vehicle must exist before anything is written.
 		vehicles := make(map[string]Vehicle, len(order))
 		var missing Validator
@@ -105,7 +109,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			res.Duplicates += len(uniq) - len(stored)
 			v := vehicles[id]
 			odometer := v.OdometerKm
-			moved, err := s.advance(tx, &v, stored, now, th, &live)
+			moved, err := s.advance(tx, &v, stored, now, th, &live, ev)
 			if err != nil {
 				return err
 			}
@@ -130,9 +134,10 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 }
 
 // advance moves a vehicle through the points newer than its latest report,
-// in time order, emitting each status change; it reports whether the
-// vehicle changed. Older points are history only.
-func (s *Service) advance(tx Tx, v *Vehicle, pts []Point, now time.Time, th StatusThresholds, live *[]StreamItem) (bool, error) {
+// in time order, emitting each status change and judging the alert rules
+// (ev); it reports whether the vehicle changed. Older points are history
+// only (for alerts: see alertEval).
+func (s *Service) advance(tx Tx, v *Vehicle, pts []Point, now time.Time, th StatusThresholds, live *[]StreamItem, ev *alertEval) (bool, error) {
 	changed := false
 	setStatus := func(to VehicleStatus, at time.Time) error {
 		if to == v.Status {
@@ -144,8 +149,14 @@ func (s *Service) advance(tx Tx, v *Vehicle, pts []Point, now time.Time, th Stat
 		return s.emit(tx, v.AccountID, EventVehicleStatusChanged, now, StatusChange{v.ID, from, to, at})
 	}
 	for _, pt := range pts {
+		if err := ev.speed(tx, v, pt); err != nil {
+			return false, err
+		}
 		if v.LastLocation != nil && !pt.Timestamp.After(v.LastLocation.Timestamp) {
 			continue
+		}
+		if err := ev.cross(tx, v, v.LastLocation, pt); err != nil {
+			return false, err
 		}
 		wasMoving := v.LastLocation != nil && v.Speed != nil && *v.Speed >= th.MovingSpeed
 		v.LastLocation = &Position{Latitude: pt.Latitude, Longitude: pt.Longitude, Timestamp: pt.Timestamp, Heading: pt.Heading}

@@ -335,11 +335,12 @@ func (s *Service) reviewSchedule(tx Tx, sch *Schedule, odometerKm *float64, now 
 		opened = &w
 	}
 	if event != "" {
-		// When alerts exist: open one alert of type maintenance_due_soon or
-		// maintenance_overdue here, for sch.VehicleID, in this transaction;
-		// this is the one place a cycle's transition is found, so it opens
-		// once per cycle.
+		// The one place a cycle's transition is found: its alert opens here,
+		// in this transaction, once per cycle.
 		if err := s.emit(tx, sch.AccountID, event, now, *sch); err != nil {
+			return false, err
+		}
+		if err := s.maintenanceAlert(tx, *sch, event, now); err != nil {
 			return false, err
 		}
 	}

@@ -214,8 +214,18 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 
 // Sweep finds vehicles whose status the clock has changed with no new
 // report (idle to stopped, anything to offline), records the change and its
-// event. It returns how many vehicles changed.
+// event, then opens the vehicle_offline alerts the clock owes
+// (CheckOfflineAlerts). It returns how many vehicles changed.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	n, err := s.sweepStatuses(ctx)
+	if err != nil {
+		return n, err
+	}
+	_, err = s.CheckOfflineAlerts(ctx)
+	return n, err
+}
+
+func (s *Service) sweepStatuses(ctx context.Context) (int, error) {
 	const batch = 500
 	th := s.opts.Thresholds.orDefault()
 	total := 0

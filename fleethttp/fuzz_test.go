@@ -41,5 +41,9 @@ func FuzzDecodeBodies(f *testing.F) {
 		check(err)
 		_, err = decodePatch(b, "name", "tags", "year")
 		check(err)
+		_, err = decode[alertRequest](b, false)
+		check(err)
+		_, err = decode[ruleRequest](b, false)
+		check(err)
 	})
 }

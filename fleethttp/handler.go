@@ -136,7 +136,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 	if !h.admit(w, r, st) {
 		return
 	}
+	if !canonicalPath(r.URL.Path) {
+		// ServeMux would redirect to the cleaned path, which may be another
+		// resource: an API answers for the path it was asked.
+		writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// canonicalPath reports whether p has no empty, "." or ".." segment.
+func canonicalPath(p string) bool {
+	for seg := range strings.SplitSeq(strings.TrimPrefix(p, "/"), "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return !strings.Contains(p, "//")
 }
 
 // noRoute answers a request that no route matches: 405 with Allow when the

@@ -187,6 +187,8 @@ func decodeError(err error) error {
 
 func jsonKind(goType string) string {
 	switch {
+	case strings.HasPrefix(goType, "map["):
+		return "an object"
 	case strings.HasPrefix(goType, "[]"):
 		return "an array"
 	case strings.Contains(goType, "string"):

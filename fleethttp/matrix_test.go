@@ -15,11 +15,12 @@ import (
 
 // tenant is one account with a resource of every kind, to call routes on.
 type tenant struct {
-	key                                         string // every permission
-	keyID, vehicleID, eventID                   string
-	workOrderID, scheduleID                     string
-	spareKeyID, spareVehicleID, spareScheduleID string // for routes that delete or rotate
-	webhookID, spareWebhookID, deliveryID       string
+	key                                                       string // every permission
+	keyID, vehicleID, eventID                                 string
+	workOrderID, scheduleID                                   string
+	spareKeyID, spareVehicleID, spareScheduleID               string // for routes that delete or rotate
+	webhookID, spareWebhookID, deliveryID                     string
+	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
 }
 
 func (e *env) tenant() *tenant {
@@ -42,6 +43,7 @@ func (e *env) tenant() *tenant {
 		*dst = e.do("POST", "/v1/webhooks", key, map[string]any{"url": "http://127.0.0.1:9/hook"}).data()["webhook_id"].(string)
 	}
 	tn.deliveryID = e.do("POST", "/v1/webhooks/"+tn.webhookID+"/test", key, nil).data()["delivery"].(map[string]any)["delivery_id"].(string)
+	tn.alerts(e)
 	return tn
 }
 
@@ -107,15 +109,51 @@ var routeCases = map[string]routeCase{
 	"POST /v1/webhooks/{webhook_id}/test":                           {},
 	"GET /v1/webhooks/{webhook_id}/deliveries":                      {},
 	"POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": {},
+	"GET /v1/alerts":                                                {},
+	"POST /v1/alerts": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"vehicle_id": tn.vehicleID, "message": "Check the load"}
+	}},
+	"GET /v1/alerts/{alert_id}":              {},
+	"POST /v1/alerts/{alert_id}/acknowledge": {},
+	"POST /v1/alerts/{alert_id}/resolve":     {},
+	"GET /v1/alerts/rules":                   {},
+	"POST /v1/alerts/rules": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"type": "geofence_exit", "geofence_id": tn.geofenceID, "vehicle_ids": []string{tn.vehicleID}}
+	}},
+	"GET /v1/alerts/rules/{rule_id}":    {},
+	"PATCH /v1/alerts/rules/{rule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"severity": "critical"} }},
+	"DELETE /v1/alerts/rules/{rule_id}": {spare: true},
+	"GET /v1/geofences":                 {},
+	"POST /v1/geofences": {body: func(*tenant, time.Time) any {
+		return map[string]any{"name": "Yard", "geometry": map[string]any{"type": "Point", "coordinates": []float64{13.4, 52.5}}, "radius_m": 200}
+	}},
+	"GET /v1/geofences/{geofence_id}":    {},
+	"PATCH /v1/geofences/{geofence_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Depot north"} }},
+	"DELETE /v1/geofences/{geofence_id}": {spare: true},
+}
+
+// alerts gives the tenant an alert, a geofence named by a rule, and a
+// spare rule and geofence to delete.
+func (tn *tenant) alerts(e *env) {
+	e.t.Helper()
+	tn.alertID = e.do("POST", "/v1/alerts", tn.key, map[string]any{"vehicle_id": tn.vehicleID, "message": "Tyre pressure low"}).data()["alert_id"].(string)
+	for _, dst := range []*string{&tn.geofenceID, &tn.spareGeofenceID} {
+		*dst = e.do("POST", "/v1/geofences", tn.key, map[string]any{"name": "Depot",
+			"geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{13, 52}, {14, 52}, {14, 53}, {13, 52}}}}}).data()["geofence_id"].(string)
+	}
+	for _, dst := range []*string{&tn.ruleID, &tn.spareRuleID} {
+		*dst = e.do("POST", "/v1/alerts/rules", tn.key, map[string]any{"type": "geofence_enter", "geofence_id": tn.geofenceID}).data()["rule_id"].(string)
+	}
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID, whID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID
+	keyID, vehID, schID, whID, ruleID, geoID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID
 	if spare {
-		keyID, vehID, schID, whID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID
+		keyID, vehID, schID, whID, ruleID, geoID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
-		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID).Replace(pattern)
+		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -167,7 +205,8 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		var b strings.Builder
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
-			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries"} {
+			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries",
+			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -193,9 +232,10 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
-		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID, bob.webhookID} {
+		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
+			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

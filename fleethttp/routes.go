@@ -47,6 +47,22 @@ func (h *Handler) routeTable() []route {
 		{"PATCH", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceWrite, 0, h.patchSchedule},
 		{"DELETE", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceWrite, 0, h.deleteSchedule},
 
+		{"GET", "/v1/alerts", fleet.PermAlertsRead, 0, h.listAlerts},
+		{"POST", "/v1/alerts", fleet.PermAlertsWrite, 0, h.createAlert},
+		{"GET", "/v1/alerts/{alert_id}", fleet.PermAlertsRead, 0, h.getAlert},
+		{"POST", "/v1/alerts/{alert_id}/acknowledge", fleet.PermAlertsWrite, 0, h.acknowledgeAlert},
+		{"POST", "/v1/alerts/{alert_id}/resolve", fleet.PermAlertsWrite, 0, h.resolveAlert},
+		{"GET", "/v1/alerts/rules", fleet.PermAlertsRead, 0, h.listRules},
+		{"POST", "/v1/alerts/rules", fleet.PermAlertsWrite, 0, h.createRule},
+		{"GET", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsRead, 0, h.getRule},
+		{"PATCH", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsWrite, 0, h.patchRule},
+		{"DELETE", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsWrite, 0, h.deleteRule},
+		{"GET", "/v1/geofences", fleet.PermAlertsRead, 0, h.listGeofences},
+		{"POST", "/v1/geofences", fleet.PermAlertsWrite, 0, h.createGeofence},
+		{"GET", "/v1/geofences/{geofence_id}", fleet.PermAlertsRead, 0, h.getGeofence},
+		{"PATCH", "/v1/geofences/{geofence_id}", fleet.PermAlertsWrite, 0, h.patchGeofence},
+		{"DELETE", "/v1/geofences/{geofence_id}", fleet.PermAlertsWrite, 0, h.deleteGeofence},
+
 		{"GET", "/v1/events", fleet.PermEventsRead, 0, h.listEvents},
 		{"GET", "/v1/events/{event_id}", fleet.PermEventsRead, 0, h.getEvent},
 

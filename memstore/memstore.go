@@ -37,6 +37,7 @@ type Store struct {
 	webhooks   *table[fleet.Webhook]
 	deliveries *table[fleet.Delivery]
 	pending    map[string]struct{} // ids of pending deliveries
+	al         alertTables
 
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
@@ -84,6 +85,7 @@ func New() *Store {
 			func(w fleet.Webhook) string { return w.AccountID }, cloneWebhook),
 		deliveries: newTable("delivery", func(d fleet.Delivery) string { return d.ID },
 			func(d fleet.Delivery) string { return d.AccountID }, cloneDelivery),
+		al: newAlertTables(),
 	}
 }
 

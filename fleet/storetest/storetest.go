@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	tests = append(tests, vehicleTests()...)
 	tests = append(tests, maintenanceTests()...)
 	tests = append(tests, webhookTests()...)
+	tests = append(tests, alertTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

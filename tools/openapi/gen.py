@@ -302,7 +302,8 @@ def op(opid, summary, tag, resp, errors=(), params=(), body=None, perm=None, des
 def body(schema_name, required=True):
     return {"required": required, "content": {"application/json": {"schema": ref(schema_name)}}}
 
+# Schemas and parameters a *_paths.py file adds for its own area.
+EXTRA_SCHEMAS, EXTRA_PARAMS = {}, {}
 P = lambda n: {"$ref": "#/components/parameters/" + n}
 paths = {}
-EXTRA_SCHEMAS, EXTRA_PARAMS = {}, {}  # components a *_paths.py part adds for its own paths
 def add(path, method, o): paths.setdefault(path, {})[method] = o

@@ -22,6 +22,7 @@ TAGS = {
     "Events": "The log of changes, kept 30 days.",
     "Maintenance": "Work orders and recurring service schedules.",
     "Webhooks": "Endpoints that receive every event, signed per Standard Webhooks, and the log of each delivery attempt.",
+    "Alerts": "Alerts, the rules that open them, and geofences.",
     "Meta": "This document, liveness and readiness.",
 }
 doc["tags"] = [{"name": t, "description": TAGS.get(t, t)} for t in tags]

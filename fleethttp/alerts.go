@@ -1,0 +1,266 @@
+package fleethttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// Alerts, alert rules and geofences go out as fleet.Alert, fleet.AlertRule
+// and fleet.Geofence, whose JSON is the API's; the same JSON is the data of
+// the alert events.
+
+type alertRequest struct {
+	VehicleID *string    `json:"vehicle_id"`
+	Severity  *string    `json:"severity"`
+	Message   string     `json:"message"`
+	Data      jsonObject `json:"data"`
+}
+
+// jsonObject is a JSON object (or null) kept as it came; any other JSON
+// value is of the wrong type, a 400 like every other.
+type jsonObject json.RawMessage
+
+func (o *jsonObject) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimSpace(b); len(t) == 0 || (t[0] != '{' && !bytes.Equal(t, []byte("null"))) {
+		return &json.UnmarshalTypeError{Value: "non-object", Type: reflect.TypeFor[map[string]any]()}
+	}
+	*o = append((*o)[:0], b...)
+	return nil
+}
+
+func (o jsonObject) MarshalJSON() ([]byte, error) {
+	if len(o) == 0 {
+		return []byte("null"), nil
+	}
+	return o, nil
+}
+
+func (h *Handler) createAlert(c *call) error {
+	req, err := decode[alertRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	data := json.RawMessage(req.Data)
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		data = nil
+	}
+	a, err := h.svc.CreateAlert(c.r.Context(), c.p, fleet.Alert{VehicleID: deref(req.VehicleID),
+		Severity: fleet.Severity(deref(req.Severity)), Message: req.Message, Data: data})
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, a)
+}
+
+func (h *Handler) getAlert(c *call) error {
+	a, err := h.svc.Alert(c.r.Context(), c.p, c.r.PathValue("alert_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, a)
+}
+
+func (h *Handler) listAlerts(c *call) error {
+	q, lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.AlertFilter{Status: fleet.AlertStatus(q.Get("status")), Type: fleet.AlertType(q.Get("type")),
+		Severity: fleet.Severity(q.Get("severity")), VehicleID: q.Get("vehicle_id")}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if s := q.Get(p.name); s != "" {
+			t, err := parseTime(p.name, s)
+			if err != nil {
+				return err
+			}
+			*p.dst = t
+		}
+	}
+	l, err := h.svc.ListAlerts(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) acknowledgeAlert(c *call) error {
+	if _, err := decode[struct{}](c.body, true); err != nil {
+		return err
+	}
+	a, err := h.svc.AcknowledgeAlert(c.r.Context(), c.p, c.r.PathValue("alert_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, a)
+}
+
+func (h *Handler) resolveAlert(c *call) error {
+	if _, err := decode[struct{}](c.body, true); err != nil {
+		return err
+	}
+	a, err := h.svc.ResolveAlert(c.r.Context(), c.p, c.r.PathValue("alert_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, a)
+}
+
+type ruleRequest struct {
+	Type         string   `json:"type"`
+	Severity     *string  `json:"severity"`
+	ThresholdKmh *float64 `json:"threshold_kmh"`
+	AfterMinutes *int     `json:"after_minutes"`
+	GeofenceID   *string  `json:"geofence_id"`
+	VehicleIDs   []string `json:"vehicle_ids"`
+	Enabled      *bool    `json:"enabled"`
+}
+
+func (h *Handler) createRule(c *call) error {
+	req, err := decode[ruleRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	r, err := h.svc.CreateAlertRule(c.r.Context(), c.p, fleet.AlertRule{Type: fleet.AlertType(req.Type),
+		Severity: fleet.Severity(deref(req.Severity)), ThresholdKmh: req.ThresholdKmh, AfterMinutes: req.AfterMinutes,
+		GeofenceID: deref(req.GeofenceID), VehicleIDs: req.VehicleIDs}, req.Enabled)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, r)
+}
+
+func (h *Handler) getRule(c *call) error {
+	r, err := h.svc.AlertRule(c.r.Context(), c.p, c.r.PathValue("rule_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, r)
+}
+
+func (h *Handler) listRules(c *call) error {
+	q, lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	f := fleet.AlertRuleFilter{Type: fleet.AlertType(q.Get("type")), GeofenceID: q.Get("geofence_id")}
+	l, err := h.svc.ListAlertRules(c.r.Context(), c.p, f, lq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) patchRule(c *call) error {
+	m, err := decodePatch(c.body, "severity", "threshold_kmh", "after_minutes", "geofence_id", "vehicle_ids", "enabled")
+	if err != nil {
+		return err
+	}
+	var p fleet.AlertRulePatch
+	for _, err := range []error{
+		patchField(m, "severity", &p.Severity), patchField(m, "threshold_kmh", &p.ThresholdKmh),
+		patchField(m, "after_minutes", &p.AfterMinutes), patchField(m, "geofence_id", &p.GeofenceID),
+		patchField(m, "vehicle_ids", &p.VehicleIDs), patchField(m, "enabled", &p.Enabled),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	r, err := h.svc.UpdateAlertRule(c.r.Context(), c.p, c.r.PathValue("rule_id"), p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, r)
+}
+
+func (h *Handler) deleteRule(c *call) error {
+	d, err := h.svc.DeleteAlertRule(c.r.Context(), c.p, c.r.PathValue("rule_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, d)
+}
+
+type geofenceRequest struct {
+	Name     string          `json:"name"`
+	Geometry *fleet.Geometry `json:"geometry"`
+	RadiusM  *float64        `json:"radius_m"`
+}
+
+func (h *Handler) createGeofence(c *call) error {
+	req, err := decode[geofenceRequest](c.body, false)
+	if err != nil {
+		return err
+	}
+	g := fleet.Geofence{Name: req.Name, RadiusM: req.RadiusM}
+	if req.Geometry != nil {
+		g.Geometry = *req.Geometry
+	}
+	g, err = h.svc.CreateGeofence(c.r.Context(), c.p, g)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, g)
+}
+
+func (h *Handler) getGeofence(c *call) error {
+	g, err := h.svc.Geofence(c.r.Context(), c.p, c.r.PathValue("geofence_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, g)
+}
+
+func (h *Handler) listGeofences(c *call) error {
+	_, lq, err := c.listQuery()
+	if err != nil {
+		return err
+	}
+	l, err := h.svc.ListGeofences(c.r.Context(), c.p, lq)
+	if err != nil {
+		return err
+	}
+	return c.list(l.Items, l.NextCursor, l.HasMore)
+}
+
+func (h *Handler) patchGeofence(c *call) error {
+	m, err := decodePatch(c.body, "name", "geometry", "radius_m")
+	if err != nil {
+		return err
+	}
+	var p fleet.GeofencePatch
+	if err := errors.Join(patchField(m, "name", &p.Name), patchField(m, "radius_m", &p.RadiusM)); err != nil {
+		return err
+	}
+	if raw, ok := m["geometry"]; ok {
+		p.Geometry.Set = true
+		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			var g fleet.Geometry
+			if err := json.Unmarshal(raw, &g); err != nil {
+				return decodeError(err)
+			}
+			p.Geometry.Value = &g
+		}
+	}
+	g, err := h.svc.UpdateGeofence(c.r.Context(), c.p, c.r.PathValue("geofence_id"), p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, g)
+}
+
+func (h *Handler) deleteGeofence(c *call) error {
+	d, err := h.svc.DeleteGeofence(c.r.Context(), c.p, c.r.PathValue("geofence_id"))
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, d)
+}

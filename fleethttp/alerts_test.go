@@ -1,0 +1,264 @@
+package fleethttp_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+func (e *env) created(path, key string, body any) map[string]any {
+	e.t.Helper()
+	r := e.do("POST", path, key, body)
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("POST %s: %d %s", path, r.status, r.body)
+	}
+	return r.data()
+}
+
+func (e *env) alertList(key, query string) []map[string]any {
+	e.t.Helper()
+	r := e.do("GET", "/v1/alerts?limit=500&"+query, key, nil)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("list alerts: %d %s", r.status, r.body)
+	}
+	var out []map[string]any
+	for _, a := range r.list() {
+		out = append(out, a.(map[string]any))
+	}
+	return out
+}
+
+var square = map[string]any{"type": "Polygon", "coordinates": [][][]float64{
+	{{13.0, 52.0}, {13.2, 52.0}, {13.2, 52.2}, {13.0, 52.2}, {13.0, 52.0}},
+}}
+
+// TestAlertsAsANewUser walks the bars as a user would over HTTP: a speeding
+// rule and one batch, a drive through a polygon, and a vehicle that goes
+// silent with no request.
+func TestAlertsAsANewUser(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	veh := e.vehicle(key, "Truck 7")
+
+	rule := e.created("/v1/alerts/rules", key, map[string]any{"type": "speeding", "threshold_kmh": 90, "severity": "critical"})
+	is.Equal(rule["enabled"], true)
+	is.Equal(rule["vehicle_ids"], []any{})
+	t0 := e.clock.Now().Add(-time.Hour)
+	var pts []map[string]any
+	for i, s := range []float64{80, 95, 100, 85} {
+		pts = append(pts, pt(t0.Add(time.Duration(i)*time.Second), 52.5, 13.4, s))
+	}
+	is.Equal(e.do("POST", "/v1/vehicles/"+veh+"/locations", key, batch(pts...)).status, http.StatusOK)
+	as := e.alertList(key, "type=speeding")
+	is.Equal(len(as), 1) // exactly one alert for one batch
+	is.Equal(as[0]["rule_id"], rule["rule_id"])
+	is.Equal(as[0]["vehicle_id"], veh)
+	is.Equal(as[0]["severity"], "critical")
+	is.Equal(as[0]["data"].(map[string]any)["speed"], 95.0)
+	is.Equal(as[0]["data"].(map[string]any)["timestamp"], t0.Add(time.Second).Format(time.RFC3339))
+	created := e.eventsOf(key, "alert.created")
+	is.Equal(len(created), 1)
+	is.Equal(created[0]["alert_id"], as[0]["alert_id"]) // the event's data is the alert
+
+	geo := e.created("/v1/geofences", key, map[string]any{"name": "Depot", "geometry": square})
+	is.Equal(geo["radius_m"], nil)
+	for _, typ := range []string{"geofence_enter", "geofence_exit"} {
+		e.created("/v1/alerts/rules", key, map[string]any{"type": typ, "geofence_id": geo["geofence_id"], "vehicle_ids": []string{veh}})
+	}
+	pts = nil
+	for i, lon := range []float64{12.9, 13.1, 13.15, 13.3} {
+		pts = append(pts, pt(t0.Add(time.Duration(10+i)*time.Minute), 52.1, lon, 40))
+	}
+	is.Equal(e.do("POST", "/v1/vehicles/"+veh+"/locations", key, batch(pts...)).status, http.StatusOK)
+	enter, exit := e.alertList(key, "type=geofence_enter"), e.alertList(key, "type=geofence_exit")
+	is.Equal(len(enter), 1)
+	is.Equal(len(exit), 1)
+	is.Equal(enter[0]["data"].(map[string]any)["timestamp"], t0.Add(11*time.Minute).Format(time.RFC3339))
+	is.Equal(enter[0]["data"].(map[string]any)["geofence_id"], geo["geofence_id"])
+	is.Equal(exit[0]["data"].(map[string]any)["timestamp"], t0.Add(13*time.Minute).Format(time.RFC3339))
+
+	e.created("/v1/alerts/rules", key, map[string]any{"type": "vehicle_offline", "after_minutes": 90})
+	// The last report was at t0+13m; the clock is at t0+60m. No request
+	// follows: only the clock moves and the background sweep runs.
+	e.clock.Advance(42 * time.Minute)
+	_, err := e.svc.Sweep(ctx)
+	is.NoErr(err)
+	is.Equal(len(e.alertList(key, "type=vehicle_offline")), 0) // 89 minutes
+	e.clock.Advance(time.Minute)
+	_, err = e.svc.Sweep(ctx)
+	is.NoErr(err)
+	off := e.alertList(key, "type=vehicle_offline")
+	is.Equal(len(off), 1)
+	is.Equal(off[0]["vehicle_id"], veh)
+	is.Equal(len(e.alertList(key, "status=open")), 4)
+}
+
+func TestAlertLifecycleOverHTTP(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	veh := e.vehicle(key, "Van")
+	a := e.created("/v1/alerts", key, map[string]any{"vehicle_id": veh, "message": "Door open", "data": map[string]any{"door": "rear"}})
+	is.Equal(a["type"], "custom")
+	is.Equal(a["status"], "open")
+	is.Equal(a["severity"], "warning")
+	is.Equal(a["rule_id"], nil)
+	id := a["alert_id"].(string)
+	r := e.do("POST", "/v1/alerts/"+id+"/acknowledge", key, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["status"], "acknowledged")
+	is.Equal(r.data()["acknowledged_at"], e.clock.Now().Format(time.RFC3339))
+	r = e.do("POST", "/v1/alerts/"+id+"/acknowledge", key, map[string]any{})
+	is.Equal(r.status, http.StatusConflict)
+	is.Equal(r.errCode(), "invalid_state_transition")
+	is.True(strings.Contains(r.errMessage(), "from acknowledged to acknowledged"))
+	e.clock.Advance(time.Minute)
+	r = e.do("POST", "/v1/alerts/"+id+"/resolve", key, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["resolved_at"], e.clock.Now().Format(time.RFC3339))
+	r = e.do("POST", "/v1/alerts/"+id+"/acknowledge", key, nil)
+	is.Equal(r.status, http.StatusConflict)
+	is.True(strings.Contains(r.errMessage(), "from resolved to acknowledged"))
+	is.Equal(e.do("POST", "/v1/alerts/"+id+"/resolve", key, map[string]any{"note": "x"}).status, http.StatusBadRequest)
+	is.Equal(len(e.eventsOf(key, "alert.acknowledged")), 1)
+	resolved := e.eventsOf(key, "alert.resolved")
+	is.Equal(len(resolved), 1)
+	is.Equal(resolved[0]["status"], "resolved")
+
+	is.Equal(e.do("GET", "/v1/alerts/"+id, key, nil).data()["status"], "resolved")
+	is.Equal(e.do("GET", "/v1/alerts/alt_nope", key, nil).status, http.StatusNotFound)
+	is.Equal(e.do("POST", "/v1/alerts/alt_nope/resolve", key, nil).status, http.StatusNotFound)
+}
+
+func TestAlertListFilters(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	v1, v2 := e.vehicle(key, "A"), e.vehicle(key, "B")
+	var ids []string
+	for i, v := range []string{v1, v2, v1} {
+		sev := []string{"info", "warning", "critical"}[i]
+		ids = append(ids, e.created("/v1/alerts", key, map[string]any{"vehicle_id": v, "message": "m", "severity": sev})["alert_id"].(string))
+		e.clock.Advance(time.Hour)
+	}
+	e.do("POST", "/v1/alerts/"+ids[0]+"/resolve", key, nil)
+	count := func(q string) int { return len(e.alertList(key, q)) }
+	is.Equal(count(""), 3)
+	is.Equal(count("status=open"), 2)
+	is.Equal(count("status=resolved"), 1)
+	is.Equal(count("severity=critical"), 1)
+	is.Equal(count("type=custom"), 3)
+	is.Equal(count("type=speeding"), 0)
+	is.Equal(count("vehicle_id="+v1), 2)
+	is.Equal(count("from="+url.QueryEscape(T0.Add(time.Hour).Format(time.RFC3339))), 2)
+	is.Equal(count("to="+url.QueryEscape(T0.Add(time.Hour).Format(time.RFC3339))), 2) // inclusive
+	page := e.do("GET", "/v1/alerts?limit=2", key, nil)
+	is.Equal(len(page.list()), 2)
+	is.Equal(page.json()["pagination"].(map[string]any)["has_more"], true)
+	for _, q := range []string{"status=closed", "type=fire", "severity=loud", "vehicle_id=nope", "from=yesterday",
+		"from=" + url.QueryEscape(T0.Add(time.Hour).Format(time.RFC3339)) + "&to=" + url.QueryEscape(T0.Format(time.RFC3339)), "cursor=zzz"} {
+		r := e.do("GET", "/v1/alerts?"+q, key, nil)
+		is.Equal(r.status, http.StatusBadRequest) // q
+	}
+}
+
+func TestAlertInputsAreContractErrors(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	_, other := e.account(fleet.PlanPro)
+	foreignVeh := e.vehicle(other, "Theirs")
+	foreignGeo := e.created("/v1/geofences", other, map[string]any{"name": "Theirs", "geometry": square})["geofence_id"]
+	before := func() string {
+		var b strings.Builder
+		for _, p := range []string{"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/events?limit=500"} {
+			b.Write(e.do("GET", p, key, nil).body)
+		}
+		return b.String()
+	}
+	snap := before()
+	cases := []struct {
+		path   string
+		body   any
+		status int
+		fields []string
+	}{
+		{"/v1/alerts", map[string]any{"message": ""}, 422, []string{"message"}},
+		{"/v1/alerts", map[string]any{"message": "m", "vehicle_id": foreignVeh}, 422, []string{"vehicle_id"}},
+		{"/v1/alerts", map[string]any{"message": "m", "severity": "loud", "data": map[string]any{}}, 422, []string{"severity"}},
+		{"/v1/alerts", map[string]any{"message": "m", "data": []int{1}}, 400, []string{"data"}}, // a wrong type
+		{"/v1/alerts", map[string]any{"message": "m", "status": "resolved"}, 400, nil},
+		{"/v1/alerts", `{"message": "m", "data": "text"}`, 400, []string{"data"}},
+		{"/v1/alerts/rules", map[string]any{"type": "speeding"}, 422, []string{"threshold_kmh"}},
+		{"/v1/alerts/rules", map[string]any{"type": "speeding", "threshold_kmh": -1, "after_minutes": 5}, 422, []string{"after_minutes", "threshold_kmh"}},
+		{"/v1/alerts/rules", map[string]any{"type": "geofence_enter", "geofence_id": foreignGeo}, 422, []string{"geofence_id"}},
+		{"/v1/alerts/rules", map[string]any{"type": "vehicle_offline", "after_minutes": 5, "vehicle_ids": []string{foreignVeh}}, 422, []string{"vehicle_ids[0]"}},
+		{"/v1/alerts/rules", map[string]any{"type": "custom"}, 422, []string{"type"}},
+		{"/v1/alerts/rules", map[string]any{"type": "speeding", "threshold_kmh": "fast"}, 400, nil},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{0, 0}, {1, 0}, {1, 1}, {0, 1}}}}}, 422, []string{"geometry.coordinates[0]"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{0, 0}, {1, 0}, {0, 0}}}}}, 422, []string{"geometry.coordinates[0]"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{0, 0}, {1, 95}, {1, 1}, {0, 0}}}}}, 422, []string{"geometry.coordinates[0][1]"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Point", "coordinates": []float64{0, 0}}}, 422, []string{"radius_m"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Point", "coordinates": []float64{0, 0}}, "radius_m": 0}, 422, []string{"radius_m"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Point", "coordinates": "here"}, "radius_m": 5}, 422, []string{"geometry.coordinates"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "MultiPolygon", "coordinates": []int{}}}, 422, []string{"geometry.type"}},
+		{"/v1/geofences", map[string]any{"name": "x"}, 422, []string{"geometry.type"}},
+		{"/v1/geofences", `{"name": "x", "geometry": {"type": "Point", "coordinates": [0, 1e999]}, "radius_m": 5}`, 422, []string{"geometry.coordinates"}},
+	}
+	for _, c := range cases {
+		r := e.do("POST", c.path, key, c.body)
+		if r.status != c.status {
+			t.Fatalf("POST %s %v: %d %s", c.path, c.body, r.status, r.body)
+		}
+		if c.fields != nil {
+			is.Equal(errorFields(r), c.fields)
+		}
+	}
+	is.Equal(before(), snap) // nothing changed
+
+	geo := e.created("/v1/geofences", key, map[string]any{"name": "Yard", "geometry": map[string]any{"type": "Point", "coordinates": []float64{13.4, 52.5}}, "radius_m": 300})
+	gid := geo["geofence_id"].(string)
+	rule := e.created("/v1/alerts/rules", key, map[string]any{"type": "geofence_exit", "geofence_id": gid})
+	rid := rule["rule_id"].(string)
+	r := e.do("DELETE", "/v1/geofences/"+gid, key, nil)
+	is.Equal(r.status, http.StatusConflict)
+	is.True(strings.Contains(r.errMessage(), rid)) // names the rule
+	r = e.do("PATCH", "/v1/geofences/"+gid, key, map[string]any{"radius_m": nil})
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	is.Equal(errorFields(r), []string{"radius_m"})
+	r = e.do("PATCH", "/v1/geofences/"+gid, key, map[string]any{"geometry": square, "radius_m": nil, "name": "Square"})
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["geometry"].(map[string]any)["type"], "Polygon")
+	r = e.do("PATCH", "/v1/alerts/rules/"+rid, key, map[string]any{"threshold_kmh": 50})
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	r = e.do("PATCH", "/v1/alerts/rules/"+rid, key, map[string]any{"type": "speeding"})
+	is.Equal(r.status, http.StatusBadRequest) // type is fixed
+	r = e.do("PATCH", "/v1/alerts/rules/"+rid, key, map[string]any{"enabled": false, "severity": "info"})
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["enabled"], false)
+	is.Equal(e.do("GET", "/v1/alerts/rules?geofence_id="+gid, key, nil).list()[0].(map[string]any)["rule_id"], rid)
+	is.Equal(e.do("DELETE", "/v1/alerts/rules/"+rid, key, nil).status, http.StatusOK)
+	is.Equal(e.do("DELETE", "/v1/geofences/"+gid, key, nil).status, http.StatusOK)
+	is.Equal(e.do("GET", "/v1/geofences/"+gid, key, nil).status, http.StatusNotFound)
+	is.Equal(e.do("GET", "/v1/alerts/rules/"+rid, key, nil).status, http.StatusNotFound)
+}
+
+// TestAlertsRouteNextToRules: /alerts/rules and /alerts/{alert_id} both
+// route.
+func TestAlertsRouteNextToRules(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	is.Equal(e.do("GET", "/v1/alerts/rules", key, nil).status, http.StatusOK)
+	r := e.do("GET", "/v1/alerts/rules_x", key, nil)
+	is.Equal(r.status, http.StatusNotFound)
+	is.Equal(r.errCode(), "not_found")
+	r = e.do("PUT", "/v1/alerts/rules", key, nil)
+	is.Equal(r.status, http.StatusMethodNotAllowed)
+}
