@@ -103,7 +103,8 @@ add("/alerts", "get", op("listAlerts", "List alerts", "Alerts",
 add("/alerts", "post", op("createAlert", "Open a custom alert", "Alerts", ok("The alert, open.", ref("Alert"), "201"),
     errors=["ValidationError", "Conflict"], body=body("AlertInput"), perm="alerts:write", post=True, desc="Emits alert.created (data: the alert)."))
 add("/alerts/{alert_id}", "get", op("getAlert", "Get an alert", "Alerts", ok("The alert.", ref("Alert")),
-    errors=["NotFound"], params=[P("AlertID")], perm="alerts:read"))
+    errors=["NotFound"], params=[P("AlertID")], perm="alerts:read",
+    desc="`/alerts/rules` is the rules' own path, not an alert: a literal segment takes precedence over `{alert_id}`, and alert ids always start with `alt_`."))
 for verb, to, ev in [("acknowledge", "acknowledged", "alert.acknowledged"), ("resolve", "resolved", "alert.resolved")]:
     add("/alerts/{alert_id}/" + verb, "post", op(verb + "Alert", verb.capitalize() + " an alert", "Alerts",
         ok("The alert after the change.", ref("Alert")), errors=["NotFound", "Conflict"], params=[P("AlertID")],
