@@ -69,16 +69,38 @@ func (t *faultyTx) AppendEvent(e fleet.Event) error {
 	return t.Tx.AppendEvent(e)
 }
 
+func (t *faultyTx) CreateAlert(a fleet.Alert) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	return t.Tx.CreateAlert(a)
+}
+
+func (t *faultyTx) CreateDelivery(d fleet.Delivery) error {
+	if err := t.write(); err != nil {
+		return err
+	}
+	return t.Tx.CreateDelivery(d)
+}
+
 // TestFailedWriteLeavesNoPartialState: a bulk batch for three vehicles is
-// many writes (points, vehicles, status events). Failing each one in turn
-// must answer 5xx and leave the store exactly as it was; then the same
-// batch succeeds whole.
+// many writes (points, vehicles, status events, the speeding alerts a rule
+// opens, their events, and the webhook deliveries of every event). Failing
+// each one in turn must answer 5xx and leave the store exactly as it was;
+// then the same batch succeeds whole.
 func TestFailedWriteLeavesNoPartialState(t *testing.T) {
 	is := is.New(t)
 	store := &faultyStore{Store: memstore.New()}
 	e := newEnvOn(t, store, testclock.New(T0))
 	_, key := e.account(fleet.PlanPro)
 	ids := []string{e.vehicle(key, "A"), e.vehicle(key, "B"), e.vehicle(key, "C")}
+	watch := func(key string) string { // a speeding rule the batch breaks, and an endpoint for every event
+		is.Equal(e.do("POST", "/v1/alerts/rules", key, map[string]any{"type": "speeding", "threshold_kmh": 30}).status, http.StatusCreated)
+		r := e.do("POST", "/v1/webhooks", key, map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"*"}})
+		is.Equal(r.status, http.StatusCreated)
+		return r.data()["webhook_id"].(string)
+	}
+	hook := watch(key)
 	now := e.clock.Now()
 	var pts []map[string]any
 	for i, id := range ids {
@@ -90,13 +112,16 @@ func TestFailedWriteLeavesNoPartialState(t *testing.T) {
 	}
 	state := func() string {
 		return string(e.do("GET", "/v1/vehicles", key, nil).body) + string(e.do("GET", "/v1/events?limit=500", key, nil).body) +
-			string(e.do("GET", "/v1/vehicles/"+ids[2]+"/locations", key, nil).body)
+			string(e.do("GET", "/v1/vehicles/"+ids[2]+"/locations", key, nil).body) +
+			string(e.do("GET", "/v1/alerts?limit=500", key, nil).body) +
+			string(e.do("GET", "/v1/webhooks/"+hook+"/deliveries?limit=500", key, nil).body)
 	}
 	before := state()
 
 	// Count the writes of the operation with a run that fails nothing, on
 	// another account's vehicles.
 	_, other := e.account(fleet.PlanPro)
+	watch(other)
 	var dry []map[string]any
 	for i := range ids {
 		id := e.vehicle(other, "dry")
@@ -108,7 +133,10 @@ func TestFailedWriteLeavesNoPartialState(t *testing.T) {
 	}
 	is.Equal(e.do("POST", "/v1/vehicles/locations", other, batch(dry...)).status, http.StatusOK)
 	total := store.writes.Load()
-	is.True(total >= 9) // 3 point inserts, 3 vehicle updates, 3 status events at least
+	t.Logf("the batch is %d writes", total)
+	// 3 point inserts, 3 vehicle updates, 3 status events, 3 alerts and
+	// their 3 events, and a delivery for each of the 6 events, at least.
+	is.True(total >= 21)
 
 	for k := int64(1); k <= total; k++ {
 		store.failAt.Store(k)
@@ -121,4 +149,6 @@ func TestFailedWriteLeavesNoPartialState(t *testing.T) {
 	r := e.do("POST", "/v1/vehicles/locations", key, batch(pts...))
 	is.Equal(r.status, http.StatusOK)
 	is.Equal(r.data()["accepted"], float64(9)) // the same batch now goes in whole
+	is.Equal(len(e.do("GET", "/v1/alerts", key, nil).list()), 3)
+	is.True(len(e.do("GET", "/v1/webhooks/"+hook+"/deliveries?limit=500", key, nil).list()) >= 6)
 }
