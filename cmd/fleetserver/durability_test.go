@@ -217,25 +217,7 @@ const (
 func checkKillDuringIngest(t *testing.T, dsn string, rounds int, afterKill func(t *testing.T)) {
 	is := is.New(t)
 	bin := serverBinary(t)
-
-	// The operator bootstraps an account from the shell.
-	out, err := exec.Command(bin, "accounts", "create", "--company", "Crash Test Haulage", "--plan", "enterprise", "--db", dsn, "--json").Output()
-	if err != nil {
-		t.Fatalf("accounts create: %v (%s)", err, out)
-	}
-	var acc map[string]string
-	is.NoErr(json.Unmarshal(out, &acc))
-	key := acc["api_key"]
-
-	srv := startChild(t, bin, dsn)
-	client := &http.Client{Timeout: 30 * time.Second}
-	vehicles := make([]string, writers)
-	for i := range vehicles {
-		status, body, err := call(client, "POST", srv.base+"/v1/vehicles", key, map[string]any{"name": fmt.Sprintf("Truck %d", i)})
-		is.NoErr(err)
-		is.Equal(status, http.StatusCreated)
-		vehicles[i] = body["data"].(map[string]any)["vehicle_id"].(string)
-	}
+	srv, client, key, vehicles := bootIngest(t, bin, dsn)
 
 	// Point j of batch b of writer w is at base + ((b*batchSize)+j) ms, so
 	// every point has a timestamp of its own and its batch is known from it;
@@ -277,6 +259,30 @@ func checkKillDuringIngest(t *testing.T, dsn string, rounds int, afterKill func(
 	// A graceful stop ends the last run.
 	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
 	is.NoErr(srv.wait(t))
+}
+
+// bootIngest bootstraps an account from the shell as an operator does,
+// starts the server on dsn and gives it a vehicle for each writer.
+func bootIngest(t *testing.T, bin, dsn string) (srv *child, client *http.Client, key string, vehicles []string) {
+	t.Helper()
+	is := is.New(t)
+	out, err := exec.Command(bin, "accounts", "create", "--company", "Crash Test Haulage", "--plan", "enterprise", "--db", dsn, "--json").Output()
+	if err != nil {
+		t.Fatalf("accounts create: %v (%s)", err, out)
+	}
+	var acc map[string]string
+	is.NoErr(json.Unmarshal(out, &acc))
+	key = acc["api_key"]
+	srv = startChild(t, bin, dsn)
+	client = &http.Client{Timeout: 30 * time.Second}
+	vehicles = make([]string, writers)
+	for i := range vehicles {
+		status, body, err := call(client, "POST", srv.base+"/v1/vehicles", key, map[string]any{"name": fmt.Sprintf("Truck %d", i)})
+		is.NoErr(err)
+		is.Equal(status, http.StatusCreated)
+		vehicles[i] = body["data"].(map[string]any)["vehicle_id"].(string)
+	}
+	return srv, client, key, vehicles
 }
 
 // ingestUntilKilled posts batches from several writers, numbered from
@@ -365,20 +371,7 @@ func TestSIGTERMUnderLoadLosesNothing(t *testing.T) {
 	is := is.New(t)
 	bin := serverBinary(t)
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
-	out, err := exec.Command(bin, "accounts", "create", "--company", "Night Shift", "--plan", "enterprise", "--db", dsn, "--json").Output()
-	is.NoErr(err)
-	var acc map[string]string
-	is.NoErr(json.Unmarshal(out, &acc))
-	key := acc["api_key"]
-	srv := startChild(t, bin, dsn)
-	client := &http.Client{Timeout: 30 * time.Second}
-	vehicles := make([]string, writers)
-	for i := range vehicles {
-		status, body, err := call(client, "POST", srv.base+"/v1/vehicles", key, map[string]any{"name": fmt.Sprintf("Van %d", i)})
-		is.NoErr(err)
-		is.Equal(status, http.StatusCreated)
-		vehicles[i] = body["data"].(map[string]any)["vehicle_id"].(string)
-	}
+	srv, client, key, vehicles := bootIngest(t, bin, dsn)
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*batchSize+j) * time.Millisecond) }
 	var acked [writers][]int
