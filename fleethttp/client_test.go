@@ -3,6 +3,11 @@ package fleethttp_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,4 +206,30 @@ func TestClientStream(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// TestEveryClientMethodIsExercised: each exported method of Client is
+// called by some test of this package against the real handler, so a new
+// method without a test fails here.
+func TestEveryClientMethodIsExercised(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(b)
+	}
+	typ := reflect.TypeFor[*fleethttp.Client]()
+	for i := range typ.NumMethod() {
+		name := typ.Method(i).Name
+		if !regexp.MustCompile(`\.` + name + `\(`).MatchString(src.String()) {
+			t.Errorf("Client.%s is called by no test", name)
+		}
+	}
+	is.New(t).True(typ.NumMethod() > 40) // the client covers the API
 }
