@@ -111,6 +111,14 @@ func fieldCases(at string, schema *openapi3.Schema, body map[string]any, set fun
 			cases = append(cases, badInput{name: at + f + " is not accepted", body: set(with(f, "x")), status: 400, codes: invalid})
 		}
 	}
+	// Field names are exact: another case is an unknown field.
+	for name, v := range body {
+		if up := strings.ToUpper(name); up != name {
+			m := with(up, v)
+			delete(m, name)
+			cases = append(cases, badInput{name: at + up + " (another case)", body: set(m), status: 400, codes: invalid})
+		}
+	}
 	names := make([]string, 0, len(schema.Properties))
 	for n := range schema.Properties {
 		names = append(names, n)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -141,6 +142,17 @@ func decode[T any](body []byte, optional bool) (T, error) {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return v, fleet.Errorf(fleet.CodeInvalidRequest, "The request body must be a JSON object.")
 	}
+	// encoding/json matches field names without regard to case; the API's
+	// are exact ("NAME" is an unknown field), so the keys are checked first.
+	var raw any
+	rd := json.NewDecoder(bytes.NewReader(body))
+	rd.UseNumber() // ranges are the typed decoder's to judge
+	if err := rd.Decode(&raw); err != nil {
+		return v, decodeError(err)
+	}
+	if err := exactKeys(raw, reflect.TypeFor[T](), ""); err != nil {
+		return v, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
@@ -150,6 +162,83 @@ func decode[T any](body []byte, optional bool) (T, error) {
 		return v, fleet.Errorf(fleet.CodeInvalidRequest, "The request body has data after the JSON object.")
 	}
 	return v, nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// exactKeys checks that every key of the objects in v names a field of the
+// struct type t decodes it into, spelled exactly as its json tag, down
+// through nested structs and slices. Types that decode themselves are
+// theirs to check.
+func exactKeys(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil // a wrong type: the decoder names it
+		}
+		fields := jsonFields(t)
+		for k, x := range m {
+			ft, ok := fields[k]
+			if !ok {
+				e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown or read-only field %q.", path+k)
+				e.Details = []fleet.FieldError{{Field: path + k, Message: "is not a field that can be set"}}
+				return e
+			}
+			if err := exactKeys(x, ft, path+k+"."); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		a, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		for i, x := range a {
+			if err := exactKeys(x, t.Elem(), strings.TrimSuffix(path, ".")+"["+strconv.Itoa(i)+"]."); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of a struct's fields, embedded ones
+// included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 func decodeError(err error) error {
