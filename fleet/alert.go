@@ -279,12 +279,16 @@ func (a *Alert) validateCustom(val *Validator) {
 }
 
 // AlertRuleFilter selects rules in a list; zero fields match any.
+// VehicleID matches the rules whose VehicleIDs list the vehicle, not the
+// rules that watch every vehicle.
 type AlertRuleFilter struct {
 	Type       AlertType
 	GeofenceID string
+	VehicleID  string
 }
 
 // Match reports whether r passes the filter.
 func (f AlertRuleFilter) Match(r *AlertRule) bool {
-	return (f.Type == "" || r.Type == f.Type) && (f.GeofenceID == "" || r.GeofenceID == f.GeofenceID)
+	return (f.Type == "" || r.Type == f.Type) && (f.GeofenceID == "" || r.GeofenceID == f.GeofenceID) &&
+		(f.VehicleID == "" || slices.Contains(r.VehicleIDs, f.VehicleID))
 }

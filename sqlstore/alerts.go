@@ -146,6 +146,18 @@ func vehicleIDsArg(ids []string) (string, error) {
 	return string(b), wrap(err, "encode vehicle_ids")
 }
 
+// vehicleIDPattern is the LIKE pattern that finds id as an element of the
+// JSON array in vehicle_ids: its JSON string, quotes included, with the
+// pattern's own characters escaped by '!'.
+func vehicleIDPattern(id string) (string, error) {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return "", wrap(err, "encode vehicle id")
+	}
+	esc := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(string(b))
+	return "%" + esc + "%", nil
+}
+
 // CreateAlertRule implements fleet.Tx.
 func (t *tx) CreateAlertRule(r fleet.AlertRule) error {
 	ids, err := vehicleIDsArg(r.VehicleIDs)
@@ -203,6 +215,13 @@ func (t *tx) AlertRules(accountID string, f fleet.AlertRuleFilter, p fleet.Page)
 	}
 	if f.GeofenceID != "" {
 		where, args = where+" AND r.geofence_id = ?", append(args, f.GeofenceID)
+	}
+	if f.VehicleID != "" {
+		pattern, err := vehicleIDPattern(f.VehicleID)
+		if err != nil {
+			return nil, err
+		}
+		where, args = where+` AND r.vehicle_ids LIKE ? ESCAPE '!'`, append(args, pattern)
 	}
 	return t.rules("list alert rules", where+" ORDER BY r.id LIMIT ?", append(args, int64(p.Limit))...)
 }
