@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -225,6 +226,45 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 		return AlertRule{}, err
 	}
 	return r, nil
+}
+
+// dropVehicleFromRules takes a vehicle being deleted out of the vehicle_ids
+// of every rule of the account that lists it. A rule left with no vehicle is
+// disabled as well: empty vehicle_ids means every vehicle, and a rule that
+// was scoped to that one vehicle must not widen to the whole fleet. The rule
+// stays (with its id, settings and the alerts it opened) for the client to
+// point at other vehicles or delete. Any change moves the account's alert
+// configuration version, as every rule change does; rule changes emit no
+// event.
+func (s *Service) dropVehicleFromRules(tx Tx, accountID, vehicleID string, now time.Time) error {
+	const batch = 500
+	changed := false
+	page := Page{Limit: batch}
+	for {
+		rules, err := tx.AlertRules(accountID, AlertRuleFilter{VehicleID: vehicleID}, page)
+		if err != nil {
+			return err
+		}
+		for _, r := range rules {
+			r.VehicleIDs = slices.DeleteFunc(r.VehicleIDs, func(id string) bool { return id == vehicleID })
+			if len(r.VehicleIDs) == 0 {
+				r.Enabled = false
+			}
+			r.UpdatedAt = now
+			if err := tx.UpdateAlertRule(r); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if len(rules) < batch {
+			break
+		}
+		page.After = rules[len(rules)-1].ID
+	}
+	if !changed {
+		return nil
+	}
+	return tx.BumpAlertConfig(accountID)
 }
 
 // DeleteAlertRule deletes a rule; the alerts it opened stay, with their
