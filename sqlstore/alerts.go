@@ -80,6 +80,13 @@ func (t *tx) Geofences(accountID string, p fleet.Page) ([]fleet.Geofence, error)
 	return t.geofences("list geofences", "g.account_id = ? AND g.id > ? ORDER BY g.id LIMIT ?", accountID, p.After, int64(p.Limit))
 }
 
+// CountGeofences implements fleet.Tx.
+func (t *tx) CountGeofences(accountID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM geofences WHERE account_id = ?`, accountID).Scan(&n)
+	return n, wrap(t.failed(err), "count geofences")
+}
+
 // UpdateGeofence implements fleet.Tx.
 func (t *tx) UpdateGeofence(g fleet.Geofence) error {
 	geom, err := json.Marshal(g.Geometry)
@@ -224,6 +231,13 @@ func (t *tx) AlertRules(accountID string, f fleet.AlertRuleFilter, p fleet.Page)
 		where, args = where+` AND r.vehicle_ids LIKE ? ESCAPE '!'`, append(args, pattern)
 	}
 	return t.rules("list alert rules", where+" ORDER BY r.id LIMIT ?", append(args, int64(p.Limit))...)
+}
+
+// CountAlertRules implements fleet.Tx.
+func (t *tx) CountAlertRules(accountID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM alert_rules WHERE account_id = ?`, accountID).Scan(&n)
+	return n, wrap(t.failed(err), "count alert rules")
 }
 
 // UpdateAlertRule implements fleet.Tx.

@@ -48,6 +48,7 @@ func alertTests() []namedTest {
 		{"GeofenceRoundTrip", testGeofenceRoundTrip},
 		{"AlertRuleRoundTrip", testAlertRuleRoundTrip},
 		{"AlertRulesByVehicle", testAlertRulesByVehicle},
+		{"CountAlertRulesAndGeofences", testCountAlertRulesAndGeofences},
 		{"EnabledAlertRules", testEnabledAlertRules},
 		{"AlertRoundTrip", testAlertRoundTrip},
 		{"AlertFilters", testAlertFilters},
@@ -227,6 +228,70 @@ func testAlertRulesByVehicle(t *testing.T, s fleet.Store) {
 		is.Equal(len(rs), 0) // filters combine
 		return err
 	}))
+}
+
+// testCountAlertRulesAndGeofences: counts are per account, include
+// disabled rules, see the transaction's own writes and follow deletes and
+// rollbacks.
+func testCountAlertRulesAndGeofences(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	counts := func(acc string) (rules, geos int) {
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) {
+			if rules, err = tx.CountAlertRules(acc); err != nil {
+				return err
+			}
+			geos, err = tx.CountGeofences(acc)
+			return err
+		}))
+		return rules, geos
+	}
+	r, g := counts(a.ID)
+	is.Equal(r+g, 0)
+	off := NewRule(a.ID, fleet.AlertVehicleOffline)
+	off.Enabled = false
+	g1 := NewGeofence(a.ID, "one")
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for _, r := range []fleet.AlertRule{NewRule(a.ID, fleet.AlertSpeeding), off, NewRule(b.ID, fleet.AlertSpeeding)} {
+			if err := tx.CreateAlertRule(r); err != nil {
+				return err
+			}
+		}
+		for _, g := range []fleet.Geofence{g1, NewGeofence(a.ID, "two"), NewGeofence(a.ID, "three")} {
+			if err := tx.CreateGeofence(g); err != nil {
+				return err
+			}
+		}
+		n, err := tx.CountGeofences(a.ID) // the transaction sees its own writes
+		is.Equal(n, 3)
+		return err
+	})
+	r, g = counts(a.ID)
+	is.Equal(r, 2) // the disabled rule counts
+	is.Equal(g, 3)
+	r, g = counts(b.ID)
+	is.Equal(r, 1) // per account
+	is.Equal(g, 0)
+	errBoom := errors.New("boom")
+	err := s.Update(ctx, func(tx fleet.Tx) error {
+		if err := tx.CreateAlertRule(NewRule(a.ID, fleet.AlertSpeeding)); err != nil {
+			return err
+		}
+		if err := tx.CreateGeofence(NewGeofence(a.ID, "four")); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	is.True(errors.Is(err, errBoom))
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		if err := tx.DeleteAlertRule(a.ID, off.ID); err != nil {
+			return err
+		}
+		return tx.DeleteGeofence(a.ID, g1.ID)
+	})
+	r, g = counts(a.ID)
+	is.Equal(r, 1) // rolled back, then one deleted
+	is.Equal(g, 2)
 }
 
 func testEnabledAlertRules(t *testing.T, s fleet.Store) {
