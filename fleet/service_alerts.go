@@ -117,7 +117,8 @@ func normaliseRule(r *AlertRule) {
 
 // CreateAlertRule creates a rule from the fields a client sets in in:
 // severity defaults to warning and enabled to true (in.Enabled is ignored
-// when enabled is nil).
+// when enabled is nil). An account that has MaxAlertRules rules is
+// conflict.
 func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule, enabled *bool) (AlertRule, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return AlertRule{}, err
@@ -140,6 +141,13 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		}
 		if err := val.Err(); err != nil {
 			return err
+		}
+		n, err := tx.CountAlertRules(r.AccountID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxAlertRules {
+			return Errorf(CodeConflict, "An account may have at most %d alert rules and this account has %d; delete one first.", MaxAlertRules, n)
 		}
 		if err := tx.CreateAlertRule(r); err != nil {
 			return err
@@ -290,6 +298,7 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 }
 
 // CreateGeofence creates a geofence from the fields a client sets in in.
+// An account that has MaxGeofences geofences is conflict.
 func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) (Geofence, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return Geofence{}, err
@@ -301,6 +310,13 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 		return Geofence{}, err
 	}
 	err := s.update(ctx, func(tx Tx) error {
+		n, err := tx.CountGeofences(g.AccountID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxGeofences {
+			return Errorf(CodeConflict, "An account may have at most %d geofences and this account has %d; delete one first.", MaxGeofences, n)
+		}
 		if err := tx.CreateGeofence(g); err != nil {
 			return err
 		}

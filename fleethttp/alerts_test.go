@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleet/storetest"
 	"github.com/fleetkit/fleetapi/internal/pgtest"
 	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/fleetkit/fleetapi/memstore"
@@ -371,5 +372,76 @@ func TestDeleteVehicleLeavesItsRules(t *testing.T) {
 		version = e.alertConfigVersion(acc.ID)
 		is.Equal(e.do("DELETE", "/v1/vehicles/"+e.vehicle(key, "Unwatched"), key, nil).status, http.StatusOK)
 		is.Equal(e.alertConfigVersion(acc.ID), version)
+	})
+}
+
+// TestAlertRuleAndGeofenceCaps: an account holds at most fleet.MaxAlertRules
+// rules and fleet.MaxGeofences geofences; one more is 409 conflict naming
+// the cap and changes nothing, other accounts are not affected, and
+// deleting one makes room.
+func TestAlertRuleAndGeofenceCaps(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanPro)
+		_, otherKey := e.account(fleet.PlanPro)
+		// All but one of each, stored directly.
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range fleet.MaxAlertRules - 1 {
+				if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
+					return err
+				}
+			}
+			for range fleet.MaxGeofences - 1 {
+				if err := tx.CreateGeofence(storetest.NewGeofence(acc.ID, "Site")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		speeding := map[string]any{"type": "speeding", "threshold_kmh": 90}
+		fence := map[string]any{"name": "Depot", "geometry": square}
+		last := e.created("/v1/alerts/rules", key, speeding)
+		e.created("/v1/geofences", key, fence)
+		counts := func() (rules, geos int) {
+			is.NoErr(e.store.View(ctx, func(tx fleet.Tx) (err error) {
+				if rules, err = tx.CountAlertRules(acc.ID); err != nil {
+					return err
+				}
+				geos, err = tx.CountGeofences(acc.ID)
+				return err
+			}))
+			return rules, geos
+		}
+		version := e.alertConfigVersion(acc.ID)
+		for _, c := range []struct {
+			path string
+			body any
+			cap  string
+		}{
+			{"/v1/alerts/rules", speeding, "at most 1000 alert rules"},
+			{"/v1/alerts/rules", map[string]any{"type": "vehicle_offline", "after_minutes": 30, "enabled": false}, "at most 1000 alert rules"},
+			{"/v1/geofences", fence, "at most 1000 geofences"},
+		} {
+			r := e.do("POST", c.path, key, c.body)
+			is.Equal(r.status, http.StatusConflict)
+			is.Equal(r.errCode(), "conflict")
+			is.True(strings.Contains(r.errMessage(), c.cap)) // names the cap
+		}
+		// Invalid input at the cap is still a validation error.
+		r := e.do("POST", "/v1/alerts/rules", key, map[string]any{"type": "speeding"})
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		r = e.do("POST", "/v1/geofences", key, map[string]any{"name": ""})
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		rules, geos := counts()
+		is.Equal(rules, fleet.MaxAlertRules) // nothing changed
+		is.Equal(geos, fleet.MaxGeofences)
+		is.Equal(e.alertConfigVersion(acc.ID), version)
+
+		e.created("/v1/alerts/rules", otherKey, speeding) // per account
+		e.created("/v1/geofences", otherKey, fence)
+
+		is.Equal(e.do("DELETE", "/v1/alerts/rules/"+last["rule_id"].(string), key, nil).status, http.StatusOK)
+		e.created("/v1/alerts/rules", key, speeding) // room again
+		is.Equal(e.do("POST", "/v1/alerts/rules", key, speeding).status, http.StatusConflict)
 	})
 }

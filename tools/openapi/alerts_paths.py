@@ -122,7 +122,9 @@ add("/alerts/rules", "get", op("listAlertRules", "List alert rules", "Alerts",
             {"name": "geofence_id", "in": "query", "description": "Only rules naming this geofence.", "schema": {"type": "string"}}],
     perm="alerts:read"))
 add("/alerts/rules", "post", op("createAlertRule", "Create an alert rule", "Alerts", ok("The rule.", ref("AlertRule"), "201"),
-    errors=["ValidationError", "Conflict"], body=body("AlertRuleInput"), perm="alerts:write", post=True, desc=EVAL))
+    errors=["ValidationError", "Conflict"], body=body("AlertRuleInput"), perm="alerts:write", post=True,
+    desc="An account holds at most 1,000 rules, enabled or not: creating one more is 409 conflict whose message names the cap "
+         "(delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + EVAL))
 add("/alerts/rules/{rule_id}", "get", op("getAlertRule", "Get an alert rule", "Alerts", ok("The rule.", ref("AlertRule")),
     errors=["NotFound"], params=[P("RuleID")], perm="alerts:read"))
 add("/alerts/rules/{rule_id}", "patch", op("updateAlertRule", "Update an alert rule (JSON merge patch)", "Alerts",
@@ -135,7 +137,8 @@ add("/geofences", "get", op("listGeofences", "List geofences", "Alerts",
     ok("A page of geofences, oldest first.", {"type": "array", "items": ref("Geofence")}, listing=True),
     params=[P("Limit"), P("Cursor")], perm="alerts:read"))
 add("/geofences", "post", op("createGeofence", "Create a geofence", "Alerts", ok("The geofence.", ref("Geofence"), "201"),
-    errors=["ValidationError", "Conflict"], body=body("GeofenceInput"), perm="alerts:write", post=True, desc=GEOMETRY_DESC))
+    errors=["ValidationError", "Conflict"], body=body("GeofenceInput"), perm="alerts:write", post=True,
+    desc="An account holds at most 1,000 geofences: creating one more is 409 conflict whose message names the cap (delete one first).\n\n" + GEOMETRY_DESC))
 add("/geofences/{geofence_id}", "get", op("getGeofence", "Get a geofence", "Alerts", ok("The geofence.", ref("Geofence")),
     errors=["NotFound"], params=[P("GeofenceID")], perm="alerts:read"))
 add("/geofences/{geofence_id}", "patch", op("updateGeofence", "Update a geofence (JSON merge patch)", "Alerts",
