@@ -364,6 +364,7 @@ func TestDeleteVehicleLeavesItsRules(t *testing.T) {
 		p := e.do("PATCH", "/v1/alerts/rules/"+only["rule_id"].(string), key, map[string]any{"vehicle_ids": []string{gone}})
 		is.Equal(p.status, http.StatusUnprocessableEntity) // a deleted vehicle is no vehicle of the account
 		is.Equal(errorFields(p), []string{"vehicle_ids[0]"})
+		is.Equal(rule(key, only)["vehicle_ids"], []any{}) // and changes nothing
 		p = e.do("PATCH", "/v1/alerts/rules/"+only["rule_id"].(string), key, map[string]any{"vehicle_ids": []string{kept}, "enabled": true})
 		is.Equal(p.status, http.StatusOK)
 		is.Equal(p.data()["vehicle_ids"], []any{kept})
