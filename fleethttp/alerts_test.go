@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -444,5 +445,54 @@ func TestAlertRuleAndGeofenceCaps(t *testing.T) {
 		is.Equal(e.do("DELETE", "/v1/alerts/rules/"+last["rule_id"].(string), key, nil).status, http.StatusOK)
 		e.created("/v1/alerts/rules", key, speeding) // room again
 		is.Equal(e.do("POST", "/v1/alerts/rules", key, speeding).status, http.StatusConflict)
+	})
+}
+
+// TestAlertRuleCapUnderConcurrency: simultaneous creates at the edge of the
+// cap pass it by none; the rest are 409 conflict.
+func TestAlertRuleCapUnderConcurrency(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanEnterprise)
+		const room, n = 3, 8
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range fleet.MaxAlertRules - room {
+				if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		start := make(chan struct{})
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("POST", e.srv.URL+"/v1/alerts/rules", strings.NewReader(`{"type":"speeding","threshold_kmh":90}`))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				<-start
+				res, err := e.srv.Client().Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				mu.Lock()
+				defer mu.Unlock()
+				statuses[res.StatusCode]++
+			}()
+		}
+		close(start)
+		wg.Wait()
+		is.Equal(statuses, map[int]int{http.StatusCreated: room, http.StatusConflict: n - room})
+		is.NoErr(e.store.View(ctx, func(tx fleet.Tx) error {
+			got, err := tx.CountAlertRules(acc.ID)
+			is.Equal(got, fleet.MaxAlertRules)
+			return err
+		}))
 	})
 }
