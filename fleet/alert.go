@@ -156,6 +156,20 @@ const (
 	maxGeofenceRings = 100
 )
 
+// Caps on what an account holds. Every ingest judges its points against all
+// of the account's enabled rules, which each server compiles and keeps in
+// memory per account, and a geofence may have up to MaxGeofenceVertices
+// positions: without caps one account could make every ingest, and every
+// server's memory, as expensive as it liked. A thousand is far more than
+// people keep up by hand (one rule may watch up to MaxRuleVehicles vehicles,
+// or all of them), and a thousand geofences covers the depots and customer
+// sites of a large fleet. Disabled rules count too: enabling one takes no
+// check.
+const (
+	MaxAlertRules = 1000 // rules per account
+	MaxGeofences  = 1000 // geofences per account
+)
+
 // AlertFilter selects alerts in a list; zero fields match any. From and To
 // bound created_at, both inclusive.
 type AlertFilter struct {
@@ -279,12 +293,16 @@ func (a *Alert) validateCustom(val *Validator) {
 }
 
 // AlertRuleFilter selects rules in a list; zero fields match any.
+// VehicleID matches the rules whose VehicleIDs list the vehicle, not the
+// rules that watch every vehicle.
 type AlertRuleFilter struct {
 	Type       AlertType
 	GeofenceID string
+	VehicleID  string
 }
 
 // Match reports whether r passes the filter.
 func (f AlertRuleFilter) Match(r *AlertRule) bool {
-	return (f.Type == "" || r.Type == f.Type) && (f.GeofenceID == "" || r.GeofenceID == f.GeofenceID)
+	return (f.Type == "" || r.Type == f.Type) && (f.GeofenceID == "" || r.GeofenceID == f.GeofenceID) &&
+		(f.VehicleID == "" || slices.Contains(r.VehicleIDs, f.VehicleID))
 }

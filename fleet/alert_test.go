@@ -387,3 +387,45 @@ func TestRulesChangedByAnotherServerApplyAtOnce(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(ingest(two, 150), 0) // disabled through one: two opens nothing
 }
+
+// TestDeleteVehicleDropsItFromManyRules: more rules list the vehicle than
+// one page holds; every one drops it, and only those left with no vehicle
+// are disabled.
+func TestDeleteVehicleDropsItFromManyRules(t *testing.T) {
+	is := is.New(t)
+	m := newAlerts(t)
+	other, err := m.svc.CreateVehicle(ctx, m.p, fleet.Vehicle{Name: "Other"})
+	is.NoErr(err)
+	const n = fleet.MaxPageLimit + 100
+	for i := range n {
+		ids := []string{m.v.ID}
+		if i%2 == 1 {
+			ids = append(ids, other.ID)
+		}
+		m.rule(fleet.AlertRule{Type: fleet.AlertSpeeding, ThresholdKmh: spd(90), VehicleIDs: ids})
+	}
+	_, err = m.svc.DeleteVehicle(ctx, m.p, m.v.ID)
+	is.NoErr(err)
+	seen, disabled := 0, 0
+	q := fleet.ListQuery{Limit: fleet.MaxPageLimit}
+	for {
+		l, err := m.svc.ListAlertRules(ctx, m.p, fleet.AlertRuleFilter{}, q)
+		is.NoErr(err)
+		for _, r := range l.Items {
+			seen++
+			if len(r.VehicleIDs) == 0 {
+				disabled++
+				is.True(!r.Enabled) // not widened to every vehicle
+			} else {
+				is.Equal(r.VehicleIDs, []string{other.ID})
+				is.True(r.Enabled)
+			}
+		}
+		if !l.HasMore {
+			break
+		}
+		q.Cursor = l.NextCursor
+	}
+	is.Equal(seen, n)
+	is.Equal(disabled, n/2)
+}

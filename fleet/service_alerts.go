@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -116,7 +117,8 @@ func normaliseRule(r *AlertRule) {
 
 // CreateAlertRule creates a rule from the fields a client sets in in:
 // severity defaults to warning and enabled to true (in.Enabled is ignored
-// when enabled is nil).
+// when enabled is nil). An account that has MaxAlertRules rules is
+// conflict.
 func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule, enabled *bool) (AlertRule, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return AlertRule{}, err
@@ -139,6 +141,13 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		}
 		if err := val.Err(); err != nil {
 			return err
+		}
+		n, err := tx.CountAlertRules(r.AccountID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxAlertRules {
+			return Errorf(CodeConflict, "An account may have at most %d alert rules and this account has %d; delete one first.", MaxAlertRules, n)
 		}
 		if err := tx.CreateAlertRule(r); err != nil {
 			return err
@@ -227,6 +236,45 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 	return r, nil
 }
 
+// dropVehicleFromRules takes a vehicle being deleted out of the vehicle_ids
+// of every rule of the account that lists it. A rule left with no vehicle is
+// disabled as well: empty vehicle_ids means every vehicle, and a rule that
+// was scoped to that one vehicle must not widen to the whole fleet. The rule
+// stays (with its id, settings and the alerts it opened) for the client to
+// point at other vehicles or delete. Any change moves the account's alert
+// configuration version, as every rule change does; rule changes emit no
+// event.
+func (s *Service) dropVehicleFromRules(tx Tx, accountID, vehicleID string, now time.Time) error {
+	const batch = 500
+	changed := false
+	page := Page{Limit: batch}
+	for {
+		rules, err := tx.AlertRules(accountID, AlertRuleFilter{VehicleID: vehicleID}, page)
+		if err != nil {
+			return err
+		}
+		for _, r := range rules {
+			r.VehicleIDs = slices.DeleteFunc(r.VehicleIDs, func(id string) bool { return id == vehicleID })
+			if len(r.VehicleIDs) == 0 {
+				r.Enabled = false
+			}
+			r.UpdatedAt = now
+			if err := tx.UpdateAlertRule(r); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if len(rules) < batch {
+			break
+		}
+		page.After = rules[len(rules)-1].ID
+	}
+	if !changed {
+		return nil
+	}
+	return tx.BumpAlertConfig(accountID)
+}
+
 // DeleteAlertRule deletes a rule; the alerts it opened stay, with their
 // rule_id, as history.
 func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (RuleDeleted, error) {
@@ -250,6 +298,7 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 }
 
 // CreateGeofence creates a geofence from the fields a client sets in in.
+// An account that has MaxGeofences geofences is conflict.
 func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) (Geofence, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return Geofence{}, err
@@ -261,6 +310,13 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 		return Geofence{}, err
 	}
 	err := s.update(ctx, func(tx Tx) error {
+		n, err := tx.CountGeofences(g.AccountID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxGeofences {
+			return Errorf(CodeConflict, "An account may have at most %d geofences and this account has %d; delete one first.", MaxGeofences, n)
+		}
 		if err := tx.CreateGeofence(g); err != nil {
 			return err
 		}

@@ -189,7 +189,9 @@ type VehicleDeleted struct {
 }
 
 // DeleteVehicle deletes a vehicle with its location history and its
-// schedules; work orders and alerts stay as history.
+// schedules; work orders and alerts stay as history. In the same
+// transaction the vehicle leaves every alert rule that lists it, and a rule
+// that listed only it is disabled (see dropVehicleFromRules).
 func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (VehicleDeleted, error) {
 	if err := p.Require(PermVehiclesWrite); err != nil {
 		return VehicleDeleted{}, err
@@ -202,6 +204,9 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 			return err
 		}
 		if err := tx.DeleteVehicle(v.AccountID, v.ID); err != nil {
+			return err
+		}
+		if err := s.dropVehicleFromRules(tx, v.AccountID, v.ID, now); err != nil {
 			return err
 		}
 		return s.emit(tx, v.AccountID, EventVehicleDeleted, now, out)

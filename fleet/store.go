@@ -194,6 +194,8 @@ type AlertTx interface {
 	// AlertRules returns the account's rules that f.Match, in id order,
 	// after p.After, at most p.Limit of them.
 	AlertRules(accountID string, f AlertRuleFilter, p Page) ([]AlertRule, error)
+	// CountAlertRules returns how many rules the account has, enabled or not.
+	CountAlertRules(accountID string) (int, error)
 	// UpdateAlertRule replaces a stored rule (every field but ID, AccountID,
 	// Type and CreatedAt). Returns not_found if the account has no such rule.
 	UpdateAlertRule(r AlertRule) error
@@ -220,6 +222,8 @@ type AlertTx interface {
 	// Geofences returns the account's geofences in id order, after p.After,
 	// at most p.Limit of them.
 	Geofences(accountID string, p Page) ([]Geofence, error)
+	// CountGeofences returns how many geofences the account has.
+	CountGeofences(accountID string) (int, error)
 	// UpdateGeofence replaces a stored geofence (name, geometry, radius,
 	// updated_at). Returns not_found if the account has no such geofence.
 	UpdateGeofence(g Geofence) error

@@ -3,11 +3,18 @@ package fleethttp_test
 import (
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleet/storetest"
+	"github.com/fleetkit/fleetapi/internal/pgtest"
+	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/memstore"
+	"github.com/fleetkit/fleetapi/sqlstore"
 	"github.com/matryer/is"
 )
 
@@ -261,4 +268,231 @@ func TestAlertsRouteNextToRules(t *testing.T) {
 	is.Equal(r.errCode(), "not_found")
 	r = e.do("PUT", "/v1/alerts/rules", key, nil)
 	is.Equal(r.status, http.StatusMethodNotAllowed)
+}
+
+// onEachStore runs test on a server over memstore, over SQLite in a file and,
+// when FLEET_TEST_POSTGRES is set, over PostgreSQL.
+func onEachStore(t *testing.T, test func(t *testing.T, e *env)) {
+	open := map[string]func(t *testing.T) fleet.Store{
+		"memstore": func(t *testing.T) fleet.Store { return memstore.New() },
+		"sqlite": func(t *testing.T) fleet.Store {
+			return openSQLStore(t, "sqlite:"+filepath.Join(t.TempDir(), "fleet.db"))
+		},
+		"postgres": func(t *testing.T) fleet.Store { return openSQLStore(t, pgtest.NewDSN(t)) },
+	}
+	for _, name := range []string{"memstore", "sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			test(t, newEnvOn(t, open[name](t), testclock.New(T0)))
+		})
+	}
+}
+
+func openSQLStore(t *testing.T, dsn string) fleet.Store {
+	t.Helper()
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func (e *env) alertConfigVersion(accountID string) int64 {
+	e.t.Helper()
+	var v int64
+	if err := e.store.View(ctx, func(tx fleet.Tx) (err error) { v, err = tx.AlertConfigVersion(accountID); return err }); err != nil {
+		e.t.Fatal(err)
+	}
+	return v
+}
+
+// TestDeleteVehicleLeavesItsRules: deleting a vehicle takes it out of every
+// rule that lists it, in the same change; a rule that listed only it is
+// disabled, not widened to every vehicle, and the rules stay editable.
+func TestDeleteVehicleLeavesItsRules(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanPro)
+		_, otherKey := e.account(fleet.PlanPro)
+		gone, kept := e.vehicle(key, "Gone"), e.vehicle(key, "Kept")
+		only := e.created("/v1/alerts/rules", key, map[string]any{"type": "speeding", "threshold_kmh": 90, "vehicle_ids": []string{gone}})
+		both := e.created("/v1/alerts/rules", key, map[string]any{"type": "vehicle_offline", "after_minutes": 30, "vehicle_ids": []string{gone, kept}})
+		every := e.created("/v1/alerts/rules", key, map[string]any{"type": "speeding", "threshold_kmh": 120, "severity": "info"})
+		theirs := e.created("/v1/alerts/rules", otherKey, map[string]any{"type": "speeding", "threshold_kmh": 90,
+			"vehicle_ids": []string{e.vehicle(otherKey, "Theirs")}})
+		rule := func(k string, r map[string]any) map[string]any {
+			t.Helper()
+			got := e.do("GET", "/v1/alerts/rules/"+r["rule_id"].(string), k, nil)
+			is.Equal(got.status, http.StatusOK)
+			return got.data()
+		}
+		t0 := e.clock.Now().Add(-time.Hour)
+		// Ingest compiles the account's rules before the delete.
+		is.Equal(e.do("POST", "/v1/vehicles/"+kept+"/locations", key, batch(pt(t0, 52.5, 13.4, 50))).status, http.StatusOK)
+		events := len(e.do("GET", "/v1/events?limit=500", key, nil).list())
+		version := e.alertConfigVersion(acc.ID)
+
+		e.clock.Advance(time.Minute)
+		is.Equal(e.do("DELETE", "/v1/vehicles/"+gone, key, nil).status, http.StatusOK)
+		now := e.clock.Now().Format(time.RFC3339)
+		got := rule(key, only)
+		is.Equal(got["vehicle_ids"], []any{})
+		is.Equal(got["enabled"], false) // disabled, not widened to every vehicle
+		is.Equal(got["updated_at"], now)
+		got = rule(key, both)
+		is.Equal(got["vehicle_ids"], []any{kept})
+		is.Equal(got["enabled"], true)
+		is.Equal(got["updated_at"], now)
+		is.Equal(rule(key, every), every)                                             // lists no vehicle: unchanged
+		is.Equal(rule(otherKey, theirs), theirs)                                      // another account's: unchanged
+		is.Equal(e.alertConfigVersion(acc.ID), version+1)                             // one change, one version
+		is.Equal(len(e.do("GET", "/v1/events?limit=500", key, nil).list()), events+1) // vehicle.deleted only
+
+		// The disabled rule judges nothing: a fast point of the vehicle left
+		// opens an alert of the every-vehicle rule only.
+		is.Equal(e.do("POST", "/v1/vehicles/"+kept+"/locations", key, batch(pt(t0.Add(time.Second), 52.5, 13.4, 130))).status, http.StatusOK)
+		as := e.alertList(key, "type=speeding")
+		is.Equal(len(as), 1)
+		is.Equal(as[0]["rule_id"], every["rule_id"])
+
+		// The rules stay editable.
+		for _, r := range []map[string]any{only, both} {
+			p := e.do("PATCH", "/v1/alerts/rules/"+r["rule_id"].(string), key, map[string]any{"severity": "critical"})
+			is.Equal(p.status, http.StatusOK)
+			is.Equal(p.data()["severity"], "critical")
+		}
+		is.Equal(rule(key, only)["enabled"], false)
+		p := e.do("PATCH", "/v1/alerts/rules/"+only["rule_id"].(string), key, map[string]any{"vehicle_ids": []string{gone}})
+		is.Equal(p.status, http.StatusUnprocessableEntity) // a deleted vehicle is no vehicle of the account
+		is.Equal(errorFields(p), []string{"vehicle_ids[0]"})
+		is.Equal(rule(key, only)["vehicle_ids"], []any{}) // and changes nothing
+		p = e.do("PATCH", "/v1/alerts/rules/"+only["rule_id"].(string), key, map[string]any{"vehicle_ids": []string{kept}, "enabled": true})
+		is.Equal(p.status, http.StatusOK)
+		is.Equal(p.data()["vehicle_ids"], []any{kept})
+
+		// A vehicle no rule lists changes no rule.
+		version = e.alertConfigVersion(acc.ID)
+		is.Equal(e.do("DELETE", "/v1/vehicles/"+e.vehicle(key, "Unwatched"), key, nil).status, http.StatusOK)
+		is.Equal(e.alertConfigVersion(acc.ID), version)
+	})
+}
+
+// TestAlertRuleAndGeofenceCaps: an account holds at most fleet.MaxAlertRules
+// rules and fleet.MaxGeofences geofences; one more is 409 conflict naming
+// the cap and changes nothing, other accounts are not affected, and
+// deleting one makes room.
+func TestAlertRuleAndGeofenceCaps(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanPro)
+		_, otherKey := e.account(fleet.PlanPro)
+		// All but one of each, stored directly.
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range fleet.MaxAlertRules - 1 {
+				if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
+					return err
+				}
+			}
+			for range fleet.MaxGeofences - 1 {
+				if err := tx.CreateGeofence(storetest.NewGeofence(acc.ID, "Site")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		speeding := map[string]any{"type": "speeding", "threshold_kmh": 90}
+		fence := map[string]any{"name": "Depot", "geometry": square}
+		last := e.created("/v1/alerts/rules", key, speeding)
+		e.created("/v1/geofences", key, fence)
+		counts := func() (rules, geos int) {
+			is.NoErr(e.store.View(ctx, func(tx fleet.Tx) (err error) {
+				if rules, err = tx.CountAlertRules(acc.ID); err != nil {
+					return err
+				}
+				geos, err = tx.CountGeofences(acc.ID)
+				return err
+			}))
+			return rules, geos
+		}
+		version := e.alertConfigVersion(acc.ID)
+		for _, c := range []struct {
+			path string
+			body any
+			cap  string
+		}{
+			{"/v1/alerts/rules", speeding, "at most 1000 alert rules"},
+			{"/v1/alerts/rules", map[string]any{"type": "vehicle_offline", "after_minutes": 30, "enabled": false}, "at most 1000 alert rules"},
+			{"/v1/geofences", fence, "at most 1000 geofences"},
+		} {
+			r := e.do("POST", c.path, key, c.body)
+			is.Equal(r.status, http.StatusConflict)
+			is.Equal(r.errCode(), "conflict")
+			is.True(strings.Contains(r.errMessage(), c.cap)) // names the cap
+		}
+		// Invalid input at the cap is still a validation error.
+		r := e.do("POST", "/v1/alerts/rules", key, map[string]any{"type": "speeding"})
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		r = e.do("POST", "/v1/geofences", key, map[string]any{"name": ""})
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		rules, geos := counts()
+		is.Equal(rules, fleet.MaxAlertRules) // nothing changed
+		is.Equal(geos, fleet.MaxGeofences)
+		is.Equal(e.alertConfigVersion(acc.ID), version)
+
+		e.created("/v1/alerts/rules", otherKey, speeding) // per account
+		e.created("/v1/geofences", otherKey, fence)
+
+		is.Equal(e.do("DELETE", "/v1/alerts/rules/"+last["rule_id"].(string), key, nil).status, http.StatusOK)
+		e.created("/v1/alerts/rules", key, speeding) // room again
+		is.Equal(e.do("POST", "/v1/alerts/rules", key, speeding).status, http.StatusConflict)
+	})
+}
+
+// TestAlertRuleCapUnderConcurrency: simultaneous creates at the edge of the
+// cap pass it by none; the rest are 409 conflict.
+func TestAlertRuleCapUnderConcurrency(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanEnterprise)
+		const room, n = 3, 8
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range fleet.MaxAlertRules - room {
+				if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		start := make(chan struct{})
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("POST", e.srv.URL+"/v1/alerts/rules", strings.NewReader(`{"type":"speeding","threshold_kmh":90}`))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				<-start
+				res, err := e.srv.Client().Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				mu.Lock()
+				defer mu.Unlock()
+				statuses[res.StatusCode]++
+			}()
+		}
+		close(start)
+		wg.Wait()
+		is.Equal(statuses, map[int]int{http.StatusCreated: room, http.StatusConflict: n - room})
+		is.NoErr(e.store.View(ctx, func(tx fleet.Tx) error {
+			got, err := tx.CountAlertRules(acc.ID)
+			is.Equal(got, fleet.MaxAlertRules)
+			return err
+		}))
+	})
 }

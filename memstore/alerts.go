@@ -79,6 +79,10 @@ func (t *tx) AlertRules(accountID string, f fleet.AlertRuleFilter, p fleet.Page)
 	return t.s.al.rules.list(accountID, p, func(r fleet.AlertRule) bool { return f.Match(&r) }), nil
 }
 
+func (t *tx) CountAlertRules(accountID string) (int, error) {
+	return len(t.s.al.rules.order[accountID]), nil
+}
+
 func (t *tx) UpdateAlertRule(r fleet.AlertRule) error {
 	if err := t.writable(); err != nil {
 		return err
@@ -146,6 +150,10 @@ func (t *tx) Geofence(accountID, id string) (fleet.Geofence, error) {
 
 func (t *tx) Geofences(accountID string, p fleet.Page) ([]fleet.Geofence, error) {
 	return t.s.al.geofences.list(accountID, p, nil), nil
+}
+
+func (t *tx) CountGeofences(accountID string) (int, error) {
+	return len(t.s.al.geofences.order[accountID]), nil
 }
 
 func (t *tx) UpdateGeofence(g fleet.Geofence) error {

@@ -80,6 +80,13 @@ func (t *tx) Geofences(accountID string, p fleet.Page) ([]fleet.Geofence, error)
 	return t.geofences("list geofences", "g.account_id = ? AND g.id > ? ORDER BY g.id LIMIT ?", accountID, p.After, int64(p.Limit))
 }
 
+// CountGeofences implements fleet.Tx.
+func (t *tx) CountGeofences(accountID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM geofences WHERE account_id = ?`, accountID).Scan(&n)
+	return n, wrap(t.failed(err), "count geofences")
+}
+
 // UpdateGeofence implements fleet.Tx.
 func (t *tx) UpdateGeofence(g fleet.Geofence) error {
 	geom, err := json.Marshal(g.Geometry)
@@ -146,6 +153,18 @@ func vehicleIDsArg(ids []string) (string, error) {
 	return string(b), wrap(err, "encode vehicle_ids")
 }
 
+// vehicleIDPattern is the LIKE pattern that finds id as an element of the
+// JSON array in vehicle_ids: its JSON string, quotes included, with the
+// pattern's own characters escaped by '!'.
+func vehicleIDPattern(id string) (string, error) {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return "", wrap(err, "encode vehicle id")
+	}
+	esc := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(string(b))
+	return "%" + esc + "%", nil
+}
+
 // CreateAlertRule implements fleet.Tx.
 func (t *tx) CreateAlertRule(r fleet.AlertRule) error {
 	ids, err := vehicleIDsArg(r.VehicleIDs)
@@ -204,7 +223,21 @@ func (t *tx) AlertRules(accountID string, f fleet.AlertRuleFilter, p fleet.Page)
 	if f.GeofenceID != "" {
 		where, args = where+" AND r.geofence_id = ?", append(args, f.GeofenceID)
 	}
+	if f.VehicleID != "" {
+		pattern, err := vehicleIDPattern(f.VehicleID)
+		if err != nil {
+			return nil, err
+		}
+		where, args = where+` AND r.vehicle_ids LIKE ? ESCAPE '!'`, append(args, pattern)
+	}
 	return t.rules("list alert rules", where+" ORDER BY r.id LIMIT ?", append(args, int64(p.Limit))...)
+}
+
+// CountAlertRules implements fleet.Tx.
+func (t *tx) CountAlertRules(accountID string) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM alert_rules WHERE account_id = ?`, accountID).Scan(&n)
+	return n, wrap(t.failed(err), "count alert rules")
 }
 
 // UpdateAlertRule implements fleet.Tx.

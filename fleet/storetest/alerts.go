@@ -47,6 +47,8 @@ func alertTests() []namedTest {
 	return []namedTest{
 		{"GeofenceRoundTrip", testGeofenceRoundTrip},
 		{"AlertRuleRoundTrip", testAlertRuleRoundTrip},
+		{"AlertRulesByVehicle", testAlertRulesByVehicle},
+		{"CountAlertRulesAndGeofences", testCountAlertRulesAndGeofences},
 		{"EnabledAlertRules", testEnabledAlertRules},
 		{"AlertRoundTrip", testAlertRoundTrip},
 		{"AlertFilters", testAlertFilters},
@@ -177,6 +179,119 @@ func testAlertRuleRoundTrip(t *testing.T, s fleet.Store) {
 		is.Equal(code(err), fleet.CodeNotFound)
 		return nil
 	}))
+}
+
+// testAlertRulesByVehicle: the VehicleID filter finds the rules whose
+// vehicle_ids list the vehicle, exactly (no prefix, no wildcard), not the
+// rules that watch every vehicle, and pages like any list.
+func testAlertRulesByVehicle(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	const v1, v2 = "veh_ab", "veh_cd"
+	rule := func(acc string, ids ...string) fleet.AlertRule {
+		r := NewRule(acc, fleet.AlertSpeeding)
+		r.VehicleIDs = append([]string{}, ids...)
+		return r
+	}
+	only1, both, only2, every := rule(a.ID, v1), rule(a.ID, v2, v1), rule(a.ID, v2), rule(a.ID)
+	lookalikes := rule(a.ID, "veh_abc", "vehxab", "veh_a", `veh_ab\`)
+	theirs := rule(b.ID, v1)
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for _, r := range []fleet.AlertRule{only1, both, only2, every, lookalikes, theirs} {
+			if err := tx.CreateAlertRule(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ids := func(acc, vehicleID string, p fleet.Page) []string {
+		out := []string{}
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+			rs, err := tx.AlertRules(acc, fleet.AlertRuleFilter{VehicleID: vehicleID}, p)
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return err
+		}))
+		return out
+	}
+	all := fleet.Page{Limit: 10}
+	is.Equal(ids(a.ID, v1, all), []string{only1.ID, both.ID})
+	is.Equal(ids(a.ID, v2, all), []string{both.ID, only2.ID})
+	is.Equal(ids(b.ID, v1, all), []string{theirs.ID}) // per account
+	is.Equal(ids(a.ID, "veh_zz", all), []string{})
+	is.Equal(ids(a.ID, "veh_%", all), []string{}) // no wildcard
+	is.Equal(ids(a.ID, v1, fleet.Page{Limit: 1}), []string{only1.ID})
+	is.Equal(ids(a.ID, v1, fleet.Page{After: only1.ID, Limit: 10}), []string{both.ID})
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		rs, err := tx.AlertRules(a.ID, fleet.AlertRuleFilter{Type: fleet.AlertVehicleOffline, VehicleID: v1}, all)
+		is.Equal(len(rs), 0) // filters combine
+		return err
+	}))
+}
+
+// testCountAlertRulesAndGeofences: counts are per account, include
+// disabled rules, see the transaction's own writes and follow deletes and
+// rollbacks.
+func testCountAlertRulesAndGeofences(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	counts := func(acc string) (rules, geos int) {
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) {
+			if rules, err = tx.CountAlertRules(acc); err != nil {
+				return err
+			}
+			geos, err = tx.CountGeofences(acc)
+			return err
+		}))
+		return rules, geos
+	}
+	r, g := counts(a.ID)
+	is.Equal(r+g, 0)
+	off := NewRule(a.ID, fleet.AlertVehicleOffline)
+	off.Enabled = false
+	g1 := NewGeofence(a.ID, "one")
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for _, r := range []fleet.AlertRule{NewRule(a.ID, fleet.AlertSpeeding), off, NewRule(b.ID, fleet.AlertSpeeding)} {
+			if err := tx.CreateAlertRule(r); err != nil {
+				return err
+			}
+		}
+		for _, g := range []fleet.Geofence{g1, NewGeofence(a.ID, "two"), NewGeofence(a.ID, "three")} {
+			if err := tx.CreateGeofence(g); err != nil {
+				return err
+			}
+		}
+		n, err := tx.CountGeofences(a.ID) // the transaction sees its own writes
+		is.Equal(n, 3)
+		return err
+	})
+	r, g = counts(a.ID)
+	is.Equal(r, 2) // the disabled rule counts
+	is.Equal(g, 3)
+	r, g = counts(b.ID)
+	is.Equal(r, 1) // per account
+	is.Equal(g, 0)
+	errBoom := errors.New("boom")
+	err := s.Update(ctx, func(tx fleet.Tx) error {
+		if err := tx.CreateAlertRule(NewRule(a.ID, fleet.AlertSpeeding)); err != nil {
+			return err
+		}
+		if err := tx.CreateGeofence(NewGeofence(a.ID, "four")); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	is.True(errors.Is(err, errBoom))
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		if err := tx.DeleteAlertRule(a.ID, off.ID); err != nil {
+			return err
+		}
+		return tx.DeleteGeofence(a.ID, g1.ID)
+	})
+	r, g = counts(a.ID)
+	is.Equal(r, 1) // rolled back, then one deleted
+	is.Equal(g, 2)
 }
 
 func testEnabledAlertRules(t *testing.T, s fleet.Store) {

@@ -42,7 +42,8 @@ EXTRA_SCHEMAS.update({
        "threshold_kmh": {"type": ["number", "null"], "description": "speeding: a point above this speed (strictly) opens an alert."},
        "after_minutes": {"type": ["integer", "null"], "description": "vehicle_offline: a vehicle silent this long opens an alert."},
        "geofence_id": {"type": ["string", "null"], "description": "geofence_enter / geofence_exit: the geofence."},
-       "vehicle_ids": {"type": "array", "items": {"type": "string"}, "description": "The vehicles it watches; empty: every vehicle of the account, present and future."},
+       "vehicle_ids": {"type": "array", "items": {"type": "string"}, "description": "The vehicles it watches; empty: every vehicle of the account, present and future. "
+          "Deleting a vehicle removes it from here; a rule that listed only that vehicle is disabled then, never widened to every vehicle."},
        "enabled": {"type": "boolean"},
        "created_at": TS, "updated_at": TS}},
   "AlertRuleInput": {"type": "object", "additionalProperties": False, "required": ["type"],
@@ -53,7 +54,10 @@ EXTRA_SCHEMAS.update({
        "geofence_id": {"type": ["string", "null"]}, "vehicle_ids": {"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 500},
        "enabled": {"type": ["boolean", "null"], "description": "Default true."}}},
   "AlertRulePatch": {"type": "object", "additionalProperties": False,
-     "description": "JSON merge patch: an absent field is unchanged. `type` is fixed at creation. The result is validated as on creation.",
+     "description": "JSON merge patch: an absent field is unchanged. `type` is fixed at creation. The result is validated as on creation: "
+        "each of `vehicle_ids` must name a vehicle of the account (else 422 naming it). A deleted vehicle never lingers in a rule (deleting it "
+        "removes it from every rule), so patching other fields of a rule that listed it works. Setting `enabled: true` on a rule whose "
+        "`vehicle_ids` is empty makes it watch every vehicle.",
      "properties": {"severity": ref("Severity"), "threshold_kmh": {"type": ["number", "null"]}, "after_minutes": {"type": ["integer", "null"]},
        "geofence_id": {"type": ["string", "null"]}, "vehicle_ids": {"type": ["array", "null"], "items": {"type": "string"}}, "enabled": {"type": "boolean"}}},
   "RuleDeleted": {"type": "object", "additionalProperties": False, "required": ["rule_id", "deleted"],
@@ -118,7 +122,9 @@ add("/alerts/rules", "get", op("listAlertRules", "List alert rules", "Alerts",
             {"name": "geofence_id", "in": "query", "description": "Only rules naming this geofence.", "schema": {"type": "string"}}],
     perm="alerts:read"))
 add("/alerts/rules", "post", op("createAlertRule", "Create an alert rule", "Alerts", ok("The rule.", ref("AlertRule"), "201"),
-    errors=["ValidationError", "Conflict"], body=body("AlertRuleInput"), perm="alerts:write", post=True, desc=EVAL))
+    errors=["ValidationError", "Conflict"], body=body("AlertRuleInput"), perm="alerts:write", post=True,
+    desc="An account holds at most 1,000 rules, enabled or not: creating one more is 409 conflict whose message names the cap "
+         "(delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + EVAL))
 add("/alerts/rules/{rule_id}", "get", op("getAlertRule", "Get an alert rule", "Alerts", ok("The rule.", ref("AlertRule")),
     errors=["NotFound"], params=[P("RuleID")], perm="alerts:read"))
 add("/alerts/rules/{rule_id}", "patch", op("updateAlertRule", "Update an alert rule (JSON merge patch)", "Alerts",
@@ -131,7 +137,8 @@ add("/geofences", "get", op("listGeofences", "List geofences", "Alerts",
     ok("A page of geofences, oldest first.", {"type": "array", "items": ref("Geofence")}, listing=True),
     params=[P("Limit"), P("Cursor")], perm="alerts:read"))
 add("/geofences", "post", op("createGeofence", "Create a geofence", "Alerts", ok("The geofence.", ref("Geofence"), "201"),
-    errors=["ValidationError", "Conflict"], body=body("GeofenceInput"), perm="alerts:write", post=True, desc=GEOMETRY_DESC))
+    errors=["ValidationError", "Conflict"], body=body("GeofenceInput"), perm="alerts:write", post=True,
+    desc="An account holds at most 1,000 geofences: creating one more is 409 conflict whose message names the cap (delete one first).\n\n" + GEOMETRY_DESC))
 add("/geofences/{geofence_id}", "get", op("getGeofence", "Get a geofence", "Alerts", ok("The geofence.", ref("Geofence")),
     errors=["NotFound"], params=[P("GeofenceID")], perm="alerts:read"))
 add("/geofences/{geofence_id}", "patch", op("updateGeofence", "Update a geofence (JSON merge patch)", "Alerts",

@@ -14,7 +14,11 @@ add("/vehicles/{vehicle_id}", "patch", op("updateVehicle", "Update a vehicle (JS
     perm="vehicles:write", desc="Absent fields stay, null clears. Emits vehicle.updated."))
 add("/vehicles/{vehicle_id}", "delete", op("deleteVehicle", "Delete a vehicle", "Vehicles", ok("Deleted.", ref("VehicleDeleted")),
     errors=["NotFound"], params=[P("VehicleID")], perm="vehicles:write",
-    desc="Removes the vehicle, its location history and its schedules; work orders and alerts stay as history. Emits vehicle.deleted."))
+    desc="Removes the vehicle, its location history and its schedules; work orders and alerts stay as history. Emits vehicle.deleted.\n\n"
+         "In the same change the vehicle leaves the `vehicle_ids` of every alert rule that lists it (their `updated_at` moves; rule changes emit no event). "
+         "A rule that listed only this vehicle is left with empty `vehicle_ids` and is disabled (`enabled: false`): empty means every vehicle, "
+         "and a rule scoped to one vehicle must not widen to the whole fleet. It stays, with its id and settings, to be pointed at other vehicles "
+         "or deleted; enabling it again without setting `vehicle_ids` makes it watch every vehicle. Rules that watch every vehicle are unchanged."))
 add("/vehicles/locations", "get", op("listLocations", "Latest location of every vehicle", "Tracking",
     ok("A page of location records of vehicles that have reported, in vehicle id order.", {"type": "array", "items": ref("LocationRecord")}, listing=True),
     params=[P("Limit"), P("Cursor"), {"name": "vehicle_id", "in": "query", "description": "Repeatable: only these vehicles.", "schema": {"type": "array", "items": {"type": "string"}}, "style": "form", "explode": True}] + VF,
