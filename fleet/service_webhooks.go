@@ -20,11 +20,13 @@ type WebhookOptions struct {
 }
 
 // WebhookPatch is a JSON merge patch of an endpoint: fields not Set stay.
+// Enabled is a pointer so that a null, which an endpoint cannot be, is
+// told from false and refused.
 type WebhookPatch struct {
 	URL         Optional[string]
 	Events      Optional[[]string]
 	Description Optional[string]
-	Enabled     Optional[bool]
+	Enabled     Optional[*bool]
 }
 
 func notFoundWebhook(id string) error  { return NotFound("webhook endpoint", id) }
@@ -176,7 +178,8 @@ func (s *Service) ListWebhooks(ctx context.Context, p Principal, q ListQuery) (L
 }
 
 // UpdateWebhook applies a merge patch to an endpoint; the result is
-// validated whole. Enabling an endpoint forgets its failures.
+// validated whole, and nothing changes if it is invalid (a null url, events
+// or enabled included). Enabling an endpoint forgets its failures.
 func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, patch WebhookPatch) (Webhook, error) {
 	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
 		return Webhook{}, err
@@ -199,18 +202,26 @@ func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, pat
 			return err
 		}
 		wasEnabled := w.Enabled
+		var val Validator
 		set(&w.URL, patch.URL)
 		set(&w.Events, patch.Events)
 		set(&w.Description, patch.Description)
-		set(&w.Enabled, patch.Enabled)
+		if patch.Enabled.Set {
+			if patch.Enabled.Value == nil {
+				val.Add("enabled", "must be true or false")
+			} else {
+				w.Enabled = *patch.Enabled.Value
+			}
+		}
 		if patch.Events.Set && w.Events == nil {
 			w.Events = []string{}
 		}
 		normaliseWebhook(&w)
 		if patch.URL.Set || patch.Events.Set || patch.Description.Set {
-			if err := s.checkWebhook(&w); err != nil {
-				return err
-			}
+			w.validate(&val, s.opts.Webhooks.Insecure)
+		}
+		if err := val.Err(); err != nil {
+			return err
 		}
 		if w.Enabled && !wasEnabled {
 			w.FailingSince = nil
