@@ -20,11 +20,13 @@ type WebhookOptions struct {
 }
 
 // WebhookPatch is a JSON merge patch of an endpoint: fields not Set stay.
+// Enabled is a pointer so that a null, which an endpoint cannot be, is
+// told from false and refused.
 type WebhookPatch struct {
 	URL         Optional[string]
 	Events      Optional[[]string]
 	Description Optional[string]
-	Enabled     Optional[bool]
+	Enabled     Optional[*bool]
 }
 
 func notFoundWebhook(id string) error  { return NotFound("webhook endpoint", id) }
@@ -176,7 +178,8 @@ func (s *Service) ListWebhooks(ctx context.Context, p Principal, q ListQuery) (L
 }
 
 // UpdateWebhook applies a merge patch to an endpoint; the result is
-// validated whole. Enabling an endpoint forgets its failures.
+// validated whole, and nothing changes if it is invalid (a null url, events
+// or enabled included). Enabling an endpoint forgets its failures.
 func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, patch WebhookPatch) (Webhook, error) {
 	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
 		return Webhook{}, err
@@ -199,18 +202,26 @@ func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, pat
 			return err
 		}
 		wasEnabled := w.Enabled
+		var val Validator
 		set(&w.URL, patch.URL)
 		set(&w.Events, patch.Events)
 		set(&w.Description, patch.Description)
-		set(&w.Enabled, patch.Enabled)
+		if patch.Enabled.Set {
+			if patch.Enabled.Value == nil {
+				val.Add("enabled", "must be true or false")
+			} else {
+				w.Enabled = *patch.Enabled.Value
+			}
+		}
 		if patch.Events.Set && w.Events == nil {
 			w.Events = []string{}
 		}
 		normaliseWebhook(&w)
 		if patch.URL.Set || patch.Events.Set || patch.Description.Set {
-			if err := s.checkWebhook(&w); err != nil {
-				return err
-			}
+			w.validate(&val, s.opts.Webhooks.Insecure)
+		}
+		if err := val.Err(); err != nil {
+			return err
 		}
 		if w.Enabled && !wasEnabled {
 			w.FailingSince = nil
@@ -523,7 +534,15 @@ func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs
 	if err != nil {
 		return 0, err
 	}
-	changed := map[string]bool{}
+	changes := map[string]*EndpointChange{}
+	change := func(w *Webhook) *EndpointChange {
+		c := changes[w.ID]
+		if c == nil {
+			c = &EndpointChange{AccountID: w.AccountID, WebhookID: w.ID}
+			changes[w.ID] = c
+		}
+		return c
+	}
 	recs := make([]DeliveryRecord, 0, len(jobs))
 	for i, j := range jobs {
 		w := hooks[j.Delivery.WebhookID]
@@ -539,10 +558,13 @@ func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs
 			d.ResponseStatus = &st
 		}
 		rec := DeliveryRecord{Lease: j.Lease}
+		// w.FailingSince follows the batch's outcomes in order; the change
+		// says how they move the endpoint's state, whatever it is by then.
 		if out.Succeeded() {
 			d.Status = DeliverySucceeded
 			if w.FailingSince != nil {
-				w.FailingSince, changed[w.ID] = nil, true
+				c := change(w)
+				w.FailingSince, c.ClearFailing, c.StartFailing = nil, true, nil
 			}
 		} else {
 			d.Status = DeliveryFailed
@@ -552,32 +574,43 @@ func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs
 			}
 			d.Error = &msg
 			if w.FailingSince == nil {
-				w.FailingSince, changed[w.ID] = &now, true
+				at := now
+				w.FailingSince, change(w).StartFailing = &at, &at
 			}
-			if out.Status == 410 || now.Sub(*w.FailingSince) >= WebhookDisableAfter {
-				if w.Enabled {
-					w.Enabled, changed[w.ID] = false, true
+			switch {
+			case out.Status == 410: // the receiver says so now: whatever the endpoint's state
+				c := change(w)
+				c.Disable, c.DisableIfFailingSince = true, nil
+			case now.Sub(*w.FailingSince) >= WebhookDisableAfter:
+				// Failing since the time read: only if nobody forgot those
+				// failures meanwhile.
+				if c := change(w); !c.Disable {
+					c.Disable, c.DisableIfFailingSince = true, w.FailingSince
 				}
-			} else if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
-				if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
-					delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
+			default:
+				if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
+					if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
+						delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
+					}
+					n := newDelivery(*w, d.EventID, d.Attempt+1, now.Add(delay))
+					n.CreatedAt = now
+					d.NextAttemptAt, rec.Next = n.NextAttemptAt, &n
 				}
-				n := newDelivery(*w, d.EventID, d.Attempt+1, now.Add(delay))
-				n.CreatedAt = now
-				d.NextAttemptAt, rec.Next = n.NextAttemptAt, &n
 			}
 		}
 		rec.Delivery = d
 		recs = append(recs, rec)
 	}
-	var endpoints []Webhook
-	for id := range changed {
-		endpoints = append(endpoints, *hooks[id])
-	}
 	if len(recs) == 0 {
 		return 0, nil
 	}
-	held, err := s.store.RecordDeliveries(ctx, recs, endpoints)
+	var list []EndpointChange
+	for _, c := range changes {
+		if c.Disable || c.ClearFailing || c.StartFailing != nil {
+			list = append(list, *c)
+		}
+	}
+	held, err := s.store.RecordDeliveries(ctx, recs, list)
 	n := 0
 	for _, h := range held {
 		if h {

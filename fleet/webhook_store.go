@@ -63,12 +63,14 @@ type DeliveryClaimer interface {
 	// RecordDeliveries stores, in one transaction, each record whose
 	// delivery is still pending with NextAttemptAt equal to the record's
 	// Lease: its delivery's mutable fields (as UpdateDelivery does), then
-	// its Next unless nil. It then sets Enabled and FailingSince of each of
-	// endpoints that had a record stored. It reports, for each record,
-	// whether it was stored. Like ClaimDeliveries it runs outside any
-	// SERIALIZABLE transaction: the lease check is a conditional update of
-	// each row.
-	RecordDeliveries(ctx context.Context, recs []DeliveryRecord, endpoints []Webhook) ([]bool, error)
+	// its Next unless nil. It then applies each of changes whose endpoint
+	// had a record stored, as EndpointChange says: only the changes, each
+	// a conditional update of the endpoint's row, so that what others
+	// wrote meanwhile (a user enabling the endpoint, another sender's
+	// outcomes) stays. It reports, for each record, whether it was stored.
+	// Like ClaimDeliveries it runs outside any SERIALIZABLE transaction:
+	// the lease check is a conditional update of each row.
+	RecordDeliveries(ctx context.Context, recs []DeliveryRecord, changes []EndpointChange) ([]bool, error)
 	// PurgeDeliveries deletes deliveries created before before.
 	PurgeDeliveries(ctx context.Context, before time.Time) (int, error)
 }
@@ -79,4 +81,24 @@ type DeliveryRecord struct {
 	Delivery Delivery
 	Lease    time.Time
 	Next     *Delivery // the next attempt, if any
+}
+
+// EndpointChange is what recorded outcomes do to an endpoint: the service
+// decides it, the store applies it, in this order, to the endpoint's state
+// at the time of writing rather than to the state the sender read.
+type EndpointChange struct {
+	AccountID string
+	WebhookID string
+	// Disable sets Enabled to false (never to true). With DisableIfFailingSince
+	// set, only an endpoint whose FailingSince is still that time is
+	// disabled: one whose failures were forgotten meanwhile (re-enabled by
+	// its user, or a delivery succeeded) stays as it is.
+	Disable               bool
+	DisableIfFailingSince *time.Time
+	// ClearFailing sets FailingSince to nil: an attempt succeeded.
+	ClearFailing bool
+	// StartFailing, when set, sets FailingSince to it where FailingSince is
+	// nil: an attempt failed, and an earlier failure, if one is recorded,
+	// stays the start.
+	StartFailing *time.Time
 }

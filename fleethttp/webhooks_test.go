@@ -224,6 +224,46 @@ func TestWebhookEndpoints(t *testing.T) {
 	}
 }
 
+// TestWebhookPatchNulls: url, events and enabled cannot be null; a null
+// one is 422 naming every such field, and the endpoint stays as it was. A
+// null description clears it.
+func TestWebhookPatchNulls(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	id, _ := e.register(key, "http://127.0.0.1:9/a", "vehicle.created")
+	is.Equal(e.do("PATCH", "/v1/webhooks/"+id, key, map[string]any{"description": "Ops"}).status, http.StatusOK)
+	before := e.do("GET", "/v1/webhooks/"+id, key, nil).data()
+	is.Equal(before["enabled"], true)
+
+	for body, fields := range map[string][]string{
+		`{"enabled":null}`:                              {"enabled"},
+		`{"url":null}`:                                  {"url"},
+		`{"events":null}`:                               {"events"},
+		`{"enabled":null,"description":"x"}`:            {"enabled"},
+		`{"url":null,"events":null,"enabled":null}`:     {"enabled", "events", "url"},
+		`{"enabled":null,"url":"http://127.0.0.1:9/b"}`: {"enabled"},
+	} {
+		t.Run(body, func(t *testing.T) {
+			is := is.New(t)
+			r := e.do("PATCH", "/v1/webhooks/"+id, key, body)
+			is.Equal(r.status, http.StatusUnprocessableEntity)
+			is.Equal(r.errCode(), "validation_error")
+			is.Equal(errorFields(r), fields)
+			is.Equal(e.do("GET", "/v1/webhooks/"+id, key, nil).data(), before) // nothing changed
+		})
+	}
+	r := e.do("PATCH", "/v1/webhooks/"+id, key, `{"enabled":"no"}`)
+	is.Equal(r.status, http.StatusBadRequest) // a wrong type
+	is.Equal(errorFields(r), []string{"enabled"})
+	is.Equal(e.do("GET", "/v1/webhooks/"+id, key, nil).data(), before)
+
+	r = e.do("PATCH", "/v1/webhooks/"+id, key, `{"enabled":false,"description":null}`)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["enabled"], false)
+	is.Equal(r.data()["description"], "") // cleared
+}
+
 func TestWebhookRotateTestAndRetry(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)

@@ -165,7 +165,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit
 }
 
 // RecordDeliveries implements fleet.Store.
-func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, endpoints []fleet.Webhook) ([]bool, error) {
+func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, changes []fleet.EndpointChange) ([]bool, error) {
 	held := make([]bool, len(recs))
 	err := s.Update(ctx, func(ftx fleet.Tx) error {
 		t := ftx.(*tx)
@@ -192,15 +192,26 @@ func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecor
 				}
 			}
 		}
-		for _, e := range endpoints {
-			if !stored[e.ID] {
+		for _, c := range changes {
+			if !stored[c.WebhookID] {
 				continue
 			}
-			w, err := t.Webhook(e.AccountID, e.ID)
+			w, err := t.Webhook(c.AccountID, c.WebhookID)
+			if fleet.ErrorCode(err) == fleet.CodeNotFound {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			w.Enabled, w.FailingSince = e.Enabled, e.FailingSince
+			if c.Disable && (c.DisableIfFailingSince == nil || w.FailingSince != nil && w.FailingSince.Equal(*c.DisableIfFailingSince)) {
+				w.Enabled = false
+			}
+			if c.ClearFailing {
+				w.FailingSince = nil
+			}
+			if c.StartFailing != nil && w.FailingSince == nil {
+				w.FailingSince = clonePtr(c.StartFailing)
+			}
 			if err := t.UpdateWebhook(w); err != nil {
 				return err
 			}

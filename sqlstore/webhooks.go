@@ -282,7 +282,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit
 // RecordDeliveries implements fleet.Store: a write transaction at the
 // database's default isolation in which a conditional update of each
 // delivery's row is its lease check.
-func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, endpoints []fleet.Webhook) ([]bool, error) {
+func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, changes []fleet.EndpointChange) ([]bool, error) {
 	held := make([]bool, len(recs))
 	err := s.write(ctx, func(t *tx) error {
 		clear(held)
@@ -306,13 +306,11 @@ func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecor
 				}
 			}
 		}
-		for _, e := range endpoints {
-			if !stored[e.ID] {
-				continue
-			}
-			if _, err := t.update(`UPDATE webhooks SET enabled = ?, failing_since = ? WHERE id = ? AND account_id = ?`,
-				e.Enabled, toNullDB(e.FailingSince), e.ID, e.AccountID); err != nil {
-				return wrap(err, "record delivery")
+		for _, c := range changes {
+			if stored[c.WebhookID] {
+				if err := t.changeEndpoint(c); err != nil {
+					return wrap(err, "record delivery")
+				}
 			}
 		}
 		return nil
@@ -321,6 +319,34 @@ func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecor
 		return make([]bool, len(recs)), err
 	}
 	return held, nil
+}
+
+// changeEndpoint applies a fleet.EndpointChange: each part a conditional
+// update, so that it changes the row as it is now, not as the sender read
+// it.
+func (t *tx) changeEndpoint(c fleet.EndpointChange) error {
+	if c.Disable {
+		q, args := `UPDATE webhooks SET enabled = ? WHERE id = ? AND account_id = ? AND enabled`, []any{false, c.WebhookID, c.AccountID}
+		if c.DisableIfFailingSince != nil {
+			q, args = q+` AND failing_since = ?`, append(args, toDB(*c.DisableIfFailingSince))
+		}
+		if _, err := t.update(q, args...); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch {
+	case c.ClearFailing && c.StartFailing != nil: // cleared, then failing again
+		_, err = t.update(`UPDATE webhooks SET failing_since = ? WHERE id = ? AND account_id = ?`,
+			toDB(*c.StartFailing), c.WebhookID, c.AccountID)
+	case c.ClearFailing:
+		_, err = t.update(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND account_id = ? AND failing_since IS NOT NULL`,
+			c.WebhookID, c.AccountID)
+	case c.StartFailing != nil:
+		_, err = t.update(`UPDATE webhooks SET failing_since = ? WHERE id = ? AND account_id = ? AND failing_since IS NULL`,
+			toDB(*c.StartFailing), c.WebhookID, c.AccountID)
+	}
+	return err
 }
 
 // PurgeDeliveries implements fleet.Store.

@@ -17,6 +17,7 @@ func webhookTests() []namedTest {
 		{"DeliveriesDueOrderAndClaim", testDeliveriesDue},
 		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
 		{"RecordDeliveryOnlyUnderLease", testRecordDelivery},
+		{"RecordDeliveryKeepsConcurrentEndpointChanges", testRecordDeliveryEndpointRace},
 		{"PurgeDeliveries", testPurgeDeliveries},
 		{"EventsByID", testEventsByID},
 	}
@@ -280,16 +281,13 @@ func testRecordDelivery(t *testing.T, s fleet.Store) {
 	done.Status, done.ResponseStatus, done.Error, done.DurationMs, done.NextAttemptAt = fleet.DeliveryFailed, &st, &msg, &ms, &at
 	next := NewDelivery(w, d.EventID, at)
 	next.Attempt = 2
-	off := w
-	off.Enabled, off.FailingSince = false, &at
-	off.URL = "https://changed.example.com/" // only enabled and failing_since are stored
+	off := fleet.EndpointChange{AccountID: a.ID, WebhookID: w.ID, Disable: true, ClearFailing: true, StartFailing: &at}
 	other := MustWebhook(t, s, a.ID, true)
-	otherOff := other
-	otherOff.Enabled = false                                                                                                     // no record of it is stored: it stays enabled
-	held, err := s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: T0, Next: &next}}, []fleet.Webhook{off}) // not the lease
+	otherOff := fleet.EndpointChange{AccountID: a.ID, WebhookID: other.ID, Disable: true}                                               // no record of it is stored: it stays enabled
+	held, err := s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: T0, Next: &next}}, []fleet.EndpointChange{off}) // not the lease
 	is.NoErr(err)
 	is.Equal(held, []bool{false})
-	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, []fleet.Webhook{off, otherOff})
+	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, []fleet.EndpointChange{off, otherOff})
 	is.NoErr(err)
 	is.Equal(held, []bool{true})
 	held, err = s.RecordDeliveries(ctx, []fleet.DeliveryRecord{{Delivery: done, Lease: lease, Next: &next}}, nil) // recorded already
@@ -310,6 +308,99 @@ func testRecordDelivery(t *testing.T, s fleet.Store) {
 		ep, err = tx.Webhook(a.ID, other.ID)
 		is.NoErr(err)
 		is.Equal(ep.Enabled, true)
+		return nil
+	}))
+}
+
+// testRecordDeliveryEndpointRace: a sender decides an endpoint change from
+// the endpoint as it read it; what a user (or another sender) wrote since
+// stays, and the change applies to the endpoint as it is now.
+func testRecordDeliveryEndpointRace(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	read, later := T0.Add(-6*24*time.Hour), T0.Add(time.Hour)
+	type race struct {
+		name        string
+		enabled     bool       // as the sender read it
+		failing     *time.Time // as the sender read it
+		userEnabled bool       // written meanwhile
+		userFailing *time.Time // written meanwhile
+		change      fleet.EndpointChange
+		wantEnabled bool
+		wantFailing *time.Time
+	}
+	races := []race{
+		// A failure after the user re-enabled the endpoint (forgetting its
+		// failures): the failing clock starts again; the endpoint stays on.
+		{"failure after a re-enable", false, &read, true, nil,
+			fleet.EndpointChange{StartFailing: &later}, true, &later},
+		// Failing for 5 days as read, but re-enabled meanwhile: not disabled.
+		{"age disable after a re-enable", true, &read, true, nil,
+			fleet.EndpointChange{Disable: true, DisableIfFailingSince: &read}, true, nil},
+		// Failing for 5 days as read, still so: disabled.
+		{"age disable", true, &read, true, &read,
+			fleet.EndpointChange{Disable: true, DisableIfFailingSince: &read}, false, &read},
+		// A success never enables what the user disabled meanwhile.
+		{"success after a disable", true, &read, false, &read,
+			fleet.EndpointChange{ClearFailing: true}, false, nil},
+		// Another sender recorded an earlier failure meanwhile: it stays the start.
+		{"failure after another failure", true, nil, true, &read,
+			fleet.EndpointChange{StartFailing: &later}, true, &read},
+		// A 410 disables whatever the endpoint's state.
+		{"gone", true, nil, true, &read,
+			fleet.EndpointChange{Disable: true, StartFailing: &later}, false, &read},
+		// Succeeded, then failed again, in one batch: failing from then on.
+		{"success then failure", true, &read, true, &read,
+			fleet.EndpointChange{ClearFailing: true, StartFailing: &later}, true, &later},
+	}
+	ws := make([]fleet.Webhook, len(races))
+	for i, r := range races {
+		w := NewWebhook(a.ID)
+		w.Enabled, w.FailingSince = r.enabled, r.failing
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateWebhook(w) }))
+		mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
+		ws[i] = w
+	}
+	lease := T0.Add(time.Minute)
+	claimed, err := s.ClaimDeliveries(ctx, T0, lease, 100)
+	is.NoErr(err)
+	is.Equal(len(claimed), len(races))
+	byHook := map[string]fleet.Delivery{}
+	for _, d := range claimed {
+		byHook[d.WebhookID] = d
+	}
+	// The users' changes, committed after the sender read the endpoints.
+	for i, r := range races {
+		w := ws[i]
+		w.Enabled, w.FailingSince = r.userEnabled, r.userFailing
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateWebhook(w) }))
+	}
+	var recs []fleet.DeliveryRecord
+	var changes []fleet.EndpointChange
+	for i, r := range races {
+		d := byHook[ws[i].ID]
+		d.Status, d.NextAttemptAt = fleet.DeliveryFailed, nil
+		recs = append(recs, fleet.DeliveryRecord{Delivery: d, Lease: lease})
+		c := r.change
+		c.AccountID, c.WebhookID = a.ID, ws[i].ID
+		changes = append(changes, c)
+	}
+	held, err := s.RecordDeliveries(ctx, recs, changes)
+	is.NoErr(err)
+	for _, h := range held {
+		is.True(h)
+	}
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		for i, r := range races {
+			got, err := tx.Webhook(a.ID, ws[i].ID)
+			is.NoErr(err)
+			if got.Enabled != r.wantEnabled {
+				t.Errorf("%s: enabled %v, want %v", r.name, got.Enabled, r.wantEnabled)
+			}
+			if (got.FailingSince == nil) != (r.wantFailing == nil) || got.FailingSince != nil && !got.FailingSince.Equal(*r.wantFailing) {
+				t.Errorf("%s: failing since %v, want %v", r.name, got.FailingSince, r.wantFailing)
+			}
+		}
 		return nil
 	}))
 }

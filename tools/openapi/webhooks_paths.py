@@ -25,7 +25,7 @@ EXTRA_SCHEMAS.update({
         "description": {"type": ["string", "null"], "maxLength": 500},
         "enabled": {"type": ["boolean", "null"], "description": "Default true."}}},
   "WebhookPatch": {"type": "object", "additionalProperties": False,
-     "description": "JSON merge patch: an absent field is unchanged. Enabling a disabled endpoint forgets its failures.",
+     "description": "JSON merge patch: an absent field is unchanged; a null `description` clears it. `url`, `events` and `enabled` cannot be null: a null one is 422 validation_error naming it, and nothing changes. Enabling a disabled endpoint forgets its failures.",
      "properties": {"url": {"type": "string", "maxLength": 2048, "description": URL_DESC}, "events": WH_EVENTS,
         "description": {"type": ["string", "null"], "maxLength": 500}, "enabled": {"type": "boolean"}}},
   "WebhookDeleted": {"type": "object", "additionalProperties": False, "required": ["webhook_id", "deleted"],
