@@ -228,6 +228,47 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Check verifies the database's own consistency: on SQLite, PRAGMA
+// integrity_check and foreign_key_check (what they find comes back as the
+// error); on PostgreSQL, which checks its pages itself, that it answers.
+func (s *Store) Check(ctx context.Context) error {
+	if s.d.name == Postgres {
+		return s.Ping(ctx)
+	}
+	var problems []string
+	rows, err := s.wdb.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			rows.Close()
+			return err
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	rows, err = s.wdb.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		problems = append(problems, "a row refers to a missing parent")
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("sqlite: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
 // Close implements fleet.Store. On SQLite it first saves the rate-limit
 // windows held in memory. Calls after the first return its result.
 func (s *Store) Close() error {

@@ -25,6 +25,7 @@ const usage = `usage:
   fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
   fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
   fleetserver migrate [--db DSN]
+  fleetserver check [--db DSN]
 
 DSN: sqlite:PATH (default sqlite:fleet.db), memory:, or postgres://...
 FLEET_DB, FLEET_ADDR and FLEET_METRICS_ADDR stand in for --db, --addr and --metrics-addr.
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return createKey(ctx, args[1:], getenv, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, args, getenv, stdout, stderr)
+	case "check":
+		return check(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -300,6 +303,28 @@ func describe(err error) error {
 		return errors.New(msg)
 	}
 	return err
+}
+
+// check verifies a store's consistency (SQLite: integrity and foreign
+// keys), as after a crash or before a backup is trusted.
+func check(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("check", stderr)
+	dsn := dbFlag(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if c, ok := store.(interface{ Check(context.Context) error }); ok {
+		if err := c.Check(ctx); err != nil {
+			return fmt.Errorf("store %s is damaged: %w", redactDSN(*dsn), err)
+		}
+	}
+	fmt.Fprintf(stdout, "store %s: ok\n", redactDSN(*dsn))
+	return nil
 }
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -320,4 +322,18 @@ func TestMetricsListener(t *testing.T) {
 	is.True(strings.Contains(string(b), `fleet_http_requests_total{route="none",code="4xx"} 1`))
 	status, _ = get(t, s.base+"/metrics", "")
 	is.Equal(status, 401) // not on the API's listener
+}
+
+func TestCheckCommand(t *testing.T) {
+	is := is.New(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
+	var out, errb syncBuf
+	is.NoErr(run(context.Background(), []string{"check", "--db", dsn}, func(string) string { return "" }, &out, &errb))
+	is.True(strings.Contains(out.String(), ": ok"))
+
+	// A file that is not a database is reported, not passed.
+	bad := filepath.Join(t.TempDir(), "bad.db")
+	is.NoErr(os.WriteFile(bad, []byte(strings.Repeat("not a database ", 1000)), 0o644))
+	err := run(context.Background(), []string{"check", "--db", "sqlite:" + bad}, func(string) string { return "" }, &out, &errb)
+	is.True(err != nil)
 }
