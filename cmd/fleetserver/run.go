@@ -206,6 +206,9 @@ func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("seed demo fleet: %w", err)
 	}
+	if err := seedDemoAlerts(ctx, svc, fleet.SystemPrincipal(a)); err != nil {
+		return fmt.Errorf("seed demo alert rules: %w", err)
+	}
 	if err := f.Step(ctx, svc.Now(), demoEvery); err != nil { // positions from the first second
 		return fmt.Errorf("seed demo fleet: %w", err)
 	}
@@ -213,8 +216,30 @@ func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Wr
 	fmt.Fprintf(stdout, "Demo account %s (enterprise plan) with %d vehicles reporting every %s\n"+
 		"API key (shown once): %s\nTry:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/account\n"+
 		"  curl -s -H 'Authorization: Bearer %s' %s/v1/vehicles/locations\n"+
-		"  curl -N -H 'Authorization: Bearer %s' %s/v1/vehicles/locations/stream\n\n",
-		a.ID, demoVehicles, demoEvery, nk.Secret, nk.Secret, base, nk.Secret, base, nk.Secret, base)
+		"  curl -N -H 'Authorization: Bearer %s' %s/v1/vehicles/locations/stream\n"+
+		"  curl -s -H 'Authorization: Bearer %s' '%s/v1/alerts?status=open'\n\n",
+		a.ID, demoVehicles, demoEvery, nk.Secret, nk.Secret, base, nk.Secret, base, nk.Secret, base, nk.Secret, base)
+	return nil
+}
+
+// seedDemoAlerts gives the demo account rules that the simulated fleet
+// breaks within minutes: speeding above 70 km/h, and entering or leaving
+// a 4 km circle around Berlin's centre.
+func seedDemoAlerts(ctx context.Context, svc *fleet.Service, p fleet.Principal) error {
+	limit, radius := 70.0, 4000.0
+	if _, err := svc.CreateAlertRule(ctx, p, fleet.AlertRule{Type: fleet.AlertSpeeding, Severity: fleet.SeverityWarning, ThresholdKmh: &limit}, nil); err != nil {
+		return err
+	}
+	g, err := svc.CreateGeofence(ctx, p, fleet.Geofence{Name: "Berlin centre",
+		Geometry: fleet.Geometry{Type: fleet.GeometryPoint, Point: []float64{13.405, 52.52}}, RadiusM: &radius})
+	if err != nil {
+		return err
+	}
+	for _, t := range []fleet.AlertType{fleet.AlertGeofenceEnter, fleet.AlertGeofenceExit} {
+		if _, err := svc.CreateAlertRule(ctx, p, fleet.AlertRule{Type: t, Severity: fleet.SeverityInfo, GeofenceID: g.ID}, nil); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

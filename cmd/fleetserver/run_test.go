@@ -170,6 +170,9 @@ func TestServeDemo(t *testing.T) {
 	status, body = get(t, base+"/v1/vehicles/locations?limit=100", key)
 	is.Equal(status, 200)
 	is.Equal(len(body["data"].([]any)), 25) // the simulated fleet is on the map at once
+	status, body = get(t, base+"/v1/alerts/rules", key)
+	is.Equal(status, 200)
+	is.Equal(len(body["data"].([]any)), 3) // rules the fleet will break: speeding, and a geofence's enter and exit
 
 	status, _ = get(t, base+"/v1/account", "")
 	is.Equal(status, 401)
