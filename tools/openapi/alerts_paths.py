@@ -73,7 +73,7 @@ EXTRA_SCHEMAS.update({
        "geometry": ref("Geometry"), "radius_m": {"type": ["number", "null"], "description": "The circle's radius in metres; null for a polygon."},
        "created_at": TS, "updated_at": TS}},
   "GeofenceInput": {"type": "object", "additionalProperties": False, "required": ["name", "geometry"],
-     "description": "Invalid geometry (a ring not closed or under 4 positions, a position out of range, too many positions, a circle without a radius above 0 and at most 1,000,000 m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`.",
+     "description": "Invalid geometry (a ring not closed or under 4 positions, a position out of range, too many positions, a circle without a radius above 0 and at most 1,000,000 m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`. The geometry is read as one GeoJSON document, so what is wrong inside it, a value of the wrong JSON type included, is a 422 naming its position, not a 400.",
      "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100}, "geometry": ref("Geometry"),
        "radius_m": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1000000}}},
   "GeofencePatch": {"type": "object", "additionalProperties": False,
