@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -463,31 +462,12 @@ func TestAlertRuleCapUnderConcurrency(t *testing.T) {
 			}
 			return nil
 		}))
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		statuses := map[int]int{}
-		start := make(chan struct{})
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				req, _ := http.NewRequest("POST", e.srv.URL+"/v1/alerts/rules", strings.NewReader(`{"type":"speeding","threshold_kmh":90}`))
-				req.Header.Set("Authorization", "Bearer "+key)
-				req.Header.Set("Content-Type", "application/json")
-				<-start
-				res, err := e.srv.Client().Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				res.Body.Close()
-				mu.Lock()
-				defer mu.Unlock()
-				statuses[res.StatusCode]++
-			}()
-		}
-		close(start)
-		wg.Wait()
+		statuses := simultaneously(t, n, func(int) (*env, *http.Request) {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1/alerts/rules", strings.NewReader(`{"type":"speeding","threshold_kmh":90}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			return e, req
+		})
 		is.Equal(statuses, map[int]int{http.StatusCreated: room, http.StatusConflict: n - room})
 		is.NoErr(e.store.View(ctx, func(tx fleet.Tx) error {
 			got, err := tx.CountAlertRules(acc.ID)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -183,41 +182,16 @@ func TestRateLimitExactUnderConcurrency(t *testing.T) {
 // concurrentOK sends n simultaneous GET /v1/account spread over the servers
 // and counts the 200s.
 func concurrentOK(t *testing.T, servers []*env, secret string, n int) int {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	ok, other := 0, 0
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			srv := servers[i%len(servers)]
-			req, _ := http.NewRequest("GET", srv.srv.URL+"/v1/account", nil)
-			req.Header.Set("Authorization", "Bearer "+secret)
-			<-start
-			res, err := srv.srv.Client().Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			res.Body.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			switch res.StatusCode {
-			case http.StatusOK:
-				ok++
-			case http.StatusTooManyRequests:
-			default:
-				other++
-			}
-		}()
+	statuses := simultaneously(t, n, func(i int) (*env, *http.Request) {
+		srv := servers[i%len(servers)]
+		req, _ := http.NewRequest("GET", srv.srv.URL+"/v1/account", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		return srv, req
+	})
+	if other := n - statuses[http.StatusOK] - statuses[http.StatusTooManyRequests]; other > 0 {
+		t.Errorf("%d responses were neither 200 nor 429: %v", other, statuses)
 	}
-	close(start)
-	wg.Wait()
-	if other > 0 {
-		t.Errorf("%d responses were neither 200 nor 429", other)
-	}
-	return ok
+	return statuses[http.StatusOK]
 }
 
 func TestRevokedKeyRefusedAtOnceAndAcrossServers(t *testing.T) {

@@ -308,3 +308,31 @@ func (e *env) validateErrorEnvelope(r *response) {
 		}
 	}
 }
+
+// simultaneously sends n requests at once, request i built by build and
+// sent to its server, and counts the answers by status.
+func simultaneously(t *testing.T, n int, build func(i int) (*env, *http.Request)) map[int]int {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	start := make(chan struct{})
+	for i := range n {
+		srv, req := build(i)
+		wg.Go(func() {
+			<-start
+			res, err := srv.srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[res.StatusCode]++
+		})
+	}
+	close(start)
+	wg.Wait()
+	return statuses
+}
