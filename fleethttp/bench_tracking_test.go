@@ -1,10 +1,8 @@
 package fleethttp_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -104,20 +102,9 @@ func BenchmarkBulkIngest(b *testing.B) {
 		b.StartTimer()
 
 		t0 := time.Now()
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/vehicles/locations", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+e.secret)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			b.Fatalf("status %d", res.StatusCode)
-		}
+		postBatch(b, client, srv.URL, e.secret, body)
 		t1 := time.Now()
-		err = e.store.Update(ctx, func(tx fleet.Tx) error {
+		err := e.store.Update(ctx, func(tx fleet.Tx) error {
 			for id, pts := range direct {
 				if _, err := tx.InsertPoints(id, pts); err != nil {
 					return err
