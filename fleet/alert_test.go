@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,16 @@ func TestAlertTransitionTable(t *testing.T) {
 			is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidStateTransition)
 			is.True(strings.Contains(fleet.ErrorMessage(err), "from "+string(from)+" to "+string(to)))
 		}
+		var want []fleet.AlertStatus // AlertMoves lists exactly the allowed moves
+		for _, to := range all {
+			if alertMovesContract[[2]fleet.AlertStatus{from, to}] {
+				want = append(want, to)
+			}
+		}
+		got := fleet.AlertMoves(from)
+		slices.Sort(got)
+		slices.Sort(want)
+		is.New(t).Equal(got, want)
 	}
 }
 

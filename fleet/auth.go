@@ -42,16 +42,6 @@ func (c *authCache) forget(h [32]byte) {
 	c.mu.Unlock()
 }
 
-func (c *authCache) forgetAccount(accountID string) {
-	c.mu.Lock()
-	for h, e := range c.entries {
-		if e.p.Account.ID == accountID {
-			delete(c.entries, h)
-		}
-	}
-	c.mu.Unlock()
-}
-
 var errInvalidKey = &Error{Code: CodeUnauthorized, Message: "The API key is invalid."}
 
 // Authenticate returns the principal of a key secret, or unauthorized when

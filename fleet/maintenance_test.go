@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,18 @@ func TestWorkOrderTransitionTable(t *testing.T) {
 		}
 	}
 	is := is.New(t)
+	for _, from := range fleet.WorkOrderStatuses { // WorkOrderMoves lists exactly the allowed moves
+		var want []fleet.WorkOrderStatus
+		for _, to := range fleet.WorkOrderStatuses {
+			if allowedMoves[[2]fleet.WorkOrderStatus{from, to}] {
+				want = append(want, to)
+			}
+		}
+		got := fleet.WorkOrderMoves(from)
+		slices.Sort(got)
+		slices.Sort(want)
+		is.Equal(got, want)
+	}
 	is.True(fleet.WorkOrderCompleted.Final() && fleet.WorkOrderCancelled.Final())
 	is.True(!fleet.WorkOrderOnHold.Final())
 	is.Equal(fleet.ErrorCode(fleet.CheckWorkOrderTransition("open", "done")), fleet.CodeInvalidStateTransition)

@@ -3,11 +3,14 @@ package fleethttp_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,4 +235,55 @@ func TestEveryClientMethodIsExercised(t *testing.T) {
 		}
 	}
 	is.New(t).True(typ.NumMethod() > 40) // the client covers the API
+}
+
+// losingTransport delivers every request, but loses the answer of the first
+// lose of them, as a connection cut after the server acted does; it keeps
+// the Idempotency-Key each request carried.
+type losingTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	lose int
+	keys []string
+}
+
+func (l *losingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.keys = append(l.keys, req.Header.Get("Idempotency-Key"))
+	lost := l.lose > 0
+	l.lose--
+	l.mu.Unlock()
+	res, err := l.next.RoundTrip(req)
+	if err != nil || !lost {
+		return res, err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return nil, errors.New("connection reset by peer")
+}
+
+// TestClientRetriesALostAnswerOnce: a POST whose answer is lost is sent
+// again with the same Idempotency-Key, so the server acts once and the
+// client gets the first answer; with retries off the error comes back.
+func TestClientRetriesALostAnswerOnce(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	ctx := context.Background()
+	lt := &losingTransport{next: e.srv.Client().Transport, lose: 1}
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(&http.Client{Transport: lt}))
+	v, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Once"})
+	is.NoErr(err)
+	is.Equal(len(lt.keys), 2)        // sent twice
+	is.True(lt.keys[0] != "")        // with an Idempotency-Key
+	is.Equal(lt.keys[0], lt.keys[1]) // the same one both times
+	vs := e.do("GET", "/v1/vehicles", key, nil).list()
+	is.Equal(len(vs), 1) // created once
+	is.Equal(vs[0].(map[string]any)["vehicle_id"], v.ID)
+
+	lt = &losingTransport{next: e.srv.Client().Transport, lose: 1}
+	c = fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(&http.Client{Transport: lt}), fleethttp.WithMaxRetries(0))
+	_, err = c.CreateVehicle(ctx, fleet.Vehicle{Name: "Lost"})
+	is.True(err != nil)       // no retry: the loss is the caller's to see
+	is.Equal(len(lt.keys), 1) // sent once
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -573,4 +574,27 @@ func TestWebhookPacing(t *testing.T) {
 		is.True(!seen[h.header.Get("webhook-id")]) // each once
 		seen[h.header.Get("webhook-id")] = true
 	}
+}
+
+// TestSenderRunOnceTakesOneBatch: RunOnce makes the attempts of one claim
+// (Batch of them) and leaves the rest due; Drain takes what is left.
+func TestSenderRunOnceTakesOneBatch(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	rcv := newReceiver(t, nil)
+	e.register(key, rcv.srv.URL+"/hooks")
+	for i := range 5 {
+		e.vehicle(key, fmt.Sprintf("Van %d", i))
+	}
+	s := fleethttp.NewSender(e.svc, fleethttp.SenderOptions{Insecure: true, Batch: 2, Jitter: func() float64 { return 0 }})
+	n, err := s.RunOnce(context.Background())
+	is.NoErr(err)
+	is.Equal(n, 2)              // one batch
+	is.Equal(len(rcv.got()), 2) // sent
+	is.Equal(drain(t, s), 3)    // the rest
+	is.Equal(len(rcv.got()), 5)
+	n, err = s.RunOnce(context.Background())
+	is.NoErr(err)
+	is.Equal(n, 0) // nothing is due
 }
