@@ -20,15 +20,29 @@ type PlanLimits struct {
 	// WebhookEndpoints is how many webhook endpoints an account may have;
 	// zero means the plan has no webhooks.
 	WebhookEndpoints int
+	// ActiveKeys is how many active (unrevoked, unexpired) API keys an
+	// account may hold at once, so that the per-key allowance cannot be
+	// multiplied without end.
+	ActiveKeys int
+	// StreamsPerKey is how many live streams one key may have open at once.
+	StreamsPerKey int
+	// AlertRules and Geofences cap what each location report is judged
+	// against: every rule of the account, enabled or not, and every
+	// geofence.
+	AlertRules int
+	Geofences  int
 }
 
 const day = 24 * time.Hour
 
 // Plans is the plan table of the contract.
 var plans = map[Plan]PlanLimits{
-	PlanFree:       {RequestsPerHour: 1_000, HistoryReach: 7 * day, WebhookEndpoints: 0},
-	PlanPro:        {RequestsPerHour: 10_000, HistoryReach: 90 * day, WebhookEndpoints: 10},
-	PlanEnterprise: {RequestsPerHour: 100_000, HistoryReach: 365 * day, WebhookEndpoints: 100},
+	PlanFree: {RequestsPerHour: 1_000, HistoryReach: 7 * day, WebhookEndpoints: 0,
+		ActiveKeys: 10, StreamsPerKey: 2, AlertRules: 20, Geofences: 20},
+	PlanPro: {RequestsPerHour: 10_000, HistoryReach: 90 * day, WebhookEndpoints: 10,
+		ActiveKeys: 100, StreamsPerKey: 10, AlertRules: 200, Geofences: 200},
+	PlanEnterprise: {RequestsPerHour: 100_000, HistoryReach: 365 * day, WebhookEndpoints: 100,
+		ActiveKeys: 1_000, StreamsPerKey: 50, AlertRules: 1_000, Geofences: 1_000},
 }
 
 // Valid reports whether p is a known plan.
