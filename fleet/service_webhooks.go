@@ -23,10 +23,10 @@ type WebhookOptions struct {
 // Enabled is a pointer so that a null, which an endpoint cannot be, is
 // told from false and refused.
 type WebhookPatch struct {
-	URL         Optional[string]
-	Events      Optional[[]string]
-	Description Optional[string]
-	Enabled     Optional[*bool]
+	URL         Optional[string]   `json:"url,omitzero"`
+	Events      Optional[[]string] `json:"events,omitzero"`
+	Description Optional[string]   `json:"description,omitzero"`
+	Enabled     Optional[*bool]    `json:"enabled,omitzero"`
 }
 
 func notFoundWebhook(id string) error  { return NotFound("webhook endpoint", id) }

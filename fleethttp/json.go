@@ -104,7 +104,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
+		if err != nil || !acceptedMediaType(r.Method, mt) {
+			if r.Method == http.MethodPatch {
+				return nil, fleet.Errorf(fleet.CodeUnsupportedMediaType, "PATCH bodies must be application/merge-patch+json or application/json.")
+			}
 			return nil, fleet.Errorf(fleet.CodeUnsupportedMediaType, "Request bodies must be application/json.")
 		}
 	}
@@ -126,6 +129,17 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, fleet.Errorf(fleet.CodeInvalidRequest, "The request body is not valid UTF-8.")
 	}
 	return b, nil
+}
+
+// Media types of request bodies. A PATCH is a JSON merge patch (RFC 7396)
+// and may say so; application/json means the same there.
+const (
+	mediaJSON       = "application/json"
+	mediaMergePatch = "application/merge-patch+json"
+)
+
+func acceptedMediaType(method, mt string) bool {
+	return mt == mediaJSON || (method == http.MethodPatch && mt == mediaMergePatch)
 }
 
 // decode parses a JSON object strictly into T: unknown fields, wrong types,

@@ -104,3 +104,27 @@ func TestResponsesAreNotSniffedOrCached(t *testing.T) {
 	doc := e.do("GET", "/v1/openapi.json", "", nil)
 	is.Equal(doc.header.Get("Cache-Control"), "public, max-age=300") // the document may be cached
 }
+
+// A PATCH may name its body a JSON merge patch (RFC 7396), as the document
+// offers; other methods take application/json only.
+func TestMergePatchMediaType(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	v := e.do("POST", "/v1/vehicles", key, map[string]any{"name": "Truck 1", "make": "Volvo"}).data()
+	path := "/v1/vehicles/" + v["vehicle_id"].(string)
+
+	r := e.do("PATCH", path, key, `{"make":null,"tags":["north"]}`, "Content-Type", "application/merge-patch+json")
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["make"], nil)            // null cleared it
+	is.Equal(r.data()["tags"], []any{"north"}) // the rest applied
+	r = e.do("PATCH", path, key, `{"name":"Truck 2"}`, "Content-Type", "application/merge-patch+json; charset=utf-8")
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["name"], "Truck 2")
+
+	r = e.do("PATCH", path, key, `{"name":"Truck 3"}`, "Content-Type", "application/json-patch+json")
+	is.Equal(r.status, http.StatusUnsupportedMediaType) // JSON Patch (RFC 6902) is another format
+	r = e.do("POST", "/v1/vehicles", key, `{"name":"Truck 4"}`, "Content-Type", "application/merge-patch+json")
+	is.Equal(r.status, http.StatusUnsupportedMediaType)
+	is.Equal(e.do("GET", path, key, nil).data()["name"], "Truck 2") // refused patches changed nothing
+}
