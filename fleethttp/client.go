@@ -382,7 +382,7 @@ func (c *Client) History(ctx context.Context, vehicleID string, from, to time.Ti
 
 // Events walks the account's events of a type ("" for all) from a time
 // (zero for all).
-func (c *Client) Events(ctx context.Context, typ string, from time.Time) iter.Seq2[Event, error] {
+func (c *Client) Events(ctx context.Context, typ string, from time.Time) iter.Seq2[fleet.Event, error] {
 	q := url.Values{"limit": {"500"}}
 	if typ != "" {
 		q.Set("type", typ)
@@ -390,12 +390,12 @@ func (c *Client) Events(ctx context.Context, typ string, from time.Time) iter.Se
 	if !from.IsZero() {
 		q.Set("from", from.UTC().Format(time.RFC3339Nano))
 	}
-	return walk[Event](ctx, c, "/events", q)
+	return walk[fleet.Event](ctx, c, "/events", q)
 }
 
 // GetEvent returns one event.
-func (c *Client) GetEvent(ctx context.Context, id string) (Event, error) {
-	var e Event
+func (c *Client) GetEvent(ctx context.Context, id string) (fleet.Event, error) {
+	var e fleet.Event
 	_, err := c.do(ctx, http.MethodGet, "/events/"+url.PathEscape(id), nil, nil, &e)
 	return e, err
 }

@@ -1,7 +1,6 @@
 package fleethttp
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -94,14 +93,6 @@ func (h *Handler) deleteVehicle(c *call) error {
 	return c.ok(http.StatusOK, d)
 }
 
-// Event is the event object of the API.
-type Event struct {
-	ID        string          `json:"event_id"`
-	Type      string          `json:"type"`
-	CreatedAt time.Time       `json:"created_at"`
-	Data      json.RawMessage `json:"data"`
-}
-
 func (h *Handler) listEvents(c *call) error {
 	q, lq, err := c.listQuery()
 	if err != nil {
@@ -119,11 +110,7 @@ func (h *Handler) listEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	out := make([]Event, len(l.Items))
-	for i, e := range l.Items {
-		out[i] = Event{e.ID, e.Type, e.CreatedAt, e.Data}
-	}
-	return c.list(out, l.NextCursor, l.HasMore)
+	return c.list(l.Items, l.NextCursor, l.HasMore)
 }
 
 func (h *Handler) getEvent(c *call) error {
@@ -131,7 +118,7 @@ func (h *Handler) getEvent(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, Event{e.ID, e.Type, e.CreatedAt, e.Data})
+	return c.ok(http.StatusOK, e)
 }
 
 // parseTime reads an RFC 3339 query parameter.
