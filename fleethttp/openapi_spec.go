@@ -174,7 +174,7 @@ func headerRefs(extra ...string) *obj {
 // errorDocs describes each error code of the error table, in the order of
 // its status. Their statuses come from statusOf, the one table.
 var errorDocs = []struct{ name, code, desc string }{
-	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a wrong type, or a bad query parameter or cursor."},
+	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), or an unknown or bad query parameter or cursor."},
 	{"Unauthorized", fleet.CodeUnauthorized, "The API key is missing, malformed, unknown, revoked or expired."},
 	{"Forbidden", fleet.CodeInsufficientPermissions, "The key lacks the permission, or the plan lacks the feature."},
 	{"NotFound", fleet.CodeNotFound, "No such route, or no such resource in the caller's account."},
