@@ -12,6 +12,8 @@
 //   - fleet/storetest: the conformance suite every Store passes.
 //   - memstore: a Store in memory, for tests, demos and embedding.
 //   - sqlstore: a Store on SQLite (the embedded default) or PostgreSQL.
+//   - fleetstore: opens the Store a DSN names (memory:, sqlite:PATH,
+//     postgres://...).
 //   - fleethttp: the HTTP adapter: the /v1 handler, the OpenAPI document,
 //     the webhook Sender, and Client, the Go SDK.
 //   - cmd/fleetserver: the reference server.

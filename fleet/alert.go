@@ -25,24 +25,23 @@ const (
 	AlertCustom             AlertType = "custom"
 )
 
+var (
+	alertTypes = []AlertType{AlertSpeeding, AlertVehicleOffline, AlertGeofenceEnter, AlertGeofenceExit,
+		AlertMaintenanceDueSoon, AlertMaintenanceOverdue, AlertCustom}
+	ruleTypes = alertTypes[:4]
+)
+
+// AlertTypes lists every alert type.
+func AlertTypes() []AlertType { return slices.Clone(alertTypes) }
+
+// RuleTypes lists the alert types rules can be created for.
+func RuleTypes() []AlertType { return slices.Clone(ruleTypes) }
+
 // Valid reports whether t is a known alert type.
-func (t AlertType) Valid() bool {
-	switch t {
-	case AlertSpeeding, AlertVehicleOffline, AlertGeofenceEnter, AlertGeofenceExit,
-		AlertMaintenanceDueSoon, AlertMaintenanceOverdue, AlertCustom:
-		return true
-	}
-	return false
-}
+func (t AlertType) Valid() bool { return slices.Contains(alertTypes, t) }
 
 // RuleType reports whether rules of type t can be created.
-func (t AlertType) RuleType() bool {
-	switch t {
-	case AlertSpeeding, AlertVehicleOffline, AlertGeofenceEnter, AlertGeofenceExit:
-		return true
-	}
-	return false
-}
+func (t AlertType) RuleType() bool { return slices.Contains(ruleTypes, t) }
 
 // Severity is how serious an alert is.
 type Severity string
@@ -54,10 +53,13 @@ const (
 	SeverityCritical Severity = "critical"
 )
 
+var severities = []Severity{SeverityInfo, SeverityWarning, SeverityCritical}
+
+// Severities lists every severity, least serious first.
+func Severities() []Severity { return slices.Clone(severities) }
+
 // Valid reports whether s is a known severity.
-func (s Severity) Valid() bool {
-	return s == SeverityInfo || s == SeverityWarning || s == SeverityCritical
-}
+func (s Severity) Valid() bool { return slices.Contains(severities, s) }
 
 // AlertStatus is where an alert stands; it moves only as alertMoves allows.
 type AlertStatus string
@@ -76,6 +78,9 @@ var alertMoves = map[AlertStatus][]AlertStatus{
 	AlertAcknowledged: {AlertResolved},
 	AlertResolved:     nil,
 }
+
+// AlertStatuses lists every alert status, in the order an alert moves.
+func AlertStatuses() []AlertStatus { return []AlertStatus{AlertOpen, AlertAcknowledged, AlertResolved} }
 
 // Valid reports whether s is a known status.
 func (s AlertStatus) Valid() bool {
@@ -152,8 +157,8 @@ const (
 	MaxAfterMinutes  = 7 * 24 * 60
 	DefaultSeverity  = SeverityWarning
 	alertKeySep      = "/"
-	maxGeofenceName  = 100
-	maxGeofenceRings = 100
+	MaxGeofenceName  = 100
+	MaxGeofenceRings = 100
 )
 
 // Caps on what an account holds. Every ingest judges its points against all

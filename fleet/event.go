@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -30,15 +31,11 @@ var eventTypes = []string{
 	EventAlertCreated, EventAlertAcknowledged, EventAlertResolved, EventWebhookTest,
 }
 
+// EventTypes lists every event type.
+func EventTypes() []string { return slices.Clone(eventTypes) }
+
 // ValidEventType reports whether t is a known event type.
-func ValidEventType(t string) bool {
-	for _, x := range eventTypes {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
+func ValidEventType(t string) bool { return slices.Contains(eventTypes, t) }
 
 // EventRetention is how long events are kept.
 const EventRetention = 30 * 24 * time.Hour

@@ -114,7 +114,7 @@ func (g *Geofence) Validate() error {
 }
 
 func (g *Geofence) validate(val *Validator) {
-	val.Check(strings.TrimSpace(g.Name) != "" && utf8.RuneCountInString(g.Name) <= maxGeofenceName, "name", "is required, 1 to %d characters", maxGeofenceName)
+	val.Check(strings.TrimSpace(g.Name) != "" && utf8.RuneCountInString(g.Name) <= MaxGeofenceName, "name", "is required, 1 to %d characters", MaxGeofenceName)
 	pos := func(field string, p []float64) {
 		if len(p) < 2 || len(p) > 3 {
 			val.Add(field, "must be [longitude, latitude] (an altitude may follow)")
@@ -141,8 +141,8 @@ func (g *Geofence) validate(val *Validator) {
 	case GeometryPolygon:
 		val.Check(g.RadiusM == nil, "radius_m", "applies only to a circle (a Point geometry)")
 		rings := g.Geometry.Rings
-		if len(rings) == 0 || len(rings) > maxGeofenceRings {
-			val.Add("geometry.coordinates", "must hold an outer ring and at most %d holes", maxGeofenceRings-1)
+		if len(rings) == 0 || len(rings) > MaxGeofenceRings {
+			val.Add("geometry.coordinates", "must hold an outer ring and at most %d holes", MaxGeofenceRings-1)
 			return
 		}
 		total := 0

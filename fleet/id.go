@@ -37,6 +37,12 @@ func NewID(prefix string) string {
 	return prefix + "_" + string(buf[:])
 }
 
+// IDPattern is a regular expression (RE2 and ECMA 262 alike) that the ids
+// of a prefix match.
+func IDPattern(prefix string) string {
+	return "^" + prefix + "_[0-9a-hjkmnp-tv-z]{" + itoa(idBodyLen) + "}$"
+}
+
 // ValidID reports whether s has the shape of an id with the given prefix.
 func ValidID(prefix, s string) bool {
 	body, ok := strings.CutPrefix(s, prefix+"_")

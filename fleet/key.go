@@ -176,6 +176,9 @@ const (
 	KeyExpired KeyStatus = "expired"
 )
 
+// KeyStatuses lists every key status.
+func KeyStatuses() []KeyStatus { return []KeyStatus{KeyActive, KeyRevoked, KeyExpired} }
+
 // Key is an API key. Its secret is never kept; Hash is its SHA-256.
 type Key struct {
 	ID          string
@@ -202,6 +205,12 @@ func (k Key) Status(now time.Time) KeyStatus {
 	return KeyActive
 }
 
+// Limits on key fields.
+const (
+	MaxKeyName     = 100
+	MaxEnvironment = 50
+)
+
 // KeyParams are what a caller chooses when creating a key.
 type KeyParams struct {
 	Name        string
@@ -214,14 +223,14 @@ type KeyParams struct {
 func (p KeyParams) Validate(now time.Time) error {
 	var v Validator
 	name := strings.TrimSpace(p.Name)
-	v.Check(name != "" && utf8.RuneCountInString(p.Name) <= 100, "name", "must be 1 to 100 characters")
+	v.Check(name != "" && utf8.RuneCountInString(p.Name) <= MaxKeyName, "name", "must be 1 to %d characters", MaxKeyName)
 	if p.Permissions != nil {
 		v.Check(len(p.Permissions) > 0, "permissions", "must name at least one permission")
 		for i, perm := range p.Permissions {
 			v.Check(ValidPermission(perm), "permissions["+itoa(i)+"]", "unknown permission %q", perm)
 		}
 	}
-	v.Check(utf8.RuneCountInString(p.Environment) <= 50, "environment", "must be at most 50 characters")
+	v.Check(utf8.RuneCountInString(p.Environment) <= MaxEnvironment, "environment", "must be at most %d characters", MaxEnvironment)
 	if p.ExpiresAt != nil {
 		v.Check(p.ExpiresAt.After(now), "expires_at", "must be in the future")
 	}

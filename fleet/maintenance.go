@@ -76,14 +76,13 @@ const (
 	PriorityUrgent Priority = "urgent"
 )
 
+var priorities = []Priority{PriorityLow, PriorityMedium, PriorityHigh, PriorityUrgent}
+
+// Priorities lists every priority, lowest first.
+func Priorities() []Priority { return slices.Clone(priorities) }
+
 // Valid reports whether p is a known priority.
-func (p Priority) Valid() bool {
-	switch p {
-	case PriorityLow, PriorityMedium, PriorityHigh, PriorityUrgent:
-		return true
-	}
-	return false
-}
+func (p Priority) Valid() bool { return slices.Contains(priorities, p) }
 
 // WorkOrder is a piece of maintenance work on a vehicle. Optional text
 // fields are "" when unset (null on the wire); dates are "YYYY-MM-DD".
@@ -225,10 +224,13 @@ const (
 	ScheduleOverdue ScheduleStatus = "overdue"
 )
 
+var scheduleStatuses = []ScheduleStatus{ScheduleOK, ScheduleDueSoon, ScheduleOverdue}
+
+// ScheduleStatuses lists every schedule status, from least to most due.
+func ScheduleStatuses() []ScheduleStatus { return slices.Clone(scheduleStatuses) }
+
 // Valid reports whether s is a known status.
-func (s ScheduleStatus) Valid() bool {
-	return s == ScheduleOK || s == ScheduleDueSoon || s == ScheduleOverdue
-}
+func (s ScheduleStatus) Valid() bool { return slices.Contains(scheduleStatuses, s) }
 
 func (s ScheduleStatus) rank() int {
 	switch s {

@@ -45,6 +45,9 @@ var plans = map[Plan]PlanLimits{
 		ActiveKeys: 1_000, StreamsPerKey: 50, AlertRules: 1_000, Geofences: 1_000},
 }
 
+// Plans lists every plan, from the smallest.
+func Plans() []Plan { return []Plan{PlanFree, PlanPro, PlanEnterprise} }
+
 // Valid reports whether p is a known plan.
 func (p Plan) Valid() bool { _, ok := plans[p]; return ok }
 

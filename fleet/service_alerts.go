@@ -11,19 +11,19 @@ import (
 // AlertRulePatch is a JSON merge patch of a rule: fields not Set stay. The
 // type is fixed at creation.
 type AlertRulePatch struct {
-	Severity     Optional[Severity]
-	ThresholdKmh Optional[*float64]
-	AfterMinutes Optional[*int]
-	GeofenceID   Optional[string]
-	VehicleIDs   Optional[[]string]
-	Enabled      Optional[*bool]
+	Severity     Optional[Severity] `json:"severity,omitzero"`
+	ThresholdKmh Optional[*float64] `json:"threshold_kmh,omitzero"`
+	AfterMinutes Optional[*int]     `json:"after_minutes,omitzero"`
+	GeofenceID   Optional[string]   `json:"geofence_id,omitzero"`
+	VehicleIDs   Optional[[]string] `json:"vehicle_ids,omitzero"`
+	Enabled      Optional[*bool]    `json:"enabled,omitzero"`
 }
 
 // GeofencePatch is a JSON merge patch of a geofence: fields not Set stay.
 type GeofencePatch struct {
-	Name     Optional[string]
-	Geometry Optional[*Geometry]
-	RadiusM  Optional[*float64]
+	Name     Optional[string]    `json:"name,omitzero"`
+	Geometry Optional[*Geometry] `json:"geometry,omitzero"`
+	RadiusM  Optional[*float64]  `json:"radius_m,omitzero"`
 }
 
 // RuleDeleted is the answer to deleting a rule.

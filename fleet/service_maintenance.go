@@ -9,26 +9,26 @@ import (
 // WorkOrderPatch is a JSON merge patch of a work order: fields not Set
 // stay. Status moves through the state machine.
 type WorkOrderPatch struct {
-	Title       Optional[string]
-	Description Optional[string]
-	Priority    Optional[Priority]
-	Status      Optional[WorkOrderStatus]
-	DueDate     Optional[string]
-	AssignedTo  Optional[string]
-	OdometerKm  Optional[*float64]
-	CostCents   Optional[*int64]
-	Currency    Optional[string]
+	Title       Optional[string]          `json:"title,omitzero"`
+	Description Optional[string]          `json:"description,omitzero"`
+	Priority    Optional[Priority]        `json:"priority,omitzero"`
+	Status      Optional[WorkOrderStatus] `json:"status,omitzero"`
+	DueDate     Optional[string]          `json:"due_date,omitzero"`
+	AssignedTo  Optional[string]          `json:"assigned_to,omitzero"`
+	OdometerKm  Optional[*float64]        `json:"odometer_km,omitzero"`
+	CostCents   Optional[*int64]          `json:"cost_cents,omitzero"`
+	Currency    Optional[string]          `json:"currency,omitzero"`
 }
 
 // SchedulePatch is a JSON merge patch of a schedule: fields not Set stay.
 // Changing the last service starts a new service cycle.
 type SchedulePatch struct {
-	Name                  Optional[string]
-	IntervalDays          Optional[*int]
-	IntervalKm            Optional[*float64]
-	LastServiceDate       Optional[string]
-	LastServiceOdometerKm Optional[*float64]
-	AutoCreateWorkOrder   Optional[*bool]
+	Name                  Optional[string]   `json:"name,omitzero"`
+	IntervalDays          Optional[*int]     `json:"interval_days,omitzero"`
+	IntervalKm            Optional[*float64] `json:"interval_km,omitzero"`
+	LastServiceDate       Optional[string]   `json:"last_service_date,omitzero"`
+	LastServiceOdometerKm Optional[*float64] `json:"last_service_odometer_km,omitzero"`
+	AutoCreateWorkOrder   Optional[*bool]    `json:"auto_create_work_order,omitzero"`
 }
 
 func notFoundWorkOrder(id string) error { return NotFound("work order", id) }

@@ -1,7 +1,10 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -22,22 +25,52 @@ func (s *Service) emit(tx Tx, accountID, typ string, now time.Time, data any) er
 
 // Optional is a field of a patch: Set reports whether the client named it;
 // Value is its new value (the zero value clears a nullable field).
+//
+// In JSON (RFC 7396, merge patch) an absent member leaves Set false, null
+// sets it with the zero value, and any other value sets it to that value.
+// Patch types tag their fields `omitzero`, so that an Optional that is not
+// Set is left out when a patch is written.
 type Optional[T any] struct {
 	Set   bool
 	Value T
 }
 
+// Some returns an Optional set to v.
+func Some[T any](v T) Optional[T] { return Optional[T]{Set: true, Value: v} }
+
+// IsZero reports whether o is not Set (for `omitzero`).
+func (o Optional[T]) IsZero() bool { return !o.Set }
+
+// MarshalJSON writes the value; a Set zero value (a clearing) is null.
+func (o Optional[T]) MarshalJSON() ([]byte, error) {
+	if reflect.ValueOf(&o.Value).Elem().IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.Value)
+}
+
+// UnmarshalJSON marks o Set and reads its value (null: the zero value).
+func (o *Optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	var zero T
+	o.Value = zero
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	return json.Unmarshal(b, &o.Value)
+}
+
 // VehiclePatch is a JSON merge patch of a vehicle: fields not Set stay.
 type VehiclePatch struct {
-	Name         Optional[string]
-	VIN          Optional[string]
-	Make         Optional[string]
-	Model        Optional[string]
-	Year         Optional[*int]
-	LicensePlate Optional[string]
-	ExternalID   Optional[string]
-	Tags         Optional[[]string]
-	OdometerKm   Optional[*float64]
+	Name         Optional[string]   `json:"name,omitzero"`
+	VIN          Optional[string]   `json:"vin,omitzero"`
+	Make         Optional[string]   `json:"make,omitzero"`
+	Model        Optional[string]   `json:"model,omitzero"`
+	Year         Optional[*int]     `json:"year,omitzero"`
+	LicensePlate Optional[string]   `json:"license_plate,omitzero"`
+	ExternalID   Optional[string]   `json:"external_id,omitzero"`
+	Tags         Optional[[]string] `json:"tags,omitzero"`
+	OdometerKm   Optional[*float64] `json:"odometer_km,omitzero"`
 }
 
 func set[T any](dst *T, o Optional[T]) {

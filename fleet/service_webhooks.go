@@ -23,10 +23,10 @@ type WebhookOptions struct {
 // Enabled is a pointer so that a null, which an endpoint cannot be, is
 // told from false and refused.
 type WebhookPatch struct {
-	URL         Optional[string]
-	Events      Optional[[]string]
-	Description Optional[string]
-	Enabled     Optional[*bool]
+	URL         Optional[string]   `json:"url,omitzero"`
+	Events      Optional[[]string] `json:"events,omitzero"`
+	Description Optional[string]   `json:"description,omitzero"`
+	Enabled     Optional[*bool]    `json:"enabled,omitzero"`
 }
 
 func notFoundWebhook(id string) error  { return NotFound("webhook endpoint", id) }
@@ -327,6 +327,7 @@ func (s *Service) TestWebhook(ctx context.Context, p Principal, id string) (Webh
 }
 
 func newDelivery(w Webhook, eventID string, attempt int, due time.Time) Delivery {
+	due = Timestamp(due) // jitter has nanoseconds; times go out at one precision
 	return Delivery{
 		ID: NewID(PrefixDelivery), AccountID: w.AccountID, WebhookID: w.ID, EventID: eventID, Attempt: attempt,
 		Status: DeliveryPending, NextAttemptAt: &due, CreatedAt: due,
@@ -493,6 +494,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 // the claim had lapsed.
 func (s *Service) DeferDelivery(ctx context.Context, job DeliveryJob, until time.Time) (bool, error) {
 	d := job.Delivery
+	until = Timestamp(until)
 	d.NextAttemptAt = &until
 	held, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: job.Lease}}, nil)
 	return err == nil && held[0], err

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,14 +19,13 @@ const (
 	StatusOffline VehicleStatus = "offline" // no report for OfflineAfter, or never reported
 )
 
+var vehicleStatuses = []VehicleStatus{StatusMoving, StatusIdle, StatusStopped, StatusOffline}
+
+// VehicleStatuses lists every vehicle status.
+func VehicleStatuses() []VehicleStatus { return slices.Clone(vehicleStatuses) }
+
 // Valid reports whether s is a known status.
-func (s VehicleStatus) Valid() bool {
-	switch s {
-	case StatusMoving, StatusIdle, StatusStopped, StatusOffline:
-		return true
-	}
-	return false
-}
+func (s VehicleStatus) Valid() bool { return slices.Contains(vehicleStatuses, s) }
 
 // StatusThresholds configure the vehicle status machine.
 type StatusThresholds struct {

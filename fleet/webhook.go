@@ -196,10 +196,13 @@ const (
 	DeliveryFailed    DeliveryStatus = "failed"
 )
 
+var deliveryStatuses = []DeliveryStatus{DeliveryPending, DeliverySucceeded, DeliveryFailed}
+
+// DeliveryStatuses lists every delivery status.
+func DeliveryStatuses() []DeliveryStatus { return slices.Clone(deliveryStatuses) }
+
 // Valid reports whether s is a known status.
-func (s DeliveryStatus) Valid() bool {
-	return s == DeliveryPending || s == DeliverySucceeded || s == DeliveryFailed
-}
+func (s DeliveryStatus) Valid() bool { return slices.Contains(deliveryStatuses, s) }
 
 // Delivery is one attempt to deliver an event to an endpoint. A pending
 // delivery is an attempt yet to be made at NextAttemptAt; once made it

@@ -3,7 +3,6 @@ package fleethttp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"reflect"
 	"time"
@@ -160,19 +159,9 @@ func (h *Handler) listRules(c *call) error {
 }
 
 func (h *Handler) patchRule(c *call) error {
-	m, err := decodePatch(c.body, "severity", "threshold_kmh", "after_minutes", "geofence_id", "vehicle_ids", "enabled")
+	p, err := decode[fleet.AlertRulePatch](c.body, false)
 	if err != nil {
 		return err
-	}
-	var p fleet.AlertRulePatch
-	for _, err := range []error{
-		patchField(m, "severity", &p.Severity), patchField(m, "threshold_kmh", &p.ThresholdKmh),
-		patchField(m, "after_minutes", &p.AfterMinutes), patchField(m, "geofence_id", &p.GeofenceID),
-		patchField(m, "vehicle_ids", &p.VehicleIDs), patchField(m, "enabled", &p.Enabled),
-	} {
-		if err != nil {
-			return err
-		}
 	}
 	r, err := h.svc.UpdateAlertRule(c.r.Context(), c.p, c.r.PathValue("rule_id"), p)
 	if err != nil {
@@ -232,23 +221,9 @@ func (h *Handler) listGeofences(c *call) error {
 }
 
 func (h *Handler) patchGeofence(c *call) error {
-	m, err := decodePatch(c.body, "name", "geometry", "radius_m")
+	p, err := decode[fleet.GeofencePatch](c.body, false)
 	if err != nil {
 		return err
-	}
-	var p fleet.GeofencePatch
-	if err := errors.Join(patchField(m, "name", &p.Name), patchField(m, "radius_m", &p.RadiusM)); err != nil {
-		return err
-	}
-	if raw, ok := m["geometry"]; ok {
-		p.Geometry.Set = true
-		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			var g fleet.Geometry
-			if err := json.Unmarshal(raw, &g); err != nil {
-				return decodeError(err)
-			}
-			p.Geometry.Value = &g
-		}
 	}
 	g, err := h.svc.UpdateGeofence(c.r.Context(), c.p, c.r.PathValue("geofence_id"), p)
 	if err != nil {

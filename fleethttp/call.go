@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -69,9 +71,19 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 	if limit == 0 {
 		limit = MaxBody
 	}
+	var known []string // the query parameters the route takes
+	for _, p := range rt.doc.query {
+		if p.in == "" || p.in == "query" {
+			known = append(known, p.name)
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
 		st.route = index
+		if err := checkQuery(r.URL.RawQuery, known); err != nil {
+			writeError(w, h.log, st.requestID, err)
+			return
+		}
 		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 			b, err := readBody(w, r, limit)
@@ -89,6 +101,38 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 			writeError(w, h.log, st.requestID, err)
 		}
 	})
+}
+
+// checkQuery refuses a query string that is malformed or names a parameter
+// the route does not take: bodies are strict, and so are queries (a typo
+// such as ?tags=north would otherwise return the whole list).
+func checkQuery(raw string, known []string) error {
+	if raw == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return fleet.Errorf(fleet.CodeInvalidRequest, "The query string is malformed.")
+	}
+	var unknown []string
+	for k := range q {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	takes := "no query parameters"
+	if len(known) > 0 {
+		takes = "only " + strings.Join(known, ", ")
+	}
+	e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown query parameter %q: this endpoint takes %s.", unknown[0], takes)
+	for _, k := range unknown {
+		e.Details = append(e.Details, fleet.FieldError{Field: k, Message: "is not a query parameter of this endpoint"})
+	}
+	return e
 }
 
 // idempotent runs a POST made with an Idempotency-Key: a repeat of a

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/matryer/is"
 )
@@ -212,7 +213,12 @@ func bodyCases(t *testing.T, op *openapi3.Operation, valid any) []badInput {
 // queryCases is the catalogue of a route's query parameters.
 func queryCases(op *openapi3.Operation) []badInput {
 	invalid := []string{"invalid_request"}
-	var cases []badInput
+	// A parameter the route does not take, and one misspelt, are refused
+	// like unknown body fields.
+	cases := []badInput{
+		{name: "?unknown=1", path: "unknown=1", status: 400, codes: invalid},
+		{name: "?LIMIT=5", path: "LIMIT=5", status: 400, codes: invalid},
+	}
 	for _, ref := range op.Parameters {
 		p := ref.Value
 		if p == nil || p.In != "query" || p.Schema == nil || p.Schema.Value == nil {
@@ -296,7 +302,7 @@ func (e *env) accountState(tn *tenant) string {
 			continue
 		}
 		path := fill(rt.Pattern, tn, false)
-		if !strings.Contains(rt.Pattern, "{") || strings.HasSuffix(rt.Pattern, "/locations") {
+		if takesLimit(rt) {
 			path += "?limit=500"
 		}
 		r := e.do("GET", path, tn.key, nil)
@@ -305,6 +311,12 @@ func (e *env) accountState(tn *tenant) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// takesLimit reports whether the document gives a route a limit parameter.
+func takesLimit(rt fleethttp.RouteInfo) bool {
+	op := docData.Paths.Find(strings.TrimPrefix(rt.Pattern, "/v1")).GetOperation(rt.Method)
+	return op.Parameters.GetByInAndName("query", "limit") != nil
 }
 
 var lastUsed = regexp.MustCompile(`"last_used_at":("[^"]*"|null)`)

@@ -11,7 +11,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -47,8 +46,9 @@ func WithoutRateLimitWait() ClientOption { return func(c *Client) { c.waitOn429 
 // WithMaxRetries sets how often a request is retried (default 3).
 func WithMaxRetries(n int) ClientOption { return func(c *Client) { c.maxRetries = max(0, n) } }
 
-// WithPageSize sets how many items list methods ask for per page (default
-// 500, the most the API gives; history pages hold up to 10,000).
+// WithPageSize sets how many items list methods ask for per page (default:
+// the most the API gives, fleet.MaxPageLimit, and fleet.MaxHistoryLimit
+// for history; n is capped at those).
 func WithPageSize(n int) ClientOption { return func(c *Client) { c.pageSize = n } }
 
 // NewClient returns a client of the API at baseURL (the server's root, e.g.
@@ -113,30 +113,30 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 			req.Header.Set("Idempotency-Key", idem)
 		}
 		res, err := c.hc.Do(req)
-		if err != nil {
-			// Every method the API has is safe to repeat: GET, DELETE and
-			// merge PATCH by nature, POST by its Idempotency-Key.
-			if ctx.Err() == nil && attempt < c.maxRetries {
-				if werr := wait(ctx, time.Duration(100<<attempt)*time.Millisecond); werr != nil {
-					return nil, werr
+		if err == nil {
+			var raw []byte
+			raw, err = io.ReadAll(res.Body)
+			res.Body.Close()
+			if err == nil {
+				if res.StatusCode == http.StatusTooManyRequests && c.waitOn429 && attempt < c.maxRetries {
+					secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+					if err := wait(ctx, time.Duration(max(secs, 1))*time.Second); err != nil {
+						return nil, &TransportError{Method: method, URL: u, Err: err}
+					}
+					continue
 				}
-				continue
+				return decodeEnvelope(res, raw, out)
 			}
-			return nil, err
 		}
-		raw, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		if res.StatusCode == http.StatusTooManyRequests && c.waitOn429 && attempt < c.maxRetries {
-			secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-			if err := wait(ctx, time.Duration(max(secs, 1))*time.Second); err != nil {
-				return nil, err
+		// No answer: every method the API has is safe to repeat (GET,
+		// DELETE and merge PATCH by nature, POST by its Idempotency-Key).
+		if ctx.Err() == nil && attempt < c.maxRetries {
+			if werr := wait(ctx, time.Duration(100<<attempt)*time.Millisecond); werr != nil {
+				return nil, &TransportError{Method: method, URL: u, Err: werr}
 			}
 			continue
 		}
-		return decodeEnvelope(res.StatusCode, raw, out)
+		return nil, &TransportError{Method: method, URL: u, Err: err}
 	}
 }
 
@@ -151,35 +151,47 @@ func wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func decodeEnvelope(status int, raw []byte, out any) (*page, error) {
+// decodeEnvelope reads an answer of the API: its data into out, or its
+// error as an *APIError.
+func decodeEnvelope(res *http.Response, raw []byte, out any) (*page, error) {
+	status, rid := res.StatusCode, res.Header.Get("X-Request-Id")
 	var env clientEnvelope
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("fleet: status %d with a body that is not the API's JSON", status)
+		return nil, &APIError{StatusCode: status, RequestID: rid, Err: &fleet.Error{Code: codeOfStatus(status),
+			Message: fmt.Sprintf("The answer (HTTP %d) is not the API's JSON.", status)}}
 	}
-	if !env.Success || env.Error != nil {
+	if !env.Success || env.Error != nil || status >= 300 {
 		if env.Error == nil {
-			return nil, &fleet.Error{Code: fleet.CodeInternal, Message: fmt.Sprintf("status %d", status)}
+			return nil, &APIError{StatusCode: status, RequestID: rid, Err: &fleet.Error{Code: codeOfStatus(status),
+				Message: fmt.Sprintf("The answer (HTTP %d) carries no error.", status)}}
 		}
-		return nil, &fleet.Error{Code: env.Error.Code, Message: env.Error.Message, Details: env.Error.Details}
+		if env.Error.RequestID != "" {
+			rid = env.Error.RequestID
+		}
+		return nil, &APIError{StatusCode: status, RequestID: rid,
+			Err: &fleet.Error{Code: env.Error.Code, Message: env.Error.Message, Details: env.Error.Details}}
 	}
 	if out != nil {
 		if err := json.Unmarshal(env.Data, out); err != nil {
-			return nil, fmt.Errorf("fleet: decode response: %w", err)
+			return nil, fmt.Errorf("fleet: decode the answer of HTTP %d (request %s): %w", status, rid, err)
 		}
 	}
 	return env.Pagination, nil
 }
 
-// walk yields every item of a list endpoint, page by page.
-func walk[T any](ctx context.Context, c *Client, path string, query url.Values) iter.Seq2[T, error] {
+// walk yields every item of a list endpoint, page by page, asking for pages
+// of the client's page size up to maxLimit, the endpoint's largest.
+func walk[T any](ctx context.Context, c *Client, path string, query url.Values, maxLimit int) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		q := url.Values{}
 		for k, v := range query {
 			q[k] = v
 		}
+		limit := maxLimit
 		if c.pageSize > 0 {
-			q.Set("limit", strconv.Itoa(c.pageSize))
+			limit = min(c.pageSize, maxLimit)
 		}
+		q.Set("limit", strconv.Itoa(limit))
 		for {
 			var items []T
 			pg, err := c.do(ctx, http.MethodGet, path, q, nil, &items)
@@ -208,13 +220,13 @@ func (c *Client) Account(ctx context.Context) (Account, error) {
 	return a, err
 }
 
-// APIKeys walks the account's keys.
-func (c *Client) APIKeys(ctx context.Context) iter.Seq2[APIKey, error] {
-	return walk[APIKey](ctx, c, "/api_keys", url.Values{"limit": {"500"}})
+// Keys walks the account's keys.
+func (c *Client) Keys(ctx context.Context) iter.Seq2[APIKey, error] {
+	return walk[APIKey](ctx, c, "/api_keys", nil, fleet.MaxPageLimit)
 }
 
-// CreateAPIKey creates a key; its secret is in the result's Key, once.
-func (c *Client) CreateAPIKey(ctx context.Context, params fleet.KeyParams) (NewAPIKey, error) {
+// CreateKey creates a key; its secret is in the result's Key, once.
+func (c *Client) CreateKey(ctx context.Context, params fleet.KeyParams) (NewAPIKey, error) {
 	var k NewAPIKey
 	_, err := c.do(ctx, http.MethodPost, "/api_keys", nil, createKeyRequest{
 		Name: params.Name, Permissions: params.Permissions, Environment: params.Environment, ExpiresAt: params.ExpiresAt,
@@ -222,30 +234,31 @@ func (c *Client) CreateAPIKey(ctx context.Context, params fleet.KeyParams) (NewA
 	return k, err
 }
 
-// APIKey returns one key.
-func (c *Client) APIKey(ctx context.Context, id string) (APIKey, error) {
+// Key returns one key.
+func (c *Client) Key(ctx context.Context, id string) (APIKey, error) {
 	var k APIKey
 	_, err := c.do(ctx, http.MethodGet, "/api_keys/"+url.PathEscape(id), nil, nil, &k)
 	return k, err
 }
 
-// RevokeAPIKey revokes a key.
-func (c *Client) RevokeAPIKey(ctx context.Context, id string) (APIKey, error) {
+// RevokeKey revokes a key.
+func (c *Client) RevokeKey(ctx context.Context, id string) (APIKey, error) {
 	var k APIKey
 	_, err := c.do(ctx, http.MethodDelete, "/api_keys/"+url.PathEscape(id), nil, nil, &k)
 	return k, err
 }
 
-// RotateAPIKey replaces a key; the old one keeps working for grace.
-func (c *Client) RotateAPIKey(ctx context.Context, id string, grace time.Duration) (NewAPIKey, error) {
+// RotateKey replaces a key; the old one keeps working for grace. The new
+// key has a new id: use it from now on (the old id names the old key).
+func (c *Client) RotateKey(ctx context.Context, id string, grace time.Duration) (NewAPIKey, error) {
 	var k NewAPIKey
 	secs := int64(grace / time.Second)
 	_, err := c.do(ctx, http.MethodPost, "/api_keys/"+url.PathEscape(id)+"/rotate", nil, rotateKeyRequest{GracePeriodSeconds: &secs}, &k)
 	return k, err
 }
 
-// APIKeyUsage returns a key's hourly usage over the last hours (1 to 168).
-func (c *Client) APIKeyUsage(ctx context.Context, id string, hours int) (KeyUsage, error) {
+// KeyUsage returns a key's hourly usage over the last hours (1 to 168).
+func (c *Client) KeyUsage(ctx context.Context, id string, hours int) (KeyUsage, error) {
 	var u KeyUsage
 	_, err := c.do(ctx, http.MethodGet, "/api_keys/"+url.PathEscape(id)+"/usage", url.Values{"hours": {strconv.Itoa(hours)}}, nil, &u)
 	return u, err
@@ -260,7 +273,7 @@ type VehicleQuery struct {
 }
 
 func (q VehicleQuery) values() url.Values {
-	v := url.Values{"limit": {"500"}}
+	v := url.Values{}
 	if q.Status != "" {
 		v.Set("status", string(q.Status))
 	}
@@ -278,7 +291,7 @@ func (q VehicleQuery) values() url.Values {
 
 // Vehicles walks the account's vehicles.
 func (c *Client) Vehicles(ctx context.Context, q VehicleQuery) iter.Seq2[fleet.Vehicle, error] {
-	return walk[fleet.Vehicle](ctx, c, "/vehicles", q.values())
+	return walk[fleet.Vehicle](ctx, c, "/vehicles", q.values(), fleet.MaxPageLimit)
 }
 
 // CreateVehicle creates a vehicle from the fields a client sets.
@@ -298,34 +311,11 @@ func (c *Client) Vehicle(ctx context.Context, id string) (fleet.Vehicle, error) 
 	return out, err
 }
 
-// putOpt adds a patch field to a merge patch when it is Set; an empty
-// string, like a nil pointer, goes out as null (clearing the field).
-func putOpt[T any](m map[string]any, name string, o fleet.Optional[T]) {
-	if !o.Set {
-		return
-	}
-	var v any = o.Value
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String && rv.Len() == 0 {
-		v = nil
-	}
-	m[name] = v
-}
-
 // UpdateVehicle sends a merge patch: fields Set in p change, a Set zero
 // value clears.
 func (c *Client) UpdateVehicle(ctx context.Context, id string, p fleet.VehiclePatch) (fleet.Vehicle, error) {
-	m := map[string]any{}
-	putOpt(m, "name", p.Name)
-	putOpt(m, "vin", p.VIN)
-	putOpt(m, "make", p.Make)
-	putOpt(m, "model", p.Model)
-	putOpt(m, "year", p.Year)
-	putOpt(m, "license_plate", p.LicensePlate)
-	putOpt(m, "external_id", p.ExternalID)
-	putOpt(m, "tags", p.Tags)
-	putOpt(m, "odometer_km", p.OdometerKm)
 	var out fleet.Vehicle
-	_, err := c.do(ctx, http.MethodPatch, "/vehicles/"+url.PathEscape(id), nil, m, &out)
+	_, err := c.do(ctx, http.MethodPatch, "/vehicles/"+url.PathEscape(id), nil, p, &out)
 	return out, err
 }
 
@@ -348,15 +338,15 @@ func toWire(pts []fleet.Point, withVehicle bool) batchRequest {
 	return req
 }
 
-// PostLocations posts up to 1,000 points of one vehicle.
-func (c *Client) PostLocations(ctx context.Context, vehicleID string, pts []fleet.Point) (fleet.IngestResult, error) {
+// IngestLocations posts up to 1,000 points of one vehicle.
+func (c *Client) IngestLocations(ctx context.Context, vehicleID string, pts []fleet.Point) (fleet.IngestResult, error) {
 	var r fleet.IngestResult
 	_, err := c.do(ctx, http.MethodPost, "/vehicles/"+url.PathEscape(vehicleID)+"/locations", nil, toWire(pts, false), &r)
 	return r, err
 }
 
-// PostBulkLocations posts up to 10,000 points, each naming its vehicle.
-func (c *Client) PostBulkLocations(ctx context.Context, pts []fleet.Point) (fleet.IngestResult, error) {
+// IngestBulk posts up to 10,000 points, each naming its vehicle.
+func (c *Client) IngestBulk(ctx context.Context, pts []fleet.Point) (fleet.IngestResult, error) {
 	var r fleet.IngestResult
 	_, err := c.do(ctx, http.MethodPost, "/vehicles/locations", nil, toWire(pts, true), &r)
 	return r, err
@@ -364,38 +354,38 @@ func (c *Client) PostBulkLocations(ctx context.Context, pts []fleet.Point) (flee
 
 // Locations walks the latest location of every vehicle that has reported.
 func (c *Client) Locations(ctx context.Context, q VehicleQuery) iter.Seq2[fleet.LocationRecord, error] {
-	return walk[fleet.LocationRecord](ctx, c, "/vehicles/locations", q.values())
+	return walk[fleet.LocationRecord](ctx, c, "/vehicles/locations", q.values(), fleet.MaxPageLimit)
 }
 
 // History walks a vehicle's points in ascending time between from and to
 // (zero: the server's defaults, the last 24 hours).
 func (c *Client) History(ctx context.Context, vehicleID string, from, to time.Time) iter.Seq2[fleet.Point, error] {
-	q := url.Values{"limit": {"10000"}}
+	q := url.Values{}
 	if !from.IsZero() {
 		q.Set("from", from.UTC().Format(time.RFC3339Nano))
 	}
 	if !to.IsZero() {
 		q.Set("to", to.UTC().Format(time.RFC3339Nano))
 	}
-	return walk[fleet.Point](ctx, c, "/vehicles/"+url.PathEscape(vehicleID)+"/locations", q)
+	return walk[fleet.Point](ctx, c, "/vehicles/"+url.PathEscape(vehicleID)+"/locations", q, fleet.MaxHistoryLimit)
 }
 
 // Events walks the account's events of a type ("" for all) from a time
 // (zero for all).
-func (c *Client) Events(ctx context.Context, typ string, from time.Time) iter.Seq2[Event, error] {
-	q := url.Values{"limit": {"500"}}
+func (c *Client) Events(ctx context.Context, typ string, from time.Time) iter.Seq2[fleet.Event, error] {
+	q := url.Values{}
 	if typ != "" {
 		q.Set("type", typ)
 	}
 	if !from.IsZero() {
 		q.Set("from", from.UTC().Format(time.RFC3339Nano))
 	}
-	return walk[Event](ctx, c, "/events", q)
+	return walk[fleet.Event](ctx, c, "/events", q, fleet.MaxPageLimit)
 }
 
-// GetEvent returns one event.
-func (c *Client) GetEvent(ctx context.Context, id string) (Event, error) {
-	var e Event
+// Event returns one event.
+func (c *Client) Event(ctx context.Context, id string) (fleet.Event, error) {
+	var e fleet.Event
 	_, err := c.do(ctx, http.MethodGet, "/events/"+url.PathEscape(id), nil, nil, &e)
 	return e, err
 }
@@ -436,7 +426,7 @@ func (c *Client) Stream(ctx context.Context, vehicleIDs ...string) iter.Seq2[Liv
 			if err == nil && res.StatusCode != http.StatusOK {
 				raw, _ := io.ReadAll(res.Body)
 				res.Body.Close()
-				_, err = decodeEnvelope(res.StatusCode, raw, nil)
+				_, err = decodeEnvelope(res, raw, nil)
 				var fe *fleet.Error
 				if errors.As(err, &fe) && fe.Code != fleet.CodeRateLimitExceeded && fe.Code != fleet.CodeUnavailable {
 					yield(LiveLocation{}, err)
@@ -497,13 +487,13 @@ func readStream(body io.Reader, last string, yield func(LiveLocation, error) boo
 
 // WorkOrders walks the account's work orders that f selects.
 func (c *Client) WorkOrders(ctx context.Context, f fleet.WorkOrderFilter) iter.Seq2[fleet.WorkOrder, error] {
-	q := url.Values{"limit": {"500"}}
+	q := url.Values{}
 	for k, v := range map[string]string{"vehicle_id": f.VehicleID, "status": string(f.Status), "priority": string(f.Priority)} {
 		if v != "" {
 			q.Set(k, v)
 		}
 	}
-	return walk[fleet.WorkOrder](ctx, c, "/maintenance/work_orders", q)
+	return walk[fleet.WorkOrder](ctx, c, "/maintenance/work_orders", q, fleet.MaxPageLimit)
 }
 
 // CreateWorkOrder opens a work order from the fields a client sets.
@@ -527,31 +517,21 @@ func (c *Client) WorkOrder(ctx context.Context, id string) (fleet.WorkOrder, err
 // UpdateWorkOrder sends a merge patch; a status change is a move of the
 // work-order state machine (409 invalid_state_transition if forbidden).
 func (c *Client) UpdateWorkOrder(ctx context.Context, id string, p fleet.WorkOrderPatch) (fleet.WorkOrder, error) {
-	m := map[string]any{}
-	putOpt(m, "title", p.Title)
-	putOpt(m, "description", p.Description)
-	putOpt(m, "priority", p.Priority)
-	putOpt(m, "status", p.Status)
-	putOpt(m, "due_date", p.DueDate)
-	putOpt(m, "assigned_to", p.AssignedTo)
-	putOpt(m, "odometer_km", p.OdometerKm)
-	putOpt(m, "cost_cents", p.CostCents)
-	putOpt(m, "currency", p.Currency)
 	var out fleet.WorkOrder
-	_, err := c.do(ctx, http.MethodPatch, "/maintenance/work_orders/"+url.PathEscape(id), nil, m, &out)
+	_, err := c.do(ctx, http.MethodPatch, "/maintenance/work_orders/"+url.PathEscape(id), nil, p, &out)
 	return out, err
 }
 
 // Schedules walks the account's schedules that f selects.
 func (c *Client) Schedules(ctx context.Context, f fleet.ScheduleFilter) iter.Seq2[fleet.Schedule, error] {
-	q := url.Values{"limit": {"500"}}
+	q := url.Values{}
 	if f.VehicleID != "" {
 		q.Set("vehicle_id", f.VehicleID)
 	}
 	if f.Status != "" {
 		q.Set("status", string(f.Status))
 	}
-	return walk[fleet.Schedule](ctx, c, "/maintenance/schedules", q)
+	return walk[fleet.Schedule](ctx, c, "/maintenance/schedules", q, fleet.MaxPageLimit)
 }
 
 // CreateSchedule creates a recurring service schedule.
@@ -574,15 +554,8 @@ func (c *Client) Schedule(ctx context.Context, id string) (fleet.Schedule, error
 
 // UpdateSchedule sends a merge patch of a schedule.
 func (c *Client) UpdateSchedule(ctx context.Context, id string, p fleet.SchedulePatch) (fleet.Schedule, error) {
-	m := map[string]any{}
-	putOpt(m, "name", p.Name)
-	putOpt(m, "interval_days", p.IntervalDays)
-	putOpt(m, "interval_km", p.IntervalKm)
-	putOpt(m, "last_service_date", p.LastServiceDate)
-	putOpt(m, "last_service_odometer_km", p.LastServiceOdometerKm)
-	putOpt(m, "auto_create_work_order", p.AutoCreateWorkOrder)
 	var out fleet.Schedule
-	_, err := c.do(ctx, http.MethodPatch, "/maintenance/schedules/"+url.PathEscape(id), nil, m, &out)
+	_, err := c.do(ctx, http.MethodPatch, "/maintenance/schedules/"+url.PathEscape(id), nil, p, &out)
 	return out, err
 }
 

@@ -12,7 +12,7 @@ import (
 
 // Alerts walks the account's alerts that f selects, oldest first.
 func (c *Client) Alerts(ctx context.Context, f fleet.AlertFilter) iter.Seq2[fleet.Alert, error] {
-	q := url.Values{"limit": {"500"}}
+	q := url.Values{}
 	for k, v := range map[string]string{"status": string(f.Status), "type": string(f.Type), "severity": string(f.Severity), "vehicle_id": f.VehicleID} {
 		if v != "" {
 			q.Set(k, v)
@@ -24,7 +24,7 @@ func (c *Client) Alerts(ctx context.Context, f fleet.AlertFilter) iter.Seq2[flee
 	if !f.To.IsZero() {
 		q.Set("to", f.To.UTC().Format(time.RFC3339Nano))
 	}
-	return walk[fleet.Alert](ctx, c, "/alerts", q)
+	return walk[fleet.Alert](ctx, c, "/alerts", q, fleet.MaxPageLimit)
 }
 
 // CreateAlert opens a custom alert from a's VehicleID, Severity, Message and
@@ -61,14 +61,14 @@ func (c *Client) ResolveAlert(ctx context.Context, id string) (fleet.Alert, erro
 
 // AlertRules walks the account's alert rules that f selects.
 func (c *Client) AlertRules(ctx context.Context, f fleet.AlertRuleFilter) iter.Seq2[fleet.AlertRule, error] {
-	q := url.Values{"limit": {"500"}}
+	q := url.Values{}
 	if f.Type != "" {
 		q.Set("type", string(f.Type))
 	}
 	if f.GeofenceID != "" {
 		q.Set("geofence_id", f.GeofenceID)
 	}
-	return walk[fleet.AlertRule](ctx, c, "/alerts/rules", q)
+	return walk[fleet.AlertRule](ctx, c, "/alerts/rules", q, fleet.MaxPageLimit)
 }
 
 // CreateAlertRule creates a rule from r's Type, Severity, ThresholdKmh,
@@ -90,15 +90,8 @@ func (c *Client) AlertRule(ctx context.Context, id string) (fleet.AlertRule, err
 
 // UpdateAlertRule sends a merge patch of a rule.
 func (c *Client) UpdateAlertRule(ctx context.Context, id string, p fleet.AlertRulePatch) (fleet.AlertRule, error) {
-	m := map[string]any{}
-	putOpt(m, "severity", p.Severity)
-	putOpt(m, "threshold_kmh", p.ThresholdKmh)
-	putOpt(m, "after_minutes", p.AfterMinutes)
-	putOpt(m, "geofence_id", p.GeofenceID)
-	putOpt(m, "vehicle_ids", p.VehicleIDs)
-	putOpt(m, "enabled", p.Enabled)
 	var out fleet.AlertRule
-	_, err := c.do(ctx, http.MethodPatch, "/alerts/rules/"+url.PathEscape(id), nil, m, &out)
+	_, err := c.do(ctx, http.MethodPatch, "/alerts/rules/"+url.PathEscape(id), nil, p, &out)
 	return out, err
 }
 
@@ -110,7 +103,7 @@ func (c *Client) DeleteAlertRule(ctx context.Context, id string) error {
 
 // Geofences walks the account's geofences.
 func (c *Client) Geofences(ctx context.Context) iter.Seq2[fleet.Geofence, error] {
-	return walk[fleet.Geofence](ctx, c, "/geofences", url.Values{"limit": {"500"}})
+	return walk[fleet.Geofence](ctx, c, "/geofences", nil, fleet.MaxPageLimit)
 }
 
 // CreateGeofence creates a geofence from g's Name, Geometry and RadiusM.
@@ -130,12 +123,8 @@ func (c *Client) Geofence(ctx context.Context, id string) (fleet.Geofence, error
 
 // UpdateGeofence sends a merge patch of a geofence.
 func (c *Client) UpdateGeofence(ctx context.Context, id string, p fleet.GeofencePatch) (fleet.Geofence, error) {
-	m := map[string]any{}
-	putOpt(m, "name", p.Name)
-	putOpt(m, "geometry", p.Geometry)
-	putOpt(m, "radius_m", p.RadiusM)
 	var out fleet.Geofence
-	_, err := c.do(ctx, http.MethodPatch, "/geofences/"+url.PathEscape(id), nil, m, &out)
+	_, err := c.do(ctx, http.MethodPatch, "/geofences/"+url.PathEscape(id), nil, p, &out)
 	return out, err
 }
 

@@ -54,7 +54,7 @@ func TestClientAlertsAgainstTheRealHandler(t *testing.T) {
 	is.Equal(fleet.ErrorCode(err), fleet.CodeConflict) // rules name it
 
 	t0 := e.clock.Now().Add(-time.Minute)
-	_, err = c.PostLocations(ctx, veh, []fleet.Point{
+	_, err = c.IngestLocations(ctx, veh, []fleet.Point{
 		{Latitude: 52.6, Longitude: 13.4, Timestamp: t0},
 		{Latitude: 52.5, Longitude: 13.4, Timestamp: t0.Add(time.Second), Speed: ptrF(120)},
 	})

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,27 +46,27 @@ func TestClientAgainstTheRealHandler(t *testing.T) {
 	is.Equal(acc.Plan, "pro")
 
 	// Keys: create, walk pages, get, rotate, usage, revoke.
-	nk, err := c.CreateAPIKey(ctx, fleet.KeyParams{Name: "ci", Permissions: []string{"vehicles:read"}})
+	nk, err := c.CreateKey(ctx, fleet.KeyParams{Name: "ci", Permissions: []string{"vehicles:read"}})
 	is.NoErr(err)
 	is.True(fleet.CheckSecret(nk.Key))
 	for range 2 {
-		_, err := c.CreateAPIKey(ctx, fleet.KeyParams{Name: "more"})
+		_, err := c.CreateKey(ctx, fleet.KeyParams{Name: "more"})
 		is.NoErr(err)
 	}
-	keys := collect(t, c.APIKeys(ctx))
+	keys := collect(t, c.Keys(ctx))
 	is.Equal(len(keys), 4) // two pages of two
-	got, err := c.APIKey(ctx, nk.KeyID)
+	got, err := c.Key(ctx, nk.KeyID)
 	is.NoErr(err)
 	is.Equal(got.Name, "ci")
-	rot, err := c.RotateAPIKey(ctx, nk.KeyID, 10*time.Minute)
+	rot, err := c.RotateKey(ctx, nk.KeyID, 10*time.Minute)
 	is.NoErr(err)
 	is.Equal(rot.PreviousKey.KeyID, nk.KeyID)
-	u, err := c.APIKeyUsage(ctx, a.ID, 2)
+	u, err := c.KeyUsage(ctx, a.ID, 2)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound) // not a key id
-	u, err = c.APIKeyUsage(ctx, keys[0].KeyID, 2)
+	u, err = c.KeyUsage(ctx, keys[0].KeyID, 2)
 	is.NoErr(err)
 	is.Equal(len(u.Hours), 2)
-	rev, err := c.RevokeAPIKey(ctx, rot.KeyID)
+	rev, err := c.RevokeKey(ctx, rot.KeyID)
 	is.NoErr(err)
 	is.Equal(rev.Status, "revoked")
 
@@ -93,10 +95,10 @@ func TestClientAgainstTheRealHandler(t *testing.T) {
 
 	now := e.clock.Now()
 	speed := 50.0
-	res, err := c.PostLocations(ctx, v.ID, []fleet.Point{{Latitude: 52, Longitude: 13, Timestamp: now.Add(-time.Minute), Speed: &speed}, {Latitude: 52.1, Longitude: 13, Timestamp: now, Speed: &speed}})
+	res, err := c.IngestLocations(ctx, v.ID, []fleet.Point{{Latitude: 52, Longitude: 13, Timestamp: now.Add(-time.Minute), Speed: &speed}, {Latitude: 52.1, Longitude: 13, Timestamp: now, Speed: &speed}})
 	is.NoErr(err)
 	is.Equal(res.Accepted, 2)
-	res, err = c.PostBulkLocations(ctx, []fleet.Point{{VehicleID: v2.ID, Latitude: 48, Longitude: 11, Timestamp: now}})
+	res, err = c.IngestBulk(ctx, []fleet.Point{{VehicleID: v2.ID, Latitude: 48, Longitude: 11, Timestamp: now}})
 	is.NoErr(err)
 	is.Equal(res.Accepted, 1)
 	snap := collect(t, c.Locations(ctx, fleethttp.VehicleQuery{}))
@@ -109,7 +111,7 @@ func TestClientAgainstTheRealHandler(t *testing.T) {
 
 	evs := collect(t, c.Events(ctx, fleet.EventVehicleCreated, time.Time{}))
 	is.Equal(len(evs), 2)
-	ev, err := c.GetEvent(ctx, evs[0].ID)
+	ev, err := c.Event(ctx, evs[0].ID)
 	is.NoErr(err)
 	is.Equal(ev.Type, fleet.EventVehicleCreated)
 
@@ -197,7 +199,7 @@ func TestClientStream(t *testing.T) {
 	now := e.clock.Now()
 	deadline := time.After(10 * time.Second)
 	for i := 0; ; i++ {
-		_, err := c.PostLocations(sctx, v.ID, []fleet.Point{{Latitude: 1, Longitude: float64(i), Timestamp: now.Add(time.Duration(i) * time.Millisecond)}})
+		_, err := c.IngestLocations(sctx, v.ID, []fleet.Point{{Latitude: 1, Longitude: float64(i), Timestamp: now.Add(time.Duration(i) * time.Millisecond)}})
 		is.NoErr(err)
 		select {
 		case ll := <-got:
@@ -286,4 +288,71 @@ func TestClientRetriesALostAnswerOnce(t *testing.T) {
 	_, err = c.CreateVehicle(ctx, fleet.Vehicle{Name: "Lost"})
 	is.True(err != nil)       // no retry: the loss is the caller's to see
 	is.Equal(len(lt.keys), 1) // sent once
+}
+
+// The client keeps what the server says of an error: its code, message and
+// details as a *fleet.Error, the HTTP status and the request id to quote.
+func TestClientErrorsCarryStatusAndRequestID(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()))
+	ctx := context.Background()
+
+	_, err := c.Vehicle(ctx, "veh_nope")
+	var apiErr *fleethttp.APIError
+	is.True(errors.As(err, &apiErr))
+	is.Equal(apiErr.StatusCode, http.StatusNotFound)
+	is.True(strings.HasPrefix(apiErr.RequestID, "req_")) // the server's id for the request
+	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
+	is.True(strings.Contains(err.Error(), apiErr.RequestID)) // quoted in the message too
+
+	_, err = c.CreateVehicle(ctx, fleet.Vehicle{Name: "x", VIN: "short"})
+	var fe *fleet.Error
+	is.True(errors.As(err, &fe))
+	is.Equal(fe.Code, fleet.CodeValidation)
+	is.Equal(fe.Details[0].Field, "vin")
+	is.True(errors.As(err, &apiErr))
+	is.Equal(apiErr.StatusCode, http.StatusUnprocessableEntity)
+}
+
+// A request that got no answer is a *TransportError wrapping its cause,
+// read as unavailable, never as the server's internal_error.
+func TestClientNetworkFailuresAreNotServerErrors(t *testing.T) {
+	is := is.New(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	c := fleethttp.NewClient(url, "fleet_x", fleethttp.WithMaxRetries(0))
+	_, err := c.Account(context.Background())
+	var te *fleethttp.TransportError
+	is.True(errors.As(err, &te))
+	is.True(errors.Is(err, syscall.ECONNREFUSED))
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnavailable)
+	var apiErr *fleethttp.APIError
+	is.True(!errors.As(err, &apiErr)) // the API said nothing
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.Account(ctx)
+	is.True(errors.Is(err, context.Canceled))
+	is.True(errors.As(err, &te))
+}
+
+// An answer that is not the API's JSON (a proxy's error page) keeps its
+// status, and a gateway's failure reads as unavailable.
+func TestClientAnswersThatAreNotTheAPIs(t *testing.T) {
+	is := is.New(t)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html>502 Bad Gateway</html>")
+	}))
+	defer proxy.Close()
+	c := fleethttp.NewClient(proxy.URL, "fleet_x", fleethttp.WithMaxRetries(0))
+	_, err := c.Account(context.Background())
+	var apiErr *fleethttp.APIError
+	is.True(errors.As(err, &apiErr))
+	is.Equal(apiErr.StatusCode, http.StatusBadGateway)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnavailable)
 }

@@ -19,7 +19,7 @@ type WebhookParams struct {
 
 // Webhooks walks the account's webhook endpoints (without secrets).
 func (c *Client) Webhooks(ctx context.Context) iter.Seq2[fleet.Webhook, error] {
-	return walk[fleet.Webhook](ctx, c, "/webhooks", url.Values{"limit": {"500"}})
+	return walk[fleet.Webhook](ctx, c, "/webhooks", nil, fleet.MaxPageLimit)
 }
 
 // CreateWebhook registers an endpoint. The secret that signs its
@@ -42,13 +42,8 @@ func (c *Client) Webhook(ctx context.Context, id string) (fleet.Webhook, error) 
 
 // UpdateWebhook sends a merge patch of an endpoint.
 func (c *Client) UpdateWebhook(ctx context.Context, id string, p fleet.WebhookPatch) (fleet.Webhook, error) {
-	m := map[string]any{}
-	putOpt(m, "url", p.URL)
-	putOpt(m, "events", p.Events)
-	putOpt(m, "description", p.Description)
-	putOpt(m, "enabled", p.Enabled)
 	var out fleet.Webhook
-	_, err := c.do(ctx, http.MethodPatch, "/webhooks/"+url.PathEscape(id), nil, m, &out)
+	_, err := c.do(ctx, http.MethodPatch, "/webhooks/"+url.PathEscape(id), nil, p, &out)
 	return out, err
 }
 
@@ -76,14 +71,14 @@ func (c *Client) TestWebhook(ctx context.Context, id string) (fleet.WebhookTestS
 // Deliveries walks an endpoint's delivery attempts that f selects, oldest
 // first.
 func (c *Client) Deliveries(ctx context.Context, webhookID string, f fleet.DeliveryFilter) iter.Seq2[fleet.Delivery, error] {
-	q := url.Values{"limit": {"500"}}
+	q := url.Values{}
 	if f.Status != "" {
 		q.Set("status", string(f.Status))
 	}
 	if f.EventID != "" {
 		q.Set("event_id", f.EventID)
 	}
-	return walk[fleet.Delivery](ctx, c, "/webhooks/"+url.PathEscape(webhookID)+"/deliveries", q)
+	return walk[fleet.Delivery](ctx, c, "/webhooks/"+url.PathEscape(webhookID)+"/deliveries", q, fleet.MaxPageLimit)
 }
 
 // RetryDelivery sends a delivery's event to its endpoint again now and

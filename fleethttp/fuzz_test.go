@@ -1,21 +1,35 @@
 package fleethttp
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-// FuzzBearer: the Authorization parser never panics and only yields a
-// token for the Bearer scheme.
+// FuzzBearer: the Authorization parser never panics; it reads the token of
+// the Bearer scheme, whatever the scheme's case (RFC 7235), without the
+// blanks around it, and of no other scheme.
 func FuzzBearer(f *testing.F) {
-	for _, s := range []string{"Bearer fleet_abc", "bearer x", "Basic abc", "", "Bearer ", "BEARER  \t tok "} {
-		f.Add(s)
+	for _, s := range [][2]string{{"Bearer", "fleet_abc"}, {"bearer", "x"}, {"Basic", "abc"}, {"", ""}, {"Bearer", ""},
+		{"BEARER", " \t tok "}, {"Bearerx", "tok"}, {"Bear", "er tok"}, {"bearer", "a b"}} {
+		f.Add(s[0], s[1])
 	}
-	f.Fuzz(func(t *testing.T, h string) {
+	f.Fuzz(func(t *testing.T, scheme, token string) {
+		h := scheme + " " + token
 		tok, ok := bearer(h)
-		if ok && (len(h) < len("bearer ") || len(tok) > len(h)) {
-			t.Fatalf("token %q from header %q", tok, h)
+		switch {
+		case strings.EqualFold(scheme, "bearer") && strings.TrimSpace(token) != "":
+			if !ok || tok != strings.TrimSpace(token) {
+				t.Fatalf("bearer(%q) = %q, %v: want %q", h, tok, ok, strings.TrimSpace(token))
+			}
+		case !strings.ContainsAny(scheme, " \t") && !strings.EqualFold(scheme, "bearer"):
+			if ok {
+				t.Fatalf("bearer(%q) took a token of scheme %q", h, scheme)
+			}
+		}
+		if ok && (strings.TrimSpace(tok) != tok || !strings.Contains(h, tok)) {
+			t.Fatalf("bearer(%q) = %q: not a trimmed part of the header", h, tok)
 		}
 	})
 }
@@ -41,7 +55,15 @@ func FuzzDecodeBodies(f *testing.F) {
 		check(err)
 		_, err = decode[vehicleRequest](b, false)
 		check(err)
-		_, err = decodePatch(b, "name", "tags", "year")
+		_, err = decode[fleet.VehiclePatch](b, false)
+		check(err)
+		_, err = decode[fleet.WorkOrderPatch](b, false)
+		check(err)
+		_, err = decode[fleet.SchedulePatch](b, false)
+		check(err)
+		_, err = decode[fleet.AlertRulePatch](b, false)
+		check(err)
+		_, err = decode[fleet.WebhookPatch](b, false)
 		check(err)
 		_, err = decode[alertRequest](b, false)
 		check(err)

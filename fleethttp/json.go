@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -62,20 +63,25 @@ type errorBody struct {
 	Details   []fleet.FieldError `json:"details,omitempty"`
 }
 
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+func jsonMarshal(v any) ([]byte, error) { return marshalNoEscape(v) }
 
 // writeJSON writes v with status; it is the only place bodies are encoded.
+// JSON goes out without HTML escaping ("<API_KEY>", not "\u003cAPI_KEY\u003e"):
+// it is served as application/json with nosniff, never inside a page.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"success":false,"error":{"code":"internal_error","message":"An internal error occurred."}}`)
+		buf.Reset()
+		buf.WriteString(`{"success":false,"error":{"code":"internal_error","message":"An internal error occurred."}}` + "\n")
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
+	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(buf.Bytes())
 }
 
 var jsonContentType = []string{"application/json"}
@@ -104,7 +110,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
+		if err != nil || !acceptedMediaType(r.Method, mt) {
+			if r.Method == http.MethodPatch {
+				return nil, fleet.Errorf(fleet.CodeUnsupportedMediaType, "PATCH bodies must be application/merge-patch+json or application/json.")
+			}
 			return nil, fleet.Errorf(fleet.CodeUnsupportedMediaType, "Request bodies must be application/json.")
 		}
 	}
@@ -128,6 +137,17 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return b, nil
 }
 
+// Media types of request bodies. A PATCH is a JSON merge patch (RFC 7396)
+// and may say so; application/json means the same there.
+const (
+	mediaJSON       = "application/json"
+	mediaMergePatch = "application/merge-patch+json"
+)
+
+func acceptedMediaType(method, mt string) bool {
+	return mt == mediaJSON || (method == http.MethodPatch && mt == mediaMergePatch)
+}
+
 // decode parses a JSON object strictly into T: unknown fields, wrong types,
 // trailing data and anything but an object are invalid_request. A missing
 // body is invalid_request too, unless optional (then it reads as {}).
@@ -142,15 +162,16 @@ func decode[T any](body []byte, optional bool) (T, error) {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return v, fleet.Errorf(fleet.CodeInvalidRequest, "The request body must be a JSON object.")
 	}
-	// encoding/json matches field names without regard to case; the API's
-	// are exact ("NAME" is an unknown field), so the keys are checked first.
+	// The keys and value types are checked first, so that the error names
+	// the whole path of what is wrong (and names are exact: "NAME" is an
+	// unknown field, though encoding/json would take it for "name").
 	var raw any
 	rd := json.NewDecoder(bytes.NewReader(body))
 	rd.UseNumber() // ranges are the typed decoder's to judge
 	if err := rd.Decode(&raw); err != nil {
 		return v, decodeError(err)
 	}
-	if err := exactKeys(raw, reflect.TypeFor[T](), ""); err != nil {
+	if err := checkShape(raw, reflect.TypeFor[T](), ""); err != nil {
 		return v, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -166,47 +187,123 @@ func decode[T any](body []byte, optional bool) (T, error) {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// exactKeys checks that every key of the objects in v names a field of the
-// struct type t decodes it into, spelled exactly as its json tag, down
-// through nested structs and slices. Types that decode themselves are
-// theirs to check.
-func exactKeys(v any, t reflect.Type, path string) error {
+// checkShape checks a decoded JSON value against the Go type it is to be
+// decoded into, before the typed decoder runs, so that what is wrong is named
+// by its whole path ("locations[1].timestamp"): every key of an object names
+// a field of the struct, spelled exactly as its json tag (encoding/json
+// would match it without regard to case), and every value has the JSON type
+// its field takes. null is taken anywhere (absent, or cleared, for the
+// service to judge). Types that decode themselves check themselves, but a
+// merge patch member (fleet.Optional) is checked as its value.
+func checkShape(v any, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+	if v == nil {
+		return nil
+	}
+	if elem, ok := optionalElem(t); ok {
+		return checkShape(v, elem, path)
+	}
+	switch {
+	case t == timeType:
+		s, ok := v.(string)
+		if !ok {
+			return wrongType(path, "an RFC 3339 timestamp (2026-11-22T10:15:30Z)")
+		}
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return wrongType(path, "an RFC 3339 timestamp (2026-11-22T10:15:30Z)")
+		}
+		return nil
+	case t == rawMessageType, t.Implements(unmarshalerType), reflect.PointerTo(t).Implements(unmarshalerType):
 		return nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil // a wrong type: the decoder names it
+			return wrongType(path, "an object")
 		}
 		fields := jsonFields(t)
-		for k, x := range m {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the first problem named is the same every time
+		for _, k := range keys {
 			ft, ok := fields[k]
 			if !ok {
-				e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown or read-only field %q.", path+k)
-				e.Details = []fleet.FieldError{{Field: path + k, Message: "is not a field that can be set"}}
+				e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown or read-only field %q.", join(path, k))
+				e.Details = []fleet.FieldError{{Field: join(path, k), Message: "is not a field that can be set"}}
 				return e
 			}
-			if err := exactKeys(x, ft, path+k+"."); err != nil {
+			if err := checkShape(m[k], ft, join(path, k)); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		a, ok := v.([]any)
 		if !ok {
-			return nil
+			return wrongType(path, "an array")
 		}
 		for i, x := range a {
-			if err := exactKeys(x, t.Elem(), strings.TrimSuffix(path, ".")+"["+strconv.Itoa(i)+"]."); err != nil {
+			if err := checkShape(x, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
 				return err
 			}
 		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return wrongType(path, "an object")
+		}
+		for k, x := range m {
+			if err := checkShape(x, t.Elem(), join(path, k)); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return wrongType(path, "a string")
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return wrongType(path, "a boolean")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrongType(path, "a whole number")
+		}
+		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
+			return wrongType(path, "a whole number")
+		}
+	case reflect.Float32, reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrongType(path, "a number")
+		}
+		if _, err := strconv.ParseFloat(string(n), t.Bits()); err != nil {
+			return wrongType(path, "a number")
+		}
 	}
 	return nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// wrongType is the error of a value of the wrong JSON type, naming it.
+func wrongType(path, want string) error {
+	if path == "" {
+		return fleet.Errorf(fleet.CodeInvalidRequest, "The request body must be %s.", want)
+	}
+	e := fleet.Errorf(fleet.CodeInvalidRequest, "Field %q must be %s.", path, want)
+	e.Details = []fleet.FieldError{{Field: path, Message: "must be " + want}}
+	return e
 }
 
 // jsonFields maps the JSON names of a struct's fields, embedded ones

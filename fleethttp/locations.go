@@ -19,9 +19,15 @@ type pointJSON struct {
 	OdometerKm *float64   `json:"odometer_km"`
 }
 
+// batchRequest is a location batch: a vehicle's own (its points leave out
+// vehicle_id) or a bulk one (each point names its vehicle).
 type batchRequest struct {
 	Locations []pointJSON `json:"locations"`
 }
+
+// bulkRequest is how the document tells the bulk batch from a vehicle's
+// own: the same wire type, whose points each name their vehicle.
+type bulkRequest batchRequest
 
 // toPoints checks a decoded batch for required members, naming every
 // missing one, and returns its points.

@@ -61,19 +61,9 @@ func (h *Handler) listWorkOrders(c *call) error {
 }
 
 func (h *Handler) patchWorkOrder(c *call) error {
-	m, err := decodePatch(c.body, "title", "description", "priority", "status", "due_date", "assigned_to", "odometer_km", "cost_cents", "currency")
+	p, err := decode[fleet.WorkOrderPatch](c.body, false)
 	if err != nil {
 		return err
-	}
-	var p fleet.WorkOrderPatch
-	for _, err := range []error{
-		patchField(m, "title", &p.Title), patchField(m, "description", &p.Description), patchField(m, "priority", &p.Priority),
-		patchField(m, "status", &p.Status), patchField(m, "due_date", &p.DueDate), patchField(m, "assigned_to", &p.AssignedTo),
-		patchField(m, "odometer_km", &p.OdometerKm), patchField(m, "cost_cents", &p.CostCents), patchField(m, "currency", &p.Currency),
-	} {
-		if err != nil {
-			return err
-		}
 	}
 	w, err := h.svc.UpdateWorkOrder(c.r.Context(), c.p, c.r.PathValue("work_order_id"), p)
 	if err != nil {
@@ -130,19 +120,9 @@ func (h *Handler) listSchedules(c *call) error {
 }
 
 func (h *Handler) patchSchedule(c *call) error {
-	m, err := decodePatch(c.body, "name", "interval_days", "interval_km", "last_service_date", "last_service_odometer_km", "auto_create_work_order")
+	p, err := decode[fleet.SchedulePatch](c.body, false)
 	if err != nil {
 		return err
-	}
-	var p fleet.SchedulePatch
-	for _, err := range []error{
-		patchField(m, "name", &p.Name), patchField(m, "interval_days", &p.IntervalDays), patchField(m, "interval_km", &p.IntervalKm),
-		patchField(m, "last_service_date", &p.LastServiceDate), patchField(m, "last_service_odometer_km", &p.LastServiceOdometerKm),
-		patchField(m, "auto_create_work_order", &p.AutoCreateWorkOrder),
-	} {
-		if err != nil {
-			return err
-		}
 	}
 	s, err := h.svc.UpdateSchedule(c.r.Context(), c.p, c.r.PathValue("schedule_id"), p)
 	if err != nil {

@@ -1,10 +1,7 @@
 package fleethttp
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -76,80 +73,10 @@ func (h *Handler) listVehicles(c *call) error {
 	return c.list(l.Items, l.NextCursor, l.HasMore)
 }
 
-// patchField decodes one member of a merge patch: absent leaves o unset,
-// null sets it to the zero value (clearing the field).
-func patchField[T any](m map[string]json.RawMessage, name string, o *fleet.Optional[T]) error {
-	raw, ok := m[name]
-	if !ok {
-		return nil
-	}
-	o.Set = true
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
-	}
-	if err := json.Unmarshal(raw, &o.Value); err != nil {
-		var zero T
-		e := fleet.Errorf(fleet.CodeInvalidRequest, "Field %q has the wrong type.", name)
-		e.Details = []fleet.FieldError{{Field: name, Message: "must be " + jsonKindOf(zero)}}
-		return e
-	}
-	return nil
-}
-
-func jsonKindOf(v any) string {
-	switch v.(type) {
-	case string, *string, fleet.Priority, fleet.WorkOrderStatus:
-		return "a string"
-	case *int, *int64:
-		return "a whole number"
-	case *float64, int, float64:
-		return "a number"
-	case *bool:
-		return "a boolean"
-	case []string:
-		return "an array of strings"
-	}
-	return "of another type"
-}
-
-// decodePatch reads a JSON merge patch object, refusing members not in
-// allowed (read-only and unknown fields alike).
-func decodePatch(body []byte, allowed ...string) (map[string]json.RawMessage, error) {
-	m, err := decode[map[string]json.RawMessage](body, false)
-	if err != nil {
-		return nil, err
-	}
-	var unknown []string
-	for k := range m {
-		if !containsStr(allowed, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown or read-only field %q.", unknown[0])
-		for _, k := range unknown {
-			e.Details = append(e.Details, fleet.FieldError{Field: k, Message: "is not a field that can be set"})
-		}
-		return nil, e
-	}
-	return m, nil
-}
-
 func (h *Handler) patchVehicle(c *call) error {
-	m, err := decodePatch(c.body, "name", "vin", "make", "model", "year", "license_plate", "external_id", "tags", "odometer_km")
+	p, err := decode[fleet.VehiclePatch](c.body, false)
 	if err != nil {
 		return err
-	}
-	var p fleet.VehiclePatch
-	for _, err := range []error{
-		patchField(m, "name", &p.Name), patchField(m, "vin", &p.VIN), patchField(m, "make", &p.Make),
-		patchField(m, "model", &p.Model), patchField(m, "year", &p.Year), patchField(m, "license_plate", &p.LicensePlate),
-		patchField(m, "external_id", &p.ExternalID), patchField(m, "tags", &p.Tags), patchField(m, "odometer_km", &p.OdometerKm),
-	} {
-		if err != nil {
-			return err
-		}
 	}
 	v, err := h.svc.UpdateVehicle(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), p)
 	if err != nil {
@@ -164,14 +91,6 @@ func (h *Handler) deleteVehicle(c *call) error {
 		return err
 	}
 	return c.ok(http.StatusOK, d)
-}
-
-// Event is the event object of the API.
-type Event struct {
-	ID        string          `json:"event_id"`
-	Type      string          `json:"type"`
-	CreatedAt time.Time       `json:"created_at"`
-	Data      json.RawMessage `json:"data"`
 }
 
 func (h *Handler) listEvents(c *call) error {
@@ -191,11 +110,7 @@ func (h *Handler) listEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	out := make([]Event, len(l.Items))
-	for i, e := range l.Items {
-		out[i] = Event{e.ID, e.Type, e.CreatedAt, e.Data}
-	}
-	return c.list(out, l.NextCursor, l.HasMore)
+	return c.list(l.Items, l.NextCursor, l.HasMore)
 }
 
 func (h *Handler) getEvent(c *call) error {
@@ -203,7 +118,7 @@ func (h *Handler) getEvent(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusOK, Event{e.ID, e.Type, e.CreatedAt, e.Data})
+	return c.ok(http.StatusOK, e)
 }
 
 // parseTime reads an RFC 3339 query parameter.

@@ -51,18 +51,9 @@ func (h *Handler) listWebhooks(c *call) error {
 }
 
 func (h *Handler) patchWebhook(c *call) error {
-	m, err := decodePatch(c.body, "url", "events", "description", "enabled")
+	p, err := decode[fleet.WebhookPatch](c.body, false)
 	if err != nil {
 		return err
-	}
-	var p fleet.WebhookPatch
-	for _, err := range []error{
-		patchField(m, "url", &p.URL), patchField(m, "events", &p.Events),
-		patchField(m, "description", &p.Description), patchField(m, "enabled", &p.Enabled),
-	} {
-		if err != nil {
-			return err
-		}
 	}
 	w, err := h.svc.UpdateWebhook(c.r.Context(), c.p, c.r.PathValue("webhook_id"), p)
 	if err != nil {

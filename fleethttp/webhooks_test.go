@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -597,4 +598,24 @@ func TestSenderRunOnceTakesOneBatch(t *testing.T) {
 	n, err = s.RunOnce(context.Background())
 	is.NoErr(err)
 	is.Equal(n, 0) // nothing is due
+}
+
+// A retry's next_attempt_at, jitter and all, has the precision of every
+// other timestamp (at most microseconds).
+func TestRetryTimesHaveOnePrecision(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
+	whID, _ := e.register(key, rcv.srv.URL+"/hooks")
+	e.do("POST", "/v1/webhooks/"+whID+"/test", key, nil)
+	s := fleethttp.NewSender(e.svc, fleethttp.SenderOptions{Insecure: true, Jitter: func() float64 { return 0.0123456789 }})
+	is.Equal(drain(t, s), 1)
+	ds := e.do("GET", "/v1/webhooks/"+whID+"/deliveries", key, nil).list()
+	is.Equal(len(ds), 2) // the failed attempt and the pending retry
+	for _, d := range ds {
+		next, _ := d.(map[string]any)["next_attempt_at"].(string)
+		is.True(next != "")
+		is.True(regexp.MustCompile(`:\d\d(\.\d{1,6})?Z$`).MatchString(next)) // no nanoseconds
+	}
 }

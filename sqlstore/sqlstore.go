@@ -57,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		s, err = openPostgres(ctx, dsn)
 	default:
-		return nil, fmt.Errorf("sqlstore: unsupported data source %q: want sqlite:PATH or postgres://...", redact(dsn))
+		return nil, fmt.Errorf("sqlstore: unsupported data source %q: want sqlite:PATH or postgres://USER@HOST:PORT/DB (fleetstore.Open also takes memory:)", Redact(dsn))
 	}
 	if err != nil {
 		return nil, err
@@ -126,15 +127,22 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// redact drops what may be a password from a DSN quoted in an error.
-func redact(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		return dsn[:i+3] + "..."
+// Redact returns dsn with any password replaced by "***" (the one in a
+// URL's user information, and a password parameter of its query), for
+// quoting a DSN in errors and logs.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return dsn
 	}
-	if len(dsn) > 20 {
-		return dsn[:20] + "..."
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "***")
 	}
-	return dsn
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "***")
+		u.RawQuery = q.Encode()
+	}
+	return strings.ReplaceAll(u.String(), "%2A%2A%2A", "***")
 }
 
 func openSQLite(ctx context.Context, path string) (*Store, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetstore"
 	"github.com/fleetkit/fleetapi/internal/sim"
 )
 
@@ -70,7 +71,7 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 	def := getenv("FLEET_DB")
 	if def == "" {
-		def = defaultDSN
+		def = fleetstore.DefaultDSN
 	}
 	return fs.String("db", def, "store: sqlite:PATH, memory:, or postgres://...")
 }
@@ -100,7 +101,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Warn("--insecure-webhooks is on: webhook URLs may use http and private addresses; never use this in production")
 	}
 
-	store, err := openStore(ctx, *dsn)
+	store, err := fleetstore.Open(ctx, *dsn)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		defer msrv.Close()
 		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
-	fmt.Fprintf(stdout, "fleetserver listening on %s (store %s)\n", base, redactDSN(*dsn))
+	fmt.Fprintf(stdout, "fleetserver listening on %s (store %s)\n", base, fleetstore.Redact(*dsn))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -174,19 +175,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// redactDSN hides a password in a DSN before it is printed.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
-			cred := dsn[i+3 : i+3+at]
-			if c := strings.Index(cred, ":"); c >= 0 {
-				return dsn[:i+3] + cred[:c] + ":***" + dsn[i+3+at:]
-			}
-		}
-	}
-	return dsn
 }
 
 // demoVehicles and demoEvery shape the demo's simulated fleet.
@@ -306,7 +294,7 @@ func createKey(ctx context.Context, args []string, getenv func(string) string, s
 // withService runs fn on a service over the store dsn names, then closes
 // the store; a fleet error comes back as a message for the operator.
 func withService(ctx context.Context, dsn string, fn func(*fleet.Service) error) error {
-	store, err := openStore(ctx, dsn)
+	store, err := fleetstore.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
@@ -338,17 +326,17 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, *dsn)
+	store, err := fleetstore.Open(ctx, *dsn)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	if c, ok := store.(interface{ Check(context.Context) error }); ok {
 		if err := c.Check(ctx); err != nil {
-			return fmt.Errorf("store %s is damaged: %w", redactDSN(*dsn), err)
+			return fmt.Errorf("store %s is damaged: %w", fleetstore.Redact(*dsn), err)
 		}
 	}
-	fmt.Fprintf(stdout, "store %s: ok\n", redactDSN(*dsn))
+	fmt.Fprintf(stdout, "store %s: ok\n", fleetstore.Redact(*dsn))
 	return nil
 }
 
@@ -358,11 +346,11 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, *dsn) // opening applies pending migrations
+	store, err := fleetstore.Open(ctx, *dsn) // opening applies pending migrations
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	fmt.Fprintf(stdout, "store %s is up to date\n", redactDSN(*dsn))
+	fmt.Fprintf(stdout, "store %s is up to date\n", fleetstore.Redact(*dsn))
 	return nil
 }

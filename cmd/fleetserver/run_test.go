@@ -228,7 +228,7 @@ func TestUnknownCommandAndStore(t *testing.T) {
 	is.True(err != nil)
 	err = run(context.Background(), []string{"serve", "--db", "redis://x"}, func(string) string { return "" }, &out, &errb)
 	is.True(err != nil && strings.Contains(err.Error(), "unknown store"))
-	is.Equal(redactDSN("postgres://u:secret@h/db"), "postgres://u:***@h/db")
+	is.True(strings.Contains(err.Error(), "redis://x")) // the DSN as given
 }
 
 // TestOperatorBootstrapOnSQLite: accounts create --json prints a working

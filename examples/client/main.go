@@ -54,7 +54,7 @@ func main() {
 	}
 
 	speed, heading := 38.5, 90.0
-	res, err := c.PostLocations(ctx, first.ID, []fleet.Point{{
+	res, err := c.IngestLocations(ctx, first.ID, []fleet.Point{{
 		Latitude: 52.5200, Longitude: 13.4050, Timestamp: time.Now(), Speed: &speed, Heading: &heading,
 	}})
 	if err != nil {

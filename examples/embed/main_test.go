@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetstore"
+	"github.com/matryer/is"
+)
+
+// The example is a complete program: the API answers, /readyz says the
+// store is reachable, webhooks are delivered, and on shutdown it stops
+// cleanly with everything stored.
+func TestEmbedIsComplete(t *testing.T) {
+	is := is.New(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "embed.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, dsn, "127.0.0.1:0", true, pw); pw.Close() }()
+
+	lines := bufio.NewScanner(pr)
+	var base, key string
+	for (base == "" || key == "") && lines.Scan() {
+		if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+		}
+		if m := regexp.MustCompile(`Bearer (fleet_\w+)`).FindStringSubmatch(lines.Text()); m != nil {
+			key = m[1]
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	is.True(base != "" && key != "")
+
+	res, err := http.Get(base + "/readyz")
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusOK)
+
+	got := make(chan fleet.Event, 10)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e fleet.Event
+		json.NewDecoder(r.Body).Decode(&e)
+		got <- e
+	}))
+	defer rcv.Close()
+	c := fleethttp.NewClient(base, key)
+	_, err = c.CreateWebhook(ctx, fleethttp.WebhookParams{URL: rcv.URL + "/hooks", Events: []string{fleet.EventVehicleCreated}})
+	is.NoErr(err)
+	v, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Van 1"})
+	is.NoErr(err)
+	select {
+	case e := <-got:
+		is.Equal(e.Type, fleet.EventVehicleCreated) // the sender runs
+		is.True(strings.Contains(string(e.Data), v.ID))
+	case <-time.After(30 * time.Second):
+		t.Fatal("no webhook delivery")
+	}
+
+	cancel()
+	is.NoErr(<-done) // a clean stop
+	store, err := fleetstore.Open(context.Background(), dsn)
+	is.NoErr(err)
+	defer store.Close()
+	svc := fleet.NewService(store, fleet.Options{})
+	p, err := svc.Authenticate(context.Background(), key)
+	is.NoErr(err)
+	_, err = svc.Vehicle(context.Background(), p, v.ID)
+	is.NoErr(err) // what was acknowledged is stored
+}

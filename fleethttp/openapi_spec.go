@@ -1,0 +1,454 @@
+package fleethttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// What the OpenAPI document says beyond what the types and the route table
+// carry: the component schemas' notes (descriptions, limits from package
+// fleet), shared parameters and descriptions, and the assembly of the
+// document. `go generate` writes it to openapi.json (see openapi.go).
+
+//go:generate go run ../internal/openapigen -o openapi.json
+
+// GenerateOpenAPI builds the OpenAPI 3.1 document of the API from the route
+// table, the wire types, the error table, the permissions and the limits of
+// package fleet. The handler serves the copy generated into openapi.json;
+// a test checks the two are the same.
+func GenerateOpenAPI() ([]byte, error) {
+	g := &generator{byType: map[reflect.Type]string{}}
+	registerComponents(g)
+	h := &Handler{}
+	routes := h.routeTable()
+	paths := o()
+	tags := []string{}
+	for _, rt := range routes {
+		path := strings.TrimPrefix(rt.pattern, "/v1")
+		item, _ := paths.get(path).(*obj)
+		if item == nil {
+			item = o()
+			paths.set(path, item)
+		}
+		item.set(strings.ToLower(rt.method), g.operation(rt))
+		if !slices.Contains(tags, rt.doc.tag) {
+			tags = append(tags, rt.doc.tag)
+		}
+	}
+	for _, p := range metaPaths() {
+		paths.set(p.path, p.item)
+	}
+	tags = append(tags, tagMeta)
+	tagList := []any{}
+	for _, t := range tags {
+		tagList = append(tagList, o("name", t, "description", tagDescriptions[t]))
+	}
+	schemas := g.build()
+	if len(g.errs) > 0 {
+		return nil, errors.New("openapi: " + strings.Join(g.errs, "; "))
+	}
+	doc := o(
+		"openapi", "3.1.0",
+		"info", o("title", "Fleet API", "version", "1.0.0", "description", intro()),
+		"servers", []any{o("url", "/v1", "description", "This server")},
+		"security", []any{o("bearerAuth", []string{})},
+		"tags", tagList,
+		"paths", paths,
+		"components", o(
+			"securitySchemes", o("bearerAuth", o("type", "http", "scheme", "bearer",
+				"description", "`Authorization: Bearer fleet_...`: an API key secret.")),
+			"headers", headerComponents(),
+			"responses", errorResponses(),
+			"schemas", schemas,
+			"parameters", o("IdempotencyKey", o("name", "Idempotency-Key", "in", "header",
+				"description", "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict.",
+				"schema", o("type", "string", "minLength", 1, "maxLength", 255))),
+		),
+	)
+	b, err := marshalNoEscape(doc)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// Tags group the operations; their order is the order routes first use them.
+const (
+	tagAccount     = "Account"
+	tagKeys        = "API keys"
+	tagVehicles    = "Vehicles"
+	tagTracking    = "Tracking"
+	tagEvents      = "Events"
+	tagMaintenance = "Maintenance"
+	tagAlerts      = "Alerts"
+	tagWebhooks    = "Webhooks"
+	tagMeta        = "Meta"
+)
+
+var tagDescriptions = map[string]string{
+	tagAccount:     "The account of the key; any valid key may read it.",
+	tagKeys:        "Keys of the account: create, rotate, revoke, and hourly usage.",
+	tagVehicles:    "The fleet's vehicles.",
+	tagTracking:    "Location ingest, the latest location of every vehicle, history, and the live stream.",
+	tagEvents:      "The log of changes, kept 30 days.",
+	tagMaintenance: "Work orders and recurring service schedules.",
+	tagWebhooks:    "Endpoints that receive every event, signed per Standard Webhooks, and the log of each delivery attempt.",
+	tagAlerts:      "Alerts, the rules that open them, and geofences.",
+	tagMeta:        "This document, liveness and readiness.",
+}
+
+// byPlan writes a per-plan figure of the plan table: "free 20, pro 200,
+// enterprise 1,000".
+func byPlan(f func(fleet.PlanLimits) int) string {
+	var parts []string
+	for _, p := range fleet.Plans() {
+		parts = append(parts, string(p)+" "+num(f(p.Limits())))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func days(d time.Duration) int { return int(d / (24 * time.Hour)) }
+
+func seconds(d time.Duration) string { return strconv.Itoa(int(d/time.Second)) + " seconds" }
+
+func intro() string {
+	return "Fleet-data API: vehicles, real-time locations, maintenance, alerts, events and webhooks.\n\n" +
+		"Every request under /v1 (except this document) carries `Authorization: Bearer <API_KEY>`. Bodies are JSON objects; unknown fields are refused. Successful responses are `{\"success\": true, \"data\": ...}`; list endpoints add `pagination`. Errors are `{\"success\": false, \"error\": {\"code\", \"message\", \"request_id\", \"details\"}}`.\n\n" +
+		"Every response under /v1 carries the rate-limit headers. Each key has an hourly allowance that depends on the account's plan (" +
+		byPlan(func(l fleet.PlanLimits) int { return l.RequestsPerHour }) +
+		", or the account's own higher limit), counted in a fixed one-hour window that starts at the first request after the previous window ended. Every authenticated request counts, except one refused with 429. Requests that cannot be tied to a valid key are limited per client address.\n\n" +
+		"Timestamps are RFC 3339; output is UTC with `Z`. IDs are opaque, time-ordered strings with a type prefix.\n"
+}
+
+// The rate-limit headers every response under /v1 carries.
+var rateLimitHeaders = []struct{ name, typ, desc string }{
+	{"X-RateLimit-Limit", "integer", "Request allowance of the current window."},
+	{"X-RateLimit-Remaining", "integer", "Requests left in the window, after this one."},
+	{"X-RateLimit-Used", "integer", "Requests counted in the window."},
+	{"X-RateLimit-Reset", "integer", "Unix time, in seconds, at which the window ends."},
+	{"RateLimit-Policy", "string", "IETF policy: `\"hourly\";q=LIMIT;w=3600`."},
+	{"RateLimit", "string", "IETF state: `\"hourly\";r=REMAINING;t=SECONDS_TO_RESET`."},
+}
+
+func headerComponents() *obj {
+	h := o(
+		"X-Request-Id", o("description", "The request's id: the client's own X-Request-Id if it sent a sane one, else a new one.", "required", true, "schema", o("type", "string")),
+		"Retry-After", o("description", "Seconds until the rate-limit window resets.", "required", true, "schema", o("type", "integer", "minimum", 1)),
+		"Idempotent-Replayed", o("description", "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema", o("type", "string", "enum", []string{"true"})),
+	)
+	for _, rl := range rateLimitHeaders {
+		h.set(rl.name, o("description", rl.desc, "required", true, "schema", o("type", rl.typ)))
+	}
+	return h
+}
+
+// headerRefs lists the headers of a response: the request id, the
+// rate-limit headers, and extra ones.
+func headerRefs(extra ...string) *obj {
+	h := o("X-Request-Id", o("$ref", "#/components/headers/X-Request-Id"))
+	for _, rl := range rateLimitHeaders {
+		h.set(rl.name, o("$ref", "#/components/headers/"+rl.name))
+	}
+	for _, e := range extra {
+		h.set(e, o("$ref", "#/components/headers/"+e))
+	}
+	return h
+}
+
+// errorDocs describes each error code of the error table, in the order of
+// its status. Their statuses come from statusOf, the one table.
+var errorDocs = []struct{ name, code, desc string }{
+	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), or an unknown or bad query parameter or cursor."},
+	{"Unauthorized", fleet.CodeUnauthorized, "The API key is missing, malformed, unknown, revoked or expired."},
+	{"Forbidden", fleet.CodeInsufficientPermissions, "The key lacks the permission, or the plan lacks the feature."},
+	{"NotFound", fleet.CodeNotFound, "No such route, or no such resource in the caller's account."},
+	{"MethodNotAllowed", fleet.CodeMethodNotAllowed, "The path exists but not with this method; `Allow` lists the methods."},
+	{"Conflict", fleet.CodeConflict, "A duplicate, a cap reached, an Idempotency-Key reused with another body or still in flight, or a forbidden state transition (`invalid_state_transition`)."},
+	{"PayloadTooLarge", fleet.CodePayloadTooLarge, fmt.Sprintf("The body is over the limit (%d MiB; %d MiB for location batches).", MaxBody>>20, MaxBatchBody>>20)},
+	{"UnsupportedMediaType", fleet.CodeUnsupportedMediaType, "The body's Content-Type is not application/json (nor, for PATCH, application/merge-patch+json)."},
+	{"ValidationError", fleet.CodeValidation, "Well-formed but invalid values; `details` names every bad field."},
+	{"TooManyRequests", fleet.CodeRateLimitExceeded, "Over the hourly allowance; `Retry-After` says when to retry."},
+	{"InternalError", fleet.CodeInternal, "Something unexpected; logged with the request id."},
+	{"Unavailable", fleet.CodeUnavailable, "The server is shutting down or the store is unreachable."},
+}
+
+// errorResponse returns the name of the response component of a code
+// (invalid_state_transition shares conflict's).
+func errorResponse(code string) string {
+	if code == fleet.CodeInvalidStateTransition {
+		code = fleet.CodeConflict
+	}
+	for _, e := range errorDocs {
+		if e.code == code {
+			return e.name
+		}
+	}
+	return ""
+}
+
+func errorResponses() *obj {
+	r := o()
+	for _, e := range errorDocs {
+		if e.code == fleet.CodeMethodNotAllowed {
+			continue // answered for a path's other methods, never by an operation
+		}
+		var extra []string
+		if e.code == fleet.CodeRateLimitExceeded {
+			extra = []string{"Retry-After"}
+		}
+		r.set(e.name, o("description", e.desc+" (`"+e.code+"`)", "headers", headerRefs(extra...),
+			"content", o("application/json", o("schema", ref("ErrorEnvelope")))))
+	}
+	return r
+}
+
+// errorCodes lists every code of the error table.
+func errorCodes() []string {
+	var codes []string
+	for code := range statusOf {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return codes
+}
+
+// param is a query or header parameter of an operation.
+type param struct {
+	name   string
+	in     string // "query" (when empty) or "header"
+	schema *obj
+	desc   string
+}
+
+func (p param) doc() *obj {
+	in := p.in
+	if in == "" {
+		in = "query"
+	}
+	d := o("name", p.name, "in", in)
+	if p.desc != "" {
+		d.set("description", p.desc)
+	}
+	d.set("schema", p.schema)
+	if p.schema.get("type") == "array" {
+		d.set("style", "form").set("explode", true)
+	}
+	return d
+}
+
+// Parameters routes share.
+func pageParams() []param {
+	return []param{
+		{name: "limit", desc: "Page size.", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxPageLimit, "default", fleet.DefaultPageLimit)},
+		{name: "cursor", desc: "The `next_cursor` of the previous page.", schema: o("type", "string")},
+	}
+}
+
+func listParams(more ...param) []param { return append(pageParams(), more...) }
+
+func timeParam(name, desc string) param {
+	return param{name: name, desc: desc, schema: o("type", "string", "format", "date-time")}
+}
+
+func idFilter(name, desc string) param {
+	return param{name: name, desc: desc, schema: o("type", "string")}
+}
+
+func enumParam(name, component string) param { return param{name: name, schema: ref(component)} }
+
+func repeatedIDs(name string) param {
+	return param{name: name, desc: "Repeatable: only these vehicles.", schema: o("type", "array", "items", o("type", "string"))}
+}
+
+// operation writes one route's operation object.
+func (g *generator) operation(rt route) *obj {
+	d := rt.doc
+	op := o("operationId", d.id, "summary", d.summary, "tags", []string{d.tag})
+	desc := d.desc
+	if rt.perm != "" {
+		if desc != "" {
+			desc += "\n\n"
+		}
+		desc += "Permission: `" + rt.perm + "`."
+	}
+	if desc != "" {
+		op.set("description", desc)
+	}
+	var params []any
+	for _, name := range pathParams(rt.pattern) {
+		params = append(params, o("name", name, "in", "path", "required", true, "schema", o("type", "string")))
+	}
+	for _, p := range d.query {
+		params = append(params, p.doc())
+	}
+	hasBody := rt.method == http.MethodPost || rt.method == http.MethodPatch
+	if rt.method == http.MethodPost {
+		params = append(params, o("$ref", "#/components/parameters/IdempotencyKey"))
+	}
+	if len(params) > 0 {
+		op.set("parameters", params)
+	}
+	if d.in != nil {
+		schema := g.schemaOf(reflect.TypeOf(d.in), input)
+		content := o("application/json", o("schema", schema))
+		if rt.method == http.MethodPatch {
+			content.set(mediaMergePatch, o("schema", schema))
+		}
+		op.set("requestBody", o("required", !d.inOptional, "content", content))
+	}
+	resp := o()
+	status := d.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	var extra []string
+	if rt.method == http.MethodPost {
+		extra = append(extra, "Idempotent-Replayed")
+	}
+	if d.stream {
+		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headerRefs(),
+			"content", o("text/event-stream", o("schema", o("type", "string")))))
+	} else {
+		data := g.schemaOf(reflect.TypeOf(d.out), output)
+		props := o("success", o("const", true), "data", data)
+		required := []string{"success", "data"}
+		if d.list {
+			props.set("pagination", ref("Pagination"))
+			required = append(required, "pagination")
+		}
+		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headerRefs(extra...),
+			"content", o("application/json", o("schema", o("type", "object", "additionalProperties", false,
+				"required", required, "properties", props)))))
+	}
+	codes := []string{fleet.CodeInvalidRequest, fleet.CodeUnauthorized, fleet.CodeInsufficientPermissions}
+	if len(pathParams(rt.pattern)) > 0 {
+		codes = append(codes, fleet.CodeNotFound)
+	}
+	if rt.method == http.MethodPost {
+		codes = append(codes, fleet.CodeConflict) // an Idempotency-Key reused or in flight
+	}
+	codes = append(codes, d.errs...)
+	if hasBody {
+		codes = append(codes, fleet.CodePayloadTooLarge, fleet.CodeUnsupportedMediaType)
+	}
+	codes = append(codes, fleet.CodeRateLimitExceeded, fleet.CodeInternal, fleet.CodeUnavailable)
+	byStatus := map[int]string{}
+	for _, c := range codes {
+		byStatus[StatusOf(c)] = errorResponse(c)
+	}
+	statuses := make([]int, 0, len(byStatus))
+	for s := range byStatus {
+		statuses = append(statuses, s)
+	}
+	slices.Sort(statuses)
+	for _, s := range statuses {
+		resp.set(strconv.Itoa(s), o("$ref", "#/components/responses/"+byStatus[s]))
+	}
+	op.set("responses", resp)
+	return op
+}
+
+var pathParamPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+func pathParams(pattern string) []string {
+	var out []string
+	for _, m := range pathParamPattern.FindAllStringSubmatch(pattern, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+type metaPath struct {
+	path string
+	item *obj
+}
+
+// metaPaths are the paths outside the route table: this document, and the
+// health checks outside /v1.
+func metaPaths() []metaPath {
+	out := []metaPath{{"/openapi.json", o("get", o("operationId", "getOpenAPI", "summary", "This document", "tags", []string{tagMeta},
+		"security", []any{}, "responses", o("200", o("description", "The OpenAPI 3.1 document.",
+			"content", o("application/json", o("schema", o("type", "object")))))))}}
+	for _, m := range []struct{ path, id, desc string }{
+		{"/healthz", "getHealth", "The process is alive."},
+		{"/readyz", "getReady", "The store is reachable (503 when not)."},
+	} {
+		out = append(out, metaPath{m.path, o(
+			"servers", []any{o("url", "/", "description", "Outside /v1")},
+			"get", o("operationId", m.id, "summary", m.desc, "tags", []string{tagMeta}, "security", []any{},
+				"responses", o(
+					"200", o("description", m.desc, "content", o("application/json", o("schema", ref("Health")))),
+					"503", o("description", "Not ready.", "content", o("application/json", o("schema", ref("Health")))),
+				)))})
+	}
+	return out
+}
+
+// Descriptions that operations share or that run long.
+
+func descIngest() string {
+	return "The batch is validated whole (422 `details` name each bad index, e.g. `locations[3].latitude`) and stored whole or not at all. " +
+		"A point at a vehicle and timestamp already stored is a duplicate: skipped and counted, not an error. Points may come out of order; " +
+		"history stays sorted and `last_location` only moves forward. A 2xx means the points are durable. Body limit " + num(MaxBatchBody>>20) + " MiB."
+}
+
+func descStream() string {
+	return "Each report that moves a vehicle's latest location is sent as `event: location` with an `id:` and a LocationRecord as `data:`. " +
+		"A comment heartbeat is sent every " + seconds(heartbeatEvery) + ". Reconnect with `Last-Event-ID` (or `last_event_id`) to get what was missed, up to " +
+		minutes(fleet.StreamReplayWindow) + " back, before live data. A client that falls far behind is disconnected and should reconnect the same way. " +
+		"The stream carries the reports ingested by the server it is connected to."
+}
+
+const descDeleteVehicle = "Removes the vehicle, its location history and its schedules; work orders and alerts stay as history. Emits vehicle.deleted.\n\n" +
+	"In the same change the vehicle leaves the `vehicle_ids` of every alert rule that lists it (their `updated_at` moves; rule changes emit no event). " +
+	"A rule that listed only this vehicle is left with empty `vehicle_ids` and is disabled (`enabled: false`): empty means every vehicle, " +
+	"and a rule scoped to one vehicle must not widen to the whole fleet. It stays, with its id and settings, to be pointed at other vehicles " +
+	"or deleted; enabling it again without setting `vehicle_ids` makes it watch every vehicle. Rules that watch every vehicle are unchanged."
+
+const descPatchWorkOrder = "A status change the state machine forbids is 409 invalid_state_transition, naming from and to, and nothing of the patch is applied. " +
+	"Emits work_order.updated when a field other than status changed and work_order.status_changed {work_order_id, vehicle_id, from, to, at} when the status did. " +
+	"Moving to completed sets completed_at; when the work order has a schedule_id, it records the service on that schedule " +
+	"(last_service_date: today; last_service_odometer_km: the work order's odometer_km, else the vehicle's odometer) and starts the schedule's next cycle."
+
+const descScheduleDue = "A schedule is reviewed when a location report or a vehicle update moves its vehicle's odometer, when it is created or changed, " +
+	"when a linked work order completes, and against the calendar every few seconds. When it becomes due_soon or overdue, the server emits " +
+	"maintenance.due_soon or maintenance.overdue (data: the schedule) and, with auto_create_work_order, opens one linked work order " +
+	"(title: the schedule's name; priority medium, or high if already overdue), each at most once per service cycle. " +
+	"A cycle runs from one recorded service to the next."
+
+const descRuleEvaluation = "Rules are judged as follows. speeding: on each stored point of a location report (late points too), in time order per vehicle, " +
+	"in the transaction that stores the points. geofence_enter / geofence_exit: on each point that moves the vehicle forward in time, against " +
+	"the position before it (the vehicle's last location, then each point of the batch in turn): enter = previous position outside, this one " +
+	"inside; exit the converse. A vehicle's first position ever decides nothing, and points older than its last location decide no crossing. " +
+	"vehicle_offline: by the server's clock, every few seconds, with no request: a vehicle that has reported and then been silent for " +
+	"after_minutes; vehicles that never reported are not judged. " +
+	"While an alert of a rule for a vehicle is open or acknowledged, the same condition opens no other; once it is resolved the next " +
+	"occurrence opens a new one (for vehicle_offline: the next silence, after a new report). Maintenance alerts open when a schedule becomes " +
+	"due_soon or overdue, one of each type per service cycle."
+
+const descNoWebhooksOnFree = " The free plan has no webhooks: 403 insufficient_permissions naming the plan."
+
+func descSending() string {
+	return "Every event goes to each enabled endpoint whose `events` take its type, as a `POST` of the event JSON with headers " +
+		"`webhook-id` (the event id), `webhook-timestamp` (Unix seconds) and `webhook-signature` " +
+		"(`v1,<base64 HMAC-SHA256(key, \"{id}.{timestamp}.{body}\")>`, per the Standard Webhooks specification). " +
+		"A 2xx within " + seconds(fleet.WebhookTimeout) + " is success; redirects are not followed. Failed attempts are retried after 5 s, 5 min, 30 min, 2 h, 5 h, " +
+		"10 h, 14 h, 20 h and 24 h (with up to 10% jitter, and no sooner than a `Retry-After` on 429, 502 or 504), then the delivery has failed. " +
+		"A 410 disables the endpoint at once."
+}

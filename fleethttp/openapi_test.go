@@ -1,0 +1,165 @@
+package fleethttp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/matryer/is"
+)
+
+// The document the handler serves is the one the generator makes from the
+// code: `go generate ./...` was run after the last change.
+func TestOpenAPIDocumentIsGenerated(t *testing.T) {
+	is := is.New(t)
+	doc, err := fleethttp.GenerateOpenAPI()
+	is.NoErr(err)
+	if !bytes.Equal(doc, fleethttp.OpenAPI) {
+		t.Fatal("fleethttp/openapi.json is not what the generator makes: run `go generate ./...` and commit the result")
+	}
+}
+
+// Every route of the table has its operation in the document, with the
+// permission the route needs, and the document has no other operations.
+func TestOpenAPIDocumentCoversTheRouteTable(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t) // loads the document too
+	ops := map[string]*openapi3.Operation{}
+	for path, item := range docData.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops[method+" "+path] = op
+		}
+	}
+	for _, rt := range e.h.Routes() {
+		key := rt.Method + " " + strings.TrimPrefix(rt.Pattern, "/v1")
+		op, ok := ops[key]
+		if !ok {
+			t.Errorf("%s is not in the document", key)
+			continue
+		}
+		delete(ops, key)
+		if rt.Permission != "" {
+			is.True(strings.Contains(op.Description, "Permission: `"+rt.Permission+"`.")) // the permission is documented
+		}
+	}
+	for key := range ops {
+		switch key {
+		case "GET /openapi.json", "GET /healthz", "GET /readyz":
+		default:
+			t.Errorf("%s is documented but no route serves it", key)
+		}
+	}
+}
+
+// Hand-written responses, as the contract (API.md) shows them, match the
+// document, and the server answers in the same shape: the generated
+// document is checked against something it was not generated from.
+func TestGoldenResponses(t *testing.T) {
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	veh := e.do("POST", "/v1/vehicles", key, map[string]any{"name": "Truck 7", "vin": "1HGBH41JXMN109186", "make": "Volvo",
+		"model": "FH16", "year": 2024, "external_id": "erp-7", "tags": []string{"north"}, "odometer_km": 9600})
+	vid := veh.data()["vehicle_id"].(string)
+	now := e.clock.Now()
+	e.do("POST", "/v1/vehicles/"+vid+"/locations", key, map[string]any{"locations": []any{
+		map[string]any{"latitude": 52.521, "longitude": 13.409, "timestamp": now.Add(-time.Minute), "speed": 44, "heading": 92}}})
+	wo := e.do("POST", "/v1/maintenance/work_orders", key, map[string]any{"vehicle_id": vid, "title": "Brakes"}).data()
+	e.do("PATCH", "/v1/maintenance/work_orders/"+wo["work_order_id"].(string), key, map[string]any{"status": "completed"})
+
+	real := map[string]*response{
+		"getAccount.200": e.do("GET", "/v1/account", key, nil),
+		"createApiKey.201": e.do("POST", "/v1/api_keys", key, map[string]any{"name": "Gateway A",
+			"permissions": []string{"locations:write"}, "expires_at": now.Add(90 * 24 * time.Hour)}),
+		"createVehicle.201": veh,
+		"listLocations.200": e.do("GET", "/v1/vehicles/locations", key, nil),
+		"ingestLocations.422": e.do("POST", "/v1/vehicles/"+vid+"/locations", key, map[string]any{"locations": []any{
+			map[string]any{"latitude": 52.5, "longitude": 13.4, "timestamp": now},
+			map[string]any{"latitude": 91, "longitude": 13.4, "timestamp": now}}}),
+		"updateWorkOrder.409": e.do("PATCH", "/v1/maintenance/work_orders/"+wo["work_order_id"].(string), key, map[string]any{"status": "open"}),
+	}
+	files, err := filepath.Glob("testdata/golden/*.json")
+	if err != nil || len(files) != len(real) {
+		t.Fatalf("golden files %v (%v): want one per case", files, err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			b, err := os.ReadFile(f)
+			is.NoErr(err)
+			var golden any
+			is.NoErr(json.Unmarshal(b, &golden))
+			opID, status, _ := strings.Cut(name, ".")
+			schema := responseSchema(t, opID, status)
+			if err := schema.VisitJSON(golden, openapi3.EnableJSONSchema2020()); err != nil {
+				t.Fatalf("the hand-written %s does not match the document: %v", name, err)
+			}
+			r, ok := real[name]
+			is.True(ok) // a request for each golden response
+			is.Equal(fmt.Sprint(r.status), status)
+			var got any
+			is.NoErr(json.Unmarshal(r.body, &got))
+			is.Equal(shape(got), shape(golden)) // the server answers in the contract's shape
+		})
+	}
+}
+
+// responseSchema finds the schema of an operation's response.
+func responseSchema(t *testing.T, opID, status string) *openapi3.Schema {
+	t.Helper()
+	for _, item := range docData.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.OperationID != opID {
+				continue
+			}
+			r := op.Responses.Value(status)
+			if r == nil || r.Value == nil {
+				t.Fatalf("%s has no %s response", opID, status)
+			}
+			return r.Value.Content.Get("application/json").Schema.Value
+		}
+	}
+	t.Fatalf("no operation %s", opID)
+	return nil
+}
+
+// shape describes a JSON value by its member names and value kinds, not
+// its values.
+func shape(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + ":" + shape(x[k])
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case []any:
+		if len(x) == 0 {
+			return "[]"
+		}
+		return "[" + shape(x[0]) + "]"
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return fmt.Sprintf("%T", v)
+}
