@@ -65,16 +65,19 @@ func (c *call) listQuery() (url.Values, fleet.ListQuery, error) {
 // that carry one, applies Idempotency-Key to POSTs, and writes the error a
 // route returns.
 func (h *Handler) wrap(index int, rt route) http.Handler {
-	limit := rt.maxBody
+	limit, timeout := rt.maxBody, h.bodyTimeout
 	if limit == 0 {
 		limit = MaxBody
+	}
+	if limit > MaxBody {
+		timeout = h.batchBodyTimeout
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
 		st.route = index
 		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
-			b, err := readBody(w, r, limit)
+			b, err := readBody(w, r, limit, timeout)
 			if err != nil {
 				writeError(w, h.log, st.requestID, err)
 				return

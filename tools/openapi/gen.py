@@ -19,7 +19,7 @@ TS = {"type": "string", "format": "date-time"}
 TSN = {"type": ["string", "null"], "format": "date-time"}
 
 ERRORS = [
- ("BadRequest", 400, "invalid_request", "Malformed JSON, an unknown or read-only field, a wrong type, or a bad query parameter or cursor."),
+ ("BadRequest", 400, "invalid_request", "Malformed JSON, an unknown or read-only field, a wrong type, a bad query parameter or cursor, or a body that did not arrive within its deadline (30 s; 120 s for location batches; the connection is then closed)."),
  ("Unauthorized", 401, "unauthorized", "The API key is missing, malformed, unknown, revoked or expired."),
  ("Forbidden", 403, "insufficient_permissions", "The key lacks the permission, or the plan lacks the feature."),
  ("NotFound", 404, "not_found", "No such route, or no such resource in the caller's account."),
