@@ -103,8 +103,11 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	hash.Write(c.body)
 	var sum [32]byte
 	hash.Sum(sum[:0])
-	ctx := c.r.Context()
-	prev, err := h.svc.BeginIdempotent(ctx, c.p, idemKey, sum)
+	// Stored responses are sealed with a key derived from the request's
+	// own secret, which the server does not keep.
+	secret, _ := bearer(c.r.Header.Get("Authorization"))
+	seal := fleet.SealKeyFor(secret)
+	prev, err := h.svc.BeginIdempotent(c.r.Context(), c.p, seal, idemKey, sum)
 	if err != nil {
 		writeError(c.w, h.log, c.rid, err)
 		return
@@ -122,13 +125,14 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	if err := rt.serve(c); err != nil {
 		writeError(rec, h.log, c.rid, err)
 	}
+	ctx := c.r.Context()
 	if rec.status >= 500 || rec.status == 0 {
 		if err := h.svc.AbandonIdempotent(ctx, c.p, idemKey); err != nil {
 			h.log.Error("forget idempotency key", "request_id", c.rid, "err", err)
 		}
 		return
 	}
-	if err := h.svc.FinishIdempotent(ctx, c.p, idemKey, rec.status, rec.buf.Bytes()); err != nil {
+	if err := h.svc.FinishIdempotent(ctx, c.p, seal, idemKey, rec.status, rec.buf.Bytes()); err != nil {
 		h.log.Error("store idempotent response", "request_id", c.rid, "err", err)
 	}
 }

@@ -254,7 +254,7 @@ def components():
     params = {
       "Limit": {"name": "limit", "in": "query", "description": "Page size.", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}},
       "Cursor": {"name": "cursor", "in": "query", "description": "The `next_cursor` of the previous page.", "schema": {"type": "string"}},
-      "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "description": "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict.", "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
+      "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "description": "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict. The stored response is encrypted with a key derived from the API key's secret, which the server does not keep: only a request made with that same key can replay it, and a secret in it (a new API key or webhook secret) does not rest in plain text.", "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
       "KeyID": {"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}},
       "VehicleID": {"name": "vehicle_id", "in": "path", "required": True, "schema": {"type": "string"}},
       "EventID": {"name": "event_id", "in": "path", "required": True, "schema": {"type": "string"}},
