@@ -2,10 +2,12 @@ package fleethttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -125,7 +127,11 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	if err := rt.serve(c); err != nil {
 		writeError(rec, h.log, c.rid, err)
 	}
-	ctx := c.r.Context()
+	// The outcome is recorded whatever the client's connection does: a
+	// client gone after the work committed must find its retry replayed,
+	// not refused as in progress, nor run twice.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), recordTimeout)
+	defer cancel()
 	if rec.status >= 500 || rec.status == 0 {
 		if err := h.svc.AbandonIdempotent(ctx, c.p, idemKey); err != nil {
 			h.log.Error("forget idempotency key", "request_id", c.rid, "err", err)
@@ -136,6 +142,10 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 		h.log.Error("store idempotent response", "request_id", c.rid, "err", err)
 	}
 }
+
+// recordTimeout bounds the recording of an idempotent request's outcome,
+// which does not end with the client's connection.
+const recordTimeout = 10 * time.Second
 
 // recorder passes a response through and keeps a copy of it.
 type recorder struct {

@@ -2,14 +2,19 @@ package fleethttp_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/fleetkit/fleetapi/sqlstore"
 	"github.com/matryer/is"
@@ -109,4 +114,73 @@ func TestIdempotentSecretsAreSealedAtRest(t *testing.T) {
 	is.Equal(r.status, http.StatusCreated)
 	is.Equal(r.header.Get("Idempotent-Replayed"), "")
 	is.True(r.data()["key"] != secrets[0]) // a new key, not the first one's secret
+}
+
+// cancelAfterCommit cancels a request's context once the first write
+// transaction after arm commits: a client that goes away right after its
+// work is done.
+type cancelAfterCommit struct {
+	fleet.Store
+	mu     sync.Mutex
+	cancel context.CancelFunc
+}
+
+func (s *cancelAfterCommit) arm(cancel context.CancelFunc) {
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+}
+
+func (s *cancelAfterCommit) Update(ctx context.Context, fn func(fleet.Tx) error) error {
+	err := s.Store.Update(ctx, fn)
+	s.mu.Lock()
+	cancel := s.cancel
+	s.cancel = nil
+	s.mu.Unlock()
+	if err == nil && cancel != nil {
+		cancel()
+	}
+	return err
+}
+
+// A client that disconnects after its request committed does not leave its
+// Idempotency-Key in progress: the retry replays the first response, and
+// the request ran once.
+func TestIdempotentOutcomeIsRecordedWhenTheClientGoes(t *testing.T) {
+	is := is.New(t)
+	inner, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "fleet.db"))
+	is.NoErr(err) // open store
+	defer inner.Close()
+	store := &cancelAfterCommit{Store: inner}
+	clock := testclock.New(T0)
+	svc := fleet.NewService(store, fleet.Options{Now: clock.Now})
+	h := fleethttp.NewHandler(svc, fleethttp.WithLogger(slog.New(slog.DiscardHandler)))
+	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	is.NoErr(err) // create account
+
+	send := func(ctx context.Context) *httptest.ResponseRecorder {
+		req := httptest.NewRequestWithContext(ctx, "POST", "/v1/vehicles", strings.NewReader(`{"name":"Truck 7"}`))
+		req.Header.Set("Authorization", "Bearer "+nk.Secret)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "create-truck-7")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	gone, cancel := context.WithCancel(ctx)
+	defer cancel()
+	store.arm(cancel)
+	first := send(gone)
+	is.True(gone.Err() != nil) // the client went away after the commit
+	is.Equal(first.Code, http.StatusCreated)
+
+	retry := send(ctx)
+	is.Equal(retry.Code, http.StatusCreated)                    // not 409 in progress
+	is.Equal(retry.Header().Get("Idempotent-Replayed"), "true") // a replay
+	is.Equal(retry.Body.String(), first.Body.String())          // of the first response
+	p, err := svc.Authenticate(ctx, nk.Secret)
+	is.NoErr(err)
+	l, err := svc.ListVehicles(ctx, p, fleet.VehicleFilter{}, fleet.ListQuery{})
+	is.NoErr(err)
+	is.Equal(len(l.Items), 1) // the request ran once
 }
