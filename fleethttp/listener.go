@@ -17,8 +17,12 @@ import (
 // answered at once with 503 unavailable (the JSON error envelope,
 // Retry-After: 1, Connection: close) and closed, without reaching the
 // handler. It is meant for a plain-HTTP listener that an http.Server
-// serves; a connection counts from its Accept to its Close.
+// serves; a connection counts from its Accept to its Close. A max of 0 or
+// less returns ln as it is: no cap.
 func LimitConnections(ln net.Listener, max int) net.Listener {
+	if max <= 0 {
+		return ln
+	}
 	return &limitListener{Listener: ln, max: int64(max), refusing: make(chan struct{}, maxRefusing)}
 }
 

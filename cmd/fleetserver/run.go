@@ -135,9 +135,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	base := "http://" + ln.Addr().String()
-	if *maxConns > 0 {
-		ln = fleethttp.LimitConnections(ln, *maxConns)
-	}
+	ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: *headerTimeout,
