@@ -52,7 +52,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 	if !CheckSecret(secret) {
 		return Principal{}, errInvalidKey
 	}
-	h := HashSecret(secret)
+	return s.principalByHash(ctx, HashSecret(secret))
+}
+
+// principalByHash is Authenticate after the secret is hashed: the principal
+// of the key whose secret hashes to h, through the key cache.
+func (s *Service) principalByHash(ctx context.Context, h [32]byte) (Principal, error) {
 	now := s.now()
 	e, ok := s.auth.get(h)
 	if !ok || now.Sub(e.fetched) >= s.opts.AuthCacheTTL || now.Before(e.fetched) {
@@ -63,6 +68,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 			}
 			return Principal{}, Errorf(CodeUnavailable, "The store is unreachable.")
 		}
+		k.Hash = h
 		e = authEntry{p: Principal{Key: k, Account: a}, fetched: now}
 		s.auth.put(h, e)
 	}

@@ -2,8 +2,90 @@ package fleet
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"strconv"
 	"unicode/utf8"
 )
+
+// SealKey encrypts the responses a key's requests made with an
+// Idempotency-Key store for replay: every stored response body, whatever
+// the route, is sealed with AES-256-GCM under it, bound to the key id, the
+// Idempotency-Key and the status. It is derived from the requesting key's
+// secret (SealKeyFor), which the server never stores — only its SHA-256 —
+// so a reader of the store cannot open a stored response, and a secret
+// returned by a create or rotation does not rest there in plain text; a
+// replay made with the same secret opens it.
+type SealKey [32]byte
+
+// sealLabel is what SealKeyFor authenticates with the secret: a fixed
+// label that makes the key good for this use only.
+const sealLabel = "fleet idempotency response seal v1"
+
+// SealKeyFor derives the SealKey of an API key secret: HMAC-SHA256 keyed
+// with the secret over a fixed label.
+func SealKeyFor(secret string) SealKey {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(sealLabel))
+	var k SealKey
+	m.Sum(k[:0])
+	return k
+}
+
+// sealedV1 starts every sealed body; a stored body starting with '{' was
+// stored in plain text, before responses were sealed.
+const sealedV1 = 1
+
+func (k SealKey) aead() cipher.AEAD {
+	block, err := aes.NewCipher(k[:])
+	if err != nil {
+		panic(err) // a 32-byte key is always valid
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return gcm
+}
+
+// sealData is the additional data a sealed body is bound to, so that a
+// body cannot be moved to another record or status.
+func sealData(keyID, idemKey string, status int) []byte {
+	return []byte(keyID + "\x00" + idemKey + "\x00" + strconv.Itoa(status))
+}
+
+// seal encrypts a response body: version, nonce, then ciphertext and tag.
+func (k SealKey) seal(keyID, idemKey string, status int, body []byte) []byte {
+	gcm := k.aead()
+	out := make([]byte, 1+gcm.NonceSize(), 1+gcm.NonceSize()+len(body)+gcm.Overhead())
+	out[0] = sealedV1
+	rand.Read(out[1:])
+	return gcm.Seal(out, out[1:], body, sealData(keyID, idemKey, status))
+}
+
+var errUnsealable = errors.New("fleet: a stored idempotent response does not open with the requesting key")
+
+// open decrypts what seal made. A plain JSON body, stored before responses
+// were sealed (records last 24 hours), is returned as it is.
+func (k SealKey) open(keyID, idemKey string, status int, stored []byte) ([]byte, error) {
+	if len(stored) > 0 && stored[0] == '{' {
+		return stored, nil
+	}
+	gcm := k.aead()
+	if len(stored) < 1+gcm.NonceSize()+gcm.Overhead() || stored[0] != sealedV1 {
+		return nil, errUnsealable
+	}
+	nonce := stored[1 : 1+gcm.NonceSize()]
+	body, err := gcm.Open(nil, nonce, stored[1+gcm.NonceSize():], sealData(keyID, idemKey, status))
+	if err != nil {
+		return nil, errUnsealable
+	}
+	return body, nil
+}
 
 // ValidIdempotencyKey reports whether k is 1 to 255 printable characters.
 func ValidIdempotencyKey(k string) bool {
@@ -21,9 +103,10 @@ func ValidIdempotencyKey(k string) bool {
 // BeginIdempotent starts a request made with an Idempotency-Key. It returns
 // (nil, nil) when the request should run (then FinishIdempotent or
 // AbandonIdempotent must follow), the first response's record when it is a
-// repeat of a finished request, and conflict when the key was used with
-// another request or the first request is still running.
-func (s *Service) BeginIdempotent(ctx context.Context, p Principal, idemKey string, requestHash [32]byte) (*IdempotencyRecord, error) {
+// repeat of a finished request, its body opened with seal, and conflict
+// when the key was used with another request or the first request is still
+// running. seal is SealKeyFor the requesting key's secret.
+func (s *Service) BeginIdempotent(ctx context.Context, p Principal, seal SealKey, idemKey string, requestHash [32]byte) (*IdempotencyRecord, error) {
 	if !ValidIdempotencyKey(idemKey) {
 		return nil, Errorf(CodeInvalidRequest, "The Idempotency-Key header must be 1 to 255 printable characters.")
 	}
@@ -41,13 +124,17 @@ func (s *Service) BeginIdempotent(ctx context.Context, p Principal, idemKey stri
 	if !prev.Done {
 		return nil, Errorf(CodeConflict, "A request with this Idempotency-Key is still in progress.")
 	}
+	if prev.Body, err = seal.open(prev.KeyID, prev.Key, prev.Status, prev.Body); err != nil {
+		return nil, err
+	}
 	return &prev, nil
 }
 
 // FinishIdempotent records the response of a request begun with
-// BeginIdempotent, for repeats to replay.
-func (s *Service) FinishIdempotent(ctx context.Context, p Principal, idemKey string, status int, body []byte) error {
-	return s.store.FinishIdempotency(ctx, p.Key.ID, idemKey, status, body)
+// BeginIdempotent, for repeats to replay: the body is stored sealed with
+// seal (see SealKey), never in plain text.
+func (s *Service) FinishIdempotent(ctx context.Context, p Principal, seal SealKey, idemKey string, status int, body []byte) error {
+	return s.store.FinishIdempotency(ctx, p.Key.ID, idemKey, status, seal.seal(p.Key.ID, idemKey, status, body))
 }
 
 // AbandonIdempotent forgets a begun request that failed in a way a retry may

@@ -86,12 +86,13 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Run does the service's background work until ctx ends: it flushes request
-// usage every second, sweeps vehicle statuses and checks maintenance
-// schedules against the calendar every SweepEvery, and purges expired
-// records every minute. Callers that drive time themselves call Flush,
-// Sweep, CheckMaintenance and Maintain instead. When ctx ends, Run flushes once more
-// and returns.
+// Run does the service's background work until ctx ends: every second it
+// flushes request usage and ends the live streams of keys no longer valid;
+// every SweepEvery it sweeps vehicle statuses and checks maintenance
+// schedules against the calendar; every minute it purges expired records.
+// Callers that drive time themselves call Flush, CheckStreams, Sweep,
+// CheckMaintenance and Maintain instead. When ctx ends, Run flushes once
+// more and returns.
 func (s *Service) Run(ctx context.Context) {
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
@@ -111,6 +112,9 @@ func (s *Service) Run(ctx context.Context) {
 		case <-flush.C:
 			if err := s.Flush(ctx); err != nil {
 				s.log.Error("flush usage", "err", err)
+			}
+			if _, err := s.CheckStreams(ctx); err != nil {
+				s.log.Error("check the keys of live streams", "err", err)
 			}
 		case <-sweep.C:
 			if _, err := s.Sweep(ctx); err != nil {

@@ -2,12 +2,14 @@ package fleethttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -67,9 +69,12 @@ func (c *call) listQuery() (url.Values, fleet.ListQuery, error) {
 // that carry one, applies Idempotency-Key to POSTs, and writes the error a
 // route returns.
 func (h *Handler) wrap(index int, rt route) http.Handler {
-	limit := rt.maxBody
+	limit, timeout := rt.maxBody, h.bodyTimeout
 	if limit == 0 {
 		limit = MaxBody
+	}
+	if limit > MaxBody {
+		timeout = h.batchBodyTimeout
 	}
 	var known []string // the query parameters the route takes
 	for _, p := range rt.doc.query {
@@ -86,7 +91,7 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 		}
 		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
-			b, err := readBody(w, r, limit)
+			b, err := readBody(w, r, limit, timeout)
 			if err != nil {
 				writeError(w, h.log, st.requestID, err)
 				return
@@ -144,8 +149,11 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	hash.Write(c.body)
 	var sum [32]byte
 	hash.Sum(sum[:0])
-	ctx := c.r.Context()
-	prev, err := h.svc.BeginIdempotent(ctx, c.p, idemKey, sum)
+	// Stored responses are sealed with a key derived from the request's
+	// own secret, which the server does not keep.
+	secret, _ := bearer(c.r.Header.Get("Authorization"))
+	seal := fleet.SealKeyFor(secret)
+	prev, err := h.svc.BeginIdempotent(c.r.Context(), c.p, seal, idemKey, sum)
 	if err != nil {
 		writeError(c.w, h.log, c.rid, err)
 		return
@@ -163,16 +171,25 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	if err := rt.serve(c); err != nil {
 		writeError(rec, h.log, c.rid, err)
 	}
+	// The outcome is recorded whatever the client's connection does: a
+	// client gone after the work committed must find its retry replayed,
+	// not refused as in progress, nor run twice.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), recordTimeout)
+	defer cancel()
 	if rec.status >= 500 || rec.status == 0 {
 		if err := h.svc.AbandonIdempotent(ctx, c.p, idemKey); err != nil {
 			h.log.Error("forget idempotency key", "request_id", c.rid, "err", err)
 		}
 		return
 	}
-	if err := h.svc.FinishIdempotent(ctx, c.p, idemKey, rec.status, rec.buf.Bytes()); err != nil {
+	if err := h.svc.FinishIdempotent(ctx, c.p, seal, idemKey, rec.status, rec.buf.Bytes()); err != nil {
 		h.log.Error("store idempotent response", "request_id", c.rid, "err", err)
 	}
 }
+
+// recordTimeout bounds the recording of an idempotent request's outcome,
+// which does not end with the client's connection.
+const recordTimeout = 10 * time.Second
 
 // recorder passes a response through and keeps a copy of it.
 type recorder struct {

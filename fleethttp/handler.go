@@ -24,10 +24,34 @@ type Option func(*Handler)
 // WithLogger sets where access and error logs go (slog.Default otherwise).
 func WithLogger(l *slog.Logger) Option { return func(h *Handler) { h.log = l } }
 
+// WithBodyTimeouts sets how long a request body may take to arrive, from
+// when the handler starts reading it: body for ordinary bodies, batch for
+// location batches (the routes with the MaxBatchBody limit). A body still
+// arriving when its time is up is cut off: the request is answered 400
+// invalid_request, naming the limit, and the connection is closed. Zero
+// keeps the default (DefaultBodyTimeout, DefaultBatchBodyTimeout).
+func WithBodyTimeouts(body, batch time.Duration) Option {
+	return func(h *Handler) {
+		if body > 0 {
+			h.bodyTimeout = body
+		}
+		if batch > 0 {
+			h.batchBodyTimeout = batch
+		}
+	}
+}
+
 // Body limits of the contract.
 const (
 	MaxBody      = 1 << 20 // 1 MiB
 	MaxBatchBody = 8 << 20 // 8 MiB, for location batches
+)
+
+// How long a request body may take to arrive by default (see
+// WithBodyTimeouts).
+const (
+	DefaultBodyTimeout      = 30 * time.Second
+	DefaultBatchBodyTimeout = 120 * time.Second
 )
 
 // Handler serves the /v1 API, /healthz and /readyz.
@@ -39,11 +63,14 @@ type Handler struct {
 	ridPre  string        // random per handler, so ids differ across servers
 	ridSeq  atomic.Uint64 // then a counter: no system call per request
 	metrics *metrics
+
+	bodyTimeout, batchBodyTimeout time.Duration
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
 func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
-	h := &Handler{svc: svc, log: slog.Default(), mux: http.NewServeMux()}
+	h := &Handler{svc: svc, log: slog.Default(), mux: http.NewServeMux(),
+		bodyTimeout: DefaultBodyTimeout, batchBodyTimeout: DefaultBatchBodyTimeout}
 	for _, o := range opts {
 		o(h)
 	}

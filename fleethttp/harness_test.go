@@ -64,12 +64,12 @@ func newEnv(t *testing.T) *env {
 
 // newEnvOn starts a server over store; servers on the same store act as one
 // service.
-func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock) *env {
+func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...fleethttp.Option) *env {
 	t.Helper()
 	e := &env{t: t, store: store, clock: clock, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}})
-	e.h = fleethttp.NewHandler(e.svc, fleethttp.WithLogger(log))
+	e.h = fleethttp.NewHandler(e.svc, append([]fleethttp.Option{fleethttp.WithLogger(log)}, opts...)...)
 	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(e.srv.Close)
 	// Whatever a test did, no key or webhook secret reached the log.

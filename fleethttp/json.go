@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -106,8 +107,11 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 }
 
 // readBody reads a request body of at most limit bytes, checking its media
-// type and encoding. An empty body reads as nil.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// type and encoding. An empty body reads as nil. The body must arrive within
+// timeout (a read deadline on the connection); when it does not, the answer
+// is invalid_request and, as the body is left unread, the connection closes
+// after it.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || !acceptedMediaType(r.Method, mt) {
@@ -120,13 +124,25 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
+	rc := http.NewResponseController(w)
+	// Writers that are not a connection's (tests' recorders) have no
+	// deadline to set.
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, fleet.Errorf(fleet.CodePayloadTooLarge, "The request body is larger than %d bytes.", limit)
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fleet.Errorf(fleet.CodeInvalidRequest, "The request body did not arrive within %s.", seconds(timeout))
+		}
 		return nil, fleet.Errorf(fleet.CodeInvalidRequest, "The request body could not be read.")
+	}
+	if deadline {
+		// The rest of the request may take its time; the server sets the
+		// connection's deadlines again for its next request.
+		rc.SetReadDeadline(time.Time{})
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, nil
@@ -146,6 +162,18 @@ const (
 
 func acceptedMediaType(method, mt string) bool {
 	return mt == mediaJSON || (method == http.MethodPatch && mt == mediaMergePatch)
+}
+
+// seconds writes a duration for people: "30 seconds", "1 second", or as
+// Go writes it when it is not whole seconds ("250ms").
+func seconds(d time.Duration) string {
+	switch {
+	case d == time.Second:
+		return "1 second"
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + " seconds"
+	}
+	return d.String()
 }
 
 // decode parses a JSON object strictly into T: unknown fields, wrong types,

@@ -149,7 +149,19 @@ func (h *Handler) history(c *call) error {
 // and clients from timing out.
 const heartbeatEvery = 15 * time.Second
 
-// stream serves live location reports as Server-Sent Events.
+// streamBatch is how many reports the stream reads from the replay buffer
+// at a time before it writes them out.
+const streamBatch = 256
+
+// streamRetryAfter is the Retry-After of a stream refused because its key
+// has as many streams open as its plan allows: a client reconnecting after
+// a dropped connection may find its old stream not yet closed.
+const streamRetryAfter = "5"
+
+// stream serves live location reports as Server-Sent Events. It ends when
+// the client goes, when the key stops being valid (revoked, expired, past
+// its rotation grace), or when the client falls behind the replay buffer;
+// a client reconnects with Last-Event-ID.
 func (h *Handler) stream(c *call) error {
 	q, err := c.query()
 	if err != nil {
@@ -159,8 +171,11 @@ func (h *Handler) stream(c *call) error {
 	if last == "" {
 		last = q.Get("last_event_id")
 	}
-	sub, backlog, err := h.svc.Subscribe(c.r.Context(), c.p, q["vehicle_id"], last)
+	sub, err := h.svc.Subscribe(c.r.Context(), c.p, q["vehicle_id"], last)
 	if err != nil {
+		if fleet.ErrorCode(err) == fleet.CodeRateLimitExceeded {
+			c.w.Header()["Retry-After"] = []string{streamRetryAfter}
+		}
 		return err
 	}
 	defer sub.Close()
@@ -172,11 +187,6 @@ func (h *Handler) stream(c *call) error {
 	hd["X-Accel-Buffering"] = []string{"no"}
 	c.w.WriteHeader(http.StatusOK)
 	fmt.Fprint(c.w, "retry: 2000\n\n")
-	for _, it := range backlog {
-		if err := writeEvent(c.w, it); err != nil {
-			return nil
-		}
-	}
 	if err := rc.Flush(); err != nil {
 		return nil
 	}
@@ -186,26 +196,22 @@ func (h *Handler) stream(c *call) error {
 		select {
 		case <-c.r.Context().Done():
 			return nil
-		case it, ok := <-sub.C:
-			if !ok {
-				return nil // fell behind: the client reconnects with Last-Event-ID
-			}
-			if err := writeEvent(c.w, it); err != nil {
-				return nil
-			}
-			// Send what is queued in one flush.
-			for drained := false; !drained; {
-				select {
-				case it, ok := <-sub.C:
-					if !ok {
-						rc.Flush()
-						return nil
-					}
+		case <-sub.Done():
+			return nil // the key is no longer valid, or the client fell behind
+		case <-sub.Ready():
+			// Send what is waiting, in one flush.
+			for {
+				items, err := sub.Next(streamBatch)
+				if err != nil {
+					return nil
+				}
+				for _, it := range items {
 					if err := writeEvent(c.w, it); err != nil {
 						return nil
 					}
-				default:
-					drained = true
+				}
+				if len(items) < streamBatch {
+					break
 				}
 			}
 		case <-beat.C:

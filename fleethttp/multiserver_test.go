@@ -49,6 +49,11 @@ func TestPostgresTwoServersRevokedKey(t *testing.T) {
 	checkRevokedAcrossServers(t, one, two, clock)
 }
 
+func TestPostgresTwoServersStreamEndsWithItsKey(t *testing.T) {
+	one, two, clock := postgresServers(t)
+	checkStreamEndsAcrossServers(t, one, two, clock)
+}
+
 // checkRateLimitExact spends a free key's allowance over the servers, in turn,
 // down to Remaining = 20, then sends 50 simultaneous requests spread over
 // them: exactly 20 succeed, and the window is then spent on every server.

@@ -72,7 +72,7 @@ func GenerateOpenAPI() ([]byte, error) {
 			"responses", errorResponses(),
 			"schemas", schemas,
 			"parameters", o("IdempotencyKey", o("name", "Idempotency-Key", "in", "header",
-				"description", "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict.",
+				"description", "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict. The stored response is encrypted with a key derived from the API key's secret, which the server does not keep: only a request made with that same key can replay it, and a secret in it (a new API key or webhook secret) does not rest in plain text.",
 				"schema", o("type", "string", "minLength", 1, "maxLength", 255))),
 		),
 	)
@@ -125,14 +125,14 @@ func byPlan(f func(fleet.PlanLimits) int) string {
 
 func days(d time.Duration) int { return int(d / (24 * time.Hour)) }
 
-func seconds(d time.Duration) string { return strconv.Itoa(int(d/time.Second)) + " seconds" }
-
 func intro() string {
 	return "Fleet-data API: vehicles, real-time locations, maintenance, alerts, events and webhooks.\n\n" +
 		"Every request under /v1 (except this document) carries `Authorization: Bearer <API_KEY>`. Bodies are JSON objects; unknown fields are refused. Successful responses are `{\"success\": true, \"data\": ...}`; list endpoints add `pagination`. Errors are `{\"success\": false, \"error\": {\"code\", \"message\", \"request_id\", \"details\"}}`.\n\n" +
 		"Every response under /v1 carries the rate-limit headers. Each key has an hourly allowance that depends on the account's plan (" +
 		byPlan(func(l fleet.PlanLimits) int { return l.RequestsPerHour }) +
-		", or the account's own higher limit), counted in a fixed one-hour window that starts at the first request after the previous window ended. Every authenticated request counts, except one refused with 429. Requests that cannot be tied to a valid key are limited per client address.\n\n" +
+		", or the account's own higher limit), counted in a fixed one-hour window that starts at the first request after the previous window ended. Every authenticated request counts, except one the hourly allowance refuses (429). Requests that cannot be tied to a valid key are limited per client address.\n\n" +
+		"A request body must arrive within " + seconds(DefaultBodyTimeout) + " (location batches: " + seconds(DefaultBatchBodyTimeout) + "; each server sets its own), else the request is answered 400 `invalid_request` and the connection is closed. " +
+		"A server holds a bounded number of connections open (" + num(DefaultMaxConnections) + " by default); one more is answered `503 unavailable` with `Retry-After` and closed before any request on it is read.\n\n" +
 		"Timestamps are RFC 3339; output is UTC with `Z`. IDs are opaque, time-ordered strings with a type prefix.\n"
 }
 
@@ -174,7 +174,7 @@ func headerRefs(extra ...string) *obj {
 // errorDocs describes each error code of the error table, in the order of
 // its status. Their statuses come from statusOf, the one table.
 var errorDocs = []struct{ name, code, desc string }{
-	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), or an unknown or bad query parameter or cursor."},
+	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), an unknown or bad query parameter or cursor, or a body that did not arrive within its deadline (" + seconds(DefaultBodyTimeout) + "; " + seconds(DefaultBatchBodyTimeout) + " for location batches; the connection is then closed)."},
 	{"Unauthorized", fleet.CodeUnauthorized, "The API key is missing, malformed, unknown, revoked or expired."},
 	{"Forbidden", fleet.CodeInsufficientPermissions, "The key lacks the permission, or the plan lacks the feature."},
 	{"NotFound", fleet.CodeNotFound, "No such route, or no such resource in the caller's account."},
@@ -358,7 +358,20 @@ func (g *generator) operation(rt route) *obj {
 	}
 	slices.Sort(statuses)
 	for _, s := range statuses {
-		resp.set(strconv.Itoa(s), o("$ref", "#/components/responses/"+byStatus[s]))
+		name := byStatus[s]
+		var note string
+		for code, n := range d.errNotes {
+			if StatusOf(code) == s {
+				note = n
+			}
+		}
+		if note == "" {
+			resp.set(strconv.Itoa(s), o("$ref", "#/components/responses/"+name))
+			continue
+		}
+		r := errorResponses().get(name).(*obj).clone()
+		r.set("description", note)
+		resp.set(strconv.Itoa(s), r)
 	}
 	op.set("responses", resp)
 	return op
@@ -411,7 +424,9 @@ func descIngest() string {
 func descStream() string {
 	return "Each report that moves a vehicle's latest location is sent as `event: location` with an `id:` and a LocationRecord as `data:`. " +
 		"A comment heartbeat is sent every " + seconds(heartbeatEvery) + ". Reconnect with `Last-Event-ID` (or `last_event_id`) to get what was missed, up to " +
-		minutes(fleet.StreamReplayWindow) + " back, before live data. A client that falls far behind is disconnected and should reconnect the same way. " +
+		minutes(fleet.StreamReplayWindow) + " back, before live data. A client that falls behind reads from the server's replay buffer; one that falls further behind than the buffer holds is disconnected and should reconnect the same way. " +
+		"The stream ends within 5 seconds of its key being revoked, expiring or leaving its rotation grace (a reconnect is then 401). " +
+		"A key may have " + byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + " streams open at once on each server. " +
 		"The stream carries the reports ingested by the server it is connected to."
 }
 

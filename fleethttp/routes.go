@@ -35,6 +35,9 @@ type opDoc struct {
 	// route may (400, 401, 403, 429, 500, 503), 404 for a route with a path
 	// parameter, 409 for a POST (Idempotency-Key) and 413/415 for a body.
 	errs []string
+	// errNotes describe, for this route, what an error code means here
+	// (the response is the common one, with this description).
+	errNotes map[string]string
 }
 
 const (
@@ -91,7 +94,10 @@ func (h *Handler) routeTable() []route {
 		{"GET", "/v1/vehicles/locations/stream", fleet.PermLocationsRead, 0, h.stream, opDoc{id: "streamLocations", summary: "Live locations (Server-Sent Events)", tag: tagTracking,
 			query: []param{repeatedIDs("vehicle_id"), {name: "Last-Event-ID", in: "header", schema: o("type", "string")},
 				{name: "last_event_id", schema: o("type", "string")}},
-			stream: true, outDesc: "An event stream.", desc: descStream()}},
+			stream: true, outDesc: "An event stream.", desc: descStream(),
+			errNotes: map[string]string{fleet.CodeRateLimitExceeded: "Over the hourly allowance, or this key already has as many live streams open on this server as its plan allows (" +
+				byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + "), and the message names that limit: \"This API key has 2 live streams open, the most the free plan allows; close one first.\" (`rate_limit_exceeded`). " +
+				"A request refused for the stream limit counts against the hourly allowance like any other; `Retry-After` is then " + streamRetryAfter + " seconds."}}},
 		{"GET", "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsRead, 0, h.history, opDoc{id: "getLocationHistory", summary: "Location history of a vehicle", tag: tagTracking,
 			query: []param{
 				timeParam("from", "Default: 24 hours before `to`. Clamped to the plan's reach ("+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days)."),

@@ -23,13 +23,16 @@ import (
 const usage = `usage:
   fleetserver [serve] [--addr 127.0.0.1:8080] [--db DSN] [--demo] [--insecure-webhooks]
               [--log-json] [--metrics-addr ADDR] [--read-header-timeout 10s]
+              [--body-timeout 30s] [--batch-body-timeout 120s] [--max-connections 10000]
   fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
   fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
   fleetserver migrate [--db DSN]
   fleetserver check [--db DSN]
 
 DSN: sqlite:PATH (default sqlite:fleet.db), memory:, or postgres://...
-FLEET_DB, FLEET_ADDR and FLEET_METRICS_ADDR stand in for --db, --addr and --metrics-addr.
+FLEET_DB, FLEET_ADDR, FLEET_METRICS_ADDR, FLEET_BODY_TIMEOUT, FLEET_BATCH_BODY_TIMEOUT and
+FLEET_MAX_CONNECTIONS stand in for --db, --addr, --metrics-addr, --body-timeout,
+--batch-body-timeout and --max-connections.
 `
 
 // run is the whole program: main only wires it to the process, so tests run
@@ -89,8 +92,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
 	metricsAddr := fs.String("metrics-addr", getenv("FLEET_METRICS_ADDR"), "serve Prometheus metrics at /metrics on this address (off when empty)")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
+	defBody, err := envDuration(getenv, "FLEET_BODY_TIMEOUT", fleethttp.DefaultBodyTimeout)
+	if err != nil {
+		return err
+	}
+	defBatch, err := envDuration(getenv, "FLEET_BATCH_BODY_TIMEOUT", fleethttp.DefaultBatchBodyTimeout)
+	if err != nil {
+		return err
+	}
+	defConns, err := envInt(getenv, "FLEET_MAX_CONNECTIONS", fleethttp.DefaultMaxConnections)
+	if err != nil {
+		return err
+	}
+	bodyTimeout := fs.Duration("body-timeout", defBody, "cut off a request body that takes longer than this to arrive")
+	batchBodyTimeout := fs.Duration("batch-body-timeout", defBatch, "cut off a location batch that takes longer than this to arrive")
+	maxConns := fs.Int("max-connections", defConns, "answer 503 to connections beyond this many open at once (0: no cap)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *bodyTimeout <= 0 || *batchBodyTimeout <= 0 || *maxConns < 0 {
+		return fmt.Errorf("--body-timeout and --batch-body-timeout must be above 0, --max-connections 0 or more\n%s", usage)
 	}
 	var lh slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *logJSON {
@@ -108,13 +129,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer store.Close()
 	svc := fleet.NewService(store, fleet.Options{Logger: log, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
 	sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
-	handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log))
+	handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
+	ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: *headerTimeout,
