@@ -140,6 +140,26 @@ func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) 
 	return nk, nil
 }
 
+// mayActOn returns insufficient_permissions, naming what is lacking, unless
+// the principal may act on (rotate, revoke) key k: a key may always act on
+// itself, and on another key only when it holds every permission that key
+// holds, so that no key can take over or remove a stronger one.
+func (p Principal) mayActOn(k Key) error {
+	if k.ID == p.Key.ID {
+		return nil
+	}
+	var lacks []string
+	for _, perm := range k.Permissions {
+		if !p.Key.Permissions.Allows(perm) {
+			lacks = append(lacks, perm)
+		}
+	}
+	if len(lacks) > 0 {
+		return Errorf(CodeInsufficientPermissions, "This API key cannot act on key %s: it lacks %s.", k.ID, strings.Join(lacks, ", "))
+	}
+	return nil
+}
+
 func normalisePermissions(ps []Permission) []Permission {
 	out := slices.Clone(ps)
 	slices.Sort(out)
@@ -196,7 +216,9 @@ func (s *Service) getKey(tx Tx, p Principal, id string) (Key, error) {
 
 // RevokeKey revokes a key at once: this process refuses it from now on, and
 // every process sharing the store within AuthCacheTTL. Revoking a revoked key
-// changes nothing and returns it.
+// changes nothing and returns it. A key may revoke itself, and another key
+// only if it holds every permission of that key (else
+// insufficient_permissions).
 func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return Key{}, err
@@ -205,8 +227,14 @@ func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, e
 	var k Key
 	err := s.update(ctx, func(tx Tx) (err error) {
 		k, err = s.getKey(tx, p, id)
-		if err != nil || k.RevokedAt != nil {
+		if err != nil {
 			return err
+		}
+		if err := p.mayActOn(k); err != nil {
+			return err
+		}
+		if k.RevokedAt != nil {
+			return nil
 		}
 		k.RevokedAt = &now
 		return tx.UpdateKey(k)
@@ -226,7 +254,9 @@ const MaxRotationGrace = 30 * 24 * time.Hour
 
 // RotateKey creates a new key with the same name, permissions and
 // environment, and makes the old one expire after grace (sooner if it was to
-// expire sooner anyway). A revoked or expired key cannot be rotated.
+// expire sooner anyway). A revoked or expired key cannot be rotated
+// (conflict). A key may rotate itself; another key only if it holds every
+// permission of that key (else insufficient_permissions).
 func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace time.Duration) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -242,6 +272,9 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 	err := s.update(ctx, func(tx Tx) (err error) {
 		old, err = s.getKey(tx, p, id)
 		if err != nil {
+			return err
+		}
+		if err := p.mayActOn(old); err != nil {
 			return err
 		}
 		if st := old.Status(now); st != KeyActive {

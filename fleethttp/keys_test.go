@@ -217,3 +217,66 @@ func TestUsageCountsRejected(t *testing.T) {
 	is.Equal(u.Requests, 1002)
 	is.Equal(u.Rejected, 2)
 }
+
+// keyID returns the id of the account's key whose secret is secret.
+func (e *env) keyID(admin, secret string) string {
+	e.t.Helper()
+	for _, k := range e.do("GET", "/v1/api_keys?limit=500", admin, nil).list() {
+		if km := k.(map[string]any); km["prefix"] == secret[:12] {
+			return km["key_id"].(string)
+		}
+	}
+	e.t.Fatalf("no key with prefix %s", secret[:12])
+	return ""
+}
+
+// TestActingOnAnotherKeyNeedsItsPermissions: a key that holds keys:write
+// but not every permission of another key can neither rotate nor revoke it
+// (403 naming what it lacks) and changes nothing; it may act on keys it
+// covers and on itself; the operator may act on any key.
+func TestActingOnAnotherKeyNeedsItsPermissions(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	acc, admin := e.account(fleet.PlanPro)
+	adminID := e.keyID(admin, admin)
+	limited := e.keyWith(admin, "keys:write", "vehicles:read")
+	limitedID := e.keyID(admin, limited)
+	reader := e.keyID(admin, e.keyWith(admin, "vehicles:write"))
+	keysBefore := e.do("GET", "/v1/api_keys?limit=500", admin, nil).body
+
+	for _, c := range []struct{ method, path, lacks string }{
+		{"POST", "/v1/api_keys/" + adminID + "/rotate", "*"},
+		{"DELETE", "/v1/api_keys/" + adminID, "*"},
+		{"POST", "/v1/api_keys/" + reader + "/rotate", "vehicles:write"},
+		{"DELETE", "/v1/api_keys/" + reader, "vehicles:write"},
+	} {
+		var body any
+		if c.method == "POST" {
+			body = map[string]any{"grace_period_seconds": 0}
+		}
+		r := e.do(c.method, c.path, limited, body)
+		is.Equal(r.status, http.StatusForbidden)
+		is.Equal(r.errCode(), "insufficient_permissions")
+		id := strings.Split(strings.TrimPrefix(c.path, "/v1/api_keys/"), "/")[0]
+		is.Equal(r.errMessage(), "This API key cannot act on key "+id+": it lacks "+c.lacks+".")
+	}
+	is.Equal(string(e.do("GET", "/v1/api_keys?limit=500", admin, nil).body), string(keysBefore)) // nothing changed
+	is.Equal(e.do("GET", "/v1/account", admin, nil).status, http.StatusOK)
+
+	// Keys it covers, write implying read.
+	covered := e.keyID(admin, e.keyWith(admin, "keys:read", "vehicles:read"))
+	is.Equal(e.do("POST", "/v1/api_keys/"+covered+"/rotate", limited, map[string]any{"grace_period_seconds": 0}).status, http.StatusCreated)
+	covered = e.keyID(admin, e.keyWith(admin, "vehicles:read"))
+	is.Equal(e.do("DELETE", "/v1/api_keys/"+covered, limited, nil).status, http.StatusOK)
+
+	// Itself.
+	r := e.do("POST", "/v1/api_keys/"+limitedID+"/rotate", limited, map[string]any{"grace_period_seconds": 60})
+	is.Equal(r.status, http.StatusCreated)
+	rotated := r.data()["key"].(string)
+	is.Equal(e.do("DELETE", "/v1/api_keys/"+e.keyID(admin, rotated), rotated, nil).status, http.StatusOK)
+
+	// The operator holds every permission.
+	_, err := e.svc.RevokeKey(ctx, fleet.SystemPrincipal(acc), adminID)
+	is.NoErr(err)
+	is.Equal(e.do("GET", "/v1/account", admin, nil).status, http.StatusUnauthorized)
+}

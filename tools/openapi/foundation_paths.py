@@ -11,11 +11,11 @@ add("/api_keys/{key_id}", "get", op("getApiKey", "Get an API key", "API keys", o
 add("/api_keys/{key_id}", "delete", op("revokeApiKey", "Revoke an API key", "API keys",
     ok("The revoked key. Revoking a revoked key changes nothing.", ref("ApiKey")),
     errors=["NotFound"], params=[P("KeyID")], perm="keys:write",
-    desc="The key is refused at once by this server, and by every server sharing the store within 5 seconds."))
+    desc="The key is refused at once by this server, and by every server sharing the store within 5 seconds. A key may revoke itself; another key only if it holds every permission that key holds (403 insufficient_permissions naming what it lacks)."))
 add("/api_keys/{key_id}/rotate", "post", op("rotateApiKey", "Rotate an API key", "API keys",
     ok("The new key with its secret, and the old key in `previous_key`.", ref("NewApiKey"), "201"),
     errors=["NotFound", "ValidationError", "Conflict"], params=[P("KeyID")], body=body("RotateKeyRequest", False), perm="keys:write",
-    desc="Creates a key with the same name, permissions and environment; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict).", post=True))
+    desc="Creates a key with the same name, permissions and environment; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict). A key may rotate itself; another key only if it holds every permission that key holds (403 insufficient_permissions naming what it lacks).", post=True))
 add("/api_keys/{key_id}/usage", "get", op("getApiKeyUsage", "Hourly usage of an API key", "API keys",
     ok("Request counts per hour, newest first, with totals.", ref("KeyUsage")),
     errors=["NotFound"], params=[P("KeyID"), {"name": "hours", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 168, "default": 24}}],
