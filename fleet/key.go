@@ -213,6 +213,11 @@ type KeyParams struct {
 // Validate checks the parameters at time now.
 func (p KeyParams) Validate(now time.Time) error {
 	var v Validator
+	p.validate(&v, now)
+	return v.Err()
+}
+
+func (p KeyParams) validate(v *Validator, now time.Time) {
 	name := strings.TrimSpace(p.Name)
 	v.Check(name != "" && utf8.RuneCountInString(p.Name) <= 100, "name", "must be 1 to 100 characters")
 	if p.Permissions != nil {
@@ -225,5 +230,4 @@ func (p KeyParams) Validate(now time.Time) error {
 	if p.ExpiresAt != nil {
 		v.Check(p.ExpiresAt.After(now), "expires_at", "must be in the future")
 	}
-	return v.Err()
 }

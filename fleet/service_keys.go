@@ -117,7 +117,9 @@ func (s *Service) CreateAPIKey(ctx context.Context, accountID string, params Key
 }
 
 // CreateKey creates a key in the principal's account. Permissions default to
-// the creating key's own; a key can only grant permissions it holds.
+// the creating key's own; a key can only grant permissions it holds. A key
+// cannot outlive the key that creates it: without an expiry it takes the
+// creator's, and a later one is a validation_error naming expires_at.
 func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -126,7 +128,17 @@ func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) 
 	if params.Permissions == nil {
 		params.Permissions = slices.Clone(p.Key.Permissions)
 	}
-	if err := params.Validate(now); err != nil {
+	var v Validator
+	params.validate(&v, now)
+	if limit := p.Key.ExpiresAt; limit != nil {
+		switch {
+		case params.ExpiresAt == nil:
+			params.ExpiresAt = ptr(*limit)
+		case Timestamp(*params.ExpiresAt).After(*limit):
+			v.Add("expires_at", "must not be later than %s, when the key creating it expires", limit.Format(time.RFC3339Nano))
+		}
+	}
+	if err := v.Err(); err != nil {
 		return NewKey{}, err
 	}
 	if !p.Key.Permissions.Covers(params.Permissions) {
@@ -252,11 +264,12 @@ const DefaultRotationGrace = time.Hour
 // MaxRotationGrace bounds the grace period of a rotation.
 const MaxRotationGrace = 30 * 24 * time.Hour
 
-// RotateKey creates a new key with the same name, permissions and
-// environment, and makes the old one expire after grace (sooner if it was to
+// RotateKey creates a new key with the same name, permissions, environment
+// and expiry, and makes the old one expire after grace (sooner if it was to
 // expire sooner anyway). A revoked or expired key cannot be rotated
 // (conflict). A key may rotate itself; another key only if it holds every
-// permission of that key (else insufficient_permissions).
+// permission of that key and the new key would not outlive it (else
+// insufficient_permissions).
 func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace time.Duration) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -275,6 +288,9 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 			return err
 		}
 		if err := p.mayActOn(old); err != nil {
+			return err
+		}
+		if err := p.mayOutlive(old); err != nil {
 			return err
 		}
 		if st := old.Status(now); st != KeyActive {
@@ -298,6 +314,18 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 	}
 	s.auth.forget(old.Hash)
 	return nk, nil
+}
+
+// mayOutlive returns insufficient_permissions unless the principal's key
+// expires no sooner than k: a rotation hands its caller a secret with k's
+// expiry, which must not outlive the caller (as no key it creates may).
+func (p Principal) mayOutlive(k Key) error {
+	limit := p.Key.ExpiresAt
+	if k.ID == p.Key.ID || limit == nil || (k.ExpiresAt != nil && !k.ExpiresAt.After(*limit)) {
+		return nil
+	}
+	return Errorf(CodeInsufficientPermissions, "This API key cannot rotate key %s: the new key would outlive this one, which expires at %s.",
+		k.ID, limit.Format(time.RFC3339Nano))
 }
 
 // KeyUsage is a key's request counts over the last hours.

@@ -280,3 +280,55 @@ func TestActingOnAnotherKeyNeedsItsPermissions(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(e.do("GET", "/v1/account", admin, nil).status, http.StatusUnauthorized)
 }
+
+// TestKeyExpiryCannotOutliveItsCreator: a key made by a key that expires
+// inherits that expiry, may not be given a later one (422 naming
+// expires_at), and such a key cannot rotate a key that would outlive it;
+// rotation keeps the old key's expiry.
+func TestKeyExpiryCannotOutliveItsCreator(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	end := T0.Add(time.Hour).Format(time.RFC3339)
+	r := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "temp", "permissions": []string{"keys:write", "vehicles:read"}, "expires_at": end})
+	is.Equal(r.status, http.StatusCreated)
+	temp := r.data()["key"].(string)
+	count := len(e.do("GET", "/v1/api_keys?limit=500", admin, nil).list())
+
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "later", "expires_at": T0.Add(2 * time.Hour).Format(time.RFC3339)})
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	is.Equal(r.json()["error"].(map[string]any)["details"].([]any)[0].(map[string]any)["field"], "expires_at")
+	is.Equal(len(e.do("GET", "/v1/api_keys?limit=500", admin, nil).list()), count) // nothing created
+
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "inherits"})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], end) // the creator's expiry
+	child := r.data()["key_id"].(string)
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "sooner", "expires_at": T0.Add(30 * time.Minute).Format(time.RFC3339)})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], "2026-11-22T10:30:00Z")
+
+	// A key without expiry that temp covers: rotating it would hand temp a
+	// secret that outlives it.
+	forever := e.keyID(admin, e.keyWith(admin, "vehicles:read"))
+	r = e.do("POST", "/v1/api_keys/"+forever+"/rotate", temp, map[string]any{"grace_period_seconds": 0})
+	is.Equal(r.status, http.StatusForbidden)
+	is.True(strings.Contains(r.errMessage(), "outlive"))
+	is.Equal(e.do("GET", "/v1/api_keys/"+forever, admin, nil).data()["expires_at"], nil) // unchanged
+
+	// Rotation keeps the old key's expiry, by whoever rotates it.
+	r = e.do("POST", "/v1/api_keys/"+child+"/rotate", temp, map[string]any{"grace_period_seconds": 0})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], end)
+	r = e.do("POST", "/v1/api_keys/"+r.data()["key_id"].(string)+"/rotate", admin, nil)
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], end)
+
+	// A new key inherits the expiry the rotation's grace gives its creator.
+	r = e.do("POST", "/v1/api_keys/"+e.keyID(admin, temp)+"/rotate", temp, map[string]any{"grace_period_seconds": 600})
+	is.Equal(r.status, http.StatusCreated)
+	e.clock.Advance(3 * time.Second) // past the cache of temp's key
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "in grace"})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], "2026-11-22T10:10:00Z")
+}

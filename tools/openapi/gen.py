@@ -100,7 +100,7 @@ def components():
            "name": {"type": "string", "minLength": 1, "maxLength": 100},
            "permissions": {"type": "array", "items": ref("Permission"), "minItems": 1, "description": "Defaults to the permissions of the key making the request; a key can only grant permissions it holds."},
            "environment": {"type": "string", "maxLength": 50, "description": "Defaults to `production`."},
-           "expires_at": {"type": "string", "format": "date-time", "description": "Must be in the future. Omit for a key that does not expire."}}},
+           "expires_at": {"type": "string", "format": "date-time", "description": "Must be in the future, and not later than the expiry of the key making the request. Omitted: that key's expiry, or none for a key that does not expire."}}},
       "RotateKeyRequest": {"type": "object", "additionalProperties": False,
          "properties": {"grace_period_seconds": {"type": "integer", "minimum": 0, "maximum": 2592000, "default": 3600,
              "description": "How long the old key keeps working."}}},
