@@ -46,6 +46,9 @@ func (s *Service) CreateAccount(ctx context.Context, params AccountParams) (Acco
 		if err := tx.CreateAccount(a); err != nil {
 			return err
 		}
+		if err := checkKeyCap(tx, a, now, ""); err != nil {
+			return err
+		}
 		return tx.CreateKey(nk.Key)
 	})
 	if err != nil {
@@ -119,7 +122,9 @@ func (s *Service) CreateAPIKey(ctx context.Context, accountID string, params Key
 // CreateKey creates a key in the principal's account. Permissions default to
 // the creating key's own; a key can only grant permissions it holds. A key
 // cannot outlive the key that creates it: without an expiry it takes the
-// creator's, and a later one is a validation_error naming expires_at.
+// creator's, and a later one is a validation_error naming expires_at. An
+// account with as many active keys as its plan allows (ActiveKeys) is a
+// conflict, counted in the creating transaction.
 func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -146,10 +151,31 @@ func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) 
 	}
 	params.Permissions = normalisePermissions(params.Permissions)
 	nk := newKey(p.Account.ID, params, now)
-	if err := s.update(ctx, func(tx Tx) error { return tx.CreateKey(nk.Key) }); err != nil {
+	err := s.update(ctx, func(tx Tx) error {
+		if err := checkKeyCap(tx, p.Account, now, ""); err != nil {
+			return err
+		}
+		return tx.CreateKey(nk.Key)
+	})
+	if err != nil {
 		return NewKey{}, err
 	}
 	return nk, nil
+}
+
+// checkKeyCap returns conflict when the account has as many active keys at
+// now as its plan allows, so one more may not become active; hint ends the
+// message. It runs in the transaction that adds the key (serialisable), so
+// concurrent creates cannot pass the cap together.
+func checkKeyCap(tx Tx, a Account, now time.Time, hint string) error {
+	n, err := tx.CountActiveKeys(a.ID, now)
+	if err != nil {
+		return err
+	}
+	if limit := a.Plan.Limits().ActiveKeys; n >= limit {
+		return Errorf(CodeConflict, "An account may have at most %d active API keys and this account has %d; revoke one first%s.", limit, n, hint)
+	}
+	return nil
 }
 
 // mayActOn returns insufficient_permissions, naming what is lacking, unless
@@ -269,7 +295,10 @@ const MaxRotationGrace = 30 * 24 * time.Hour
 // expire sooner anyway). A revoked or expired key cannot be rotated
 // (conflict). A key may rotate itself; another key only if it holds every
 // permission of that key and the new key would not outlive it (else
-// insufficient_permissions).
+// insufficient_permissions). With a grace period both keys are active until
+// it ends, so the rotation counts against the plan's ActiveKeys (conflict at
+// the cap); with grace 0 the new key replaces the old one at once and is
+// always allowed.
 func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace time.Duration) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -295,6 +324,11 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 		}
 		if st := old.Status(now); st != KeyActive {
 			return Errorf(CodeConflict, "The API key is %s and cannot be rotated.", st)
+		}
+		if grace > 0 {
+			if err := checkKeyCap(tx, p.Account, now, ", or rotate with grace_period_seconds 0 to replace the key at once"); err != nil {
+				return err
+			}
 		}
 		nk = newKey(p.Account.ID, KeyParams{
 			Name: old.Name, Permissions: old.Permissions, Environment: old.Environment,

@@ -1,12 +1,14 @@
 package fleethttp_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleet/storetest"
 	"github.com/matryer/is"
 )
 
@@ -331,4 +333,92 @@ func TestKeyExpiryCannotOutliveItsCreator(t *testing.T) {
 	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "in grace"})
 	is.Equal(r.status, http.StatusCreated)
 	is.Equal(r.data()["expires_at"], "2026-11-22T10:10:00Z")
+}
+
+// TestActiveKeyCap: an account holds at most its plan's ActiveKeys active
+// keys; one more is 409 conflict naming the cap and creates nothing.
+// Revoked and expired keys do not count; a rotation with a grace period
+// counts (two keys are active), one with grace 0 replaces the key and is
+// allowed at the cap.
+func TestActiveKeyCap(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, admin := e.account(fleet.PlanFree)
+		_, other := e.account(fleet.PlanFree)
+		limit := fleet.PlanFree.Limits().ActiveKeys
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range limit - 3 { // the first key, these, and two below
+				if err := tx.CreateKey(storetest.NewKey(acc.ID)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		short := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "short", "expires_at": T0.Add(time.Minute).Format(time.RFC3339)})
+		is.Equal(short.status, http.StatusCreated)
+		last := e.created("/v1/api_keys", admin, map[string]any{"name": "last", "permissions": []string{"vehicles:read"}})
+		active := func() int {
+			var n int
+			is.NoErr(e.store.View(ctx, func(tx fleet.Tx) (err error) { n, err = tx.CountActiveKeys(acc.ID, e.svc.Now()); return err }))
+			return n
+		}
+		is.Equal(active(), limit)
+
+		want := fmt.Sprintf("An account may have at most %d active API keys and this account has %d; revoke one first.", limit, limit)
+		r := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "one more"})
+		is.Equal(r.status, http.StatusConflict)
+		is.Equal(r.errCode(), "conflict")
+		is.Equal(r.errMessage(), want)
+		r = e.do("POST", "/v1/api_keys", admin, map[string]any{"name": ""})
+		is.Equal(r.status, http.StatusUnprocessableEntity) // bad input at the cap is still 422
+		r = e.do("POST", "/v1/api_keys/"+last["key_id"].(string)+"/rotate", admin, map[string]any{"grace_period_seconds": 60})
+		is.Equal(r.status, http.StatusConflict) // old and new would both be active
+		is.True(strings.Contains(r.errMessage(), "grace_period_seconds 0"))
+		is.Equal(active(), limit)
+		_, err := e.svc.CreateAPIKey(ctx, acc.ID, fleet.KeyParams{Name: "operator"})
+		is.Equal(fleet.ErrorCode(err), fleet.CodeConflict) // keys create counts too
+
+		r = e.do("POST", "/v1/api_keys/"+last["key_id"].(string)+"/rotate", admin, map[string]any{"grace_period_seconds": 0})
+		is.Equal(r.status, http.StatusCreated) // replaces the key
+		is.Equal(active(), limit)
+		e.created("/v1/api_keys", other, map[string]any{"name": "per account"})
+
+		is.Equal(e.do("DELETE", "/v1/api_keys/"+r.data()["key_id"].(string), admin, nil).status, http.StatusOK)
+		e.created("/v1/api_keys", admin, map[string]any{"name": "room after a revocation"})
+		is.Equal(e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "x"}).status, http.StatusConflict)
+		e.clock.Advance(time.Minute) // short expires
+		e.created("/v1/api_keys", admin, map[string]any{"name": "room after an expiry"})
+		is.Equal(active(), limit)
+	})
+}
+
+// TestActiveKeyCapUnderConcurrency: simultaneous creates at the edge of the
+// cap pass it by none; the rest are 409 conflict.
+func TestActiveKeyCapUnderConcurrency(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanFree)
+		limit := fleet.PlanFree.Limits().ActiveKeys
+		const room, n = 3, 8
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range limit - 1 - room {
+				if err := tx.CreateKey(storetest.NewKey(acc.ID)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		statuses := simultaneously(t, n, func(int) (*env, *http.Request) {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1/api_keys", strings.NewReader(`{"name":"gateway"}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			return e, req
+		})
+		is.Equal(statuses, map[int]int{http.StatusCreated: room, http.StatusConflict: n - room})
+		is.NoErr(e.store.View(ctx, func(tx fleet.Tx) error {
+			got, err := tx.CountActiveKeys(acc.ID, e.svc.Now())
+			is.Equal(got, limit)
+			return err
+		}))
+	})
 }

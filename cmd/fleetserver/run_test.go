@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/matryer/is"
 )
 
@@ -339,4 +340,24 @@ func TestCheckCommand(t *testing.T) {
 	is.NoErr(os.WriteFile(bad, []byte(strings.Repeat("not a database ", 1000)), 0o644))
 	err := run(context.Background(), []string{"check", "--db", "sqlite:" + bad}, func(string) string { return "" }, &out, &errb)
 	is.True(err != nil)
+}
+
+// TestKeysCreateCountsAgainstTheCap: keys made from the command line count
+// against the plan's cap of active keys, the first key of accounts create
+// included, and one more is refused with the cap named.
+func TestKeysCreateCountsAgainstTheCap(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{"FLEET_DB": "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")}
+	getenv := func(k string) string { return env[k] }
+	var out, errb syncBuf
+	is.NoErr(run(context.Background(), []string{"accounts", "create", "--company", "Acme", "--json"}, getenv, &out, &errb))
+	var acc map[string]string
+	is.NoErr(json.Unmarshal([]byte(out.String()), &acc))
+	limit := fleet.PlanFree.Limits().ActiveKeys
+	for i := 1; i < limit; i++ {
+		is.NoErr(run(context.Background(), []string{"keys", "create", "--account", acc["account_id"], "--name", fmt.Sprint("k", i)}, getenv, &out, &errb))
+	}
+	err := run(context.Background(), []string{"keys", "create", "--account", acc["account_id"], "--name", "one more"}, getenv, &out, &errb)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), fmt.Sprintf("at most %d active API keys", limit)))
 }

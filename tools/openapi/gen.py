@@ -103,7 +103,7 @@ def components():
            "expires_at": {"type": "string", "format": "date-time", "description": "Must be in the future, and not later than the expiry of the key making the request. Omitted: that key's expiry, or none for a key that does not expire."}}},
       "RotateKeyRequest": {"type": "object", "additionalProperties": False,
          "properties": {"grace_period_seconds": {"type": "integer", "minimum": 0, "maximum": 2592000, "default": 3600,
-             "description": "How long the old key keeps working."}}},
+             "description": "How long the old key keeps working. 0 replaces it at once (allowed at the cap of active keys)."}}},
       "Position": {"type": "object", "additionalProperties": False, "required": ["latitude", "longitude", "timestamp", "heading"],
          "properties": {"latitude": {"type": "number", "minimum": -90, "maximum": 90}, "longitude": {"type": "number", "minimum": -180, "maximum": 180},
                         "timestamp": TS, "heading": {"type": ["number", "null"], "minimum": 0, "exclusiveMaximum": 360}}},
