@@ -63,12 +63,16 @@ func newEnv(t *testing.T) *env {
 }
 
 // newEnvOn starts a server over store; servers on the same store act as one
-// service.
-func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock) *env {
+// service. opts change the service's options.
+func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...func(*fleet.Options)) *env {
 	t.Helper()
 	e := &env{t: t, store: store, clock: clock, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}})
+	o := fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.svc = fleet.NewService(store, o)
 	e.h = fleethttp.NewHandler(e.svc, fleethttp.WithLogger(log))
 	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(e.srv.Close)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,14 +22,15 @@ import (
 
 const usage = `usage:
   fleetserver [serve] [--addr 127.0.0.1:8080] [--db DSN] [--demo] [--insecure-webhooks]
-              [--log-json] [--metrics-addr ADDR] [--read-header-timeout 10s]
+              [--log-json] [--metrics-addr ADDR] [--read-header-timeout 10s] [--anonymous-limit 60]
   fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
   fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
   fleetserver migrate [--db DSN]
   fleetserver check [--db DSN]
 
 DSN: sqlite:PATH (default sqlite:fleet.db), memory:, or postgres://...
-FLEET_DB, FLEET_ADDR and FLEET_METRICS_ADDR stand in for --db, --addr and --metrics-addr.
+FLEET_DB, FLEET_ADDR, FLEET_METRICS_ADDR and FLEET_ANONYMOUS_LIMIT stand in for --db, --addr,
+--metrics-addr and --anonymous-limit.
 `
 
 // run is the whole program: main only wires it to the process, so tests run
@@ -88,8 +90,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
 	metricsAddr := fs.String("metrics-addr", getenv("FLEET_METRICS_ADDR"), "serve Prometheus metrics at /metrics on this address (off when empty)")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
+	defAnon := fleet.DefaultAddressLimit
+	if v := getenv("FLEET_ANONYMOUS_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("FLEET_ANONYMOUS_LIMIT must be a whole number, not %q", v)
+		}
+		defAnon = n
+	}
+	anonLimit := fs.Int("anonymous-limit", defAnon, "requests per hour and client address without a valid API key (0: no limit, for local development)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *anonLimit < 0 {
+		return fmt.Errorf("--anonymous-limit must be 0 (off) or more, not %d", *anonLimit)
+	}
+	addressLimit := *anonLimit
+	if addressLimit == 0 {
+		addressLimit = fleet.AddressLimitOff
 	}
 	var lh slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *logJSON {
@@ -99,13 +117,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *insecure {
 		log.Warn("--insecure-webhooks is on: webhook URLs may use http and private addresses; never use this in production")
 	}
+	if addressLimit == fleet.AddressLimitOff {
+		log.Warn("--anonymous-limit is 0: requests without a valid API key are not limited per address; never use this in production")
+	}
 
 	store, err := openStore(ctx, *dsn)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	svc := fleet.NewService(store, fleet.Options{Logger: log, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
+	svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
 	sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 	handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log))
 

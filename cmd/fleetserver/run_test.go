@@ -361,3 +361,38 @@ func TestKeysCreateCountsAgainstTheCap(t *testing.T) {
 	is.True(err != nil)
 	is.True(strings.Contains(err.Error(), fmt.Sprintf("at most %d active API keys", limit)))
 }
+
+// TestAnonymousLimitFlag: --anonymous-limit sets the hourly allowance per
+// address of requests without a valid key, whose 429 says what it is;
+// FLEET_ANONYMOUS_LIMIT=0 turns the brake off; a bad value is refused.
+func TestAnonymousLimitFlag(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--anonymous-limit", "2")
+	for range 2 {
+		status, _ := get(t, s.base+"/v1/account", "fleet_typo")
+		is.Equal(status, 401)
+	}
+	status, body := get(t, s.base+"/v1/account", "fleet_typo")
+	is.Equal(status, 429)
+	is.Equal(body["error"].(map[string]any)["message"], "Too many requests without a valid API key from this address; retry after 3600 seconds.")
+
+	s = start(t, map[string]string{"FLEET_DB": "memory:", "FLEET_ANONYMOUS_LIMIT": "0"})
+	for range fleet.DefaultAddressLimit + 5 {
+		status, _ := get(t, s.base+"/v1/account", "fleet_typo")
+		is.Equal(status, 401) // never braked
+	}
+	is.True(strings.Contains(s.stderr.String(), "--anonymous-limit is 0"))
+
+	var out, errb syncBuf
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{map[string]string{"FLEET_ANONYMOUS_LIMIT": "lots"}, nil},
+		{nil, []string{"--anonymous-limit", "-1"}},
+	} {
+		err := run(context.Background(), append([]string{"serve", "--db", "memory:", "--addr", "127.0.0.1:0"}, c.args...),
+			func(k string) string { return c.env[k] }, &out, &errb)
+		is.True(err != nil && strings.Contains(strings.ToLower(err.Error()), "anonymous"))
+	}
+}

@@ -20,7 +20,7 @@ TSN = {"type": ["string", "null"], "format": "date-time"}
 
 ERRORS = [
  ("BadRequest", 400, "invalid_request", "Malformed JSON, an unknown or read-only field, a wrong type, or a bad query parameter or cursor."),
- ("Unauthorized", 401, "unauthorized", "The API key is missing, malformed, unknown, revoked or expired."),
+ ("Unauthorized", 401, "unauthorized", "The API key is missing, malformed, unknown, revoked or expired. Such requests are limited per client address (60 an hour by default); the rate-limit headers describe that allowance, and are absent when the server turns the limit off (`--anonymous-limit 0`, for local development)."),
  ("Forbidden", 403, "insufficient_permissions", "The key lacks the permission, or the plan lacks the feature."),
  ("NotFound", 404, "not_found", "No such route, or no such resource in the caller's account."),
  ("MethodNotAllowed", 405, "method_not_allowed", "The path exists but not with this method; `Allow` lists the methods."),
@@ -28,7 +28,7 @@ ERRORS = [
  ("PayloadTooLarge", 413, "payload_too_large", "The body is over the limit (1 MiB; 8 MiB for location batches)."),
  ("UnsupportedMediaType", 415, "unsupported_media_type", "The body's Content-Type is not application/json."),
  ("ValidationError", 422, "validation_error", "Well-formed but invalid values; `details` names every bad field."),
- ("TooManyRequests", 429, "rate_limit_exceeded", "Over the hourly allowance; `Retry-After` says when to retry."),
+ ("TooManyRequests", 429, "rate_limit_exceeded", "Over the key's hourly allowance (\"Rate limit exceeded. Retry after N seconds.\"), or over the per-address allowance of requests without a valid API key (\"Too many requests without a valid API key from this address; retry after N seconds.\"); `Retry-After` says when to retry."),
  ("InternalError", 500, "internal_error", "Something unexpected; logged with the request id."),
  ("Unavailable", 503, "unavailable", "The server is shutting down or the store is unreachable."),
 ]
@@ -48,6 +48,8 @@ def components():
         extra = []
         if status == 429: extra = ["Retry-After"]
         h = hdr_refs(extra)
+        if status == 401:  # the per-address window's; none when the server runs with --anonymous-limit 0
+            for k in RL: h[k] = {**headers[k], "required": False}
         responses[name] = {"description": desc + " (`" + code + "`)", "headers": h,
             "content": {"application/json": {"schema": ref("ErrorEnvelope")}}}
     schemas = {
