@@ -10,7 +10,11 @@ WH_PROPS = {
     "created_at": TS}
 WH_REQ = ["webhook_id", "url", "events", "description", "enabled", "created_at"]
 URL_DESC = ("Must be `https` and must not resolve to a loopback, private, link-local, unique-local, carrier-grade NAT, multicast or unspecified "
-            "address, in any notation (IPv4-mapped IPv6, decimal, octal or hex IPv4); checked here and again when connecting. "
+            "address, in any notation (IPv4-mapped IPv6, decimal, octal or hex IPv4), nor to an IPv6 address that embeds or tunnels to an IPv4 one "
+            "(IPv4-compatible, IPv4-translated `::ffff:0:0:0/96`, NAT64, 6to4, Teredo `2001::/32`); checked here and again when connecting. "
+            "A host that cannot be used, for whatever reason (such an address, a name that resolves to one, a name that does not resolve), gets one answer: "
+            "422 naming `url`, \"cannot be used as a webhook endpoint: it must be an https URL on a public host\". "
+            "Errors of form (not https, user information, a bad port, a fragment, an IP address not in its standard form) are named as such. "
             "A server started with `--insecure-webhooks` allows `http` and such addresses.")
 EXTRA_SCHEMAS.update({
   "Webhook": {"type": "object", "additionalProperties": False, "required": WH_REQ, "properties": WH_PROPS},
