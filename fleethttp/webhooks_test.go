@@ -509,7 +509,7 @@ func TestWebhookAddressForms(t *testing.T) {
 	d := e.deliveries(key, id)[0]
 	is.Equal(d["status"], "failed")
 	is.Equal(d["response_status"], nil)
-	is.True(strings.Contains(d["error"].(string), "not allowed"))
+	is.Equal(d["error"], "The endpoint's host does not resolve to a public address.")
 }
 
 type netErr struct{}
