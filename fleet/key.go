@@ -220,6 +220,7 @@ func (p KeyParams) Validate(now time.Time) error {
 func (p KeyParams) validate(v *Validator, now time.Time) {
 	name := strings.TrimSpace(p.Name)
 	v.Check(name != "" && utf8.RuneCountInString(p.Name) <= 100, "name", "must be 1 to 100 characters")
+	v.Text("name", p.Name)
 	if p.Permissions != nil {
 		v.Check(len(p.Permissions) > 0, "permissions", "must name at least one permission")
 		for i, perm := range p.Permissions {
@@ -227,6 +228,7 @@ func (p KeyParams) validate(v *Validator, now time.Time) {
 		}
 	}
 	v.Check(utf8.RuneCountInString(p.Environment) <= 50, "environment", "must be at most 50 characters")
+	v.Text("environment", p.Environment)
 	if p.ExpiresAt != nil {
 		v.Check(p.ExpiresAt.After(now), "expires_at", "must be in the future")
 	}

@@ -237,6 +237,7 @@ func (w *Webhook) validate(val *Validator, insecure bool) {
 		val.Add("url", "%s", err.Error())
 	}
 	val.Check(len(w.Description) <= MaxWebhookDescription, "description", "must be at most %d characters", MaxWebhookDescription)
+	val.MultilineText("description", w.Description)
 	switch {
 	case len(w.Events) == 0:
 		val.Add("events", "must name at least one event type, or be [\"*\"]")

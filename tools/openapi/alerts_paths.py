@@ -31,8 +31,8 @@ EXTRA_SCHEMAS.update({
   "AlertInput": {"type": "object", "additionalProperties": False, "required": ["message"],
      "description": "Opens a `custom` alert. `vehicle_id`, when given, must name a vehicle of the account, else 422 validation_error naming it.",
      "properties": {"vehicle_id": {"type": ["string", "null"]}, "severity": {"oneOf": [ref("Severity"), {"type": "null"}]},
-       "message": {"type": "string", "minLength": 1, "maxLength": 1000},
-       "data": {"type": ["object", "null"], "description": "Any JSON object, at most 16 KiB."}}},
+       "message": {"type": "string", "minLength": 1, "maxLength": 1000, "description": MULTILINE},
+       "data": {"type": ["object", "null"], "description": "Any JSON object, at most 16 KiB. Its strings are multi-line text (tab, line feed and carriage return allowed, no other control character); member names hold no control character. A bad one is 422 naming its path, e.g. `data.notes[2]`."}}},
   "AlertRule": {"type": "object", "additionalProperties": False,
      "required": ["rule_id", "type", "severity", "threshold_kmh", "after_minutes", "geofence_id", "vehicle_ids", "enabled", "created_at", "updated_at"],
      "properties": {

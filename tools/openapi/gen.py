@@ -16,10 +16,11 @@ def ref(name): return {"$ref": "#/components/schemas/"+name}
 def nullable(t, **kw):
     d = {"type": [t, "null"]}; d.update(kw); return d
 TS = {"type": "string", "format": "date-time"}
+MULTILINE = "Multi-line text: tab, line feed and carriage return are allowed, other control characters are not (422)."
 TSN = {"type": ["string", "null"], "format": "date-time"}
 
 ERRORS = [
- ("BadRequest", 400, "invalid_request", "Malformed JSON, an unknown or read-only field, a wrong type, or a bad query parameter or cursor."),
+ ("BadRequest", 400, "invalid_request", "Malformed JSON, an unknown or read-only field, a wrong type, or a bad query parameter or cursor (a query parameter holding a control character included: `details` names it)."),
  ("Unauthorized", 401, "unauthorized", "The API key is missing, malformed, unknown, revoked or expired. Such requests are limited per client address (60 an hour by default); the rate-limit headers describe that allowance, and are absent when the server turns the limit off (`--anonymous-limit 0`, for local development)."),
  ("Forbidden", 403, "insufficient_permissions", "The key lacks the permission, or the plan lacks the feature."),
  ("NotFound", 404, "not_found", "No such route, or no such resource in the caller's account."),
@@ -27,7 +28,7 @@ ERRORS = [
  ("Conflict", 409, "conflict", "A duplicate, an Idempotency-Key reused with another body or still in flight, or a forbidden state transition (`invalid_state_transition`)."),
  ("PayloadTooLarge", 413, "payload_too_large", "The body is over the limit (1 MiB; 8 MiB for location batches)."),
  ("UnsupportedMediaType", 415, "unsupported_media_type", "The body's Content-Type is not application/json."),
- ("ValidationError", 422, "validation_error", "Well-formed but invalid values; `details` names every bad field."),
+ ("ValidationError", 422, "validation_error", "Well-formed but invalid values; `details` names every bad field. Text never holds control characters (U+0000 to U+001F, U+007F), in any field, array item or nested member; multi-line text (work order and webhook `description`, alert `message`, the strings of a custom alert's `data`) may hold tab, line feed and carriage return."),
  ("TooManyRequests", 429, "rate_limit_exceeded", "Over the key's hourly allowance (\"Rate limit exceeded. Retry after N seconds.\"), or over the per-address allowance of requests without a valid API key (\"Too many requests without a valid API key from this address; retry after N seconds.\"); `Retry-After` says when to retry."),
  ("InternalError", 500, "internal_error", "Something unexpected; logged with the request id."),
  ("Unavailable", 503, "unavailable", "The server is shutting down or the store is unreachable."),
@@ -193,7 +194,7 @@ def components():
          "properties": {
            "vehicle_id": {"type": "string"},
            "title": {"type": "string", "minLength": 1, "maxLength": 200},
-           "description": {"type": ["string", "null"], "maxLength": 5000},
+           "description": {"type": ["string", "null"], "maxLength": 5000, "description": MULTILINE},
            "priority": {"oneOf": [ref("Priority"), {"type": "null"}], "description": "Default `medium`."},
            "due_date": {"type": ["string", "null"], "format": "date"},
            "assigned_to": {"type": ["string", "null"], "maxLength": 100},
