@@ -31,6 +31,7 @@ func (a Account) Validate() error {
 	var v Validator
 	name := strings.TrimSpace(a.CompanyName)
 	v.Check(name != "" && utf8.RuneCountInString(name) <= 200, "company_name", "must be 1 to 200 characters")
+	v.Text("company_name", a.CompanyName)
 	v.Check(a.Plan.Valid(), "plan", "must be one of free, pro, enterprise")
 	v.Check(a.RateLimitOverride >= 0 && a.RateLimitOverride <= 100_000_000, "rate_limit_per_hour", "must be between 0 and 100000000")
 	return v.Err()

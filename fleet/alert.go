@@ -286,6 +286,7 @@ func (a *Alert) validateCustom(val *Validator) {
 	val.Check(a.Severity.Valid(), "severity", "must be one of info, warning, critical")
 	msg := strings.TrimSpace(a.Message)
 	val.Check(msg != "" && utf8.RuneCountInString(a.Message) <= MaxAlertMessage, "message", "is required, 1 to %d characters", MaxAlertMessage)
+	val.MultilineText("message", a.Message)
 	if len(a.Data) > 0 {
 		t := strings.TrimSpace(string(a.Data))
 		switch {
@@ -293,6 +294,8 @@ func (a *Alert) validateCustom(val *Validator) {
 			val.Add("data", "must be at most %d bytes of JSON", MaxAlertData)
 		case !strings.HasPrefix(t, "{") || !json.Valid(a.Data):
 			val.Add("data", "must be a JSON object")
+		default:
+			val.JSONText("data", a.Data)
 		}
 	}
 }

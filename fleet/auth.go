@@ -94,9 +94,18 @@ func (s *Service) Admit(ctx context.Context, p Principal) (Quota, error) {
 	return q, nil
 }
 
+// AddressLimit returns the hourly allowance per client address of requests
+// that cannot be tied to a valid key, or 0 when that brake is off.
+func (s *Service) AddressLimit() int { return max(0, s.opts.AddressLimit) }
+
 // AdmitAddress takes one request from the allowance of a client address whose
-// request could not be tied to a valid key (a brake on key guessing).
+// request could not be tied to a valid key (a brake on key guessing). With
+// the brake off (AddressLimit 0) it takes nothing and allows the request,
+// with a Quota of Limit 0.
 func (s *Service) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
+	if s.AddressLimit() == 0 {
+		return Quota{Allowed: true}, nil
+	}
 	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.Now())
 	if err != nil {
 		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")

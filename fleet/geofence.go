@@ -115,6 +115,7 @@ func (g *Geofence) Validate() error {
 
 func (g *Geofence) validate(val *Validator) {
 	val.Check(strings.TrimSpace(g.Name) != "" && utf8.RuneCountInString(g.Name) <= MaxGeofenceName, "name", "is required, 1 to %d characters", MaxGeofenceName)
+	val.Text("name", g.Name)
 	pos := func(field string, p []float64) {
 		if len(p) < 2 || len(p) > 3 {
 			val.Add(field, "must be [longitude, latitude] (an altitude may follow)")

@@ -222,8 +222,14 @@ type KeyParams struct {
 // Validate checks the parameters at time now.
 func (p KeyParams) Validate(now time.Time) error {
 	var v Validator
+	p.validate(&v, now)
+	return v.Err()
+}
+
+func (p KeyParams) validate(v *Validator, now time.Time) {
 	name := strings.TrimSpace(p.Name)
 	v.Check(name != "" && utf8.RuneCountInString(p.Name) <= MaxKeyName, "name", "must be 1 to %d characters", MaxKeyName)
+	v.Text("name", p.Name)
 	if p.Permissions != nil {
 		v.Check(len(p.Permissions) > 0, "permissions", "must name at least one permission")
 		for i, perm := range p.Permissions {
@@ -231,8 +237,8 @@ func (p KeyParams) Validate(now time.Time) error {
 		}
 	}
 	v.Check(utf8.RuneCountInString(p.Environment) <= MaxEnvironment, "environment", "must be at most %d characters", MaxEnvironment)
+	v.Text("environment", p.Environment)
 	if p.ExpiresAt != nil {
 		v.Check(p.ExpiresAt.After(now), "expires_at", "must be in the future")
 	}
-	return v.Err()
 }

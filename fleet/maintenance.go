@@ -157,13 +157,16 @@ func (w *WorkOrder) Validate() error {
 func (w *WorkOrder) validate(val *Validator) {
 	val.Check(w.VehicleID != "", "vehicle_id", "is required")
 	val.Check(strings.TrimSpace(w.Title) != "" && utf8.RuneCountInString(w.Title) <= MaxTitle, "title", "is required, 1 to %d characters", MaxTitle)
+	val.Text("title", w.Title)
 	val.Check(utf8.RuneCountInString(w.Description) <= MaxDescription, "description", "must be at most %d characters", MaxDescription)
+	val.MultilineText("description", w.Description)
 	val.Check(w.Priority.Valid(), "priority", "must be one of low, medium, high, urgent")
 	val.Check(w.Status.Valid(), "status", "must be one of open, in_progress, on_hold, completed, cancelled")
 	if w.DueDate != "" {
 		val.Check(ValidDate(w.DueDate), "due_date", "must be a date, YYYY-MM-DD")
 	}
 	val.Check(utf8.RuneCountInString(w.AssignedTo) <= MaxTextField, "assigned_to", "must be at most %d characters", MaxTextField)
+	val.Text("assigned_to", w.AssignedTo)
 	if w.OdometerKm != nil {
 		val.Check(*w.OdometerKm >= 0 && *w.OdometerKm < 1e8, "odometer_km", "must be between 0 and 100000000")
 	}
@@ -323,6 +326,7 @@ func (s *Schedule) Validate(now time.Time) error {
 func (s *Schedule) validate(val *Validator, now time.Time) {
 	val.Check(s.VehicleID != "", "vehicle_id", "is required")
 	val.Check(strings.TrimSpace(s.Name) != "" && utf8.RuneCountInString(s.Name) <= MaxVehicleName, "name", "is required, 1 to %d characters", MaxVehicleName)
+	val.Text("name", s.Name)
 	if s.IntervalDays == nil && s.IntervalKm == nil {
 		val.Add("interval_days", "interval_days or interval_km (or both) is required")
 		val.Add("interval_km", "interval_days or interval_km (or both) is required")

@@ -20,7 +20,9 @@ type Options struct {
 	// store is refused within that time. Default 2s; at most 5s.
 	AuthCacheTTL time.Duration
 	// AddressLimit is the hourly allowance of requests that cannot be tied
-	// to a valid key, per client address. Default 60.
+	// to a valid key, per client address: a brake on key guessing. Zero
+	// means the default, DefaultAddressLimit; AddressLimitOff (any negative
+	// value) turns the brake off, for local development.
 	AddressLimit int
 	// Thresholds configure the vehicle status machine; zero fields take
 	// DefaultStatusThresholds.
@@ -31,6 +33,12 @@ type Options struct {
 	// Webhooks configure endpoint registration (see WebhookOptions).
 	Webhooks WebhookOptions
 }
+
+// The brake on requests without a valid key (Options.AddressLimit).
+const (
+	DefaultAddressLimit = 60
+	AddressLimitOff     = -1
+)
 
 // Service holds the use cases of the API. It is safe for concurrent use.
 // Create it with NewService; run its background work with Run.
@@ -58,8 +66,11 @@ func NewService(store Store, opts Options) *Service {
 	if opts.AuthCacheTTL <= 0 || opts.AuthCacheTTL > 5*time.Second {
 		opts.AuthCacheTTL = 2 * time.Second
 	}
-	if opts.AddressLimit <= 0 {
-		opts.AddressLimit = 60
+	switch {
+	case opts.AddressLimit == 0:
+		opts.AddressLimit = DefaultAddressLimit
+	case opts.AddressLimit < 0:
+		opts.AddressLimit = AddressLimitOff
 	}
 	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
 	if opts.SweepEvery <= 0 {

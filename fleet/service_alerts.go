@@ -178,6 +178,12 @@ func (s *Service) ListAlertRules(ctx context.Context, p Principal, f AlertRuleFi
 	if f.Type != "" && !f.Type.RuleType() {
 		return List[AlertRule]{}, Errorf(CodeInvalidRequest, "type must be one of speeding, vehicle_offline, geofence_enter, geofence_exit.")
 	}
+	if err := CheckQueryText("geofence_id", f.GeofenceID); err != nil {
+		return List[AlertRule]{}, err
+	}
+	if err := CheckQueryText("vehicle_id", f.VehicleID); err != nil {
+		return List[AlertRule]{}, err
+	}
 	page, limit, err := q.page(PrefixRule, DefaultPageLimit, MaxPageLimit)
 	if err != nil {
 		return List[AlertRule]{}, err

@@ -46,6 +46,9 @@ func (s *Service) CreateAccount(ctx context.Context, params AccountParams) (Acco
 		if err := tx.CreateAccount(a); err != nil {
 			return err
 		}
+		if err := checkKeyCap(tx, a, now, ""); err != nil {
+			return err
+		}
 		return tx.CreateKey(nk.Key)
 	})
 	if err != nil {
@@ -117,7 +120,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, accountID string, params Key
 }
 
 // CreateKey creates a key in the principal's account. Permissions default to
-// the creating key's own; a key can only grant permissions it holds.
+// the creating key's own; a key can only grant permissions it holds. A key
+// cannot outlive the key that creates it: without an expiry it takes the
+// creator's, and a later one is a validation_error naming expires_at. An
+// account with as many active keys as its plan allows (ActiveKeys) is a
+// conflict, counted in the creating transaction.
 func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -126,7 +133,17 @@ func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) 
 	if params.Permissions == nil {
 		params.Permissions = slices.Clone(p.Key.Permissions)
 	}
-	if err := params.Validate(now); err != nil {
+	var v Validator
+	params.validate(&v, now)
+	if limit := p.Key.ExpiresAt; limit != nil {
+		switch {
+		case params.ExpiresAt == nil:
+			params.ExpiresAt = ptr(*limit)
+		case Timestamp(*params.ExpiresAt).After(*limit):
+			v.Add("expires_at", "must not be later than %s, when the key creating it expires", limit.Format(time.RFC3339Nano))
+		}
+	}
+	if err := v.Err(); err != nil {
 		return NewKey{}, err
 	}
 	if !p.Key.Permissions.Covers(params.Permissions) {
@@ -134,10 +151,51 @@ func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) 
 	}
 	params.Permissions = normalisePermissions(params.Permissions)
 	nk := newKey(p.Account.ID, params, now)
-	if err := s.update(ctx, func(tx Tx) error { return tx.CreateKey(nk.Key) }); err != nil {
+	err := s.update(ctx, func(tx Tx) error {
+		if err := checkKeyCap(tx, p.Account, now, ""); err != nil {
+			return err
+		}
+		return tx.CreateKey(nk.Key)
+	})
+	if err != nil {
 		return NewKey{}, err
 	}
 	return nk, nil
+}
+
+// checkKeyCap returns conflict when the account has as many active keys at
+// now as its plan allows, so one more may not become active; hint ends the
+// message. It runs in the transaction that adds the key (serialisable), so
+// concurrent creates cannot pass the cap together.
+func checkKeyCap(tx Tx, a Account, now time.Time, hint string) error {
+	n, err := tx.CountActiveKeys(a.ID, now)
+	if err != nil {
+		return err
+	}
+	if limit := a.Plan.Limits().ActiveKeys; n >= limit {
+		return Errorf(CodeConflict, "An account may have at most %d active API keys and this account has %d; revoke one first%s.", limit, n, hint)
+	}
+	return nil
+}
+
+// mayActOn returns insufficient_permissions, naming what is lacking, unless
+// the principal may act on (rotate, revoke) key k: a key may always act on
+// itself, and on another key only when it holds every permission that key
+// holds, so that no key can take over or remove a stronger one.
+func (p Principal) mayActOn(k Key) error {
+	if k.ID == p.Key.ID {
+		return nil
+	}
+	var lacks []string
+	for _, perm := range k.Permissions {
+		if !p.Key.Permissions.Allows(perm) {
+			lacks = append(lacks, perm)
+		}
+	}
+	if len(lacks) > 0 {
+		return Errorf(CodeInsufficientPermissions, "This API key cannot act on key %s: it lacks %s.", k.ID, strings.Join(lacks, ", "))
+	}
+	return nil
 }
 
 func normalisePermissions(ps []Permission) []Permission {
@@ -196,7 +254,9 @@ func (s *Service) getKey(tx Tx, p Principal, id string) (Key, error) {
 
 // RevokeKey revokes a key at once: this process refuses it from now on, and
 // every process sharing the store within AuthCacheTTL. Revoking a revoked key
-// changes nothing and returns it.
+// changes nothing and returns it. A key may revoke itself, and another key
+// only if it holds every permission of that key (else
+// insufficient_permissions).
 func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return Key{}, err
@@ -205,8 +265,14 @@ func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, e
 	var k Key
 	err := s.update(ctx, func(tx Tx) (err error) {
 		k, err = s.getKey(tx, p, id)
-		if err != nil || k.RevokedAt != nil {
+		if err != nil {
 			return err
+		}
+		if err := p.mayActOn(k); err != nil {
+			return err
+		}
+		if k.RevokedAt != nil {
+			return nil
 		}
 		k.RevokedAt = &now
 		return tx.UpdateKey(k)
@@ -224,9 +290,15 @@ const DefaultRotationGrace = time.Hour
 // MaxRotationGrace bounds the grace period of a rotation.
 const MaxRotationGrace = 30 * 24 * time.Hour
 
-// RotateKey creates a new key with the same name, permissions and
-// environment, and makes the old one expire after grace (sooner if it was to
-// expire sooner anyway). A revoked or expired key cannot be rotated.
+// RotateKey creates a new key with the same name, permissions, environment
+// and expiry, and makes the old one expire after grace (sooner if it was to
+// expire sooner anyway). A revoked or expired key cannot be rotated
+// (conflict). A key may rotate itself; another key only if it holds every
+// permission of that key and the new key would not outlive it (else
+// insufficient_permissions). With a grace period both keys are active until
+// it ends, so the rotation counts against the plan's ActiveKeys (conflict at
+// the cap); with grace 0 the new key replaces the old one at once and is
+// always allowed.
 func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace time.Duration) (NewKey, error) {
 	if err := p.Require(PermKeysWrite); err != nil {
 		return NewKey{}, err
@@ -244,8 +316,19 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 		if err != nil {
 			return err
 		}
+		if err := p.mayActOn(old); err != nil {
+			return err
+		}
+		if err := p.mayOutlive(old); err != nil {
+			return err
+		}
 		if st := old.Status(now); st != KeyActive {
 			return Errorf(CodeConflict, "The API key is %s and cannot be rotated.", st)
+		}
+		if grace > 0 {
+			if err := checkKeyCap(tx, p.Account, now, ", or rotate with grace_period_seconds 0 to replace the key at once"); err != nil {
+				return err
+			}
 		}
 		nk = newKey(p.Account.ID, KeyParams{
 			Name: old.Name, Permissions: old.Permissions, Environment: old.Environment,
@@ -265,6 +348,18 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 	}
 	s.auth.forget(old.Hash)
 	return nk, nil
+}
+
+// mayOutlive returns insufficient_permissions unless the principal's key
+// expires no sooner than k: a rotation hands its caller a secret with k's
+// expiry, which must not outlive the caller (as no key it creates may).
+func (p Principal) mayOutlive(k Key) error {
+	limit := p.Key.ExpiresAt
+	if k.ID == p.Key.ID || limit == nil || (k.ExpiresAt != nil && !k.ExpiresAt.After(*limit)) {
+		return nil
+	}
+	return Errorf(CodeInsufficientPermissions, "This API key cannot rotate key %s: the new key would outlive this one, which expires at %s.",
+		k.ID, limit.Format(time.RFC3339Nano))
 }
 
 // KeyUsage is a key's request counts over the last hours.

@@ -10,6 +10,12 @@ import (
 
 // IngestLocations stores a batch of one vehicle's points (1 to 1,000).
 func (s *Service) IngestLocations(ctx context.Context, p Principal, vehicleID string, points []Point) (IngestResult, error) {
+	if !ValidID(PrefixVehicle, vehicleID) {
+		if err := p.Require(PermLocationsWrite); err != nil {
+			return IngestResult{}, err
+		}
+		return IngestResult{}, notFoundVehicle(vehicleID)
+	}
 	for i := range points {
 		points[i].VehicleID = vehicleID
 	}

@@ -158,6 +158,9 @@ func (s *Service) ListVehicles(ctx context.Context, p Principal, f VehicleFilter
 }
 
 func listVehicles(ctx context.Context, s *Service, p Principal, f VehicleFilter, q ListQuery) (List[Vehicle], error) {
+	if err := f.checkText(); err != nil {
+		return List[Vehicle]{}, err
+	}
 	page, limit, err := q.page(PrefixVehicle, DefaultPageLimit, MaxPageLimit)
 	if err != nil {
 		return List[Vehicle]{}, err

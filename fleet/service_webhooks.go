@@ -99,17 +99,15 @@ func (s *Service) resolveWebhookURL(ctx context.Context, raw string) error {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	var val Validator
 	addrs, err := lookup(lctx, host)
-	if err != nil || len(addrs) == 0 {
-		val.Add("url", "host %q does not resolve", host)
-		return val.Err()
-	}
+	usable := err == nil && len(addrs) > 0
 	for _, a := range addrs {
-		if ForbiddenAddr(a) {
-			val.Add("url", "must not point at a loopback, private, link-local, multicast or unspecified address")
-			return val.Err()
-		}
+		usable = usable && !ForbiddenAddr(a)
+	}
+	if !usable { // one answer, whichever the reason
+		var val Validator
+		val.Add("url", "%s", errUnusableWebhookHost)
+		return val.Err()
 	}
 	return nil
 }

@@ -93,6 +93,10 @@ type Tx interface {
 	// UpdateKey replaces the mutable fields of a stored key (name,
 	// expires_at, revoked_at). Returns not_found if it is not stored.
 	UpdateKey(k Key) error
+	// CountActiveKeys returns how many of the account's keys are active at
+	// now (Key.Status): not revoked, and without an expiry or expiring
+	// after now. Keys in a rotation's grace period count.
+	CountActiveKeys(accountID string, now time.Time) (int, error)
 
 	// CreateVehicle stores a new vehicle. Returns conflict if the id exists
 	// or another vehicle of the account has the same non-empty ExternalID.

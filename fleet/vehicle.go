@@ -146,6 +146,7 @@ func (v *Vehicle) Validate(now time.Time) error {
 	var val Validator
 	name := strings.TrimSpace(v.Name)
 	val.Check(name != "" && utf8.RuneCountInString(v.Name) <= MaxVehicleName, "name", "is required, 1 to %d characters", MaxVehicleName)
+	val.Text("name", v.Name)
 	if v.VIN != "" {
 		val.Check(validVIN(v.VIN), "vin", "must be 17 characters, letters and digits without I, O or Q")
 	}
@@ -153,6 +154,7 @@ func (v *Vehicle) Validate(now time.Time) error {
 		name, value string
 	}{{"make", v.Make}, {"model", v.Model}, {"license_plate", v.LicensePlate}, {"external_id", v.ExternalID}} {
 		val.Check(utf8.RuneCountInString(f.value) <= MaxTextField, f.name, "must be at most %d characters", MaxTextField)
+		val.Text(f.name, f.value)
 	}
 	if v.Year != nil {
 		next := now.Year() + 1
@@ -161,6 +163,7 @@ func (v *Vehicle) Validate(now time.Time) error {
 	val.Check(len(v.Tags) <= MaxTags, "tags", "must have at most %d tags", MaxTags)
 	for i, t := range v.Tags {
 		val.Check(strings.TrimSpace(t) != "" && utf8.RuneCountInString(t) <= MaxTagLen, "tags["+itoa(i)+"]", "must be 1 to %d characters", MaxTagLen)
+		val.Text("tags["+itoa(i)+"]", t)
 	}
 	if v.OdometerKm != nil {
 		val.Check(*v.OdometerKm >= 0 && *v.OdometerKm < 1e8, "odometer_km", "must be between 0 and 100000000")
@@ -192,6 +195,18 @@ type VehicleFilter struct {
 	Query    string        // name, plate or VIN contains, case-insensitive
 	IDs      []string      // empty for any
 	Reported bool          // only vehicles that have reported a location
+}
+
+// checkText refuses control characters in the filter's text, named as the
+// query parameters that carry it, before it reaches a store.
+func (f VehicleFilter) checkText() error {
+	if err := CheckQueryText("tag", f.Tag); err != nil {
+		return err
+	}
+	if err := CheckQueryText("q", f.Query); err != nil {
+		return err
+	}
+	return CheckQueryText("vehicle_id", f.IDs...)
 }
 
 // Match reports whether v passes the filter; stores use it so that the rule

@@ -240,6 +240,7 @@ func (w *Webhook) validate(val *Validator, insecure bool) {
 		val.Add("url", "%s", err.Error())
 	}
 	val.Check(len(w.Description) <= MaxWebhookDescription, "description", "must be at most %d characters", MaxWebhookDescription)
+	val.MultilineText("description", w.Description)
 	switch {
 	case len(w.Events) == 0:
 		val.Add("events", "must name at least one event type, or be [\"*\"]")
@@ -253,6 +254,14 @@ func (w *Webhook) validate(val *Validator, insecure bool) {
 		}
 	}
 }
+
+// errUnusableWebhookHost is the one answer for a host that cannot receive
+// webhooks, whatever the reason (a forbidden address literal, a name that
+// resolves to a forbidden address or does not resolve), so that it tells a
+// caller nothing about which names resolve inside the provider's network.
+// What is wrong with a URL's form (not https, user information, a bad
+// port...) says so: that tells nothing about the network.
+var errUnusableWebhookHost = errors.New("cannot be used as a webhook endpoint: it must be an https URL on a public host")
 
 // CheckWebhookURL parses an endpoint URL and refuses what could reach the
 // provider's own network: schemes other than https, user info, and hosts
@@ -294,11 +303,11 @@ func CheckWebhookURL(raw string, insecure bool) (*url.URL, error) {
 		return u, nil
 	}
 	if addr, err := netip.ParseAddr(host); err == nil {
-		if ForbiddenAddr(addr) {
-			return nil, errors.New("must not point at a loopback, private, link-local, multicast or unspecified address")
-		}
 		if addr.Zone() != "" {
 			return nil, errors.New("must not name an address zone")
+		}
+		if ForbiddenAddr(addr) {
+			return nil, errUnusableWebhookHost
 		}
 		return u, nil
 	}
@@ -342,6 +351,8 @@ var forbiddenPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
 	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated)
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT) of any IPv4 address
+	netip.MustParsePrefix("2001::/32"),       // Teredo: tunnels to any IPv4 address
 	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 of any IPv4 address
 	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
 	netip.MustParsePrefix("2002::/16"),       // 6to4 of any IPv4 address
@@ -356,7 +367,9 @@ var forbiddenPrefixes = []netip.Prefix{
 // ForbiddenAddr reports whether a webhook may not be delivered to addr:
 // loopback, private (RFC 1918, fc00::/7), link-local (169.254.0.0/16,
 // fe80::/10), multicast, unspecified, carrier-grade NAT and other special
-// ranges, including any of these mapped into IPv6.
+// ranges, including any of these mapped into IPv6, and the IPv6 ranges
+// that embed or tunnel to an IPv4 address (IPv4-compatible, IPv4-translated,
+// NAT64, 6to4, Teredo), whatever that address.
 func ForbiddenAddr(addr netip.Addr) bool {
 	if !addr.IsValid() {
 		return true

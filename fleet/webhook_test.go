@@ -104,6 +104,8 @@ var addressForms = []string{
 	"https://224.0.0.1/", "https://239.255.255.250/", "https://[ff02::1]/", "https://100.64.0.1/", "https://100.127.255.254/",
 	"https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/", "https://[::ffff:10.0.0.1]/", "https://[::ffff:169.254.169.254]/",
 	"https://[::127.0.0.1]/", "https://[64:ff9b::7f00:1]/", "https://[2002:7f00:1::]/",
+	"https://[::ffff:0:7f00:1]/", "https://[::ffff:0:169.254.169.254]/", "https://[0:0:0:0:ffff:0:a00:1]/", // IPv4-translated
+	"https://[2001::1]/", "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", // Teredo
 	"https://2130706433/", "https://0x7f000001/", "https://0x7f.1/", "https://0177.0.0.1/", "https://017700000001/",
 	"https://127.1/", "https://127.0.1/", "https://0/", "https://10.1/", "https://0xa9fea9fe/", "https://255.255.255.255/",
 	"https://198.18.0.1/", "https://240.0.0.1/", "https://127.0.0.1./",
@@ -134,12 +136,15 @@ func TestCheckWebhookURLRefusesEveryAddressForm(t *testing.T) {
 func TestForbiddenAddr(t *testing.T) {
 	for _, a := range []string{"127.0.0.1", "::1", "10.1.2.3", "172.31.255.255", "192.168.0.1", "169.254.169.254",
 		"fe80::1", "fc00::1", "fd00::1", "224.0.0.251", "ff02::1", "0.0.0.0", "::", "100.64.0.1", "::ffff:127.0.0.1",
-		"::ffff:192.168.1.1", "64:ff9b::a00:1", "255.255.255.255"} {
+		"::ffff:192.168.1.1", "64:ff9b::a00:1", "255.255.255.255",
+		"::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe", "::ffff:0:808:808", // IPv4-translated (SIIT), whatever the IPv4 address
+		"2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff"} { // Teredo
 		if !fleet.ForbiddenAddr(netip.MustParseAddr(a)) {
 			t.Errorf("%s allowed", a)
 		}
 	}
-	for _, a := range []string{"93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "172.32.0.1"} {
+	for _, a := range []string{"93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "172.32.0.1",
+		"2001:4860:4860::8888", "2001:1::1", "::fffe:0:808:808"} {
 		if fleet.ForbiddenAddr(netip.MustParseAddr(a)) {
 			t.Errorf("%s refused", a)
 		}

@@ -27,7 +27,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 			st.principal, st.authed = p, true
 			setQuotaHeaders(w.Header(), q, h.svc.Now())
 			if !q.Allowed {
-				h.tooMany(w, st, q)
+				h.tooMany(w, st, q, "Rate limit exceeded. Retry after %d seconds.")
 				return false
 			}
 			return true
@@ -40,6 +40,10 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 	} else {
 		authErr = fleet.Errorf(fleet.CodeUnauthorized, "The API key is invalid or missing: send Authorization: Bearer <API_KEY>.")
 	}
+	if h.svc.AddressLimit() == 0 { // the brake is off: no window, no headers
+		writeError(w, h.log, st.requestID, authErr)
+		return false
+	}
 	q, err := h.svc.AdmitAddress(r.Context(), clientAddr(r))
 	if err != nil {
 		writeError(w, h.log, st.requestID, err)
@@ -47,17 +51,18 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 	}
 	setQuotaHeaders(w.Header(), q, h.svc.Now())
 	if !q.Allowed {
-		h.tooMany(w, st, q)
+		h.tooMany(w, st, q, "Too many requests without a valid API key from this address; retry after %d seconds.")
 		return false
 	}
 	writeError(w, h.log, st.requestID, authErr)
 	return false
 }
 
-func (h *Handler) tooMany(w http.ResponseWriter, st *state, q fleet.Quota) {
+// tooMany answers 429 with Retry-After; message takes the seconds to wait.
+func (h *Handler) tooMany(w http.ResponseWriter, st *state, q fleet.Quota, message string) {
 	n := q.RetryAfter(h.svc.Now())
 	w.Header()["Retry-After"] = []string{strconv.Itoa(n)}
-	writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeRateLimitExceeded, "Rate limit exceeded. Retry after %d seconds.", n))
+	writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeRateLimitExceeded, message, n))
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.

@@ -102,9 +102,28 @@ func TestUnauthorizedLimitedPerAddress(t *testing.T) {
 	is.Equal(r.status, http.StatusTooManyRequests) // the 61st guess is braked
 	is.Equal(r.errCode(), "rate_limit_exceeded")
 	is.Equal(r.header.Get("Retry-After"), "3600")
+	// It says what it is, not the plan's limit.
+	is.Equal(r.errMessage(), "Too many requests without a valid API key from this address; retry after 3600 seconds.")
 
 	_, secret := e.account(fleet.PlanFree)
 	is.Equal(e.do("GET", "/v1/account", secret, nil).status, http.StatusOK) // a valid key is not braked
+}
+
+// TestAnonymousBrakeOff: with Options.AddressLimit at AddressLimitOff,
+// requests without a valid key are never braked (401 without rate-limit
+// headers, as there is no window), while keys keep their allowance.
+func TestAnonymousBrakeOff(t *testing.T) {
+	is := is.New(t)
+	e := newEnvOn(t, memstore.New(), testclock.New(T0), func(o *fleet.Options) { o.AddressLimit = fleet.AddressLimitOff })
+	for range 100 {
+		r := e.do("GET", "/v1/account", "fleet_guess", nil)
+		is.Equal(r.status, http.StatusUnauthorized)
+		is.Equal(r.header.Get("X-RateLimit-Limit"), "")
+	}
+	_, secret := e.account(fleet.PlanFree)
+	r := e.do("GET", "/v1/account", secret, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.header.Get("X-RateLimit-Limit"), "1000")
 }
 
 func TestUnknownRouteAndMethod(t *testing.T) {

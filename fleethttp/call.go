@@ -38,13 +38,14 @@ func (c *call) list(data any, next string, hasMore bool) error {
 	return nil
 }
 
-// query parses the query string; a malformed one is invalid_request.
+// query parses the query string; a malformed one is invalid_request, and
+// so is one whose values hold control characters (checkQueryText).
 func (c *call) query() (url.Values, error) {
 	q, err := url.ParseQuery(c.r.URL.RawQuery)
 	if err != nil {
 		return nil, fleet.Errorf(fleet.CodeInvalidRequest, "The query string is malformed.")
 	}
-	return q, nil
+	return q, checkQueryText(q)
 }
 
 // listQuery parses the query string of a list endpoint once: its limit and

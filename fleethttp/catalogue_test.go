@@ -33,7 +33,12 @@ type badInput struct {
 	path   string   // when not the route's own
 	status int
 	codes  []string // acceptable error codes
+	field  string   // when set, a detail of the error must name this field
 }
+
+// withControl is a string with a control character, U+0000 (which
+// PostgreSQL refuses in text), between two letters.
+const withControl = "a\x00b"
 
 const invalidUTF8 = "\xff\xfe"
 
@@ -161,6 +166,7 @@ func fieldCases(at string, schema *openapi3.Schema, body map[string]any, set fun
 			cases = append(cases, badInput{name: fmt.Sprintf("%s%s of 100,000 characters", at, name), body: set(with(name, strings.Repeat("z", 100_000))), status: -1})
 			cases = append(cases, badInput{name: fmt.Sprintf("%s%s not UTF-8", at, name), body: set(with(name, "@@UTF8@@")), status: 400, codes: invalid})
 		}
+		cases = append(cases, controlCases(at, name, p, func(v any) any { return set(with(name, v)) })...)
 		if p.Items != nil && p.Items.Value != nil && permits(p, []any{}) {
 			if wrong := wrongValue(p.Items.Value); wrong != nil {
 				cases = append(cases, badInput{name: fmt.Sprintf("%s%s with an item of the wrong type", at, name), body: set(with(name, []any{wrong})), status: 400, codes: invalid})
@@ -176,6 +182,33 @@ func fieldCases(at string, schema *openapi3.Schema, body map[string]any, set fun
 				}
 			}
 		}
+	}
+	return cases
+}
+
+// controlCases puts a control character into every string a field can
+// hold: the field itself, the first item of an array of strings, a member
+// of a free-form object and its name. Each is 422 naming where it is (a
+// timestamp is no string to the decoder: 400), on every store.
+func controlCases(at, name string, p *openapi3.Schema, set func(any) any) []badInput {
+	validation := []string{"validation_error"}
+	var cases []badInput
+	switch {
+	case permits(p, "") && p.Format == "date-time":
+		cases = append(cases, badInput{name: fmt.Sprintf("%s%s with U+0000", at, name), body: set(withControl), status: 400, codes: []string{"invalid_request"}})
+	case permits(p, ""):
+		cases = append(cases, badInput{name: fmt.Sprintf("%s%s with U+0000", at, name), body: set(withControl), status: 422, codes: validation, field: at + name})
+	}
+	if p.Items != nil && p.Items.Value != nil && permits(p, []any{}) && permits(p.Items.Value, "") {
+		cases = append(cases, badInput{name: fmt.Sprintf("%s%s with U+0000 in an item", at, name), body: set([]any{withControl}),
+			status: 422, codes: validation, field: at + name + "[0]"})
+	}
+	if permits(p, map[string]any{}) && len(p.Properties) == 0 && p.OneOf == nil {
+		cases = append(cases,
+			badInput{name: fmt.Sprintf("%s%s with U+0000 in a member", at, name), body: set(map[string]any{"note": []any{1, withControl}}),
+				status: 422, codes: validation, field: at + name + ".note[1]"},
+			badInput{name: fmt.Sprintf("%s%s with U+0000 in a member name", at, name), body: set(map[string]any{"x": map[string]any{withControl: 1}}),
+				status: 422, codes: validation, field: at + name + ".x"})
 	}
 	return cases
 }
@@ -251,6 +284,10 @@ func queryCases(op *openapi3.Operation) []badInput {
 		for _, v := range bad {
 			cases = append(cases, badInput{name: fmt.Sprintf("?%s=%s", p.Name, v), path: p.Name + "=" + url.QueryEscape(v), status: 400, codes: invalid})
 		}
+		// Whatever the parameter, a control character is refused by name
+		// before anything reaches a store.
+		cases = append(cases, badInput{name: fmt.Sprintf("?%s with U+0000", p.Name), path: p.Name + "=" + url.QueryEscape(withControl),
+			status: 400, codes: invalid, field: p.Name})
 	}
 	return cases
 }
@@ -321,8 +358,25 @@ func takesLimit(rt fleethttp.RouteInfo) bool {
 
 var lastUsed = regexp.MustCompile(`"last_used_at":("[^"]*"|null)`)
 
+// namesField reports whether one of an error's details names field.
+func namesField(r *response, field string) bool {
+	details, _ := r.json()["error"].(map[string]any)["details"].([]any)
+	for _, d := range details {
+		if d.(map[string]any)["field"] == field {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBadInputCatalogue runs the catalogue on every store: what one
+// database refuses and another stores (U+0000, say) must get the same
+// contract error on all of them, never a 500.
 func TestBadInputCatalogue(t *testing.T) {
-	e := newEnv(t)
+	onEachStore(t, testBadInputCatalogue)
+}
+
+func testBadInputCatalogue(t *testing.T, e *env) {
 	tn := e.tenant()
 	now := e.clock.Now()
 	before := e.accountState(tn)
@@ -374,6 +428,9 @@ func TestBadInputCatalogue(t *testing.T) {
 				if r.status != bc.status || !slices.Contains(bc.codes, r.errCode()) {
 					t.Errorf("%s: got %d %s, want %d %v", bc.name, r.status, r.body, bc.status, bc.codes)
 					continue
+				}
+				if bc.field != "" && !namesField(r, bc.field) {
+					t.Errorf("%s: the error does not name %s: %s", bc.name, bc.field, r.body)
 				}
 				if msg := r.errMessage(); strings.Contains(msg, "json:") || strings.Contains(msg, "strconv") || strings.Contains(msg, ".go") {
 					t.Errorf("%s: the message shows internals: %q", bc.name, msg)

@@ -63,13 +63,26 @@ func newEnv(t *testing.T) *env {
 }
 
 // newEnvOn starts a server over store; servers on the same store act as one
-// service.
-func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...fleethttp.Option) *env {
+// service. opts are fleet.Options changes (func(*fleet.Options)) and
+// handler options (fleethttp.Option).
+func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...any) *env {
 	t.Helper()
 	e := &env{t: t, store: store, clock: clock, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.svc = fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}})
-	e.h = fleethttp.NewHandler(e.svc, append([]fleethttp.Option{fleethttp.WithLogger(log)}, opts...)...)
+	o := fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}}
+	hopts := []fleethttp.Option{fleethttp.WithLogger(log)}
+	for _, opt := range opts {
+		switch f := opt.(type) {
+		case func(*fleet.Options):
+			f(&o)
+		case fleethttp.Option:
+			hopts = append(hopts, f)
+		default:
+			t.Fatalf("newEnvOn: unknown option %T", opt)
+		}
+	}
+	e.svc = fleet.NewService(store, o)
+	e.h = fleethttp.NewHandler(e.svc, hopts...)
 	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(e.srv.Close)
 	// Whatever a test did, no key or webhook secret reached the log.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
 	"sort"
@@ -415,4 +416,21 @@ func jsonKind(goType string) string {
 		return "an RFC 3339 timestamp"
 	}
 	return fmt.Sprintf("of type %s", goType)
+}
+
+// checkQueryText refuses a control character in any query parameter,
+// naming the parameter: no filter has a use for one, and filters reach the
+// store.
+func checkQueryText(q url.Values) error {
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the same parameter is named every time
+	for _, name := range names {
+		if err := fleet.CheckQueryText(name, q[name]...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

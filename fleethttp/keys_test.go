@@ -1,12 +1,14 @@
 package fleethttp_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleet/storetest"
 	"github.com/matryer/is"
 )
 
@@ -216,4 +218,207 @@ func TestUsageCountsRejected(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(u.Requests, 1002)
 	is.Equal(u.Rejected, 2)
+}
+
+// keyID returns the id of the account's key whose secret is secret.
+func (e *env) keyID(admin, secret string) string {
+	e.t.Helper()
+	for _, k := range e.do("GET", "/v1/api_keys?limit=500", admin, nil).list() {
+		if km := k.(map[string]any); km["prefix"] == secret[:12] {
+			return km["key_id"].(string)
+		}
+	}
+	e.t.Fatalf("no key with prefix %s", secret[:12])
+	return ""
+}
+
+// TestActingOnAnotherKeyNeedsItsPermissions: a key that holds keys:write
+// but not every permission of another key can neither rotate nor revoke it
+// (403 naming what it lacks) and changes nothing; it may act on keys it
+// covers and on itself; the operator may act on any key.
+func TestActingOnAnotherKeyNeedsItsPermissions(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	acc, admin := e.account(fleet.PlanPro)
+	adminID := e.keyID(admin, admin)
+	limited := e.keyWith(admin, "keys:write", "vehicles:read")
+	limitedID := e.keyID(admin, limited)
+	reader := e.keyID(admin, e.keyWith(admin, "vehicles:write"))
+	keysBefore := e.do("GET", "/v1/api_keys?limit=500", admin, nil).body
+
+	for _, c := range []struct{ method, path, lacks string }{
+		{"POST", "/v1/api_keys/" + adminID + "/rotate", "*"},
+		{"DELETE", "/v1/api_keys/" + adminID, "*"},
+		{"POST", "/v1/api_keys/" + reader + "/rotate", "vehicles:write"},
+		{"DELETE", "/v1/api_keys/" + reader, "vehicles:write"},
+	} {
+		var body any
+		if c.method == "POST" {
+			body = map[string]any{"grace_period_seconds": 0}
+		}
+		r := e.do(c.method, c.path, limited, body)
+		is.Equal(r.status, http.StatusForbidden)
+		is.Equal(r.errCode(), "insufficient_permissions")
+		id := strings.Split(strings.TrimPrefix(c.path, "/v1/api_keys/"), "/")[0]
+		is.Equal(r.errMessage(), "This API key cannot act on key "+id+": it lacks "+c.lacks+".")
+	}
+	is.Equal(string(e.do("GET", "/v1/api_keys?limit=500", admin, nil).body), string(keysBefore)) // nothing changed
+	is.Equal(e.do("GET", "/v1/account", admin, nil).status, http.StatusOK)
+
+	// Keys it covers, write implying read.
+	covered := e.keyID(admin, e.keyWith(admin, "keys:read", "vehicles:read"))
+	is.Equal(e.do("POST", "/v1/api_keys/"+covered+"/rotate", limited, map[string]any{"grace_period_seconds": 0}).status, http.StatusCreated)
+	covered = e.keyID(admin, e.keyWith(admin, "vehicles:read"))
+	is.Equal(e.do("DELETE", "/v1/api_keys/"+covered, limited, nil).status, http.StatusOK)
+
+	// Itself.
+	r := e.do("POST", "/v1/api_keys/"+limitedID+"/rotate", limited, map[string]any{"grace_period_seconds": 60})
+	is.Equal(r.status, http.StatusCreated)
+	rotated := r.data()["key"].(string)
+	is.Equal(e.do("DELETE", "/v1/api_keys/"+e.keyID(admin, rotated), rotated, nil).status, http.StatusOK)
+
+	// The operator holds every permission.
+	_, err := e.svc.RevokeKey(ctx, fleet.SystemPrincipal(acc), adminID)
+	is.NoErr(err)
+	is.Equal(e.do("GET", "/v1/account", admin, nil).status, http.StatusUnauthorized)
+}
+
+// TestKeyExpiryCannotOutliveItsCreator: a key made by a key that expires
+// inherits that expiry, may not be given a later one (422 naming
+// expires_at), and such a key cannot rotate a key that would outlive it;
+// rotation keeps the old key's expiry.
+func TestKeyExpiryCannotOutliveItsCreator(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, admin := e.account(fleet.PlanPro)
+	end := T0.Add(time.Hour).Format(time.RFC3339)
+	r := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "temp", "permissions": []string{"keys:write", "vehicles:read"}, "expires_at": end})
+	is.Equal(r.status, http.StatusCreated)
+	temp := r.data()["key"].(string)
+	count := len(e.do("GET", "/v1/api_keys?limit=500", admin, nil).list())
+
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "later", "expires_at": T0.Add(2 * time.Hour).Format(time.RFC3339)})
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	is.Equal(r.json()["error"].(map[string]any)["details"].([]any)[0].(map[string]any)["field"], "expires_at")
+	is.Equal(len(e.do("GET", "/v1/api_keys?limit=500", admin, nil).list()), count) // nothing created
+
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "inherits"})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], end) // the creator's expiry
+	child := r.data()["key_id"].(string)
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "sooner", "expires_at": T0.Add(30 * time.Minute).Format(time.RFC3339)})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], "2026-11-22T10:30:00Z")
+
+	// A key without expiry that temp covers: rotating it would hand temp a
+	// secret that outlives it.
+	forever := e.keyID(admin, e.keyWith(admin, "vehicles:read"))
+	r = e.do("POST", "/v1/api_keys/"+forever+"/rotate", temp, map[string]any{"grace_period_seconds": 0})
+	is.Equal(r.status, http.StatusForbidden)
+	is.True(strings.Contains(r.errMessage(), "outlive"))
+	is.Equal(e.do("GET", "/v1/api_keys/"+forever, admin, nil).data()["expires_at"], nil) // unchanged
+
+	// Rotation keeps the old key's expiry, by whoever rotates it.
+	r = e.do("POST", "/v1/api_keys/"+child+"/rotate", temp, map[string]any{"grace_period_seconds": 0})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], end)
+	r = e.do("POST", "/v1/api_keys/"+r.data()["key_id"].(string)+"/rotate", admin, nil)
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], end)
+
+	// A new key inherits the expiry the rotation's grace gives its creator.
+	r = e.do("POST", "/v1/api_keys/"+e.keyID(admin, temp)+"/rotate", temp, map[string]any{"grace_period_seconds": 600})
+	is.Equal(r.status, http.StatusCreated)
+	e.clock.Advance(3 * time.Second) // past the cache of temp's key
+	r = e.do("POST", "/v1/api_keys", temp, map[string]any{"name": "in grace"})
+	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.data()["expires_at"], "2026-11-22T10:10:00Z")
+}
+
+// TestActiveKeyCap: an account holds at most its plan's ActiveKeys active
+// keys; one more is 409 conflict naming the cap and creates nothing.
+// Revoked and expired keys do not count; a rotation with a grace period
+// counts (two keys are active), one with grace 0 replaces the key and is
+// allowed at the cap.
+func TestActiveKeyCap(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, admin := e.account(fleet.PlanFree)
+		_, other := e.account(fleet.PlanFree)
+		limit := fleet.PlanFree.Limits().ActiveKeys
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range limit - 3 { // the first key, these, and two below
+				if err := tx.CreateKey(storetest.NewKey(acc.ID)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		short := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "short", "expires_at": T0.Add(time.Minute).Format(time.RFC3339)})
+		is.Equal(short.status, http.StatusCreated)
+		last := e.created("/v1/api_keys", admin, map[string]any{"name": "last", "permissions": []string{"vehicles:read"}})
+		active := func() int {
+			var n int
+			is.NoErr(e.store.View(ctx, func(tx fleet.Tx) (err error) { n, err = tx.CountActiveKeys(acc.ID, e.svc.Now()); return err }))
+			return n
+		}
+		is.Equal(active(), limit)
+
+		want := fmt.Sprintf("An account may have at most %d active API keys and this account has %d; revoke one first.", limit, limit)
+		r := e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "one more"})
+		is.Equal(r.status, http.StatusConflict)
+		is.Equal(r.errCode(), "conflict")
+		is.Equal(r.errMessage(), want)
+		r = e.do("POST", "/v1/api_keys", admin, map[string]any{"name": ""})
+		is.Equal(r.status, http.StatusUnprocessableEntity) // bad input at the cap is still 422
+		r = e.do("POST", "/v1/api_keys/"+last["key_id"].(string)+"/rotate", admin, map[string]any{"grace_period_seconds": 60})
+		is.Equal(r.status, http.StatusConflict) // old and new would both be active
+		is.True(strings.Contains(r.errMessage(), "grace_period_seconds 0"))
+		is.Equal(active(), limit)
+		_, err := e.svc.CreateAPIKey(ctx, acc.ID, fleet.KeyParams{Name: "operator"})
+		is.Equal(fleet.ErrorCode(err), fleet.CodeConflict) // keys create counts too
+
+		r = e.do("POST", "/v1/api_keys/"+last["key_id"].(string)+"/rotate", admin, map[string]any{"grace_period_seconds": 0})
+		is.Equal(r.status, http.StatusCreated) // replaces the key
+		is.Equal(active(), limit)
+		e.created("/v1/api_keys", other, map[string]any{"name": "per account"})
+
+		is.Equal(e.do("DELETE", "/v1/api_keys/"+r.data()["key_id"].(string), admin, nil).status, http.StatusOK)
+		e.created("/v1/api_keys", admin, map[string]any{"name": "room after a revocation"})
+		is.Equal(e.do("POST", "/v1/api_keys", admin, map[string]any{"name": "x"}).status, http.StatusConflict)
+		e.clock.Advance(time.Minute) // short expires
+		e.created("/v1/api_keys", admin, map[string]any{"name": "room after an expiry"})
+		is.Equal(active(), limit)
+	})
+}
+
+// TestActiveKeyCapUnderConcurrency: simultaneous creates at the edge of the
+// cap pass it by none; the rest are 409 conflict.
+func TestActiveKeyCapUnderConcurrency(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		is := is.New(t)
+		acc, key := e.account(fleet.PlanFree)
+		limit := fleet.PlanFree.Limits().ActiveKeys
+		const room, n = 3, 8
+		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+			for range limit - 1 - room {
+				if err := tx.CreateKey(storetest.NewKey(acc.ID)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		statuses := simultaneously(t, n, func(int) (*env, *http.Request) {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1/api_keys", strings.NewReader(`{"name":"gateway"}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			return e, req
+		})
+		is.Equal(statuses, map[int]int{http.StatusCreated: room, http.StatusConflict: n - room})
+		is.NoErr(e.store.View(ctx, func(tx fleet.Tx) error {
+			got, err := tx.CountActiveKeys(acc.ID, e.svc.Now())
+			is.Equal(got, limit)
+			return err
+		}))
+	})
 }

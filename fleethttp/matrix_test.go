@@ -30,7 +30,9 @@ func (e *env) tenant() *tenant {
 	tn := &tenant{key: key}
 	keys := e.do("GET", "/v1/api_keys", key, nil).list()
 	tn.keyID = keys[0].(map[string]any)["key_id"].(string)
-	spare := e.do("POST", "/v1/api_keys", key, map[string]any{"name": "spare", "permissions": []string{"vehicles:read"}})
+	// keys:read, so that a key holding only keys:write may rotate and
+	// revoke it (acting on a key needs every permission it holds).
+	spare := e.do("POST", "/v1/api_keys", key, map[string]any{"name": "spare", "permissions": []string{"keys:read"}})
 	tn.spareKeyID = spare.data()["key_id"].(string)
 	tn.vehicleID = e.vehicle(key, "Main")
 	tn.spareVehicleID = e.vehicle(key, "Spare")

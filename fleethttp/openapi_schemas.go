@@ -108,11 +108,11 @@ func registerComponents(g *generator) {
 			replace("permissions", o("type", "array", "items", ref("Permission"), "minItems", 1,
 				"description", "Defaults to the permissions of the key making the request; a key can only grant permissions it holds.")).
 			with("environment", "maxLength", fleet.MaxEnvironment, "description", "Defaults to `production`.").
-			replace("expires_at", o("type", "string", "format", "date-time", "description", "Must be in the future. Omit for a key that does not expire."))
+			replace("expires_at", o("type", "string", "format", "date-time", "description", "Must be in the future, and not later than the expiry of the key making the request. Omitted: that key's expiry, or none for a key that does not expire."))
 	})
 	comp[rotateKeyRequest](g, "RotateKeyRequest", input, func(s *shape) {
 		s.replace("grace_period_seconds", o("type", "integer", "minimum", 0, "maximum", int64(fleet.MaxRotationGrace/time.Second),
-			"default", int64(fleet.DefaultRotationGrace/time.Second), "description", "How long the old key keeps working."))
+			"default", int64(fleet.DefaultRotationGrace/time.Second), "description", "How long the old key keeps working. 0 replaces it at once (allowed at the cap of active keys)."))
 	})
 
 	// Vehicles and tracking.
@@ -153,23 +153,30 @@ func registerComponents(g *generator) {
 	comp[fleet.LocationRecord](g, "LocationRecord", output, func(s *shape) {
 		s.replace("status", ref("VehicleStatus"))
 	})
-	comp[pointJSON](g, "LocationInput", input, func(s *shape) {
-		s.describe("A location report. `vehicle_id` names its vehicle in a bulk batch and is left out of a vehicle's own batch, whose path names the vehicle.").
-			require("latitude longitude timestamp").nonNull("latitude longitude timestamp").
+	pointFields := func(s *shape) *shape {
+		return s.require("latitude longitude timestamp").nonNull("latitude longitude timestamp").
 			with("latitude", "minimum", -90, "maximum", 90).with("longitude", "minimum", -180, "maximum", 180).
 			with("timestamp", "description", fmt.Sprintf("At most %s in the future.", minutes(fleet.MaxFutureSkew))).
 			with("speed", "minimum", 0, "maximum", 1000, "description", "km/h. Absent counts as stationary.").
 			with("heading", "minimum", 0, "exclusiveMaximum", 360).
 			with("odometer_km", "minimum", 0, "description", "Updates the vehicle's odometer when the point is its newest.")
+	}
+	comp[pointJSON](g, "LocationInput", input, func(s *shape) {
+		pointFields(s).describe("A location report of the vehicle the path names (a `vehicle_id` here is 422: the bulk batch takes it).").
+			drop("vehicle_id")
+	})
+	comp[pointJSON](g, "BulkLocationInput", input, func(s *shape) {
+		pointFields(s).describe("A location report of a bulk batch, naming its vehicle.").
+			require("vehicle_id").nonNull("vehicle_id").
+			with("vehicle_id", "description", "The vehicle of the point: one of the account's.")
 	})
 	comp[batchRequest](g, "VehicleBatch", input, func(s *shape) {
 		s.require("locations").replace("locations", o("type", "array", "minItems", 1, "maxItems", fleet.MaxPointsPerVehicleBatch,
-			"items", o("$ref", "#/components/schemas/LocationInput", "description", "A point of the vehicle the path names: without `vehicle_id` (one is 422).")))
+			"items", ref("LocationInput")))
 	})
 	comp[bulkRequest](g, "BulkBatch", input, func(s *shape) {
 		s.require("locations").replace("locations", o("type", "array", "minItems", 1, "maxItems", fleet.MaxPointsPerBulkBatch,
-			"items", o("allOf", []any{ref("LocationInput"), o("required", []string{"vehicle_id"},
-				"properties", o("vehicle_id", o("type", "string", "description", "The vehicle of the point: one of the account's.")))})))
+			"items", ref("BulkLocationInput")))
 	})
 	comp[fleet.Point](g, "Point", output, nil)
 	comp[fleet.IngestResult](g, "IngestResult", output, func(s *shape) {
@@ -205,7 +212,7 @@ func registerComponents(g *generator) {
 	})
 	workOrderFields := func(s *shape) *shape {
 		return s.with("title", "minLength", 1, "maxLength", fleet.MaxTitle).
-			with("description", "maxLength", fleet.MaxDescription).
+			with("description", "maxLength", fleet.MaxDescription, "description", descMultiline).
 			with("due_date", "format", "date").
 			with("assigned_to", "maxLength", fleet.MaxTextField).
 			with("odometer_km", "minimum", 0).
@@ -291,8 +298,8 @@ func registerAlertComponents(g *generator) {
 		s.describe("Opens a `custom` alert. `vehicle_id`, when given, must name a vehicle of the account, else 422 validation_error naming it.").
 			require("message").
 			replace("severity", o("oneOf", []any{ref("Severity"), o("type", "null")})).
-			with("message", "minLength", 1, "maxLength", fleet.MaxAlertMessage).
-			replace("data", o("type", []string{"object", "null"}, "description", fmt.Sprintf("Any JSON object, at most %d KiB.", fleet.MaxAlertData>>10)))
+			with("message", "minLength", 1, "maxLength", fleet.MaxAlertMessage, "description", descMultiline).
+			replace("data", o("type", []string{"object", "null"}, "description", fmt.Sprintf("Any JSON object, at most %d KiB. Its strings are multi-line text (tab, line feed and carriage return allowed, no other control character); member names hold no control character. A bad one is 422 naming its path, e.g. `data.notes[2]`.", fleet.MaxAlertData>>10)))
 	})
 	comp[fleet.AlertRule](g, "AlertRule", output, func(s *shape) {
 		s.replace("rule_id", id(fleet.PrefixRule)).
@@ -369,7 +376,11 @@ func geometryDesc() string {
 
 func urlDesc() string {
 	return "Must be `https` and must not resolve to a loopback, private, link-local, unique-local, carrier-grade NAT, multicast or unspecified " +
-		"address, in any notation (IPv4-mapped IPv6, decimal, octal or hex IPv4); checked here and again when connecting. " +
+		"address, in any notation (IPv4-mapped IPv6, decimal, octal or hex IPv4), nor to an IPv6 address that embeds or tunnels to an IPv4 one " +
+		"(IPv4-compatible, IPv4-translated `::ffff:0:0:0/96`, NAT64, 6to4, Teredo `2001::/32`); checked here and again when connecting. " +
+		"A host that cannot be used, for whatever reason (such an address, a name that resolves to one, a name that does not resolve), gets one answer: " +
+		"422 naming `url`, \"cannot be used as a webhook endpoint: it must be an https URL on a public host\". " +
+		"Errors of form (not https, user information, a bad port, a fragment, an IP address not in its standard form) are named as such. " +
 		"A server started with `--insecure-webhooks` allows `http` and such addresses."
 }
 
@@ -383,7 +394,7 @@ func registerWebhookComponents(g *generator) {
 		return s.replace("webhook_id", id(fleet.PrefixWebhook)).
 			with("url", "format", "uri", "maxLength", fleet.MaxWebhookURLLen).
 			replace("events", events("")).
-			with("description", "maxLength", fleet.MaxWebhookDescription).
+			with("description", "maxLength", fleet.MaxWebhookDescription, "description", descMultiline).
 			with("enabled", "description", fmt.Sprintf("Disabled endpoints get no deliveries. The server disables an endpoint that answers 410, or whose deliveries have all failed for %d days.", days(fleet.WebhookDisableAfter)))
 	}
 	comp[fleet.Webhook](g, "Webhook", output, func(s *shape) { webhookFields(s) })
@@ -398,14 +409,14 @@ func registerWebhookComponents(g *generator) {
 			require("url").
 			with("url", "maxLength", fleet.MaxWebhookURLLen, "description", urlDesc()).
 			replace("events", events(" Default `[\"*\"]`.")).
-			with("description", "maxLength", fleet.MaxWebhookDescription).
+			with("description", "maxLength", fleet.MaxWebhookDescription, "description", descMultiline).
 			with("enabled", "description", "Default true.")
 	})
 	comp[fleet.WebhookPatch](g, "WebhookPatch", input, func(s *shape) {
 		s.describe("JSON merge patch: an absent field is unchanged; a null `description` clears it. `url`, `events` and `enabled` cannot be null: a null one is 422 validation_error naming it, and nothing changes. Enabling a disabled endpoint forgets its failures.").
 			with("url", "maxLength", fleet.MaxWebhookURLLen, "description", urlDesc()).
 			replace("events", events("")).nonNull("enabled").
-			null("description").with("description", "maxLength", fleet.MaxWebhookDescription)
+			null("description").with("description", "maxLength", fleet.MaxWebhookDescription, "description", descMultiline)
 	})
 	comp[fleet.WebhookDeleted](g, "WebhookDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
 	whole[fleet.DeliveryStatus](g, "DeliveryStatus", func() *obj { return enum(fleet.DeliveryStatuses(), "") })

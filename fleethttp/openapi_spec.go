@@ -130,7 +130,8 @@ func intro() string {
 		"Every request under /v1 (except this document) carries `Authorization: Bearer <API_KEY>`. Bodies are JSON objects; unknown fields are refused. Successful responses are `{\"success\": true, \"data\": ...}`; list endpoints add `pagination`. Errors are `{\"success\": false, \"error\": {\"code\", \"message\", \"request_id\", \"details\"}}`.\n\n" +
 		"Every response under /v1 carries the rate-limit headers. Each key has an hourly allowance that depends on the account's plan (" +
 		byPlan(func(l fleet.PlanLimits) int { return l.RequestsPerHour }) +
-		", or the account's own higher limit), counted in a fixed one-hour window that starts at the first request after the previous window ended. Every authenticated request counts, except one the hourly allowance refuses (429). Requests that cannot be tied to a valid key are limited per client address.\n\n" +
+		", or the account's own higher limit), counted in a fixed one-hour window that starts at the first request after the previous window ended. Every authenticated request counts, except one the hourly allowance refuses (429). Requests that cannot be tied to a valid key are limited per client address (" + strconv.Itoa(fleet.DefaultAddressLimit) + " per hour unless the server sets otherwise); over that, the 429 says so.\n\n" +
+		descText + " In a query parameter, a control character is 400 invalid_request naming it.\n\n" +
 		"A request body must arrive within " + seconds(DefaultBodyTimeout) + " (location batches: " + seconds(DefaultBatchBodyTimeout) + "; each server sets its own), else the request is answered 400 `invalid_request` and the connection is closed. " +
 		"A server holds a bounded number of connections open (" + num(DefaultMaxConnections) + " by default); one more is answered `503 unavailable` with `Retry-After` and closed before any request on it is read.\n\n" +
 		"Timestamps are RFC 3339; output is UTC with `Z`. IDs are opaque, time-ordered strings with a type prefix.\n"
@@ -174,16 +175,16 @@ func headerRefs(extra ...string) *obj {
 // errorDocs describes each error code of the error table, in the order of
 // its status. Their statuses come from statusOf, the one table.
 var errorDocs = []struct{ name, code, desc string }{
-	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), an unknown or bad query parameter or cursor, or a body that did not arrive within its deadline (" + seconds(DefaultBodyTimeout) + "; " + seconds(DefaultBatchBodyTimeout) + " for location batches; the connection is then closed)."},
-	{"Unauthorized", fleet.CodeUnauthorized, "The API key is missing, malformed, unknown, revoked or expired."},
+	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), an unknown or bad query parameter or cursor (a query parameter holding a control character included: `details` names it), or a body that did not arrive within its deadline (" + seconds(DefaultBodyTimeout) + "; " + seconds(DefaultBatchBodyTimeout) + " for location batches; the connection is then closed)."},
+	{"Unauthorized", fleet.CodeUnauthorized, fmt.Sprintf("The API key is missing, malformed, unknown, revoked or expired. Such requests are limited per client address (%d an hour by default); the rate-limit headers describe that allowance, and are absent when the server turns the limit off (`--anonymous-limit 0`, for local development).", fleet.DefaultAddressLimit)},
 	{"Forbidden", fleet.CodeInsufficientPermissions, "The key lacks the permission, or the plan lacks the feature."},
 	{"NotFound", fleet.CodeNotFound, "No such route, or no such resource in the caller's account."},
 	{"MethodNotAllowed", fleet.CodeMethodNotAllowed, "The path exists but not with this method; `Allow` lists the methods."},
 	{"Conflict", fleet.CodeConflict, "A duplicate, a cap reached, an Idempotency-Key reused with another body or still in flight, or a forbidden state transition (`invalid_state_transition`)."},
 	{"PayloadTooLarge", fleet.CodePayloadTooLarge, fmt.Sprintf("The body is over the limit (%d MiB; %d MiB for location batches).", MaxBody>>20, MaxBatchBody>>20)},
 	{"UnsupportedMediaType", fleet.CodeUnsupportedMediaType, "The body's Content-Type is not application/json (nor, for PATCH, application/merge-patch+json)."},
-	{"ValidationError", fleet.CodeValidation, "Well-formed but invalid values; `details` names every bad field."},
-	{"TooManyRequests", fleet.CodeRateLimitExceeded, "Over the hourly allowance; `Retry-After` says when to retry."},
+	{"ValidationError", fleet.CodeValidation, "Well-formed but invalid values; `details` names every bad field. " + descText},
+	{"TooManyRequests", fleet.CodeRateLimitExceeded, "Over the key's hourly allowance (\"Rate limit exceeded. Retry after N seconds.\"), or over the per-address allowance of requests without a valid API key (\"Too many requests without a valid API key from this address; retry after N seconds.\"); `Retry-After` says when to retry."},
 	{"InternalError", fleet.CodeInternal, "Something unexpected; logged with the request id."},
 	{"Unavailable", fleet.CodeUnavailable, "The server is shutting down or the store is unreachable."},
 }
@@ -212,7 +213,14 @@ func errorResponses() *obj {
 		if e.code == fleet.CodeRateLimitExceeded {
 			extra = []string{"Retry-After"}
 		}
-		r.set(e.name, o("description", e.desc+" (`"+e.code+"`)", "headers", headerRefs(extra...),
+		headers := headerRefs(extra...)
+		if e.code == fleet.CodeUnauthorized {
+			// The per-address window's; none when the server turns that limit off.
+			for _, rl := range rateLimitHeaders {
+				headers.set(rl.name, o("description", rl.desc, "required", false, "schema", o("type", rl.typ)))
+			}
+		}
+		r.set(e.name, o("description", e.desc+" (`"+e.code+"`)", "headers", headers,
 			"content", o("application/json", o("schema", ref("ErrorEnvelope")))))
 	}
 	return r
@@ -414,6 +422,11 @@ func metaPaths() []metaPath {
 }
 
 // Descriptions that operations share or that run long.
+
+const descText = "Text never holds control characters (U+0000 to U+001F, U+007F), in any field, array item or nested member: such a string is 422 validation_error naming it. " +
+	"Multi-line text (work order and webhook `description`, alert `message`, the strings of a custom alert's `data`) may hold tab, line feed and carriage return."
+
+const descMultiline = "Multi-line text: tab, line feed and carriage return are allowed, other control characters are not (422)."
 
 func descIngest() string {
 	return "The batch is validated whole (422 `details` name each bad index, e.g. `locations[3].latitude`) and stored whole or not at all. " +

@@ -56,16 +56,20 @@ func (h *Handler) routeTable() []route {
 			query: pageParams(), out: []APIKey{}, list: true, outDesc: "A page of keys, oldest first."}},
 		{post, "/v1/api_keys", fleet.PermKeysWrite, 0, h.createKey, opDoc{id: "createApiKey", summary: "Create an API key", tag: tagKeys,
 			in: createKeyRequest{}, out: NewAPIKey{}, status: http.StatusCreated, outDesc: "The new key with its secret in `key`, shown this once.",
-			errs: []string{codeValidation}}},
+			errs: []string{codeValidation},
+			desc: "A key can only grant permissions it holds (403 otherwise), and a key cannot outlive the key that creates it: the new key's `expires_at` may not be later than the creating key's (422 naming `expires_at`), and without one it takes the creating key's. " +
+				"An account holds at most its plan's number of active (neither revoked nor expired) keys: " + byPlan(func(l fleet.PlanLimits) int { return l.ActiveKeys }) + "; one more is 409 conflict naming the cap, whoever creates it."}},
 		{"GET", "/v1/api_keys/{key_id}", fleet.PermKeysRead, 0, h.getKey, opDoc{id: "getApiKey", summary: "Get an API key", tag: tagKeys,
 			out: APIKey{}, outDesc: "The key."}},
 		{"DELETE", "/v1/api_keys/{key_id}", fleet.PermKeysWrite, 0, h.revokeKey, opDoc{id: "revokeApiKey", summary: "Revoke an API key", tag: tagKeys,
 			out: APIKey{}, outDesc: "The revoked key. Revoking a revoked key changes nothing.",
-			desc: "The key is refused at once by this server, and by every server sharing the store within 5 seconds."}},
+			desc: "The key is refused at once by this server, and by every server sharing the store within 5 seconds. A key may revoke itself; another key only if it holds every permission that key holds (403 insufficient_permissions naming what it lacks)."}},
 		{post, "/v1/api_keys/{key_id}/rotate", fleet.PermKeysWrite, 0, h.rotateKey, opDoc{id: "rotateApiKey", summary: "Rotate an API key", tag: tagKeys,
 			in: rotateKeyRequest{}, inOptional: true, out: NewAPIKey{}, status: http.StatusCreated,
 			outDesc: "The new key with its secret, and the old key in `previous_key`.", errs: []string{codeValidation},
-			desc: "Creates a key with the same name, permissions and environment; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict)."}},
+			desc: "Creates a key with the same name, permissions, environment and expiry; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict). " +
+				"A key may rotate itself; another key only if it holds every permission that key holds and does not expire before it (403 insufficient_permissions). " +
+				"During a grace period both keys are active, so at the plan's cap of active keys a rotation with a grace period is 409 conflict; `grace_period_seconds: 0` replaces the key at once and is always allowed."}},
 		{"GET", "/v1/api_keys/{key_id}/usage", fleet.PermKeysRead, 0, h.keyUsage, opDoc{id: "getApiKeyUsage", summary: "Hourly usage of an API key", tag: tagKeys,
 			query: []param{{name: "hours", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxUsageHours, "default", 24)}},
 			out:   KeyUsage{}, outDesc: "Request counts per hour, newest first, with totals."}},

@@ -310,7 +310,7 @@ func describeSendError(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, errForbiddenAddr):
-		return "The endpoint's address is not allowed (loopback, private, link-local, multicast or unspecified)."
+		return unusableHostOutcome
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return "The endpoint did not answer within 15 seconds."
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -318,10 +318,15 @@ func describeSendError(err error) string {
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return "The endpoint's host does not resolve."
+		return unusableHostOutcome
 	}
 	return "The request to the endpoint failed."
 }
+
+// unusableHostOutcome is the one outcome of a host that resolves to a forbidden
+// address and of one that does not resolve, as registration has one answer
+// for both: deliveries must not tell which internal names resolve.
+const unusableHostOutcome = "The endpoint's host does not resolve to a public address."
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
 func retryAfter(v string, now time.Time) time.Duration {

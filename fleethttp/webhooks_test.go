@@ -445,6 +445,8 @@ func TestWebhookAddressForms(t *testing.T) {
 		"rebind.example.com":   {netip.MustParseAddr("93.184.216.34")},
 		"internal.example.com": {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("10.0.0.7")},
 		"meta.example.com":     {netip.MustParseAddr("::ffff:169.254.169.254")},
+		"teredo.example.com":   {netip.MustParseAddr("2001:0:4136:e378:8000:63bf:3fff:fdd2")},
+		"siit.example.com":     {netip.MustParseAddr("::ffff:0:a00:7")},
 		"localhost":            {netip.MustParseAddr("93.184.216.34")}, // as a rebinding resolver might answer
 	}
 	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now, Webhooks: fleet.WebhookOptions{
@@ -466,6 +468,7 @@ func TestWebhookAddressForms(t *testing.T) {
 		"https://100.64.0.1/", "https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/", "https://2130706433/",
 		"https://0x7f.1/", "https://0x7f000001/", "https://0177.0.0.1/", "https://127.1/", "https://017700000001/",
 		"https://internal.example.com/", "https://meta.example.com/", "https://nowhere.example.com/",
+		"https://[::ffff:0:a00:1]/", "https://[2001::1]/", "https://teredo.example.com/", "https://siit.example.com/",
 	}
 	for _, u := range forms {
 		r := e.do("POST", "/v1/webhooks", key, map[string]any{"url": u})
@@ -475,20 +478,39 @@ func TestWebhookAddressForms(t *testing.T) {
 	}
 	is.Equal(len(e.do("GET", "/v1/webhooks", key, nil).list()), 0)
 
+	// Whatever makes a host unusable (an address literal, a name that
+	// resolves to a forbidden address, a name that does not resolve), the
+	// answer is the same, so it tells nothing about the network.
+	unusable := `{"code":"validation_error","details":[{"field":"url",` +
+		`"message":"cannot be used as a webhook endpoint: it must be an https URL on a public host"}],"message":"The request has an invalid field."}`
+	unusableURLs := []string{"https://127.0.0.1/", "https://[::ffff:10.0.0.1]/", "https://[2001::1]/", "https://internal.example.com/",
+		"https://meta.example.com/", "https://teredo.example.com/", "https://nowhere.example.com/"}
+	answer := func(r *response) string {
+		errBody := r.json()["error"].(map[string]any)
+		delete(errBody, "request_id")
+		return string(mustJSON(t, errBody))
+	}
+	for _, u := range unusableURLs {
+		is.Equal(answer(e.do("POST", "/v1/webhooks", key, map[string]any{"url": u})), unusable) // one answer whatever the reason
+	}
+
 	// Dial time: the receiver is on loopback; its name passed registration.
 	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("a forbidden address was reached") }))
 	t.Cleanup(tls.Close)
 	port := tls.URL[strings.LastIndex(tls.URL, ":")+1:]
 	id, _ := e.register(key, "https://localhost:"+port+"/hook", "vehicle.created")
-	is.Equal(e.do("PATCH", "/v1/webhooks/"+id, key, map[string]any{"url": "https://meta.example.com/"}).status, http.StatusUnprocessableEntity)
-	is.Equal(e.do("PATCH", "/v1/webhooks/"+id, key, map[string]any{"url": "https://[::ffff:10.0.0.1]/"}).status, http.StatusUnprocessableEntity)
+	for _, u := range unusableURLs {
+		r := e.do("PATCH", "/v1/webhooks/"+id, key, map[string]any{"url": u})
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		is.Equal(answer(r), unusable) // the same when changing a URL
+	}
 	e.vehicle(key, "Truck")
 	s := fleethttp.NewSender(svc, fleethttp.SenderOptions{})
 	is.Equal(drain(t, s), 1)
 	d := e.deliveries(key, id)[0]
 	is.Equal(d["status"], "failed")
 	is.Equal(d["response_status"], nil)
-	is.True(strings.Contains(d["error"].(string), "not allowed"))
+	is.Equal(d["error"], "The endpoint's host does not resolve to a public address.")
 }
 
 type netErr struct{}

@@ -351,6 +351,16 @@ func (t *tx) Keys(accountID string, p fleet.Page) ([]fleet.Key, error) {
 	return t.s.keys.list(accountID, p, nil), nil
 }
 
+func (t *tx) CountActiveKeys(accountID string, now time.Time) (int, error) {
+	n := 0
+	for _, id := range t.s.keys.order[accountID] {
+		if t.s.keys.byID[id].Status(now) == fleet.KeyActive {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (t *tx) UpdateKey(k fleet.Key) error {
 	if err := t.writable(); err != nil {
 		return err

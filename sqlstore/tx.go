@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -166,6 +167,15 @@ func (t *tx) Keys(accountID string, p fleet.Page) ([]fleet.Key, error) {
 		return nil, wrap(t.failed(err), "list keys")
 	}
 	return out, nil
+}
+
+// CountActiveKeys implements fleet.Tx.
+func (t *tx) CountActiveKeys(accountID string, now time.Time) (int, error) {
+	var n int
+	err := t.queryRow(`SELECT COUNT(*) FROM api_keys
+		WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
+		accountID, toDB(now)).Scan(&n)
+	return n, wrap(t.failed(err), "count active keys")
 }
 
 // UpdateKey implements fleet.Tx.

@@ -22,7 +22,7 @@ import (
 
 const usage = `usage:
   fleetserver [serve] [--addr 127.0.0.1:8080] [--db DSN] [--demo] [--insecure-webhooks]
-              [--log-json] [--metrics-addr ADDR] [--read-header-timeout 10s]
+              [--log-json] [--metrics-addr ADDR] [--read-header-timeout 10s] [--anonymous-limit 60]
               [--body-timeout 30s] [--batch-body-timeout 120s] [--max-connections 10000]
   fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
   fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
@@ -30,9 +30,9 @@ const usage = `usage:
   fleetserver check [--db DSN]
 
 DSN: sqlite:PATH (default sqlite:fleet.db), memory:, or postgres://...
-FLEET_DB, FLEET_ADDR, FLEET_METRICS_ADDR, FLEET_BODY_TIMEOUT, FLEET_BATCH_BODY_TIMEOUT and
-FLEET_MAX_CONNECTIONS stand in for --db, --addr, --metrics-addr, --body-timeout,
---batch-body-timeout and --max-connections.
+FLEET_DB, FLEET_ADDR, FLEET_METRICS_ADDR, FLEET_ANONYMOUS_LIMIT, FLEET_BODY_TIMEOUT,
+FLEET_BATCH_BODY_TIMEOUT and FLEET_MAX_CONNECTIONS stand in for --db, --addr, --metrics-addr,
+--anonymous-limit, --body-timeout, --batch-body-timeout and --max-connections.
 `
 
 // run is the whole program: main only wires it to the process, so tests run
@@ -104,11 +104,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	defAnon, err := envInt(getenv, "FLEET_ANONYMOUS_LIMIT", fleet.DefaultAddressLimit)
+	if err != nil {
+		return err
+	}
+	anonLimit := fs.Int("anonymous-limit", defAnon, "requests per hour and client address without a valid API key (0: no limit, for local development)")
 	bodyTimeout := fs.Duration("body-timeout", defBody, "cut off a request body that takes longer than this to arrive")
 	batchBodyTimeout := fs.Duration("batch-body-timeout", defBatch, "cut off a location batch that takes longer than this to arrive")
 	maxConns := fs.Int("max-connections", defConns, "answer 503 to connections beyond this many open at once (0: no cap)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *anonLimit < 0 {
+		return fmt.Errorf("--anonymous-limit must be 0 (off) or more, not %d", *anonLimit)
+	}
+	addressLimit := *anonLimit
+	if addressLimit == 0 {
+		addressLimit = fleet.AddressLimitOff
 	}
 	if *bodyTimeout <= 0 || *batchBodyTimeout <= 0 || *maxConns < 0 {
 		return fmt.Errorf("--body-timeout and --batch-body-timeout must be above 0, --max-connections 0 or more\n%s", usage)
@@ -121,13 +133,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *insecure {
 		log.Warn("--insecure-webhooks is on: webhook URLs may use http and private addresses; never use this in production")
 	}
+	if addressLimit == fleet.AddressLimitOff {
+		log.Warn("--anonymous-limit is 0: requests without a valid API key are not limited per address; never use this in production")
+	}
 
 	store, err := fleetstore.Open(ctx, *dsn)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	svc := fleet.NewService(store, fleet.Options{Logger: log, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
+	svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
 	sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 	handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout))
 

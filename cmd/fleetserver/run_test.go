@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/matryer/is"
 )
 
@@ -339,4 +340,59 @@ func TestCheckCommand(t *testing.T) {
 	is.NoErr(os.WriteFile(bad, []byte(strings.Repeat("not a database ", 1000)), 0o644))
 	err := run(context.Background(), []string{"check", "--db", "sqlite:" + bad}, func(string) string { return "" }, &out, &errb)
 	is.True(err != nil)
+}
+
+// TestKeysCreateCountsAgainstTheCap: keys made from the command line count
+// against the plan's cap of active keys, the first key of accounts create
+// included, and one more is refused with the cap named.
+func TestKeysCreateCountsAgainstTheCap(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{"FLEET_DB": "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")}
+	getenv := func(k string) string { return env[k] }
+	var out, errb syncBuf
+	is.NoErr(run(context.Background(), []string{"accounts", "create", "--company", "Acme", "--json"}, getenv, &out, &errb))
+	var acc map[string]string
+	is.NoErr(json.Unmarshal([]byte(out.String()), &acc))
+	limit := fleet.PlanFree.Limits().ActiveKeys
+	for i := 1; i < limit; i++ {
+		is.NoErr(run(context.Background(), []string{"keys", "create", "--account", acc["account_id"], "--name", fmt.Sprint("k", i)}, getenv, &out, &errb))
+	}
+	err := run(context.Background(), []string{"keys", "create", "--account", acc["account_id"], "--name", "one more"}, getenv, &out, &errb)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), fmt.Sprintf("at most %d active API keys", limit)))
+}
+
+// TestAnonymousLimitFlag: --anonymous-limit sets the hourly allowance per
+// address of requests without a valid key, whose 429 says what it is;
+// FLEET_ANONYMOUS_LIMIT=0 turns the brake off; a bad value is refused.
+func TestAnonymousLimitFlag(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--anonymous-limit", "2")
+	for range 2 {
+		status, _ := get(t, s.base+"/v1/account", "fleet_typo")
+		is.Equal(status, 401)
+	}
+	status, body := get(t, s.base+"/v1/account", "fleet_typo")
+	is.Equal(status, 429)
+	is.Equal(body["error"].(map[string]any)["message"], "Too many requests without a valid API key from this address; retry after 3600 seconds.")
+
+	s = start(t, map[string]string{"FLEET_DB": "memory:", "FLEET_ANONYMOUS_LIMIT": "0"})
+	for range fleet.DefaultAddressLimit + 5 {
+		status, _ := get(t, s.base+"/v1/account", "fleet_typo")
+		is.Equal(status, 401) // never braked
+	}
+	is.True(strings.Contains(s.stderr.String(), "--anonymous-limit is 0"))
+
+	var out, errb syncBuf
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{map[string]string{"FLEET_ANONYMOUS_LIMIT": "lots"}, nil},
+		{nil, []string{"--anonymous-limit", "-1"}},
+	} {
+		err := run(context.Background(), append([]string{"serve", "--db", "memory:", "--addr", "127.0.0.1:0"}, c.args...),
+			func(k string) string { return c.env[k] }, &out, &errb)
+		is.True(err != nil && strings.Contains(strings.ToLower(err.Error()), "anonymous"))
+	}
 }

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"KeysScopedByAccount", testKeysScopedByAccount},
 		{"KeyByHash", testKeyByHash},
 		{"UpdateKeyChangesOnlyMutableFields", testUpdateKey},
+		{"CountActiveKeys", testCountActiveKeys},
 		{"KeysPagination", testKeysPagination},
 		{"CursorWalkWhileInserting", testCursorWalkWhileInserting},
 		{"RollbackOnError", testRollbackOnError},
@@ -193,6 +194,54 @@ func testUpdateKey(t *testing.T, s fleet.Store) {
 	missing := NewKey(a.ID)
 	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateKey(missing) })
 	is.Equal(code(err), fleet.CodeNotFound)
+}
+
+// testCountActiveKeys: only keys neither revoked nor expired at the given
+// time count (one expiring exactly then is expired, one expiring later is
+// active), per account; the transaction sees its own writes, and a rolled
+// back one counts nothing.
+func testCountActiveKeys(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	now := T0.Add(time.Hour)
+	count := func(acc string, at time.Time) int {
+		var n int
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { n, err = tx.CountActiveKeys(acc, at); return err }))
+		return n
+	}
+	is.Equal(count(a.ID, now), 0)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	plain, revoked, expired, expiringNow, later := NewKey(a.ID), NewKey(a.ID), NewKey(a.ID), NewKey(a.ID), NewKey(a.ID)
+	revoked.RevokedAt = at(-time.Minute)
+	expired.ExpiresAt = at(-time.Second)
+	expiringNow.ExpiresAt = at(0)
+	later.ExpiresAt = at(time.Microsecond)
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for _, k := range []fleet.Key{plain, revoked, expired, expiringNow, later, NewKey(b.ID)} {
+			if err := tx.CreateKey(k); err != nil {
+				return err
+			}
+		}
+		n, err := tx.CountActiveKeys(a.ID, now) // the transaction sees its own writes
+		is.Equal(n, 2)
+		return err
+	})
+	is.Equal(count(a.ID, now), 2)                     // plain and later
+	is.Equal(count(a.ID, now.Add(-2*time.Second)), 4) // before expired and expiringNow ran out
+	is.Equal(count(a.ID, now.Add(time.Hour)), 1)      // later has expired too
+	is.Equal(count(b.ID, now), 1)                     // per account
+
+	errBoom := errors.New("boom")
+	err := s.Update(ctx, func(tx fleet.Tx) error {
+		if err := tx.CreateKey(NewKey(a.ID)); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	is.True(errors.Is(err, errBoom))
+	plain.RevokedAt = at(0)
+	mustUpdate(t, s, func(tx fleet.Tx) error { return tx.UpdateKey(plain) })
+	is.Equal(count(a.ID, now), 1) // rolled back, then one revoked
 }
 
 func testKeysPagination(t *testing.T, s fleet.Store) {
