@@ -416,16 +416,19 @@ func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, del
 	return d, nil
 }
 
-// ClaimDeliveries claims up to limit deliveries due at the clock's time for
-// a sender, until now + lease: no other claim takes them meanwhile. A due
-// delivery that cannot be made (its endpoint disabled, its event purged)
-// fails at once and is not returned.
-func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Duration) ([]DeliveryJob, error) {
+// ClaimDeliveries claims for a sender, until now + lease, what c.Pick
+// chooses among the deliveries due at the clock's time (c.Now and c.Until
+// are set here): no other claim takes them meanwhile. A due delivery that
+// cannot be made (its endpoint disabled, its event purged) fails at once
+// and is not returned. It also reports whether more may be due: deliveries
+// left over a cap or the limit, or some that failed at once.
+func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]DeliveryJob, bool, error) {
 	now := s.Now()
 	until := now.Add(lease)
-	ds, err := s.store.ClaimDeliveries(ctx, now, until, limit)
+	c.Now, c.Until = now, until
+	ds, more, err := s.store.ClaimDeliveries(ctx, c)
 	if err != nil || len(ds) == 0 {
-		return nil, err
+		return nil, more, err
 	}
 	var jobs, dead []DeliveryJob
 	err = s.view(ctx, func(tx Tx) error {
@@ -476,16 +479,20 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, more, err
 	}
-	for _, j := range dead {
-		d, why := j.Delivery, j.URL
-		d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
-		if _, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: j.Lease}}, nil); err != nil {
-			return nil, err
+	if len(dead) > 0 {
+		recs := make([]DeliveryRecord, len(dead))
+		for i, j := range dead {
+			d, why := j.Delivery, j.URL
+			d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
+			recs[i] = DeliveryRecord{Delivery: d, Lease: j.Lease}
+		}
+		if _, err := s.store.RecordDeliveries(ctx, recs, nil); err != nil {
+			return nil, more, err
 		}
 	}
-	return jobs, nil
+	return jobs, more || len(dead) > 0, nil
 }
 
 // DeferDelivery hands a claimed delivery back, due again at until, without

@@ -176,7 +176,7 @@ func (s *Sender) RunOnce(ctx context.Context) (int, error) {
 }
 
 func (s *Sender) runOnce(ctx context.Context) (sent, claimed int, err error) {
-	jobs, err := s.svc.ClaimDeliveries(ctx, s.opts.Batch, s.opts.Lease)
+	jobs, _, err := s.svc.ClaimDeliveries(ctx, s.opts.Lease, fleet.DeliveryClaim{Limit: s.opts.Batch})
 	if err != nil || len(jobs) == 0 {
 		return 0, 0, err
 	}

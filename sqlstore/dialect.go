@@ -26,14 +26,32 @@ type dialect struct {
 	// empty on SQLite, where a writing transaction holds the database's
 	// write lock from BEGIN IMMEDIATE on.
 	forUpdate string
+	// skipLocked ends a sub-SELECT whose rows a claim takes: rows another
+	// claim is taking are skipped rather than waited for. Empty on SQLite.
+	skipLocked string
+	// dueByEndpoint selects (id, account_id, webhook_id, next_attempt_at)
+	// of each endpoint's earliest pending deliveries due at the first
+	// argument, as many as the second: LATERAL on PostgreSQL, a correlated
+	// IN on SQLite (which has no LATERAL). Both read the index
+	// webhook_deliveries_endpoint_due once per endpoint.
+	dueByEndpoint string
 	// rebound caches queries rewritten for PostgreSQL (string -> string).
 	rebound sync.Map
 }
 
 func newDialect(name string) *dialect {
 	d := &dialect{name: name}
+	d.dueByEndpoint = `SELECT d.id, d.account_id, d.webhook_id, d.next_attempt_at FROM webhooks w
+		JOIN webhook_deliveries d ON d.id IN (SELECT e.id FROM webhook_deliveries e
+			WHERE e.webhook_id = w.id AND e.status = 'pending' AND e.next_attempt_at <= ?
+			ORDER BY e.next_attempt_at, e.id LIMIT ?)`
 	if name == Postgres {
 		d.forUpdate = " FOR UPDATE"
+		d.skipLocked = " FOR UPDATE SKIP LOCKED"
+		d.dueByEndpoint = `SELECT d.id, d.account_id, d.webhook_id, d.next_attempt_at FROM webhooks w
+		CROSS JOIN LATERAL (SELECT e.id, e.account_id, e.webhook_id, e.next_attempt_at FROM webhook_deliveries e
+			WHERE e.webhook_id = w.id AND e.status = 'pending' AND e.next_attempt_at <= ?
+			ORDER BY e.next_attempt_at, e.id LIMIT ?) d`
 	}
 	return d
 }

@@ -253,30 +253,86 @@ func (t *tx) UpdateDelivery(d fleet.Delivery) error {
 	return nil
 }
 
-// ClaimDeliveries implements fleet.Store: one UPDATE ... RETURNING in a
-// write transaction at the database's default isolation. On PostgreSQL its
-// subquery locks the rows it picks and skips rows a concurrent claim
-// locked.
-func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]fleet.Delivery, error) {
-	lock := ""
-	if s.d.name == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
+// claimScan is how many due deliveries, in due order, a claim of limit
+// reads first. Fewer than that is all of them, and the claim chooses among
+// them; as many means a backlog, and the claim reads instead the first few
+// of each endpoint, so that an account whose endpoints hold the head of
+// the queue does not hide the others' deliveries behind it.
+func claimScan(limit int) int { return max(256, 8*limit) }
+
+// ClaimDeliveries implements fleet.Store, in one write transaction at the
+// database's default isolation: it reads the candidates (see claimScan),
+// c.Pick chooses, and one UPDATE ... RETURNING takes those still due. On
+// PostgreSQL that UPDATE locks the rows it takes and skips rows a
+// concurrent claim locked; its condition, evaluated again on the latest
+// version of each row, drops those another claim took since they were
+// read.
+func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]fleet.Delivery, bool, error) {
 	var out []fleet.Delivery
-	err := s.write(ctx, func(t *tx) (err error) {
+	var left bool
+	order := map[string]int{} // id -> place in the chosen order: earliest due first
+	err := s.write(ctx, func(t *tx) error {
+		clear(order)
+		scan := claimScan(c.Limit)
+		due, err := t.dueDeliveries(`SELECT id, account_id, webhook_id, next_attempt_at FROM webhook_deliveries
+			WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, toDB(c.Now), int64(scan))
+		if err != nil {
+			return err
+		}
+		backlog := len(due) >= scan
+		if backlog {
+			if due, err = t.dueDeliveries(t.d.dueByEndpoint, toDB(c.Now), int64(c.Candidates())); err != nil {
+				return err
+			}
+		}
+		picked, over := c.Pick(due)
+		left = over || backlog
+		if len(picked) == 0 {
+			out = nil
+			return nil
+		}
+		for i, d := range picked {
+			order[d.ID] = i
+		}
+		args := make([]any, 0, len(picked)+2)
+		args = append(args, toDB(c.Until))
+		for _, d := range picked {
+			args = append(args, d.ID)
+		}
+		args = append(args, toDB(c.Now))
 		out, err = t.deliveries("claim deliveries", `UPDATE webhook_deliveries SET next_attempt_at = ?
-			WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-				ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
-			RETURNING `+strings.ReplaceAll(deliveryColumns, "d.", ""), toDB(until), toDB(now), int64(limit))
+			WHERE id IN (SELECT id FROM webhook_deliveries WHERE id IN (?`+strings.Repeat(", ?", len(picked)-1)+`)
+				AND status = 'pending' AND next_attempt_at <= ?`+t.d.skipLocked+`)
+			RETURNING `+strings.ReplaceAll(deliveryColumns, "d.", ""), args...)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	slices.SortFunc(out, func(a, b fleet.Delivery) int {
-		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
-	return out, nil
+	slices.SortFunc(out, func(a, b fleet.Delivery) int { return cmp.Compare(order[a.ID], order[b.ID]) })
+	return out, left, nil
+}
+
+// dueDeliveries reads the (id, account_id, webhook_id, next_attempt_at) of
+// due deliveries: what a claim chooses among.
+func (t *tx) dueDeliveries(query string, args ...any) ([]fleet.Delivery, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), "claim deliveries")
+	}
+	defer rows.Close()
+	var out []fleet.Delivery
+	for rows.Next() {
+		var d fleet.Delivery
+		var at int64
+		if err := rows.Scan(&d.ID, &d.AccountID, &d.WebhookID, &at); err != nil {
+			return nil, wrap(err, "claim deliveries")
+		}
+		due := fromDB(at)
+		d.NextAttemptAt = &due
+		out = append(out, d)
+	}
+	return out, wrap(rows.Err(), "claim deliveries")
 }
 
 // RecordDeliveries implements fleet.Store: a write transaction at the
