@@ -261,7 +261,8 @@ func (t *tx) UpdateDelivery(d fleet.Delivery) error {
 func claimScan(limit int) int { return max(256, 8*limit) }
 
 // ClaimDeliveries implements fleet.Store, in one write transaction at the
-// database's default isolation: it reads the candidates (see claimScan),
+// database's default isolation that does not wait for the disk (see
+// writeLease): it reads the candidates (see claimScan),
 // c.Pick chooses, and one UPDATE ... RETURNING takes those still due. On
 // PostgreSQL that UPDATE locks the rows it takes and skips rows a
 // concurrent claim locked; its condition, evaluated again on the latest
@@ -271,7 +272,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]f
 	var out []fleet.Delivery
 	var left bool
 	order := map[string]int{} // id -> place in the chosen order: earliest due first
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeLease(ctx, func(t *tx) error {
 		clear(order)
 		scan := claimScan(c.Limit)
 		due, err := t.dueDeliveries(`SELECT id, account_id, webhook_id, next_attempt_at FROM webhook_deliveries
