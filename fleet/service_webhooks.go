@@ -433,7 +433,10 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c De
 	var jobs, dead []DeliveryJob
 	err = s.view(ctx, func(tx Tx) error {
 		jobs, dead = jobs[:0], dead[:0]
-		hooks := map[string]Webhook{}
+		hooks, err := webhooksOf(tx, ds)
+		if err != nil {
+			return err
+		}
 		ids := make([]string, len(ds))
 		for i, d := range ds {
 			ids[i] = d.EventID
@@ -450,14 +453,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c De
 			job := DeliveryJob{Delivery: d, Lease: until}
 			w, ok := hooks[d.WebhookID]
 			if !ok {
-				w, err = tx.Webhook(d.AccountID, d.WebhookID)
-				if ErrorCode(err) == CodeNotFound {
-					continue // deleted with its deliveries since
-				}
-				if err != nil {
-					return err
-				}
-				hooks[d.WebhookID] = w
+				continue // deleted with its deliveries since
 			}
 			e, ok := events[d.EventID]
 			switch {
@@ -495,6 +491,30 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c De
 	return jobs, more || len(dead) > 0, nil
 }
 
+// webhooksOf reads, in one read, the endpoints of deliveries: by id, each
+// only if it is of its delivery's account.
+func webhooksOf(tx Tx, ds []Delivery) (map[string]Webhook, error) {
+	owner := make(map[string]string, len(ds))
+	ids := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if _, ok := owner[d.WebhookID]; !ok {
+			owner[d.WebhookID] = d.AccountID
+			ids = append(ids, d.WebhookID)
+		}
+	}
+	ws, err := tx.WebhooksByID(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Webhook, len(ws))
+	for _, w := range ws {
+		if owner[w.ID] == w.AccountID {
+			out[w.ID] = w
+		}
+	}
+	return out, nil
+}
+
 // DeferDelivery hands a claimed delivery back, due again at until, without
 // counting an attempt (the sender paces the endpoint). It reports false if
 // the claim had lapsed.
@@ -520,23 +540,17 @@ func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outco
 // nothing. It returns how many outcomes were recorded.
 func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []Outcome) (int, error) {
 	now := s.Now()
-	hooks := map[string]*Webhook{}
+	hooks := map[string]*Webhook{} // nil: deleted, with its deliveries
 	err := s.view(ctx, func(tx Tx) error {
-		for _, j := range jobs {
-			if _, ok := hooks[j.Delivery.WebhookID]; ok {
-				continue
-			}
-			w, err := tx.Webhook(j.Delivery.AccountID, j.Delivery.WebhookID)
-			if ErrorCode(err) == CodeNotFound {
-				hooks[j.Delivery.WebhookID] = nil // deleted, with its deliveries
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			hooks[w.ID] = &w
+		ds := make([]Delivery, len(jobs))
+		for i, j := range jobs {
+			ds[i] = j.Delivery
 		}
-		return nil
+		found, err := webhooksOf(tx, ds)
+		for id, w := range found {
+			hooks[id] = &w
+		}
+		return err
 	})
 	if err != nil {
 		return 0, err

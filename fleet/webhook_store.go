@@ -29,6 +29,11 @@ type WebhookTx interface {
 	// not_found if the account has no such endpoint.
 	DeleteWebhook(accountID, id string) error
 
+	// WebhooksByID returns the stored endpoints, of any account, among ids
+	// (in no order; ids not stored are left out): the endpoints of a
+	// claimed batch of deliveries, in one read.
+	WebhooksByID(ids []string) ([]Webhook, error)
+
 	// EventsByID returns the stored events, of any account, among ids (in
 	// no order; ids not stored are left out): the bodies of a claimed
 	// batch of deliveries, in one read.

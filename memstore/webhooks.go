@@ -238,6 +238,16 @@ func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, err
 	return len(old), nil
 }
 
+func (t *tx) WebhooksByID(ids []string) ([]fleet.Webhook, error) {
+	out := make([]fleet.Webhook, 0, len(ids))
+	for _, id := range ids {
+		if w, err := t.s.webhooks.get("", id); err == nil {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
 func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {
 	out := make([]fleet.Event, 0, len(ids))
 	for _, id := range ids {

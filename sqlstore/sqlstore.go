@@ -81,6 +81,9 @@ type Store struct {
 	// keyByHash is prepared once: on SQLite, parsing the query costs more
 	// than running it.
 	keyByHash *sql.Stmt
+	// claim holds the delivery claim's statements, prepared once on the
+	// writer for the same reason: a sender claims many times a second.
+	claim claimStmts
 
 	closeOnce sync.Once
 	closeErr  error
@@ -121,6 +124,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		}
 	}
 	if s.keyByHash, err = s.rdb.PrepareContext(ctx, s.d.q(keyByHashQuery)); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
+	}
+	if err := s.claim.prepare(ctx, s.rdb, s.wdb, s.d); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
 	}
@@ -290,6 +297,7 @@ func (s *Store) closeDBs() error {
 	if s.keyByHash != nil {
 		err = s.keyByHash.Close()
 	}
+	err = errors.Join(err, s.claim.close())
 	err = errors.Join(err, s.wdb.Close())
 	if s.rdb != s.wdb {
 		err = errors.Join(err, s.rdb.Close())
@@ -403,7 +411,7 @@ func (s *Store) runOnce(ctx context.Context, db beginner, opts *sql.TxOptions, r
 	if err != nil {
 		return classify(err) == errRetry, fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	t := &tx{ctx: ctx, d: s.d, tx: stx, readOnly: readOnly}
+	t := &tx{ctx: ctx, d: s.d, tx: stx, readOnly: readOnly, claim: &s.claim}
 	done := false
 	defer func() {
 		if !done {

@@ -22,6 +22,7 @@ func webhookTests() []namedTest {
 		{"RecordDeliveryKeepsConcurrentEndpointChanges", testRecordDeliveryEndpointRace},
 		{"PurgeDeliveries", testPurgeDeliveries},
 		{"EventsByID", testEventsByID},
+		{"WebhooksByID", testWebhooksByID},
 	}
 }
 
@@ -559,6 +560,28 @@ func testEventsByID(t *testing.T, s fleet.Store) {
 		is.Equal(byID[ids[1]].AccountID, b.ID)
 		is.Equal(string(byID[ids[2]].Data), `{"n":1}`)
 		none, err := tx.EventsByID(nil)
+		is.NoErr(err)
+		is.Equal(len(none), 0)
+		return nil
+	}))
+}
+
+func testWebhooksByID(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	wa, wb := MustWebhook(t, s, a.ID, true), MustWebhook(t, s, b.ID, false)
+	MustWebhook(t, s, a.ID, true) // not asked for
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.WebhooksByID([]string{fleet.NewID(fleet.PrefixWebhook), wb.ID, wa.ID, wa.ID})
+		is.NoErr(err)
+		byID := map[string]fleet.Webhook{}
+		for _, w := range got {
+			byID[w.ID] = w
+		}
+		is.Equal(len(byID), 2) // of any account; unknown ids left out
+		is.Equal(byID[wa.ID], wa)
+		is.Equal(byID[wb.ID], wb)
+		none, err := tx.WebhooksByID(nil)
 		is.NoErr(err)
 		is.Equal(len(none), 0)
 		return nil
