@@ -277,9 +277,9 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 		select {
 		case <-freed:
 			// A claim for one freed slot would cost a transaction per
-			// delivery: wait until a quarter of the workers are free (a
-			// poll claims whatever is free).
-			want = more && s.opts.Workers-s.inFlight() >= max(1, s.opts.Workers/4)
+			// delivery: wait until half the workers are free (a poll
+			// claims whatever is free).
+			want = more && s.opts.Workers-s.inFlight() >= max(1, s.opts.Workers/2)
 		case <-tick:
 			want, empty = true, 0
 		case <-ctx.Done():
@@ -348,7 +348,7 @@ func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed c
 // recordWindow is how long the recorder gathers outcomes after the first
 // of a group: outcomes are recorded in groups of up to Batch, the first at
 // most this long after it is known.
-const recordWindow = 5 * time.Millisecond
+const recordWindow = 10 * time.Millisecond
 
 // record records the outcomes that arrive on done until it is closed: each
 // time, the outcomes that arrive within recordWindow of the first (up to
