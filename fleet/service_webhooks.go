@@ -423,14 +423,31 @@ func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, del
 // and is not returned. It also reports whether more may be due: deliveries
 // left over a cap or the limit, or some that failed at once.
 func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]DeliveryJob, bool, error) {
-	now := s.Now()
-	until := now.Add(lease)
-	c.Now, c.Until = now, until
-	ds, more, err := s.store.ClaimDeliveries(ctx, c)
+	ds, more, err := s.LeaseDeliveries(ctx, lease, c)
 	if err != nil || len(ds) == 0 {
 		return nil, more, err
 	}
-	var jobs, dead []DeliveryJob
+	jobs, failed, err := s.PrepareDeliveries(ctx, ds)
+	return jobs, more || failed, err
+}
+
+// LeaseDeliveries is the first half of ClaimDeliveries: it leases what
+// c.Pick chooses, until now + lease, and returns the deliveries (their
+// NextAttemptAt is the lease) and whether it left some due.
+func (s *Service) LeaseDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]Delivery, bool, error) {
+	c.Now = s.Now()
+	c.Until = c.Now.Add(lease)
+	return s.store.ClaimDeliveries(ctx, c)
+}
+
+// PrepareDeliveries is the second half of ClaimDeliveries: it reads, for
+// leased deliveries, what a sender needs to make them. A delivery that
+// cannot be made (its endpoint disabled, its event purged) fails at once
+// and is not returned, nor is one whose endpoint is deleted; failed
+// reports whether any failed.
+func (s *Service) PrepareDeliveries(ctx context.Context, ds []Delivery) (jobs []DeliveryJob, failed bool, err error) {
+	now := s.Now()
+	var dead []DeliveryJob
 	err = s.view(ctx, func(tx Tx) error {
 		jobs, dead = jobs[:0], dead[:0]
 		hooks, err := webhooksOf(tx, ds)
@@ -450,7 +467,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c De
 			events[e.ID] = e
 		}
 		for _, d := range ds {
-			job := DeliveryJob{Delivery: d, Lease: until}
+			job := DeliveryJob{Delivery: d, Lease: *d.NextAttemptAt}
 			w, ok := hooks[d.WebhookID]
 			if !ok {
 				continue // deleted with its deliveries since
@@ -475,7 +492,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c De
 		return nil
 	})
 	if err != nil {
-		return nil, more, err
+		return nil, false, err
 	}
 	if len(dead) > 0 {
 		recs := make([]DeliveryRecord, len(dead))
@@ -485,10 +502,10 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c De
 			recs[i] = DeliveryRecord{Delivery: d, Lease: j.Lease}
 		}
 		if _, err := s.store.RecordDeliveries(ctx, recs, nil); err != nil {
-			return nil, more, err
+			return nil, true, err
 		}
 	}
-	return jobs, more || len(dead) > 0, nil
+	return jobs, len(dead) > 0, nil
 }
 
 // webhooksOf reads, in one read, the endpoints of deliveries: by id, each

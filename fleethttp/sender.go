@@ -244,17 +244,25 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 	}()
 
 	var err error
+	var errMu sync.Mutex
+	fail := func(e error) { // from the goroutines that prepare claimed deliveries
+		errMu.Lock()
+		defer errMu.Unlock()
+		if tick != nil {
+			s.log.Error("webhook delivery", "err", e)
+		} else if err == nil {
+			err = e
+			recFailed.Store(true)
+		}
+	}
 	want, more, empty := true, false, 0
 	for ctx.Err() == nil && !recFailed.Load() {
 		if want {
 			var n, limit int
 			var cerr error
-			n, limit, more, cerr = s.claimAndSend(ctx, done, freed, &sends)
-			switch {
-			case cerr != nil && tick == nil:
-				err = cerr
-			case cerr != nil:
-				s.log.Error("webhook delivery", "err", cerr)
+			n, limit, more, cerr = s.claimAndSend(ctx, done, freed, &sends, fail)
+			if cerr != nil {
+				fail(cerr)
 				more = false
 			}
 			if n == 0 && more && s.inFlight() == 0 {
@@ -268,7 +276,7 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 			// the next poll.
 			want = more && (limit > 0 && n == limit || s.inFlight() == 0) && empty < maxEmptyClaims
 		}
-		if once || err != nil || tick == nil && !want && s.inFlight() == 0 {
+		if once || recFailed.Load() || tick == nil && !want && s.inFlight() == 0 {
 			break
 		}
 		if want {
@@ -288,6 +296,8 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 	sends.Wait()
 	close(done)
 	<-recording
+	errMu.Lock()
+	defer errMu.Unlock()
 	return recorded, errors.Join(err, recErr)
 }
 
@@ -298,11 +308,13 @@ func (s *Sender) inFlight() int {
 	return s.held.total
 }
 
-// claimAndSend claims what the free workers and the caps allow and starts
-// a goroutine for each delivery claimed, or hands it back for later if its
-// endpoint's pace says so. It returns how many deliveries it claimed, how
-// many it asked for, and whether the claim left some due.
-func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed chan<- struct{}, sends *sync.WaitGroup) (n, limit int, more bool, err error) {
+// claimAndSend leases what the free workers and the caps allow, holds it,
+// and hands it to a goroutine that reads what the deliveries need and
+// starts a goroutine for each (or hands it back for later if its
+// endpoint's pace says so), so that the next claim need not wait for
+// those reads. It returns how many deliveries it leased, how many it
+// asked for, and whether the claim left some due.
+func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed chan<- struct{}, sends *sync.WaitGroup, fail func(error)) (n, limit int, more bool, err error) {
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
 	s.mu.Lock()
@@ -315,34 +327,56 @@ func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed c
 	if c.Limit <= 0 {
 		return 0, 0, true, nil // every worker is busy
 	}
-	jobs, more, err := s.svc.ClaimDeliveries(ctx, s.opts.Lease, c)
-	if err != nil {
-		return 0, c.Limit, false, err
+	ds, more, err := s.svc.LeaseDeliveries(ctx, s.opts.Lease, c)
+	if err != nil || len(ds) == 0 {
+		return 0, c.Limit, more, err
 	}
-	now := s.svc.Now()
-	for _, j := range jobs {
-		if d := s.reserve(j.Delivery.WebhookID, j.Delivery.ID, now); d > 0 {
-			if _, err := s.svc.DeferDelivery(ctx, j, now.Add(d)); err != nil {
-				return len(jobs), c.Limit, more, err // the rest's leases lapse
-			}
-			continue
-		}
+	s.mu.Lock()
+	for _, d := range ds {
+		s.held.add(d, 1)
+	}
+	s.mu.Unlock()
+	release := func(d fleet.Delivery) {
 		s.mu.Lock()
-		s.held.add(j.Delivery, 1)
+		s.held.add(d, -1)
 		s.mu.Unlock()
-		sends.Go(func() {
-			out := s.send(ctx, j)
-			done <- finished{j, out}
-			s.mu.Lock()
-			s.held.add(j.Delivery, -1)
-			s.mu.Unlock()
-			select {
-			case freed <- struct{}{}:
-			default:
-			}
-		})
+		select {
+		case freed <- struct{}{}:
+		default:
+		}
 	}
-	return len(jobs), c.Limit, more, nil
+	sends.Go(func() {
+		jobs, _, err := s.svc.PrepareDeliveries(ctx, ds)
+		if err != nil {
+			fail(err) // the leases lapse
+			jobs = nil
+		}
+		ready := make(map[string]bool, len(jobs))
+		for _, j := range jobs {
+			ready[j.Delivery.ID] = true
+		}
+		for _, d := range ds {
+			if !ready[d.ID] {
+				release(d) // failed at once, or its endpoint deleted
+			}
+		}
+		now := s.svc.Now()
+		for _, j := range jobs {
+			if d := s.reserve(j.Delivery.WebhookID, j.Delivery.ID, now); d > 0 {
+				if _, err := s.svc.DeferDelivery(ctx, j, now.Add(d)); err != nil {
+					fail(err) // its lease lapses
+				}
+				release(j.Delivery)
+				continue
+			}
+			sends.Go(func() {
+				out := s.send(ctx, j)
+				done <- finished{j, out}
+				release(j.Delivery)
+			})
+		}
+	})
+	return len(ds), c.Limit, more, nil
 }
 
 // recordWindow is how long the recorder gathers outcomes after the first
