@@ -415,21 +415,44 @@ func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, del
 	return d, nil
 }
 
-// ClaimDeliveries claims up to limit deliveries due at the clock's time for
-// a sender, until now + lease: no other claim takes them meanwhile. A due
-// delivery that cannot be made (its endpoint disabled, its event purged)
-// fails at once and is not returned.
-func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Duration) ([]DeliveryJob, error) {
-	now := s.Now()
-	until := now.Add(lease)
-	ds, err := s.store.ClaimDeliveries(ctx, now, until, limit)
+// ClaimDeliveries claims for a sender, until now + lease, what c.Pick
+// chooses among the deliveries due at the clock's time (c.Now and c.Until
+// are set here): no other claim takes them meanwhile. A due delivery that
+// cannot be made (its endpoint disabled, its event purged) fails at once
+// and is not returned. It also reports whether more may be due: deliveries
+// left over a cap or the limit, or some that failed at once.
+func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]DeliveryJob, bool, error) {
+	ds, more, err := s.LeaseDeliveries(ctx, lease, c)
 	if err != nil || len(ds) == 0 {
-		return nil, err
+		return nil, more, err
 	}
-	var jobs, dead []DeliveryJob
+	jobs, failed, err := s.PrepareDeliveries(ctx, ds)
+	return jobs, more || failed, err
+}
+
+// LeaseDeliveries is the first half of ClaimDeliveries: it leases what
+// c.Pick chooses, until now + lease, and returns the deliveries (their
+// NextAttemptAt is the lease) and whether it left some due.
+func (s *Service) LeaseDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]Delivery, bool, error) {
+	c.Now = s.Now()
+	c.Until = c.Now.Add(lease)
+	return s.store.ClaimDeliveries(ctx, c)
+}
+
+// PrepareDeliveries is the second half of ClaimDeliveries: it reads, for
+// leased deliveries, what a sender needs to make them. A delivery that
+// cannot be made (its endpoint disabled, its event purged) fails at once
+// and is not returned, nor is one whose endpoint is deleted; failed
+// reports whether any failed.
+func (s *Service) PrepareDeliveries(ctx context.Context, ds []Delivery) (jobs []DeliveryJob, failed bool, err error) {
+	now := s.Now()
+	var dead []DeliveryJob
 	err = s.view(ctx, func(tx Tx) error {
 		jobs, dead = jobs[:0], dead[:0]
-		hooks := map[string]Webhook{}
+		hooks, err := webhooksOf(tx, ds)
+		if err != nil {
+			return err
+		}
 		ids := make([]string, len(ds))
 		for i, d := range ds {
 			ids[i] = d.EventID
@@ -443,17 +466,10 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 			events[e.ID] = e
 		}
 		for _, d := range ds {
-			job := DeliveryJob{Delivery: d, Lease: until}
+			job := DeliveryJob{Delivery: d, Lease: *d.NextAttemptAt}
 			w, ok := hooks[d.WebhookID]
 			if !ok {
-				w, err = tx.Webhook(d.AccountID, d.WebhookID)
-				if ErrorCode(err) == CodeNotFound {
-					continue // deleted with its deliveries since
-				}
-				if err != nil {
-					return err
-				}
-				hooks[d.WebhookID] = w
+				continue // deleted with its deliveries since
 			}
 			e, ok := events[d.EventID]
 			switch {
@@ -475,16 +491,44 @@ func (s *Service) ClaimDeliveries(ctx context.Context, limit int, lease time.Dur
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	for _, j := range dead {
-		d, why := j.Delivery, j.URL
-		d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
-		if _, err := s.store.RecordDeliveries(ctx, []DeliveryRecord{{Delivery: d, Lease: j.Lease}}, nil); err != nil {
-			return nil, err
+	if len(dead) > 0 {
+		recs := make([]DeliveryRecord, len(dead))
+		for i, j := range dead {
+			d, why := j.Delivery, j.URL
+			d.Status, d.Error, d.NextAttemptAt = DeliveryFailed, &why, nil
+			recs[i] = DeliveryRecord{Delivery: d, Lease: j.Lease}
+		}
+		if _, err := s.store.RecordDeliveries(ctx, recs, nil); err != nil {
+			return nil, true, err
 		}
 	}
-	return jobs, nil
+	return jobs, len(dead) > 0, nil
+}
+
+// webhooksOf reads, in one read, the endpoints of deliveries: by id, each
+// only if it is of its delivery's account.
+func webhooksOf(tx Tx, ds []Delivery) (map[string]Webhook, error) {
+	owner := make(map[string]string, len(ds))
+	ids := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if _, ok := owner[d.WebhookID]; !ok {
+			owner[d.WebhookID] = d.AccountID
+			ids = append(ids, d.WebhookID)
+		}
+	}
+	ws, err := tx.WebhooksByID(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Webhook, len(ws))
+	for _, w := range ws {
+		if owner[w.ID] == w.AccountID {
+			out[w.ID] = w
+		}
+	}
+	return out, nil
 }
 
 // DeferDelivery hands a claimed delivery back, due again at until, without
@@ -513,23 +557,17 @@ func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outco
 // nothing. It returns how many outcomes were recorded.
 func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []Outcome) (int, error) {
 	now := s.Now()
-	hooks := map[string]*Webhook{}
+	hooks := map[string]*Webhook{} // nil: deleted, with its deliveries
 	err := s.view(ctx, func(tx Tx) error {
-		for _, j := range jobs {
-			if _, ok := hooks[j.Delivery.WebhookID]; ok {
-				continue
-			}
-			w, err := tx.Webhook(j.Delivery.AccountID, j.Delivery.WebhookID)
-			if ErrorCode(err) == CodeNotFound {
-				hooks[j.Delivery.WebhookID] = nil // deleted, with its deliveries
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			hooks[w.ID] = &w
+		ds := make([]Delivery, len(jobs))
+		for i, j := range jobs {
+			ds[i] = j.Delivery
 		}
-		return nil
+		found, err := webhooksOf(tx, ds)
+		for id, w := range found {
+			hooks[id] = &w
+		}
+		return err
 	})
 	if err != nil {
 		return 0, err

@@ -29,6 +29,11 @@ type WebhookTx interface {
 	// not_found if the account has no such endpoint.
 	DeleteWebhook(accountID, id string) error
 
+	// WebhooksByID returns the stored endpoints, of any account, among ids
+	// (in no order; ids not stored are left out): the endpoints of a
+	// claimed batch of deliveries, in one read.
+	WebhooksByID(ids []string) ([]Webhook, error)
+
 	// EventsByID returns the stored events, of any account, among ids (in
 	// no order; ids not stored are left out): the bodies of a claimed
 	// batch of deliveries, in one read.
@@ -51,15 +56,20 @@ type WebhookTx interface {
 // DeliveryClaimer is the part of a Store that hands due deliveries to
 // senders, records what they did, and forgets old attempts.
 type DeliveryClaimer interface {
-	// ClaimDeliveries moves the NextAttemptAt of up to limit pending
-	// deliveries, of any account, due at now (NextAttemptAt <= now,
-	// earliest first) to until, and returns them so changed: the caller's
-	// lease on them. It is atomic, and of claims running at once, across
-	// every process sharing the store, none gets a delivery another got
-	// (on PostgreSQL: FOR UPDATE SKIP LOCKED, outside any SERIALIZABLE
-	// transaction, so that claims and recorded outcomes never abort each
-	// other).
-	ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]Delivery, error)
+	// ClaimDeliveries leases what c.Pick chooses among the pending
+	// deliveries, of any account, due at c.Now (NextAttemptAt <= c.Now),
+	// given of each endpoint at least its c.Candidates() earliest due: it
+	// moves their NextAttemptAt to c.Until and returns them so changed,
+	// earliest due first (the caller's lease on them), and whether due
+	// deliveries were left (over a cap or the limit; false when it took
+	// every due delivery that no concurrent claim holds). It reads no more
+	// than a few times c.Limit rows, plus a few per endpoint when more are
+	// due (a backlog), so that its cost does not grow with a backlog. It is
+	// atomic, and of claims running at once, across every process sharing
+	// the store, none gets a delivery another got (on PostgreSQL: FOR
+	// UPDATE SKIP LOCKED, outside any SERIALIZABLE transaction, so that
+	// claims and recorded outcomes never abort each other).
+	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]Delivery, bool, error)
 	// RecordDeliveries stores, in one transaction, each record whose
 	// delivery is still pending with NextAttemptAt equal to the record's
 	// Lease: its delivery's mutable fields (as UpdateDelivery does), then

@@ -24,37 +24,74 @@ import (
 // BenchmarkWebhookDelivery measures deliveries per second from the sender
 // (claim, sign, POST, record) on memstore to a local receiver that answers
 // 200 at once, against plain net/http client posts of the same bodies with
-// as many goroutines, interleaved batch by batch (target ratio >= 0.5).
-func BenchmarkWebhookDelivery(b *testing.B) { benchWebhookDelivery(b, memstore.New()) }
+// as many goroutines (16), interleaved batch by batch (target ratio >=
+// 0.5). The account has 8 endpoints, so that 16 deliveries may be in
+// flight within the caps (2 per endpoint).
+func BenchmarkWebhookDelivery(b *testing.B) { benchWebhookDelivery(b, memstore.New(), 1, 8, 16) }
 
-// BenchmarkWebhookDeliverySQLite is the same on the SQLite store, a file.
+// BenchmarkWebhookDeliveryOneEndpoint is the same with every delivery to
+// one endpoint, which has at most 2 in flight.
+func BenchmarkWebhookDeliveryOneEndpoint(b *testing.B) {
+	benchWebhookDelivery(b, memstore.New(), 1, 1, 16)
+}
+
+// BenchmarkWebhookDeliveryManyAccounts is the same for 4 accounts of 8
+// endpoints each, with the sender's default 64 workers against 64
+// goroutines of plain posts.
+func BenchmarkWebhookDeliveryManyAccounts(b *testing.B) {
+	benchWebhookDelivery(b, memstore.New(), 4, 8, 64)
+}
+
+// BenchmarkWebhookDeliveryManyAccountsSQLite is that on the SQLite store.
+func BenchmarkWebhookDeliveryManyAccountsSQLite(b *testing.B) {
+	benchWebhookDelivery(b, openSQLiteBench(b), 4, 8, 64)
+}
+
+// BenchmarkWebhookDeliverySQLite is BenchmarkWebhookDelivery on the SQLite
+// store, a file.
 func BenchmarkWebhookDeliverySQLite(b *testing.B) {
+	benchWebhookDelivery(b, openSQLiteBench(b), 1, 8, 16)
+}
+
+func openSQLiteBench(b *testing.B) fleet.Store {
 	store, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(b.TempDir(), "fleet.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
-	benchWebhookDelivery(b, store)
+	b.Cleanup(func() { store.Close() })
+	return store
 }
 
-func benchWebhookDelivery(b *testing.B, store fleet.Store) {
-	const batch, workers = 200, 16
+// benchWebhookDelivery sends batches of about 200 deliveries: in each of
+// accounts accounts, 200/(accounts*endpoints) events, each to every one of
+// the account's endpoints; the sender has workers workers, the plain posts
+// as many goroutines.
+func benchWebhookDelivery(b *testing.B, store fleet.Store, accounts, endpoints, workers int) {
+	events := max(1, 200/(accounts*endpoints))
+	batch := events * accounts * endpoints
 	ctx := context.Background()
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
 	defer rcv.Close()
 	svc := fleet.NewService(store, fleet.Options{Logger: slog.New(slog.DiscardHandler), Webhooks: fleet.WebhookOptions{Insecure: true}})
-	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise})
-	if err != nil {
-		b.Fatal(err)
+	var accs []fleet.Account
+	for i := range accounts {
+		a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := svc.Authenticate(ctx, nk.Secret)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := range endpoints {
+			if _, err := svc.CreateWebhook(ctx, p, fleet.Webhook{URL: fmt.Sprintf("%s/hook/%d/%d", rcv.URL, i, k), Events: []string{"*"}, Enabled: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		accs = append(accs, a)
 	}
-	p, err := svc.Authenticate(ctx, nk.Secret)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := svc.CreateWebhook(ctx, p, fleet.Webhook{URL: rcv.URL + "/hook", Events: []string{"*"}, Enabled: true}); err != nil {
-		b.Fatal(err)
-	}
-	// One endpoint takes every delivery here, so its pace is lifted.
+	// Every endpoint takes many deliveries a second here, so the pace is
+	// lifted.
 	sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: true, Workers: workers, Batch: batch,
 		EndpointRate: rate.Inf, Logger: slog.New(slog.DiscardHandler)})
 	plain := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
@@ -64,13 +101,17 @@ func benchWebhookDelivery(b *testing.B, store fleet.Store) {
 	for i := 0; b.Loop(); i++ {
 		// The events and their pending deliveries (not timed: the change's cost).
 		bodies := make([][]byte, 0, batch)
-		for j := range batch {
-			v, err := svc.CreateVehicle(ctx, fleet.SystemPrincipal(a), fleet.Vehicle{Name: fmt.Sprintf("Van %d-%d", i, j)})
-			if err != nil {
-				b.Fatal(err)
+		for _, a := range accs {
+			for j := range events {
+				v, err := svc.CreateVehicle(ctx, fleet.SystemPrincipal(a), fleet.Vehicle{Name: fmt.Sprintf("Van %d-%d", i, j)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				body, _ := json.Marshal(fleet.Event{ID: fleet.NewID(fleet.PrefixEvent), Type: fleet.EventVehicleCreated, CreatedAt: v.CreatedAt, Data: mustJSON(b, v)})
+				for range endpoints {
+					bodies = append(bodies, body)
+				}
 			}
-			body, _ := json.Marshal(fleet.Event{ID: fleet.NewID(fleet.PrefixEvent), Type: fleet.EventVehicleCreated, CreatedAt: v.CreatedAt, Data: mustJSON(b, v)})
-			bodies = append(bodies, body)
 		}
 		t0 := time.Now()
 		postAll(b, plain, rcv.URL+"/hook", bodies, workers)

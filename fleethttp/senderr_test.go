@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 )
@@ -14,8 +15,8 @@ import (
 // DNS change) to learn which internal names resolve.
 func TestSendErrorsTellNothingOfTheNetwork(t *testing.T) {
 	is := is.New(t)
-	forbidden := describeSendError(&net.OpError{Op: "dial", Err: fmt.Errorf("dial: %w", errForbiddenAddr)})
-	unresolved := describeSendError(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "gone.example.com", IsNotFound: true}})
+	forbidden := describeSendError(&net.OpError{Op: "dial", Err: fmt.Errorf("dial: %w", errForbiddenAddr)}, time.Second)
+	unresolved := describeSendError(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "gone.example.com", IsNotFound: true}}, time.Second)
 	is.Equal(forbidden, unresolved)
 	is.Equal(forbidden, "The endpoint's host does not resolve to a public address.")
 }

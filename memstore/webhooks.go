@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -137,31 +136,29 @@ func (t *tx) UpdateDelivery(d fleet.Delivery) error {
 	return nil
 }
 
-// ClaimDeliveries implements fleet.Store.
-func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]fleet.Delivery, error) {
+// ClaimDeliveries implements fleet.Store: every due delivery is a
+// candidate.
+func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]fleet.Delivery, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errClosed
+		return nil, false, errClosed
 	}
-	var out []fleet.Delivery
+	var due []fleet.Delivery
 	for id := range s.pending {
 		d := s.deliveries.byID[id]
-		if d.NextAttemptAt != nil && !d.NextAttemptAt.After(now) {
-			out = append(out, d)
+		if d.NextAttemptAt != nil && !d.NextAttemptAt.After(c.Now) {
+			due = append(due, d)
 		}
 	}
-	slices.SortFunc(out, func(a, b fleet.Delivery) int {
-		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
-	out = out[:min(len(out), max(limit, 0))]
+	out, left := c.Pick(due)
 	for i := range out {
-		u := until
+		u := c.Until
 		out[i].NextAttemptAt = &u
 		s.deliveries.byID[out[i].ID] = cloneDelivery(out[i])
 		out[i] = cloneDelivery(out[i])
 	}
-	return out, nil
+	return out, left, nil
 }
 
 // RecordDeliveries implements fleet.Store.
@@ -239,6 +236,16 @@ func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, err
 		delete(s.pending, d.ID)
 	}
 	return len(old), nil
+}
+
+func (t *tx) WebhooksByID(ids []string) ([]fleet.Webhook, error) {
+	out := make([]fleet.Webhook, 0, len(ids))
+	for _, id := range ids {
+		if w, err := t.s.webhooks.get("", id); err == nil {
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }
 
 func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {

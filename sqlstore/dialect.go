@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -26,16 +27,49 @@ type dialect struct {
 	// empty on SQLite, where a writing transaction holds the database's
 	// write lock from BEGIN IMMEDIATE on.
 	forUpdate string
+	// skipLocked ends a sub-SELECT whose rows a claim takes: rows another
+	// claim is taking are skipped rather than waited for. Empty on SQLite.
+	skipLocked string
+	// dueByEndpoint selects (id, account_id, webhook_id, next_attempt_at)
+	// of each endpoint's earliest pending deliveries due at the first
+	// argument, as many as the second: LATERAL on PostgreSQL, a correlated
+	// IN on SQLite (which has no LATERAL). Both read the index
+	// webhook_deliveries_endpoint_due once per endpoint.
+	dueByEndpoint string
+	// idsIn is the condition "id is one of the ids of one argument", whose
+	// value idsArg makes: a JSON array read by json_each on SQLite, an
+	// array on PostgreSQL. The statement's text stays the same whatever
+	// the number of ids, so that it is prepared once.
+	idsIn string
 	// rebound caches queries rewritten for PostgreSQL (string -> string).
 	rebound sync.Map
 }
 
 func newDialect(name string) *dialect {
-	d := &dialect{name: name}
+	d := &dialect{name: name, idsIn: "id IN (SELECT value FROM json_each(?))"}
+	d.dueByEndpoint = `SELECT d.id, d.account_id, d.webhook_id, d.next_attempt_at FROM webhooks w
+		JOIN webhook_deliveries d ON d.id IN (SELECT e.id FROM webhook_deliveries e
+			WHERE e.webhook_id = w.id AND e.status = 'pending' AND e.next_attempt_at <= ?
+			ORDER BY e.next_attempt_at, e.id LIMIT ?)`
 	if name == Postgres {
 		d.forUpdate = " FOR UPDATE"
+		d.skipLocked = " FOR UPDATE SKIP LOCKED"
+		d.idsIn = "id = ANY(?)"
+		d.dueByEndpoint = `SELECT d.id, d.account_id, d.webhook_id, d.next_attempt_at FROM webhooks w
+		CROSS JOIN LATERAL (SELECT e.id, e.account_id, e.webhook_id, e.next_attempt_at FROM webhook_deliveries e
+			WHERE e.webhook_id = w.id AND e.status = 'pending' AND e.next_attempt_at <= ?
+			ORDER BY e.next_attempt_at, e.id LIMIT ?) d`
 	}
 	return d
+}
+
+// idsArg is the argument of idsIn for ids.
+func (d *dialect) idsArg(ids []string) any {
+	if d.name == Postgres {
+		return ids
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
 }
 
 // q returns query, written with ? placeholders, in the dialect's form:

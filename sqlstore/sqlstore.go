@@ -54,6 +54,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -81,6 +82,9 @@ type Store struct {
 	// keyByHash is prepared once: on SQLite, parsing the query costs more
 	// than running it.
 	keyByHash *sql.Stmt
+	// claim holds the delivery claim's statements, prepared once on the
+	// writer for the same reason: a sender claims many times a second.
+	claim claimStmts
 
 	closeOnce sync.Once
 	closeErr  error
@@ -121,6 +125,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		}
 	}
 	if s.keyByHash, err = s.rdb.PrepareContext(ctx, s.d.q(keyByHashQuery)); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
+	}
+	if err := s.claim.prepare(ctx, s.rdb, s.wdb, s.d); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
 	}
@@ -297,6 +305,7 @@ func (s *Store) closeDBs() error {
 	if s.keyByHash != nil {
 		err = s.keyByHash.Close()
 	}
+	err = errors.Join(err, s.claim.close())
 	err = errors.Join(err, s.wdb.Close())
 	if s.rdb != s.wdb {
 		err = errors.Join(err, s.rdb.Close())
@@ -350,10 +359,47 @@ func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
 	return s.run(ctx, s.wdb, &sql.TxOptions{}, false, fn)
 }
 
+// writeLease is write for a transaction whose commit need not reach the
+// disk before it returns: a claim, whose leases a crash may lose, which
+// only makes their deliveries due again. On SQLite the writer connection
+// commits it with synchronous=NORMAL (in WAL mode the next synced commit
+// syncs it too, and a crash before that drops it whole); on PostgreSQL
+// synchronous_commit is off for the transaction.
+func (s *Store) writeLease(ctx context.Context, fn func(*tx) error) error {
+	if s.d.name == Postgres {
+		return s.write(ctx, func(t *tx) error {
+			if _, err := t.tx.ExecContext(t.ctx, "SET LOCAL synchronous_commit TO OFF"); err != nil {
+				return t.failed(err)
+			}
+			return fn(t)
+		})
+	}
+	c, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer func() {
+		if _, err := c.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=FULL"); err != nil {
+			// Never leave the writer without its syncs: the pool drops it.
+			c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return s.run(ctx, c, &sql.TxOptions{}, false, fn)
+}
+
+// beginner is a database or one of its connections.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
 // run runs fn in a transaction, again when the database aborted it for a
 // serialisation failure or a deadlock (PostgreSQL), at most maxAttempts
 // times.
-func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) error {
+func (s *Store) run(ctx context.Context, db beginner, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) error {
 	for attempt := 1; ; attempt++ {
 		retry, err := s.runOnce(ctx, db, opts, readOnly, fn)
 		if !retry || attempt == maxAttempts {
@@ -368,12 +414,12 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, readOn
 // runOnce runs fn in one transaction. retry reports that the database
 // aborted it for a serialisation failure or a deadlock, so that running it
 // again may succeed.
-func (s *Store) runOnce(ctx context.Context, db *sql.DB, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) (retry bool, err error) {
+func (s *Store) runOnce(ctx context.Context, db beginner, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) (retry bool, err error) {
 	stx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return classify(err) == errRetry, fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	t := &tx{ctx: ctx, d: s.d, tx: stx, readOnly: readOnly}
+	t := &tx{ctx: ctx, d: s.d, tx: stx, readOnly: readOnly, claim: &s.claim}
 	done := false
 	defer func() {
 		if !done {

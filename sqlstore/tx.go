@@ -22,6 +22,8 @@ type tx struct {
 	retry bool
 	// savepoints counts the savepoints taken, to name them apart.
 	savepoints int
+	// claim is the store's prepared claim statements (writer only).
+	claim *claimStmts
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")

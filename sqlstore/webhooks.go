@@ -253,30 +253,158 @@ func (t *tx) UpdateDelivery(d fleet.Delivery) error {
 	return nil
 }
 
-// ClaimDeliveries implements fleet.Store: one UPDATE ... RETURNING in a
-// write transaction at the database's default isolation. On PostgreSQL its
-// subquery locks the rows it picks and skips rows a concurrent claim
-// locked.
-func (s *Store) ClaimDeliveries(ctx context.Context, now, until time.Time, limit int) ([]fleet.Delivery, error) {
-	lock := ""
-	if s.d.name == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
+// claimScan is how many due deliveries, in due order, a claim of limit
+// reads first. Fewer than that is all of them, and the claim chooses among
+// them; as many means a backlog, and the claim reads instead the first few
+// of each endpoint, so that an account whose endpoints hold the head of
+// the queue does not hide the others' deliveries behind it.
+func claimScan(limit int) int { return max(32, 4*limit) }
+
+// claimStmts are a claim's three statements, prepared once on the writer:
+// the first due deliveries, the first few of each endpoint's (see
+// claimScan), and the UPDATE ... RETURNING that takes the chosen ones
+// still due.
+type claimStmts struct {
+	due, dueByEndpoint, take *sql.Stmt
+	// The reads of a claimed batch's endpoints and events, prepared on
+	// the readers (r) and on the writer (w).
+	webhooksR, webhooksW, eventsR, eventsW *sql.Stmt
+}
+
+const (
+	webhooksByIDQuery = `SELECT ` + webhookColumns + ` FROM webhooks w WHERE w.`
+	eventsByIDQuery   = `SELECT id, account_id, type, created_at, data FROM events WHERE `
+)
+
+func (c *claimStmts) prepare(ctx context.Context, rdb, db *sql.DB, d *dialect) error {
+	var err error
+	for _, p := range []struct {
+		st    **sql.Stmt
+		query string
+	}{
+		{&c.webhooksW, webhooksByIDQuery + d.idsIn},
+		{&c.eventsW, eventsByIDQuery + d.idsIn},
+		{&c.due, `SELECT id, account_id, webhook_id, next_attempt_at FROM webhook_deliveries
+			WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`},
+		{&c.dueByEndpoint, d.dueByEndpoint},
+		{&c.take, `UPDATE webhook_deliveries SET next_attempt_at = ?
+			WHERE id IN (SELECT id FROM webhook_deliveries WHERE ` + d.idsIn + `
+				AND status = 'pending' AND next_attempt_at <= ?` + d.skipLocked + `)
+			RETURNING ` + strings.ReplaceAll(deliveryColumns, "d.", "")},
+	} {
+		if *p.st, err = db.PrepareContext(ctx, d.q(p.query)); err != nil {
+			return err
+		}
 	}
+	c.webhooksR, c.eventsR = c.webhooksW, c.eventsW
+	if rdb != db {
+		if c.webhooksR, err = rdb.PrepareContext(ctx, d.q(webhooksByIDQuery+d.idsIn)); err != nil {
+			return err
+		}
+		if c.eventsR, err = rdb.PrepareContext(ctx, d.q(eventsByIDQuery+d.idsIn)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// byID returns the statement of a read by ids for t: the readers' in a
+// read-only transaction, the writer's otherwise.
+func (c *claimStmts) byID(t *tx, r, w *sql.Stmt) *sql.Stmt {
+	if t.readOnly {
+		return t.tx.StmtContext(t.ctx, r)
+	}
+	return t.tx.StmtContext(t.ctx, w)
+}
+
+func (c *claimStmts) close() error {
+	var err error
+	seen := map[*sql.Stmt]bool{}
+	for _, st := range []*sql.Stmt{c.due, c.dueByEndpoint, c.take, c.webhooksR, c.webhooksW, c.eventsR, c.eventsW} {
+		if st != nil && !seen[st] {
+			seen[st] = true
+			err = errors.Join(err, st.Close())
+		}
+	}
+	return err
+}
+
+// ClaimDeliveries implements fleet.Store, in one write transaction at the
+// database's default isolation that does not wait for the disk (see
+// writeLease): it reads the candidates (see claimScan), c.Pick chooses,
+// and one UPDATE ... RETURNING takes those still due. On PostgreSQL that
+// UPDATE locks the rows it takes and skips rows a concurrent claim locked;
+// its condition, evaluated again on the latest version of each row, drops
+// those another claim took since they were read.
+func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]fleet.Delivery, bool, error) {
 	var out []fleet.Delivery
-	err := s.write(ctx, func(t *tx) (err error) {
-		out, err = t.deliveries("claim deliveries", `UPDATE webhook_deliveries SET next_attempt_at = ?
-			WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-				ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
-			RETURNING `+strings.ReplaceAll(deliveryColumns, "d.", ""), toDB(until), toDB(now), int64(limit))
-		return err
+	var left bool
+	order := map[string]int{} // id -> place in the chosen order: earliest due first
+	err := s.writeLease(ctx, func(t *tx) error {
+		clear(order)
+		scan := claimScan(c.Limit)
+		due, err := t.dueDeliveries(t.claim.due, toDB(c.Now), int64(scan))
+		if err != nil {
+			return err
+		}
+		backlog := len(due) >= scan
+		if backlog {
+			if due, err = t.dueDeliveries(t.claim.dueByEndpoint, toDB(c.Now), int64(c.Candidates())); err != nil {
+				return err
+			}
+		}
+		picked, over := c.Pick(due)
+		left = over || backlog
+		if len(picked) == 0 {
+			out = nil
+			return nil
+		}
+		ids := make([]string, len(picked))
+		for i, d := range picked {
+			order[d.ID], ids[i] = i, d.ID
+		}
+		rows, err := t.tx.StmtContext(t.ctx, t.claim.take).QueryContext(t.ctx, toDB(c.Until), t.d.idsArg(ids), toDB(c.Now))
+		if err != nil {
+			return wrap(t.failed(err), "claim deliveries")
+		}
+		defer rows.Close()
+		out = out[:0]
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				return wrap(err, "claim deliveries")
+			}
+			out = append(out, d)
+		}
+		return wrap(t.failed(rows.Err()), "claim deliveries")
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	slices.SortFunc(out, func(a, b fleet.Delivery) int {
-		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
-	})
-	return out, nil
+	slices.SortFunc(out, func(a, b fleet.Delivery) int { return cmp.Compare(order[a.ID], order[b.ID]) })
+	return out, left, nil
+}
+
+// dueDeliveries reads the (id, account_id, webhook_id, next_attempt_at) of
+// due deliveries: what a claim chooses among.
+func (t *tx) dueDeliveries(st *sql.Stmt, args ...any) ([]fleet.Delivery, error) {
+	rows, err := t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), "claim deliveries")
+	}
+	defer rows.Close()
+	var out []fleet.Delivery
+	for rows.Next() {
+		var d fleet.Delivery
+		var at int64
+		if err := rows.Scan(&d.ID, &d.AccountID, &d.WebhookID, &at); err != nil {
+			return nil, wrap(err, "claim deliveries")
+		}
+		due := fromDB(at)
+		d.NextAttemptAt = &due
+		out = append(out, d)
+	}
+	return out, wrap(rows.Err(), "claim deliveries")
 }
 
 // RecordDeliveries implements fleet.Store: a write transaction at the
@@ -354,34 +482,44 @@ func (s *Store) PurgeDeliveries(ctx context.Context, before time.Time) (int, err
 	return s.purge(ctx, `DELETE FROM webhook_deliveries WHERE created_at < ?`, before, "purge deliveries")
 }
 
-// EventsByID implements fleet.Tx: one query per 500 ids.
-func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {
-	out := make([]fleet.Event, 0, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT id, account_id, type, created_at, data FROM events WHERE id IN (?`+
-			strings.Repeat(", ?", n-1)+`)`), args...)
-		if err != nil {
-			return nil, wrap(t.failed(err), "read events")
-		}
-		for rows.Next() {
-			e, err := scanEvent(rows)
-			if err != nil {
-				rows.Close()
-				return nil, wrap(err, "read events")
-			}
-			out = append(out, e)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, wrap(t.failed(err), "read events")
-		}
-		ids = ids[n:]
+// WebhooksByID implements fleet.Tx: one prepared query.
+func (t *tx) WebhooksByID(ids []string) ([]fleet.Webhook, error) {
+	if len(ids) == 0 {
+		return []fleet.Webhook{}, nil
 	}
-	return out, nil
+	rows, err := t.claim.byID(t, t.claim.webhooksR, t.claim.webhooksW).QueryContext(t.ctx, t.d.idsArg(ids))
+	if err != nil {
+		return nil, wrap(t.failed(err), "read webhooks")
+	}
+	defer rows.Close()
+	out := []fleet.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, wrap(err, "read webhooks")
+		}
+		out = append(out, w)
+	}
+	return out, wrap(t.failed(rows.Err()), "read webhooks")
+}
+
+// EventsByID implements fleet.Tx: one prepared query.
+func (t *tx) EventsByID(ids []string) ([]fleet.Event, error) {
+	if len(ids) == 0 {
+		return []fleet.Event{}, nil
+	}
+	rows, err := t.claim.byID(t, t.claim.eventsR, t.claim.eventsW).QueryContext(t.ctx, t.d.idsArg(ids))
+	if err != nil {
+		return nil, wrap(t.failed(err), "read events")
+	}
+	defer rows.Close()
+	out := make([]fleet.Event, 0, len(ids))
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, wrap(err, "read events")
+		}
+		out = append(out, e)
+	}
+	return out, wrap(t.failed(rows.Err()), "read events")
 }

@@ -16,10 +16,13 @@ func webhookTests() []namedTest {
 		{"DeliveriesRoundTripAndFilter", testDeliveries},
 		{"DeliveriesDueOrderAndClaim", testDeliveriesDue},
 		{"DeliveriesDueConcurrentClaims", testDeliveriesDueConcurrent},
+		{"DeliveriesClaimFairWithinCaps", testDeliveriesClaimFair},
+		{"DeliveriesClaimFairBehindABacklog", testDeliveriesClaimBacklog},
 		{"RecordDeliveryOnlyUnderLease", testRecordDelivery},
 		{"RecordDeliveryKeepsConcurrentEndpointChanges", testRecordDeliveryEndpointRace},
 		{"PurgeDeliveries", testPurgeDeliveries},
 		{"EventsByID", testEventsByID},
+		{"WebhooksByID", testWebhooksByID},
 	}
 }
 
@@ -50,6 +53,13 @@ func MustWebhook(tb testing.TB, s fleet.Store, accountID string, enabled bool) f
 func NewDelivery(w fleet.Webhook, eventID string, due time.Time) fleet.Delivery {
 	return fleet.Delivery{ID: fleet.NewID(fleet.PrefixDelivery), AccountID: w.AccountID, WebhookID: w.ID, EventID: eventID,
 		Attempt: 1, Status: fleet.DeliveryPending, NextAttemptAt: &due, CreatedAt: T0}
+}
+
+// claimDue claims up to limit due deliveries, with no cap per endpoint or
+// account.
+func claimDue(s fleet.Store, now, until time.Time, limit int) ([]fleet.Delivery, error) {
+	ds, _, err := s.ClaimDeliveries(ctx, fleet.DeliveryClaim{Now: now, Until: until, Limit: limit})
+	return ds, err
 }
 
 func mustDelivery(tb testing.TB, s fleet.Store, d fleet.Delivery) fleet.Delivery {
@@ -127,7 +137,7 @@ func testWebhookDelete(t *testing.T, s fleet.Store) {
 		is.NoErr(err)
 		return nil
 	}))
-	due, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 10)
+	due, err := claimDue(s, T0, T0.Add(time.Minute), 10)
 	is.NoErr(err)
 	is.Equal(len(due), 1)
 	is.Equal(due[0].ID, k.ID)
@@ -196,7 +206,7 @@ func testDeliveriesDue(t *testing.T, s fleet.Store) {
 	mustDelivery(t, s, done)
 	now := T0.Add(time.Minute) // inclusive bound
 	lease := now.Add(2 * time.Minute)
-	one, err := s.ClaimDeliveries(ctx, now, lease, 1)
+	one, err := claimDue(s, now, lease, 1)
 	is.NoErr(err)
 	is.Equal(len(one), 1)
 	is.Equal(one[0].ID, early.ID) // earliest first, of any account
@@ -207,7 +217,7 @@ func testDeliveriesDue(t *testing.T, s fleet.Store) {
 		is.Equal(got, one[0]) // the lease is stored
 		return nil
 	}))
-	rest, err := s.ClaimDeliveries(ctx, now, lease, 10)
+	rest, err := claimDue(s, now, lease, 10)
 	is.NoErr(err)
 	is.Equal(len(rest), 1) // the claimed one is no longer due
 	is.Equal(rest[0].ID, late.ID)
@@ -216,10 +226,10 @@ func testDeliveriesDue(t *testing.T, s fleet.Store) {
 		rest[0].Status, rest[0].NextAttemptAt = fleet.DeliverySucceeded, nil
 		return tx.UpdateDelivery(rest[0])
 	}))
-	none, err := s.ClaimDeliveries(ctx, now, lease, 10)
+	none, err := claimDue(s, now, lease, 10)
 	is.NoErr(err)
 	is.Equal(len(none), 0)
-	again, err := s.ClaimDeliveries(ctx, T0.Add(time.Hour), T0.Add(2*time.Hour), 10)
+	again, err := claimDue(s, T0.Add(time.Hour), T0.Add(2*time.Hour), 10)
 	is.NoErr(err)
 	is.Equal(len(again), 2) // the lapsed lease and the future one
 	is.Equal(again[0].ID, early.ID)
@@ -242,7 +252,7 @@ func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
 	for range 4 {
 		wg.Go(func() {
 			for {
-				got, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 3)
+				got, err := claimDue(s, T0, T0.Add(time.Minute), 3)
 				if err != nil {
 					t.Error(err)
 					return
@@ -267,13 +277,113 @@ func testDeliveriesDueConcurrent(t *testing.T, s fleet.Store) {
 	}
 }
 
+// ids returns the ids of ds.
+func ids(ds []fleet.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
+}
+
+// testDeliveriesClaimFair: a claim takes no more of an endpoint or an
+// account than its cap leaves room for, what the claimant holds included;
+// an account's endpoints take turns, and so do accounts; it says whether
+// it left due deliveries.
+func testDeliveriesClaimFair(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	e1, e2, e3 := MustWebhook(t, s, a.ID, true), MustWebhook(t, s, a.ID, true), MustWebhook(t, s, a.ID, true)
+	wb := MustWebhook(t, s, b.ID, true)
+	at := func(i int) time.Time { return T0.Add(time.Duration(i) * time.Second) }
+	var d1, d2 []fleet.Delivery
+	for i := range 5 {
+		d1 = append(d1, mustDelivery(t, s, NewDelivery(e1, fleet.NewID(fleet.PrefixEvent), at(i))))
+		d2 = append(d2, mustDelivery(t, s, NewDelivery(e2, fleet.NewID(fleet.PrefixEvent), at(10+i))))
+	}
+	d3 := mustDelivery(t, s, NewDelivery(e3, fleet.NewID(fleet.PrefixEvent), at(20)))
+	db := mustDelivery(t, s, NewDelivery(wb, fleet.NewID(fleet.PrefixEvent), at(30)))
+	now, lease := at(60), at(180)
+	claim := fleet.DeliveryClaim{Now: now, Until: lease, Limit: 3, PerEndpoint: 2, PerAccount: 3}
+
+	// Account a's endpoints in turn, account b's one among them.
+	got, left, err := s.ClaimDeliveries(ctx, claim)
+	is.NoErr(err)
+	is.True(left)
+	is.Equal(ids(got), ids([]fleet.Delivery{d1[0], d2[0], db})) // earliest due first
+	for _, d := range got {
+		is.Equal(*d.NextAttemptAt, lease)
+	}
+
+	// Holding those three, a may take one more (its cap is 3, e1's 2):
+	// not of e1, which would be its third.
+	claim.HeldByEndpoint = map[string]int{e1.ID: 2, e2.ID: 1}
+	claim.HeldByAccount = map[string]int{a.ID: 2}
+	claim.Limit = 10
+	got, left, err = s.ClaimDeliveries(ctx, claim)
+	is.NoErr(err)
+	is.True(left)
+	is.Equal(ids(got), ids([]fleet.Delivery{d2[1]}))
+
+	// At its cap, a gets nothing; without caps, the rest in due order.
+	claim.HeldByAccount = map[string]int{a.ID: 3}
+	got, left, err = s.ClaimDeliveries(ctx, claim)
+	is.NoErr(err)
+	is.True(left)
+	is.Equal(len(got), 0)
+	got, left, err = s.ClaimDeliveries(ctx, fleet.DeliveryClaim{Now: now, Until: lease, Limit: 10})
+	is.NoErr(err)
+	is.True(!left) // every due delivery taken
+	is.Equal(ids(got), ids([]fleet.Delivery{d1[1], d1[2], d1[3], d1[4], d2[2], d2[3], d2[4], d3}))
+}
+
+// testDeliveriesClaimBacklog: an account's endpoint with hundreds of
+// deliveries due before another account's does not hide it.
+func testDeliveriesClaimBacklog(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	wa, wa2, wb := MustWebhook(t, s, a.ID, true), MustWebhook(t, s, a.ID, true), MustWebhook(t, s, b.ID, true)
+	var backlog []fleet.Delivery
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error {
+		for i := range 600 {
+			w := wa
+			if i%2 == 1 {
+				w = wa2
+			}
+			d := NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0.Add(time.Duration(i)*time.Millisecond))
+			backlog = append(backlog, d)
+			if err := tx.CreateDelivery(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	db := mustDelivery(t, s, NewDelivery(wb, fleet.NewID(fleet.PrefixEvent), T0.Add(time.Minute)))
+	now, lease := T0.Add(time.Hour), T0.Add(2*time.Hour)
+	claim := fleet.DeliveryClaim{Now: now, Until: lease, Limit: 5, PerEndpoint: 2, PerAccount: 16}
+	got, left, err := s.ClaimDeliveries(ctx, claim)
+	is.NoErr(err)
+	is.True(left)
+	is.Equal(ids(got), ids([]fleet.Delivery{backlog[0], backlog[1], backlog[2], backlog[3], db}))
+	// Holding a's four, the next claim takes none of a's.
+	claim.HeldByEndpoint = map[string]int{wa.ID: 2, wa2.ID: 2}
+	got, left, err = s.ClaimDeliveries(ctx, claim)
+	is.NoErr(err)
+	is.True(left)
+	is.Equal(len(got), 0)
+	claim.HeldByEndpoint = map[string]int{wa.ID: 1}
+	got, _, err = s.ClaimDeliveries(ctx, claim)
+	is.NoErr(err)
+	is.Equal(ids(got), ids([]fleet.Delivery{backlog[4], backlog[5], backlog[7]})) // wa's next one, wa2's next two
+}
+
 func testRecordDelivery(t *testing.T, s fleet.Store) {
 	is := is.New(t)
 	a := MustAccount(t, s)
 	w := MustWebhook(t, s, a.ID, true)
 	d := mustDelivery(t, s, NewDelivery(w, fleet.NewID(fleet.PrefixEvent), T0))
 	lease := T0.Add(time.Minute)
-	got, err := s.ClaimDeliveries(ctx, T0, lease, 10)
+	got, err := claimDue(s, T0, lease, 10)
 	is.NoErr(err)
 	is.Equal(len(got), 1)
 	st, msg, ms, at := 500, "The endpoint answered 500.", int64(12), T0.Add(5*time.Second)
@@ -362,7 +472,7 @@ func testRecordDeliveryEndpointRace(t *testing.T, s fleet.Store) {
 		ws[i] = w
 	}
 	lease := T0.Add(time.Minute)
-	claimed, err := s.ClaimDeliveries(ctx, T0, lease, 100)
+	claimed, err := claimDue(s, T0, lease, 100)
 	is.NoErr(err)
 	is.Equal(len(claimed), len(races))
 	byHook := map[string]fleet.Delivery{}
@@ -423,7 +533,7 @@ func testPurgeDeliveries(t *testing.T, s fleet.Store) {
 		is.NoErr(err)
 		return nil
 	}))
-	due, err := s.ClaimDeliveries(ctx, T0, T0.Add(time.Minute), 10)
+	due, err := claimDue(s, T0, T0.Add(time.Minute), 10)
 	is.NoErr(err)
 	is.Equal(len(due), 1) // the purged one is not claimed
 	is.Equal(due[0].ID, fresh.ID)
@@ -450,6 +560,28 @@ func testEventsByID(t *testing.T, s fleet.Store) {
 		is.Equal(byID[ids[1]].AccountID, b.ID)
 		is.Equal(string(byID[ids[2]].Data), `{"n":1}`)
 		none, err := tx.EventsByID(nil)
+		is.NoErr(err)
+		is.Equal(len(none), 0)
+		return nil
+	}))
+}
+
+func testWebhooksByID(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	wa, wb := MustWebhook(t, s, a.ID, true), MustWebhook(t, s, b.ID, false)
+	MustWebhook(t, s, a.ID, true) // not asked for
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.WebhooksByID([]string{fleet.NewID(fleet.PrefixWebhook), wb.ID, wa.ID, wa.ID})
+		is.NoErr(err)
+		byID := map[string]fleet.Webhook{}
+		for _, w := range got {
+			byID[w.ID] = w
+		}
+		is.Equal(len(byID), 2) // of any account; unknown ids left out
+		is.Equal(byID[wa.ID], wa)
+		is.Equal(byID[wb.ID], wb)
+		none, err := tx.WebhooksByID(nil)
 		is.NoErr(err)
 		is.Equal(len(none), 0)
 		return nil
