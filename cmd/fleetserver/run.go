@@ -223,7 +223,7 @@ const (
 // seedDemo creates the demo account with a simulated fleet that reports
 // through the service until ctx ends, and prints the key and a curl line.
 func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Writer) error {
-	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Demo Logistics", Plan: fleet.PlanEnterprise})
+	a, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Demo Logistics", Plan: fleet.PlanEnterprise})
 	if err != nil {
 		return fmt.Errorf("seed demo account: %w", err)
 	}
@@ -281,7 +281,7 @@ func createAccount(ctx context.Context, args []string, getenv func(string) strin
 	var a fleet.Account
 	var nk fleet.NewKey
 	err := withService(ctx, *dsn, func(svc *fleet.Service) (err error) {
-		a, nk, err = svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: *company, Plan: fleet.Plan(*plan), RateLimitPerHour: *limit})
+		a, nk, err = svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: *company, Plan: fleet.Plan(*plan), RateLimitPerHour: *limit})
 		return err
 	})
 	if err != nil {
@@ -315,7 +315,7 @@ func createKey(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	var nk fleet.NewKey
 	err := withService(ctx, *dsn, func(svc *fleet.Service) (err error) {
-		nk, err = svc.CreateAPIKey(ctx, *account, fleet.KeyParams{Name: *name, Permissions: list})
+		nk, err = svc.Operator().CreateKey(ctx, *account, fleet.KeyParams{Name: *name, Permissions: list})
 		return err
 	})
 	if err != nil {
