@@ -327,7 +327,9 @@ func (t *tx) CreateAccount(a fleet.Account) error {
 
 func (t *tx) Account(id string) (fleet.Account, error) { return t.s.accounts.get("", id) }
 
-func (t *tx) Accounts(p fleet.Page) ([]fleet.Account, error) { return t.s.accounts.list("", p, nil), nil }
+func (t *tx) Accounts(p fleet.Page) ([]fleet.Account, error) {
+	return t.s.accounts.list("", p, nil), nil
+}
 
 func (t *tx) CreateKey(k fleet.Key) error {
 	if err := t.writable(); err != nil {
