@@ -26,6 +26,9 @@ func (a Account) RateLimitPerHour() int {
 	return max(a.Plan.Limits().RequestsPerHour, a.RateLimitOverride)
 }
 
+// MaxRateLimit bounds an account's own hourly allowance per key.
+const MaxRateLimit = 100_000_000
+
 // Validate checks the fields an operator sets.
 func (a Account) Validate() error {
 	var v Validator
@@ -33,6 +36,13 @@ func (a Account) Validate() error {
 	v.Check(name != "" && utf8.RuneCountInString(name) <= 200, "company_name", "must be 1 to 200 characters")
 	v.Text("company_name", a.CompanyName)
 	v.Check(a.Plan.Valid(), "plan", "must be one of free, pro, enterprise")
-	v.Check(a.RateLimitOverride >= 0 && a.RateLimitOverride <= 100_000_000, "rate_limit_per_hour", "must be between 0 and 100000000")
+	v.Check(a.RateLimitOverride >= 0 && a.RateLimitOverride <= MaxRateLimit, "rate_limit_per_hour", "must be between 0 and %d", MaxRateLimit)
+	if a.Plan.Valid() && a.RateLimitOverride > 0 {
+		// The account's own limit is a higher limit on request: a lower one
+		// would be silently ignored (RateLimitPerHour takes the higher).
+		plan := a.Plan.Limits().RequestsPerHour
+		v.Check(a.RateLimitOverride > plan, "rate_limit_per_hour",
+			"can only raise the %s plan's allowance of %d requests per hour per key", a.Plan, plan)
+	}
 	return v.Err()
 }

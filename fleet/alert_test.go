@@ -368,7 +368,7 @@ func TestRulesChangedByAnotherServerApplyAtOnce(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	one := fleet.NewService(store, fleet.Options{Now: clock.Now})
 	two := fleet.NewService(store, fleet.Options{Now: clock.Now})
-	a, _, err := one.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	a, _, err := one.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 	is.NoErr(err)
 	p := fleet.SystemPrincipal(a)
 	v, err := one.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Truck"})

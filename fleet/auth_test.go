@@ -32,7 +32,7 @@ func TestAuthenticateRefusesMalformedWithoutLookup(t *testing.T) {
 func TestSecretIsNotStored(t *testing.T) {
 	is := is.New(t)
 	svc, _ := newService(t)
-	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	a, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 	is.NoErr(err)
 	var stored fleet.Key
 	is.NoErr(svc.Store().View(ctx, func(tx fleet.Tx) (err error) { stored, err = tx.Key(a.ID, nk.Key.ID); return err }))
@@ -45,7 +45,7 @@ func TestSecretIsNotStored(t *testing.T) {
 // a key (cached) and taking one request from its allowance.
 func BenchmarkAuthenticateAndAdmit(b *testing.B) {
 	svc, _ := newService(b)
-	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
+	_, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
 	if err != nil {
 		b.Fatal(err)
 	}

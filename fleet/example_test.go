@@ -16,7 +16,7 @@ func ExampleNewService() {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	svc := fleet.NewService(memstore.New(), fleet.Options{Now: func() time.Time { return now }})
 
-	acc, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: fleet.PlanPro})
+	acc, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: fleet.PlanPro})
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +39,7 @@ func ExampleNewService() {
 // wire.
 func ExampleErrorCode() {
 	svc := fleet.NewService(memstore.New(), fleet.Options{})
-	acc, _, _ := svc.CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme"})
+	acc, _, _ := svc.Operator().CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme"})
 	_, err := svc.CreateVehicle(context.Background(), fleet.SystemPrincipal(acc), fleet.Vehicle{Name: "", VIN: "too short"})
 	fmt.Println(fleet.ErrorCode(err))
 	for _, d := range err.(*fleet.Error).Details {

@@ -14,7 +14,7 @@ import (
 func TestIdempotentResponsesAreSealed(t *testing.T) {
 	is := is.New(t)
 	svc, _ := newService(t)
-	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	_, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 	is.NoErr(err)
 	p, err := svc.Authenticate(ctx, nk.Secret)
 	is.NoErr(err)

@@ -159,7 +159,7 @@ type maint struct {
 func newMaint(t *testing.T, odometer float64) *maint {
 	t.Helper()
 	svc, clock := newService(t)
-	a, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 	if err != nil {
 		t.Fatal(err)
 	}

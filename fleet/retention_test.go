@@ -11,7 +11,7 @@ import (
 func TestMaintainPurgesOldEventsAndPoints(t *testing.T) {
 	is := is.New(t)
 	svc, clock := newService(t)
-	a, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
 	is.NoErr(err)
 	p := fleet.SystemPrincipal(a)
 	v, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "V"})

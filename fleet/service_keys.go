@@ -23,40 +23,6 @@ type NewKey struct {
 	Secret string
 }
 
-// CreateAccount creates an account and its first key, which holds every
-// permission. It is the operator's use case (the command line, the demo);
-// the HTTP API has no endpoint for it.
-func (s *Service) CreateAccount(ctx context.Context, params AccountParams) (Account, NewKey, error) {
-	if params.Plan == "" {
-		params.Plan = PlanFree
-	}
-	now := s.Now()
-	a := Account{
-		ID:                NewID(PrefixAccount),
-		CompanyName:       strings.TrimSpace(params.CompanyName),
-		Plan:              params.Plan,
-		RateLimitOverride: params.RateLimitPerHour,
-		CreatedAt:         now,
-	}
-	if err := a.Validate(); err != nil {
-		return Account{}, NewKey{}, err
-	}
-	nk := newKey(a.ID, KeyParams{Name: "Default key", Permissions: []Permission{PermAll}}, now)
-	err := s.update(ctx, func(tx Tx) error {
-		if err := tx.CreateAccount(a); err != nil {
-			return err
-		}
-		if err := checkKeyCap(tx, a, now, ""); err != nil {
-			return err
-		}
-		return tx.CreateKey(nk.Key)
-	})
-	if err != nil {
-		return Account{}, NewKey{}, err
-	}
-	return a, nk, nil
-}
-
 // Account returns the principal's account as stored now.
 func (s *Service) Account(ctx context.Context, p Principal) (Account, error) {
 	var a Account
@@ -64,19 +30,6 @@ func (s *Service) Account(ctx context.Context, p Principal) (Account, error) {
 		a, err = tx.Account(p.Account.ID)
 		return err
 	})
-	return a, err
-}
-
-// AccountByID returns an account; an operator's use case.
-func (s *Service) AccountByID(ctx context.Context, id string) (Account, error) {
-	var a Account
-	err := s.view(ctx, func(tx Tx) (err error) {
-		a, err = tx.Account(id)
-		return err
-	})
-	if ErrorCode(err) == CodeNotFound {
-		return Account{}, NotFound("account", id)
-	}
 	return a, err
 }
 
@@ -104,19 +57,6 @@ func newKey(accountID string, params KeyParams, now time.Time) NewKey {
 		},
 		Secret: secret,
 	}
-}
-
-// CreateAPIKey creates a key for an account by id, with the given
-// permissions; an operator's use case (the command line).
-func (s *Service) CreateAPIKey(ctx context.Context, accountID string, params KeyParams) (NewKey, error) {
-	a, err := s.AccountByID(ctx, accountID)
-	if err != nil {
-		return NewKey{}, err
-	}
-	if params.Permissions == nil {
-		params.Permissions = []Permission{PermAll}
-	}
-	return s.CreateKey(ctx, SystemPrincipal(a), params)
 }
 
 // CreateKey creates a key in the principal's account. Permissions default to

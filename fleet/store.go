@@ -81,12 +81,18 @@ type Tx interface {
 	CreateAccount(a Account) error
 	// Account returns not_found if there is no such account.
 	Account(id string) (Account, error)
+	// Accounts returns every account in id order, after p.After, at most
+	// p.Limit of them.
+	Accounts(p Page) ([]Account, error)
 
 	// CreateKey stores a new key. Returns conflict if the id or hash exists,
 	// not_found if its account does not.
 	CreateKey(k Key) error
 	// Key returns the account's key; not_found if it has no such key.
 	Key(accountID, id string) (Key, error)
+	// KeyByID returns the key with the id, of whichever account; not_found
+	// if there is none (the operator's lookup).
+	KeyByID(id string) (Key, error)
 	// Keys returns the account's keys in id order, after p.After, at most
 	// p.Limit of them.
 	Keys(accountID string, p Page) ([]Key, error)

@@ -25,7 +25,7 @@ type streamer struct {
 func newStreamer(t *testing.T, svc *fleet.Service, clock *testclock.Clock, plan fleet.Plan) *streamer {
 	t.Helper()
 	is := is.New(t)
-	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: plan})
+	_, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: plan})
 	is.NoErr(err) // create account
 	p, err := svc.Authenticate(ctx, nk.Secret)
 	is.NoErr(err) // authenticate

@@ -57,7 +57,7 @@ func TestRateLimitHeadersSpelledAsContract(t *testing.T) {
 func TestAccountAccountFieldsAtPlanOverride(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	_, nk, err := e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Big", Plan: fleet.PlanFree, RateLimitPerHour: 5000})
+	_, nk, err := e.svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Big", Plan: fleet.PlanFree, RateLimitPerHour: 5000})
 	is.NoErr(err)
 	r := e.do("GET", "/v1/account", nk.Secret, nil)
 	is.Equal(r.data()["rate_limit_per_hour"], float64(5000)) // the account's own higher limit

@@ -23,7 +23,7 @@ import (
 func BenchmarkBulkIngestWithAlerts(b *testing.B) {
 	e := newBenchEnv(b)
 	idsRules := e.vehicles(b, 100)
-	plain, plainKey, err := e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Plain", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
+	plain, plainKey, err := e.svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Plain", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
 	if err != nil {
 		b.Fatal(err)
 	}

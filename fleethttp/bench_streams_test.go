@@ -48,13 +48,13 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 	srv.Start()
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	a, nk, err := svc.CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
+	a, nk, err := svc.Operator().CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
 	if err != nil {
 		b.Fatal(err)
 	}
 	keys := []string{nk.Secret}
 	for len(keys)*fleet.PlanEnterprise.Limits().StreamsPerKey < n {
-		k, err := svc.CreateAPIKey(context.Background(), a.ID, fleet.KeyParams{Name: "viewer"})
+		k, err := svc.Operator().CreateKey(context.Background(), a.ID, fleet.KeyParams{Name: "viewer"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func BenchmarkGetAccountSQLite(b *testing.B) {
 // time (1.0 means the API costs nothing over the bare handler).
 func benchGetAccount(b *testing.B, store fleet.Store) {
 	svc := fleet.NewService(store, fleet.Options{Logger: slog.New(slog.DiscardHandler)})
-	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
+	_, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
 	if err != nil {
 		b.Fatal(err)
 	}

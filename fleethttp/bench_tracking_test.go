@@ -30,7 +30,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	clock := testclock.New(T0)
 	quiet := slog.New(slog.DiscardHandler)
 	svc := fleet.NewService(store, fleet.Options{Now: clock.Now, Logger: quiet})
-	a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
+	a, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise, RateLimitPerHour: 100_000_000})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func benchWebhookDelivery(b *testing.B, store fleet.Store, accounts, endpoints, 
 	svc := fleet.NewService(store, fleet.Options{Logger: slog.New(slog.DiscardHandler), Webhooks: fleet.WebhookOptions{Insecure: true}})
 	var accs []fleet.Account
 	for i := range accounts {
-		a, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise})
+		a, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bench", Plan: fleet.PlanEnterprise})
 		if err != nil {
 			b.Fatal(err)
 		}

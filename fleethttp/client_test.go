@@ -166,7 +166,7 @@ func TestClientMaintenance(t *testing.T) {
 func TestClientRateLimitWithoutWaiting(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	_, nk, err := e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Tiny", Plan: fleet.PlanFree})
+	_, nk, err := e.svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Tiny", Plan: fleet.PlanFree})
 	is.NoErr(err)
 	c := fleethttp.NewClient(e.srv.URL+"/v1", nk.Secret, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithoutRateLimitWait())
 	for range 1000 {

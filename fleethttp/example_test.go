@@ -14,7 +14,7 @@ import (
 func ExampleNewHandler() {
 	ctx := context.Background()
 	svc := fleet.NewService(memstore.New(), fleet.Options{})
-	_, key, _ := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: fleet.PlanPro})
+	_, key, _ := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: fleet.PlanPro})
 
 	srv := httptest.NewServer(fleethttp.NewHandler(svc)) // or mount it in your own mux under /v1/
 	defer srv.Close()
@@ -32,7 +32,7 @@ func ExampleNewHandler() {
 func ExampleClient_Vehicle() {
 	ctx := context.Background()
 	svc := fleet.NewService(memstore.New(), fleet.Options{})
-	_, key, _ := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
+	_, key, _ := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
 	srv := httptest.NewServer(fleethttp.NewHandler(svc))
 	defer srv.Close()
 

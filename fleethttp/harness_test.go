@@ -159,7 +159,7 @@ func (m multiRouter) FindRoute(req *http.Request) (*routers.Route, map[string]st
 // account creates an account on plan and returns it with its first key.
 func (e *env) account(plan fleet.Plan) (fleet.Account, string) {
 	e.t.Helper()
-	a, nk, err := e.svc.CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme Haulage", Plan: plan})
+	a, nk, err := e.svc.Operator().CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme Haulage", Plan: plan})
 	if err != nil {
 		e.t.Fatalf("create account: %v", err)
 	}

@@ -155,7 +155,7 @@ func TestIdempotentOutcomeIsRecordedWhenTheClientGoes(t *testing.T) {
 	clock := testclock.New(T0)
 	svc := fleet.NewService(store, fleet.Options{Now: clock.Now})
 	h := fleethttp.NewHandler(svc, fleethttp.WithLogger(slog.New(slog.DiscardHandler)))
-	_, nk, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	_, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 	is.NoErr(err) // create account
 
 	send := func(ctx context.Context) *httptest.ResponseRecorder {

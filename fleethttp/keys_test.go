@@ -209,7 +209,7 @@ func TestKeyUsage(t *testing.T) {
 func TestUsageCountsRejected(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	_, nk, err := e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Tiny", Plan: fleet.PlanFree})
+	_, nk, err := e.svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Tiny", Plan: fleet.PlanFree})
 	is.NoErr(err)
 	for range 1002 {
 		e.do("GET", "/v1/account", nk.Secret, nil)
@@ -375,7 +375,7 @@ func TestActiveKeyCap(t *testing.T) {
 		is.Equal(r.status, http.StatusConflict) // old and new would both be active
 		is.True(strings.Contains(r.errMessage(), "grace_period_seconds 0"))
 		is.Equal(active(), limit)
-		_, err := e.svc.CreateAPIKey(ctx, acc.ID, fleet.KeyParams{Name: "operator"})
+		_, err := e.svc.Operator().CreateKey(ctx, acc.ID, fleet.KeyParams{Name: "operator"})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeConflict) // keys create counts too
 
 		r = e.do("POST", "/v1/api_keys/"+last["key_id"].(string)+"/rotate", admin, map[string]any{"grace_period_seconds": 0})

@@ -80,7 +80,7 @@ func TestControlCharactersRefusedByTheService(t *testing.T) {
 		is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
 		_, err = e.svc.CreateAlert(ctx, p, fleet.Alert{Message: "x", Data: json.RawMessage(`{"a":"\u0000"}`)})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
-		_, _, err = e.svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme\x00"})
+		_, _, err = e.svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme\x00"})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
 		_, err = e.svc.ListVehicles(ctx, p, fleet.VehicleFilter{Query: "a\x00"}, fleet.ListQuery{})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)

@@ -33,9 +33,9 @@ func TestOpenEveryDSN(t *testing.T) {
 		is.NoErr(err)
 		is.True(isKind(s))
 		svc := fleet.NewService(s, fleet.Options{})
-		a, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
+		a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
 		is.NoErr(err)
-		_, err = svc.AccountByID(ctx, a.ID)
+		_, err = svc.Operator().Account(ctx, a.ID)
 		is.NoErr(err) // the store keeps what it is given
 		is.NoErr(s.Close())
 	}

@@ -327,6 +327,10 @@ func (t *tx) CreateAccount(a fleet.Account) error {
 
 func (t *tx) Account(id string) (fleet.Account, error) { return t.s.accounts.get("", id) }
 
+func (t *tx) Accounts(p fleet.Page) ([]fleet.Account, error) {
+	return t.s.accounts.list("", p, nil), nil
+}
+
 func (t *tx) CreateKey(k fleet.Key) error {
 	if err := t.writable(); err != nil {
 		return err
@@ -346,6 +350,8 @@ func (t *tx) CreateKey(k fleet.Key) error {
 }
 
 func (t *tx) Key(accountID, id string) (fleet.Key, error) { return t.s.keys.get(accountID, id) }
+
+func (t *tx) KeyByID(id string) (fleet.Key, error) { return t.s.keys.get("", id) }
 
 func (t *tx) Keys(accountID string, p fleet.Page) ([]fleet.Key, error) {
 	return t.s.keys.list(accountID, p, nil), nil

@@ -22,7 +22,7 @@ func TestAlertsAcrossServers(t *testing.T) {
 		clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 		one := fleet.NewService(MustOpen(t, dsn), fleet.Options{Now: clock.Now})
 		two := fleet.NewService(MustOpen(t, dsn), fleet.Options{Now: clock.Now})
-		a, _, err := one.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+		a, _, err := one.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 		is.NoErr(err)
 		p := fleet.SystemPrincipal(a)
 		var vs []fleet.Vehicle

@@ -32,7 +32,7 @@ func BenchmarkSmallIngestWithAlerts(b *testing.B) {
 			var ps [2]fleet.Principal
 			var vs [2]fleet.Vehicle
 			for i := range ps {
-				a, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
+				a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
 				if err != nil {
 					b.Fatal(err)
 				}

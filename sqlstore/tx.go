@@ -117,6 +117,31 @@ func (t *tx) Account(id string) (fleet.Account, error) {
 	return a, wrap(t.failed(err), "read account")
 }
 
+// Accounts implements fleet.Tx.
+func (t *tx) Accounts(p fleet.Page) ([]fleet.Account, error) {
+	out := []fleet.Account{}
+	if p.Limit <= 0 {
+		return out, nil
+	}
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+accountColumns+` FROM accounts a
+		WHERE a.id > ? ORDER BY a.id LIMIT ?`), p.After, int64(p.Limit))
+	if err != nil {
+		return nil, wrap(t.failed(err), "list accounts")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, wrap(err, "list accounts")
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(t.failed(err), "list accounts")
+	}
+	return out, nil
+}
+
 // CreateKey implements fleet.Tx.
 func (t *tx) CreateKey(k fleet.Key) error {
 	perms, err := encodePermissions(k.Permissions)
@@ -140,6 +165,15 @@ func (t *tx) CreateKey(k fleet.Key) error {
 // Key implements fleet.Tx.
 func (t *tx) Key(accountID, id string) (fleet.Key, error) {
 	k, err := scanKey(t.queryRow(`SELECT `+keyColumns+` FROM api_keys k WHERE k.id = ? AND k.account_id = ?`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fleet.Key{}, fleet.NotFound("API key", id)
+	}
+	return k, wrap(t.failed(err), "read key")
+}
+
+// KeyByID implements fleet.Tx.
+func (t *tx) KeyByID(id string) (fleet.Key, error) {
+	k, err := scanKey(t.queryRow(`SELECT `+keyColumns+` FROM api_keys k WHERE k.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fleet.Key{}, fleet.NotFound("API key", id)
 	}

@@ -1,15 +1,20 @@
-// Command fleetserver is the reference server of the Fleet API.
+// Command fleetserver is the reference server of the Fleet API, and its
+// operator's tools:
 //
-//	fleetserver [serve] [--addr 127.0.0.1:8080] [--db DSN] [--demo] [--insecure-webhooks]
-//	fleetserver accounts create --company NAME [--plan free|pro|enterprise] [--rate-limit N] [--db DSN] [--json]
-//	fleetserver keys create --account ACC_ID --name NAME [--permissions a,b] [--db DSN] [--json]
-//	fleetserver migrate [--db DSN]
+//	fleetserver [serve] [flags]          serve the API (the default)
+//	fleetserver accounts create|list     accounts, from the shell
+//	fleetserver keys create|list|revoke  an account's API keys
+//	fleetserver migrate | check          the store's schema and integrity
+//	fleetserver version                  this build (also --version)
 //
-// FLEET_DB and FLEET_ADDR stand in for --db and --addr.
+// `fleetserver help` lists the commands and `fleetserver COMMAND --help`
+// tells each one's flags. Every serve flag has a FLEET_* variable
+// (--db: FLEET_DB, --addr: FLEET_ADDR...).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,8 +24,22 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "fleetserver:", err)
-		os.Exit(1)
+	for _, name := range unknownEnv(os.Environ()) {
+		fmt.Fprintf(os.Stderr, "fleetserver: warning: %s is set but is not a setting of fleetserver (see fleetserver serve --help)\n", name)
 	}
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "fleetserver:", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		help := "fleetserver help"
+		if ue.cmd != "" {
+			help = "fleetserver " + ue.cmd + " --help"
+		}
+		fmt.Fprintf(os.Stderr, "(see %s)\n", help)
+		os.Exit(2)
+	}
+	os.Exit(1)
 }

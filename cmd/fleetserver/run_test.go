@@ -330,15 +330,21 @@ func TestMetricsListener(t *testing.T) {
 
 func TestCheckCommand(t *testing.T) {
 	is := is.New(t)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
+	file := filepath.Join(t.TempDir(), "fleet.db")
+	dsn := "sqlite:" + file
 	var out, errb syncBuf
+	err := run(context.Background(), []string{"check", "--db", dsn}, func(string) string { return "" }, &out, &errb)
+	is.True(err != nil && strings.Contains(err.Error(), "does not exist")) // a missing file is refused...
+	_, serr := os.Stat(file)
+	is.True(os.IsNotExist(serr)) // ...and not made
+	is.NoErr(run(context.Background(), []string{"migrate", "--db", dsn}, func(string) string { return "" }, &out, &errb))
 	is.NoErr(run(context.Background(), []string{"check", "--db", dsn}, func(string) string { return "" }, &out, &errb))
 	is.True(strings.Contains(out.String(), ": ok"))
 
 	// A file that is not a database is reported, not passed.
 	bad := filepath.Join(t.TempDir(), "bad.db")
 	is.NoErr(os.WriteFile(bad, []byte(strings.Repeat("not a database ", 1000)), 0o644))
-	err := run(context.Background(), []string{"check", "--db", "sqlite:" + bad}, func(string) string { return "" }, &out, &errb)
+	err = run(context.Background(), []string{"check", "--db", "sqlite:" + bad}, func(string) string { return "" }, &out, &errb)
 	is.True(err != nil)
 }
 

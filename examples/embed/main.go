@@ -68,7 +68,7 @@ func run(ctx context.Context, dsn, addr string, insecureWebhooks bool, out io.Wr
 	defer func() { stopBG(); work.Wait() }()
 
 	// The program's own account and key; a real program keeps them.
-	acc, key, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "My Company", Plan: fleet.PlanPro})
+	acc, key, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "My Company", Plan: fleet.PlanPro})
 	if err != nil {
 		return err
 	}

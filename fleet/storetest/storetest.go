@@ -29,7 +29,9 @@ type namedTest struct {
 func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	tests := []namedTest{
 		{"Accounts", testAccounts},
+		{"AccountsList", testAccountsList},
 		{"KeysScopedByAccount", testKeysScopedByAccount},
+		{"KeyByID", testKeyByID},
 		{"KeyByHash", testKeyByHash},
 		{"UpdateKeyChangesOnlyMutableFields", testUpdateKey},
 		{"CountActiveKeys", testCountActiveKeys},
@@ -114,6 +116,50 @@ func testAccounts(t *testing.T, s fleet.Store) {
 
 	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateAccount(got) })
 	is.Equal(code(err), fleet.CodeConflict) // same id twice
+}
+
+func testAccountsList(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	var ids []string
+	for range 5 {
+		ids = append(ids, MustAccount(t, s).ID)
+	}
+	var walked []string
+	after := ""
+	for {
+		var page []fleet.Account
+		err := s.View(ctx, func(tx fleet.Tx) (err error) { page, err = tx.Accounts(fleet.Page{After: after, Limit: 2}); return err })
+		is.NoErr(err)
+		is.True(len(page) <= 2) // at most the limit
+		for _, a := range page {
+			walked = append(walked, a.ID)
+		}
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	is.Equal(walked, ids) // every account, in id order, each once
+}
+
+// testKeyByID: the operator's lookup finds a key whatever its account.
+func testKeyByID(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	ka, kb := MustKey(t, s, a.ID), MustKey(t, s, b.ID)
+	err := s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.KeyByID(kb.ID)
+		is.NoErr(err)
+		is.Equal(got.AccountID, b.ID)
+		is.Equal(got.Hash, kb.Hash)
+		got, err = tx.KeyByID(ka.ID)
+		is.NoErr(err)
+		is.Equal(got.AccountID, a.ID)
+		_, err = tx.KeyByID(fleet.NewID(fleet.PrefixKey))
+		is.Equal(code(err), fleet.CodeNotFound)
+		return nil
+	})
+	is.NoErr(err)
 }
 
 func testKeysScopedByAccount(t *testing.T, s fleet.Store) {

@@ -61,6 +61,51 @@ func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed
 	return f, nil
 }
 
+// Resume drives the vehicles the principal's account has already, as a
+// fleet of its own (a demo run again on the same store): each loops
+// around the city of its first tag, or where it last reported, from its
+// odometer on. An account without vehicles gets n new ones, as New.
+func Resume(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed uint64) (*Fleet, error) {
+	var vs []fleet.Vehicle
+	q := fleet.ListQuery{Limit: fleet.MaxPageLimit}
+	for {
+		l, err := svc.ListVehicles(ctx, p, fleet.VehicleFilter{}, q)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, l.Items...)
+		if !l.HasMore {
+			break
+		}
+		q.Cursor = l.NextCursor
+	}
+	if len(vs) == 0 {
+		return New(ctx, svc, p, n, seed)
+	}
+	f := &Fleet{svc: svc, p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	for i, v := range vs {
+		city := cities[i%len(cities)]
+		for _, c := range cities {
+			if len(v.Tags) > 0 && v.Tags[0] == c.name {
+				city = c
+			}
+		}
+		lat0, lon0 := city.lat+(f.rng.Float64()-0.5)*0.1, city.lon+(f.rng.Float64()-0.5)*0.15
+		if v.LastLocation != nil && len(v.Tags) == 0 {
+			lat0, lon0 = v.LastLocation.Latitude, v.LastLocation.Longitude
+		}
+		odo := 0.0
+		if v.OdometerKm != nil {
+			odo = *v.OdometerKm
+		}
+		f.vehicles = append(f.vehicles, &car{
+			id: v.ID, lat0: lat0, lon0: lon0, radiusKm: 2 + f.rng.Float64()*6, angle: f.rng.Float64() * 2 * math.Pi,
+			speed: 25 + f.rng.Float64()*45, odometer: odo,
+		})
+	}
+	return f, nil
+}
+
 // VehicleIDs returns the ids of the simulated vehicles.
 func (f *Fleet) VehicleIDs() []string {
 	ids := make([]string, len(f.vehicles))

@@ -17,7 +17,7 @@ func TestFleetMovesAndReports(t *testing.T) {
 	ctx := context.Background()
 	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now})
-	a, _, err := svc.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Sim", Plan: fleet.PlanEnterprise})
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Sim", Plan: fleet.PlanEnterprise})
 	is.NoErr(err)
 	p := fleet.SystemPrincipal(a)
 	f, err := sim.New(ctx, svc, p, 25, 1)

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetstore"
+)
+
+func serveCommand() command {
+	return command{
+		name:    "serve",
+		summary: "serve the API (the default command)",
+		about: "Serves the Fleet API at /v1, with /healthz and /readyz, on the store --db names (created on\n" +
+			"first use), and runs the background work: usage counts, the vehicle status sweep and its\n" +
+			"alerts, maintenance checks, purges and webhook deliveries. SIGINT or SIGTERM stops it\n" +
+			"gracefully: requests in flight are finished, new ones refused.",
+		example: "fleetserver serve --addr 127.0.0.1:8080 --db sqlite:fleet.db --demo",
+		define:  defineServe,
+	}
+}
+
+func defineServe(c *cli, f *flags) func(context.Context, []string) error {
+	fs := f.fs
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (`host:port`; port 0 picks one)")
+	dsn := f.db()
+	demo := fs.Bool("demo", false, "seed a demo account with a simulated fleet and print its key (reused on the next run)")
+	insecure := fs.Bool("insecure-webhooks", false, "allow http and private webhook addresses (development and tests only)")
+	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
+	logLevel := fs.String("log-level", "info", "the least severe `LEVEL` of log lines written: debug, info, warn or error")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at /metrics on this address, `host:port` (off when empty)")
+	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
+	anonLimit := fs.Int("anonymous-limit", fleet.DefaultAddressLimit, "`N` requests per hour and client address without a valid API key (0: no limit, for local development)")
+	bodyTimeout := fs.Duration("body-timeout", fleethttp.DefaultBodyTimeout, "cut off a request body that takes longer than this to arrive")
+	batchBodyTimeout := fs.Duration("batch-body-timeout", fleethttp.DefaultBatchBodyTimeout, "cut off a location batch that takes longer than this to arrive")
+	maxConns := fs.Int("max-connections", fleethttp.DefaultMaxConnections, "answer 503 to connections beyond `N` open at once (0: no cap)")
+	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
+
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return usagef("serve", "serve takes no arguments, got %q", args[0])
+		}
+		if *anonLimit < 0 {
+			return usagef("serve", "--anonymous-limit must be 0 (off) or more, not %d", *anonLimit)
+		}
+		addressLimit := *anonLimit
+		if addressLimit == 0 {
+			addressLimit = fleet.AddressLimitOff
+		}
+		for name, d := range map[string]time.Duration{"body-timeout": *bodyTimeout, "batch-body-timeout": *batchBodyTimeout, "read-header-timeout": *headerTimeout} {
+			if err := positive(name, d); err != nil {
+				return usagef("serve", "%v", err)
+			}
+		}
+		if *maxConns < 0 {
+			return usagef("serve", "--max-connections must be 0 (no cap) or more, not %d", *maxConns)
+		}
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+			return usagef("serve", "--log-level must be debug, info, warn or error, not %q", *logLevel)
+		}
+		hopts := &slog.HandlerOptions{Level: level}
+		var lh slog.Handler = slog.NewTextHandler(c.stderr, hopts)
+		if *logJSON {
+			lh = slog.NewJSONHandler(c.stderr, hopts)
+		}
+		log := slog.New(lh)
+		if *insecure {
+			log.Warn("--insecure-webhooks is on: webhook URLs may use http and private addresses; never use this in production")
+		}
+		if addressLimit == fleet.AddressLimitOff {
+			log.Warn("--anonymous-limit is 0: requests without a valid API key are not limited per address; never use this in production")
+		}
+
+		store, err := fleetstore.Open(ctx, *dsn)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
+		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
+		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout))
+
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return err
+		}
+		base := "http://" + ln.Addr().String()
+		ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
+		srv := &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: *headerTimeout,
+			IdleTimeout:       120 * time.Second,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(lh, slog.LevelWarn),
+		}
+
+		bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+		bgDone := make(chan struct{})
+		go func() {
+			defer close(bgDone)
+			var wg sync.WaitGroup
+			wg.Go(func() { sender.Run(bg) }) // webhook deliveries
+			svc.Run(bg)
+			wg.Wait()
+		}()
+		stop := func() { stopBG(); <-bgDone }
+
+		if *demo {
+			if err := seedDemo(bg, svc, base, c.stdout); err != nil {
+				stop()
+				return err
+			}
+		} else if l, err := svc.Operator().Accounts(ctx, fleet.ListQuery{Limit: 1}); err == nil && len(l.Items) == 0 {
+			fmt.Fprintf(c.stdout, "No account yet: make one with `fleetserver accounts create --company NAME --db %s` (or run with --demo).\n",
+				fleetstore.Redact(*dsn))
+		}
+		if *metricsAddr != "" {
+			mln, err := net.Listen("tcp", *metricsAddr)
+			if err != nil {
+				stop()
+				return err
+			}
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", handler.Metrics())
+			msrv := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
+			go msrv.Serve(mln)
+			defer msrv.Close()
+			fmt.Fprintf(c.stdout, "metrics on http://%s/metrics\n", mln.Addr())
+		}
+		fmt.Fprintf(c.stdout, "fleetserver listening on %s (store %s)\n", base, fleetstore.Redact(*dsn))
+
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			stop()
+			return err
+		case <-ctx.Done():
+		}
+		log.Info("shutting down: finishing in-flight requests")
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		err = srv.Shutdown(sctx)
+		stop() // Run flushes what it holds before it returns
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		log.Info("stopped")
+		return nil
+	}
+}
