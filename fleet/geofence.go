@@ -39,8 +39,12 @@ const (
 	GeometryPoint   = "Point"
 )
 
-// Limits on geofences.
+// Limits on geofences. Every location report of an account is judged
+// against its geofences, so their size is bounded: a ring of at most
+// MaxRingVertices positions, a polygon of at most MaxGeofenceVertices over
+// all its rings.
 const (
+	MaxRingVertices     = 1_000     // positions of one linear ring
 	MaxGeofenceVertices = 10_000    // positions over all rings of a polygon
 	MaxRadiusM          = 1_000_000 // 1,000 km
 )
@@ -157,6 +161,10 @@ func (g *Geofence) validate(val *Validator) {
 			field := "geometry.coordinates[" + itoa(i) + "]"
 			if len(ring) < 4 {
 				val.Add(field, "a linear ring must hold at least 4 positions")
+				continue
+			}
+			if len(ring) > MaxRingVertices {
+				val.Add(field, "a linear ring must hold at most %d positions", MaxRingVertices)
 				continue
 			}
 			before := val.Len()

@@ -117,8 +117,8 @@ func normaliseRule(r *AlertRule) {
 
 // CreateAlertRule creates a rule from the fields a client sets in in:
 // severity defaults to warning and enabled to true (in.Enabled is ignored
-// when enabled is nil). An account that has MaxAlertRules rules is
-// conflict.
+// when enabled is nil). An account that holds as many rules as its plan
+// allows (PlanLimits.AlertRules) is conflict.
 func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule, enabled *bool) (AlertRule, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return AlertRule{}, err
@@ -146,8 +146,9 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		if err != nil {
 			return err
 		}
-		if n >= MaxAlertRules {
-			return Errorf(CodeConflict, "An account may have at most %d alert rules and this account has %d; delete one first.", MaxAlertRules, n)
+		if limit := p.Account.Plan.Limits().AlertRules; n >= limit {
+			return Errorf(CodeConflict, "An account on the %s plan may have at most %d alert rules and this account has %d; delete one first.",
+				p.Account.Plan, limit, n)
 		}
 		if err := tx.CreateAlertRule(r); err != nil {
 			return err
@@ -298,7 +299,8 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 }
 
 // CreateGeofence creates a geofence from the fields a client sets in in.
-// An account that has MaxGeofences geofences is conflict.
+// An account that holds as many geofences as its plan allows
+// (PlanLimits.Geofences) is conflict.
 func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) (Geofence, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return Geofence{}, err
@@ -314,8 +316,9 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 		if err != nil {
 			return err
 		}
-		if n >= MaxGeofences {
-			return Errorf(CodeConflict, "An account may have at most %d geofences and this account has %d; delete one first.", MaxGeofences, n)
+		if limit := p.Account.Plan.Limits().Geofences; n >= limit {
+			return Errorf(CodeConflict, "An account on the %s plan may have at most %d geofences and this account has %d; delete one first.",
+				p.Account.Plan, limit, n)
 		}
 		if err := tx.CreateGeofence(g); err != nil {
 			return err

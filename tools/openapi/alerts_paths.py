@@ -4,7 +4,7 @@ SEV = {"type": "string", "enum": ["info", "warning", "critical"]}
 ATYPES = ["speeding", "vehicle_offline", "geofence_enter", "geofence_exit", "maintenance_due_soon", "maintenance_overdue", "custom"]
 RTYPES = ["speeding", "vehicle_offline", "geofence_enter", "geofence_exit"]
 GEOMETRY_DESC = ("A GeoJSON (RFC 7946) geometry: a `Polygon` (an outer ring, then holes; each ring closed, at least 4 positions; "
-    "at most 10,000 positions in all) or a `Point`, the centre of a circle whose radius is `radius_m`. Edges are straight lines in "
+    "at most 1,000 positions per ring and 10,000 in all, else 422 naming the ring or the coordinates) or a `Point`, the centre of a circle whose radius is `radius_m`. Edges are straight lines in "
     "longitude and latitude, as RFC 7946 has them. A ring whose consecutive longitudes jump by more than 180 degrees is read as crossing "
     "the antimeridian (the ring goes on past ±180), so a ring drawn from 170 to -170 covers the 20 degrees around 180, not the 340 around 0; "
     "RFC 7946 asks for such rings to be split, and split rings work too. The boundary counts as inside: a position on an edge or a vertex "
@@ -65,7 +65,7 @@ EXTRA_SCHEMAS.update({
   "Geometry": {"description": GEOMETRY_DESC, "oneOf": [
      {"type": "object", "additionalProperties": False, "required": ["type", "coordinates"],
       "properties": {"type": {"const": "Polygon"}, "coordinates": {"type": "array", "minItems": 1, "maxItems": 100,
-         "items": {"type": "array", "minItems": 4, "items": POS}}, "bbox": {"type": "array", "items": {"type": "number"}}}},
+         "items": {"type": "array", "minItems": 4, "maxItems": 1000, "items": POS}}, "bbox": {"type": "array", "items": {"type": "number"}}}},
      {"type": "object", "additionalProperties": False, "required": ["type", "coordinates"],
       "properties": {"type": {"const": "Point"}, "coordinates": POS, "bbox": {"type": "array", "items": {"type": "number"}}}}]},
   "Geofence": {"type": "object", "additionalProperties": False, "required": ["geofence_id", "name", "geometry", "radius_m", "created_at", "updated_at"],
@@ -73,7 +73,7 @@ EXTRA_SCHEMAS.update({
        "geometry": ref("Geometry"), "radius_m": {"type": ["number", "null"], "description": "The circle's radius in metres; null for a polygon."},
        "created_at": TS, "updated_at": TS}},
   "GeofenceInput": {"type": "object", "additionalProperties": False, "required": ["name", "geometry"],
-     "description": "Invalid geometry (a ring not closed or under 4 positions, a position out of range, too many positions, a circle without a radius above 0 and at most 1,000,000 m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`. The geometry is read as one GeoJSON document, so what is wrong inside it, a value of the wrong JSON type included, is a 422 naming its position, not a 400.",
+     "description": "Invalid geometry (a ring not closed or under 4 positions, a position out of range, a ring of more than 1,000 positions, more than 10,000 positions in all, a circle without a radius above 0 and at most 1,000,000 m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`. The geometry is read as one GeoJSON document, so what is wrong inside it, a value of the wrong JSON type included, is a 422 naming its position, not a 400.",
      "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100}, "geometry": ref("Geometry"),
        "radius_m": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1000000}}},
   "GeofencePatch": {"type": "object", "additionalProperties": False,
@@ -123,8 +123,9 @@ add("/alerts/rules", "get", op("listAlertRules", "List alert rules", "Alerts",
     perm="alerts:read"))
 add("/alerts/rules", "post", op("createAlertRule", "Create an alert rule", "Alerts", ok("The rule.", ref("AlertRule"), "201"),
     errors=["ValidationError", "Conflict"], body=body("AlertRuleInput"), perm="alerts:write", post=True,
-    desc="An account holds at most 1,000 rules, enabled or not: creating one more is 409 conflict whose message names the cap "
-         "(delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + EVAL))
+    desc="An account holds at most as many rules, enabled or not, as its plan allows (free 20, pro 200, enterprise 1,000): creating one more "
+         "is 409 conflict whose message names the plan's cap (delete one first). Every location report is judged against all of the account's "
+         "enabled rules, hence the cap.\n\n" + EVAL))
 add("/alerts/rules/{rule_id}", "get", op("getAlertRule", "Get an alert rule", "Alerts", ok("The rule.", ref("AlertRule")),
     errors=["NotFound"], params=[P("RuleID")], perm="alerts:read"))
 add("/alerts/rules/{rule_id}", "patch", op("updateAlertRule", "Update an alert rule (JSON merge patch)", "Alerts",
@@ -138,7 +139,8 @@ add("/geofences", "get", op("listGeofences", "List geofences", "Alerts",
     params=[P("Limit"), P("Cursor")], perm="alerts:read"))
 add("/geofences", "post", op("createGeofence", "Create a geofence", "Alerts", ok("The geofence.", ref("Geofence"), "201"),
     errors=["ValidationError", "Conflict"], body=body("GeofenceInput"), perm="alerts:write", post=True,
-    desc="An account holds at most 1,000 geofences: creating one more is 409 conflict whose message names the cap (delete one first).\n\n" + GEOMETRY_DESC))
+    desc="An account holds at most as many geofences as its plan allows (free 20, pro 200, enterprise 1,000): creating one more is 409 conflict "
+         "whose message names the plan's cap (delete one first).\n\n" + GEOMETRY_DESC))
 add("/geofences/{geofence_id}", "get", op("getGeofence", "Get a geofence", "Alerts", ok("The geofence.", ref("Geofence")),
     errors=["NotFound"], params=[P("GeofenceID")], perm="alerts:read"))
 add("/geofences/{geofence_id}", "patch", op("updateGeofence", "Update a geofence (JSON merge patch)", "Alerts",
