@@ -37,6 +37,7 @@ type alertEval struct {
 	inside    []int32
 	known     bool
 	buf       []int32
+	work      int // edges tested
 }
 
 // alertConfig is an account's enabled rules compiled for ingest: speeding
@@ -191,12 +192,12 @@ func (ev *alertEval) insideSet(lat, lon float64, out []int32) []int32 {
 		}
 	}
 	for _, i := range ev.cellFences {
-		if ev.fences[i].s.contains(lat, lon) {
+		if ev.fences[i].s.contains(lat, lon, &ev.work) {
 			out = append(out, i)
 		}
 	}
 	for _, i := range ev.wide {
-		if ev.fences[i].s.contains(lat, lon) {
+		if ev.fences[i].s.contains(lat, lon, &ev.work) {
 			out = append(out, i)
 		}
 	}
