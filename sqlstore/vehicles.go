@@ -14,7 +14,7 @@ import (
 
 const vehicleColumns = `v.id, v.account_id, v.name, v.vin, v.make, v.model, v.year, v.license_plate, v.external_id,
 	v.tags, v.odometer_km, v.status, v.speed, v.last_lat, v.last_lon, v.last_at, v.last_heading,
-	v.stationary_since, v.created_at, v.updated_at`
+	v.stationary_since, v.created_at, v.updated_at, v.alert_version`
 
 func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var v fleet.Vehicle
@@ -25,7 +25,7 @@ func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var lastAt, since sql.NullInt64
 	var created, updated int64
 	if err := s.Scan(&v.ID, &v.AccountID, &v.Name, &v.VIN, &v.Make, &v.Model, &year, &v.LicensePlate, &ext,
-		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated); err != nil {
+		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated, &v.AlertsVersion); err != nil {
 		return fleet.Vehicle{}, err
 	}
 	if year.Valid {
@@ -62,7 +62,8 @@ func floatArg(f *float64) any {
 }
 
 // vehicleArgs are the stored columns of v after id and account_id, in
-// vehicleColumns order, ending with created_at and updated_at.
+// vehicleColumns order, ending with created_at, updated_at and
+// alert_version.
 func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	tags := v.Tags
 	if tags == nil {
@@ -84,7 +85,7 @@ func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	}
 	return []any{v.Name, v.VIN, v.Make, v.Model, year, v.LicensePlate, ext, string(tb), floatArg(v.OdometerKm),
 		string(v.Status), floatArg(v.Speed), lat, lon, lastAt, heading, toNullDB(v.StationarySince),
-		toDB(v.CreatedAt), toDB(v.UpdatedAt)}, nil
+		toDB(v.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion}, nil
 }
 
 // CreateVehicle implements fleet.Tx.
@@ -94,8 +95,9 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 		return err
 	}
 	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
-			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
+			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
+			alert_version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "A vehicle with this id or external_id exists.")
@@ -175,12 +177,12 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
-	args = append(args[:len(args)-2], toDB(v.UpdatedAt), v.ID, v.AccountID) // created_at never changes
+	args = append(args[:len(args)-3], toDB(v.UpdatedAt), v.AlertsVersion, v.ID, v.AccountID) // created_at never changes
 	var n int64
 	err = t.savepoint(func() (err error) {
 		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
-			last_heading = ?, stationary_since = ?, updated_at = ? WHERE id = ? AND account_id = ?`, args...)
+			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
 		return err
 	})
 	if classify(err) == errUnique {

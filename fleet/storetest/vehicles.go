@@ -59,6 +59,7 @@ func testVehicleRoundTrip(t *testing.T, s fleet.Store) {
 	v.Speed = f64(3.5)
 	v.Status = fleet.StatusIdle
 	v.LastLocation = &fleet.Position{Latitude: 52.5, Longitude: 13.4, Timestamp: T0.Add(123456 * time.Microsecond), Heading: f64(90)}
+	v.AlertsVersion = 7
 	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateVehicle(v) }))
 	var got fleet.Vehicle
 	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
@@ -78,8 +79,10 @@ func testVehicleRoundTrip(t *testing.T, s fleet.Store) {
 	is.Equal(got.LastLocation.Latitude, 52.5)
 	is.Equal(*got.LastLocation.Heading, 90.0)
 	is.True(got.CreatedAt.Equal(T0))
+	is.Equal(got.AlertsVersion, int64(7))
 
 	got.Name = "Truck One"
+	got.AlertsVersion = 8
 	got.Tags = []string{}
 	got.Year = nil
 	got.LastLocation = nil
@@ -92,6 +95,7 @@ func testVehicleRoundTrip(t *testing.T, s fleet.Store) {
 	is.Equal(again.Year, nil)
 	is.Equal(again.LastLocation, nil)
 	is.True(again.CreatedAt.Equal(T0))
+	is.Equal(again.AlertsVersion, int64(8))
 }
 
 func testVehiclesScoped(t *testing.T, s fleet.Store) {
