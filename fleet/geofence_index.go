@@ -241,13 +241,17 @@ func (ix *ringIndex) test(r []float64, x, y float64, work *int) (inside, onEdge 
 	// Below the lowest vertex or level with the highest no edge crosses
 	// the ray, but the position may still lie on one.
 	crossing := y >= ix.bounds[0] && y < ix.bounds[last]
-	var lists [3][]uint16
+	lists := make([][]uint16, 3, 4)
 	lists[0] = ix.list(b, entryPart)
 	if y-ix.bounds[b] <= geoEps {
 		lists[1] = ix.list(b, entryBelow)
 	}
 	if ix.bounds[b+1]-y <= geoEps {
 		lists[2] = ix.list(b, entryAbove)
+	}
+	full := ix.list(b, entryFull)
+	if ix.unordered[b] {
+		lists = append(lists, full)
 	}
 	for _, list := range lists {
 		*work += len(list)
@@ -261,18 +265,7 @@ func (ix *ringIndex) test(r []float64, x, y float64, work *int) (inside, onEdge 
 			}
 		}
 	}
-	full := ix.list(b, entryFull)
 	if ix.unordered[b] {
-		*work += len(full)
-		for _, k := range full {
-			cross, edge := edgeTest(r, int(k), x, y)
-			if edge {
-				return false, true
-			}
-			if cross && crossing {
-				inside = !inside
-			}
-		}
 		return inside, false
 	}
 	// The full edges east of x are those from i on: each crosses the ray
