@@ -54,6 +54,7 @@ type Service struct {
 
 	alertCache alertCache
 	gates      gates
+	offline    offlineSweep
 	// judgeBudget is the work a batch's judgement may take inside the
 	// write transaction (see judgeBatch); judging, if set, is called as a
 	// batch starts being judged outside it (tests block on it).

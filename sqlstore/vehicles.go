@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -216,23 +217,53 @@ func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit i
 	if t.d.name == Postgres && !t.readOnly {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+vehicleColumns+` FROM vehicles v
+	return t.vehicles("sweep vehicles", `SELECT `+vehicleColumns+` FROM vehicles v
 		WHERE v.status <> 'offline' AND v.last_at IS NOT NULL
 		  AND (v.last_at <= ? OR (v.status = 'idle' AND v.stationary_since <= ?))
-		ORDER BY v.last_at, v.id LIMIT ?`+lock), toDB(reportedBefore), toDB(stationaryBefore), int64(limit))
+		ORDER BY v.last_at, v.id LIMIT ?`+lock, toDB(reportedBefore), toDB(stationaryBefore), int64(limit))
+}
+
+// vehicles runs a query of vehicleColumns and scans its rows.
+func (t *tx) vehicles(doing, query string, args ...any) ([]fleet.Vehicle, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
 	if err != nil {
-		return nil, wrap(t.failed(err), "sweep vehicles")
+		return nil, wrap(t.failed(err), doing)
 	}
 	defer rows.Close()
 	var out []fleet.Vehicle
 	for rows.Next() {
 		v, err := scanVehicle(rows)
 		if err != nil {
-			return nil, wrap(err, "sweep vehicles")
+			return nil, wrap(err, doing)
 		}
 		out = append(out, v)
 	}
-	return out, wrap(t.failed(rows.Err()), "sweep vehicles")
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
+// VehiclesGoneSilent implements fleet.Tx. A vehicle's silence at now,
+// in whole minutes, is (now - last_at) / 60000000 (integer division); it
+// reached that many minutes after since if last_at is after since less
+// them. Like the status sweep, it reads the table whole: no index may hold
+// last_at (see migration 0004).
+func (t *tx) VehiclesGoneSilent(since, now time.Time, minutes []int, after string, limit int) ([]fleet.Vehicle, error) {
+	if len(minutes) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	const minute = int64(time.Minute / time.Microsecond)
+	n, s := toDB(now), toDB(since)
+	lo, hi := slices.Min(minutes), slices.Max(minutes)
+	args := []any{n - int64(lo)*minute, s - int64(hi)*minute, n}
+	for _, m := range minutes {
+		args = append(args, int64(m))
+	}
+	args = append(args, s, n, after, int64(limit))
+	return t.vehicles("find vehicles gone silent", `SELECT `+vehicleColumns+` FROM vehicles v
+		WHERE v.last_at IS NOT NULL AND v.last_at <= ? AND v.last_at > ?
+		  AND (? - v.last_at) / `+fmt.Sprint(minute)+` IN (?`+strings.Repeat(", ?", len(minutes)-1)+`)
+		  AND v.last_at > ? - ((? - v.last_at) / `+fmt.Sprint(minute)+`) * `+fmt.Sprint(minute)+`
+		  AND v.id > ?
+		ORDER BY v.id LIMIT ?`, args...)
 }
 
 // pointsPerInsert bounds one multi-row INSERT (7 parameters a row, well

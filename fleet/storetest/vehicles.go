@@ -40,6 +40,7 @@ func vehicleTests() []namedTest {
 		{"VehicleFilters", testVehicleFilters},
 		{"DeleteVehicleCascades", testDeleteVehicleCascades},
 		{"VehiclesToSweep", testVehiclesToSweep},
+		{"VehiclesGoneSilent", testVehiclesGoneSilent},
 		{"InsertPointsSkipsDuplicates", testInsertPoints},
 		{"PointsRangeAndOrder", testPointsRange},
 		{"PointsRollback", testPointsRollback},
@@ -253,6 +254,60 @@ func testVehiclesToSweep(t *testing.T, s fleet.Store) {
 		return err
 	}))
 	is.Equal(len(got), 1) // limit
+}
+
+func testVehiclesGoneSilent(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	now := T0.Add(3 * time.Hour)
+	since := now.Add(-5 * time.Second)
+	mk := func(acc string, reported *time.Time) fleet.Vehicle {
+		v := NewVehicle(acc, "v")
+		if reported != nil {
+			v.LastLocation = &fleet.Position{Latitude: 1, Longitude: 1, Timestamp: *reported}
+		}
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateVehicle(v) }))
+		return v
+	}
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	want := map[string]bool{}
+	for _, c := range []struct {
+		acc      string
+		reported *time.Time
+		in       bool
+	}{
+		{a.ID, at(-30*time.Minute - 2*time.Second), true},   // 30 minutes reached in the window
+		{a.ID, at(-30 * time.Minute), true},                 // exactly at now
+		{b.ID, at(-60*time.Minute - time.Second), true},     // another account, another rule's minutes
+		{a.ID, at(-30*time.Minute - 10*time.Second), false}, // reached before the window
+		{a.ID, at(-30*time.Minute - 5*time.Second), false},  // reached exactly at since: before the window
+		{a.ID, at(-30*time.Minute + time.Microsecond), false},
+		{a.ID, at(-45*time.Minute - time.Second), false}, // 45 is no rule's
+		{a.ID, at(2 * time.Minute), false},               // reported from the future
+		{a.ID, nil, false},                               // never reported
+	} {
+		v := mk(c.acc, c.reported)
+		if c.in {
+			want[v.ID] = true
+		}
+	}
+	var got []fleet.Vehicle
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) {
+		got, err = tx.VehiclesGoneSilent(since, now, []int{60, 30}, "", 10)
+		return err
+	}))
+	is.Equal(len(got), len(want))
+	for i, v := range got {
+		is.True(want[v.ID])
+		is.True(i == 0 || got[i-1].ID < v.ID) // in id order
+	}
+	var page []fleet.Vehicle
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) {
+		page, err = tx.VehiclesGoneSilent(since, now, []int{30, 60}, got[0].ID, 1)
+		return err
+	}))
+	is.Equal(len(page), 1) // after and limit
+	is.Equal(page[0].ID, got[1].ID)
 }
 
 func testInsertPoints(t *testing.T, s fleet.Store) {
