@@ -225,6 +225,16 @@ func (c *alertCache) get(accountID string, version int64) *alertConfig {
 	return e.Value.(*cacheEntry).cfg
 }
 
+// latest returns the account's configuration of whatever version is kept.
+func (c *alertCache) latest(accountID string) *alertConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[accountID]; e != nil {
+		return e.Value.(*cacheEntry).cfg
+	}
+	return nil
+}
+
 // put keeps cfg as the account's configuration unless a newer one is kept,
 // then drops the least recently used until the rest fit.
 func (c *alertCache) put(accountID string, cfg *alertConfig) {

@@ -71,7 +71,11 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	var res IngestResult
 	var live []StreamItem
 	var judged *plan
-	for attempt := 0; ; attempt++ {
+	first := 0
+	if s.looksHeavy(b, len(points)) {
+		first = 1 // not worth a try in the write transaction
+	}
+	for attempt := first; ; attempt++ {
 		// First inside the write transaction within the budget; if that is
 		// not enough, outside it; if what it judged against keeps moving,
 		// inside it regardless.
@@ -114,6 +118,15 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	}
 	s.stream.publish(p.Account.ID, live, now)
 	return res, nil
+}
+
+// looksHeavy guesses, from the account's last compiled rules, whether
+// judging a batch of n points would pass the budget of the write
+// transaction: with no rules compiled, or more points times geofences than
+// the budget, it would.
+func (s *Service) looksHeavy(b *batch, n int) bool {
+	cfg := s.alertCache.latest(b.accountID)
+	return cfg == nil || n*len(cfg.fences) > s.judgeBudget
 }
 
 // applyBatch stores the batch's points and moves its vehicles (as tx read
