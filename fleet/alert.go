@@ -161,20 +161,6 @@ const (
 	MaxGeofenceRings = 100
 )
 
-// Caps on what an account holds. Every ingest judges its points against all
-// of the account's enabled rules, which each server compiles and keeps in
-// memory per account, and a geofence may have up to MaxGeofenceVertices
-// positions: without caps one account could make every ingest, and every
-// server's memory, as expensive as it liked. A thousand is far more than
-// people keep up by hand (one rule may watch up to MaxRuleVehicles vehicles,
-// or all of them), and a thousand geofences covers the depots and customer
-// sites of a large fleet. Disabled rules count too: enabling one takes no
-// check.
-const (
-	MaxAlertRules = 1000 // rules per account
-	MaxGeofences  = 1000 // geofences per account
-)
-
 // AlertFilter selects alerts in a list; zero fields match any. From and To
 // bound created_at, both inclusive.
 type AlertFilter struct {

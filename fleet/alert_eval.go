@@ -3,219 +3,551 @@ package fleet
 import (
 	"context"
 	"encoding/json"
-	"math"
+	"errors"
 	"slices"
+	"sort"
 	"strconv"
-	"sync"
 	"time"
 )
 
-// alertEval judges the points of one ingest transaction against the
-// account's enabled rules, read once per transaction. It lives no longer
-// than the transaction's function (which a store may run again), so what it
-// remembers is never stale.
+// Judging a location batch against the account's alert rules.
 //
-// Speeding is judged on every stored point (late ones too: they still
-// record the speed). Geofence crossings are judged on points that move the
-// vehicle forward in time, each against the position before it: the
-// vehicle's last location before the batch, then each point in turn. A
-// vehicle's first position ever decides nothing; points older than its last
-// location are history and decide no crossing.
-type alertEval struct {
-	s         *Service
-	accountID string
-	now       time.Time
-	*alertConfig
-	// The last cell looked up and its fences: consecutive points mostly
-	// share a cell.
-	cell       int64
-	cellFences []int32
-	active     map[ruleVehicle]bool // an open or acknowledged alert exists
+// What a batch decides depends on three things: the account's enabled rules
+// (their version), each vehicle's position before the batch (crossings are
+// judged from it) and the latest alert of each rule for each vehicle (an
+// open or acknowledged one opens no other). judgeBatch reads all three,
+// compiles the rules (or takes them compiled from the cache) and does the
+// expensive part, testing positions against geofences; applyBatch then
+// stores the points and opens the alerts the judgement calls for, which is
+// cheap. Ingest judges outside the store's write transaction whenever the
+// judgement is more than a small budget of work: in a read transaction
+// first, then, in the write transaction, it checks that the rules' version,
+// each vehicle's last location and each vehicle's AlertsVersion are still
+// those it judged against. If any moved it judges again (reusing what still
+// holds), and after a few tries it judges inside the write transaction,
+// where nothing can move. So one account's heavy batch never holds the
+// write lock that every account's writes share while it is judged, and a
+// batch still decides exactly what it would have decided alone.
 
-	// The vehicle being judged and the fences its last position is in.
-	vehicleID string
-	inside    []int32
-	known     bool
-	buf       []int32
-}
-
-// alertConfig is an account's enabled rules compiled for ingest: speeding
-// thresholds, geofence shapes and their grid. It is read-only once built,
-// so ingests share it; version is the account's alert configuration
-// version it was built from.
-type alertConfig struct {
-	version  int64
-	speeding []*AlertRule
-	minSpeed float64 // the lowest speeding threshold
-	fences   []fence
-	grid     map[int64][]int32 // cell -> fences whose box meets it
-	wide     []int32           // fences too wide for the grid
-}
-
-type fence struct {
-	g           Geofence
-	s           shape
-	enter, exit []*AlertRule
-}
-
-// alertCache keeps each account's compiled configuration. An entry serves an
-// ingest only when its version is the one the ingest's transaction reads
-// from the store, which every rule or geofence change moves forward (in
-// the change's transaction, through whichever server makes it); so a server
-// never judges with rules another server has changed since.
-type alertCache struct {
-	mu sync.Mutex
-	m  map[string]*alertConfig
-}
-
-func (c *alertCache) get(accountID string, version int64) *alertConfig {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cfg := c.m[accountID]; cfg != nil && cfg.version == version {
-		return cfg
-	}
-	return nil
-}
-
-func (c *alertCache) put(accountID string, cfg *alertConfig) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*alertConfig{}
-	}
-	if old := c.m[accountID]; old == nil || old.version <= cfg.version {
-		c.m[accountID] = cfg
-	}
-}
-
-func (s *Service) newAlertEval(accountID string, now time.Time) *alertEval {
-	return &alertEval{s: s, accountID: accountID, now: now}
-}
-
-// load reads the account's configuration version and, unless the cache
-// holds that version compiled, its enabled rules and their geofences.
-func (ev *alertEval) load(tx Tx) error {
-	version, err := tx.AlertConfigVersion(ev.accountID)
-	if err != nil {
-		return err
-	}
-	ev.active = map[ruleVehicle]bool{}
-	if cfg := ev.s.alertCache.get(ev.accountID, version); cfg != nil {
-		ev.alertConfig = cfg
-		return nil
-	}
-	rules, geos, err := tx.EnabledAlertRules(ev.accountID)
-	if err != nil {
-		return err
-	}
-	cfg := &alertConfig{version: version}
-	byID := make(map[string]int32, len(geos))
-	for i := range geos {
-		byID[geos[i].ID] = int32(len(cfg.fences))
-		cfg.fences = append(cfg.fences, fence{g: geos[i], s: compile(&geos[i])})
-	}
-	for i := range rules {
-		r := &rules[i]
-		switch r.Type {
-		case AlertSpeeding:
-			if len(cfg.speeding) == 0 || *r.ThresholdKmh < cfg.minSpeed {
-				cfg.minSpeed = *r.ThresholdKmh
-			}
-			cfg.speeding = append(cfg.speeding, r)
-		case AlertGeofenceEnter, AlertGeofenceExit:
-			gi, ok := byID[r.GeofenceID]
-			if !ok {
-				continue
-			}
-			if r.Type == AlertGeofenceEnter {
-				cfg.fences[gi].enter = append(cfg.fences[gi].enter, r)
-			} else {
-				cfg.fences[gi].exit = append(cfg.fences[gi].exit, r)
-			}
-		}
-	}
-	cfg.index()
-	ev.alertConfig = cfg
-	ev.s.alertCache.put(ev.accountID, cfg)
-	return nil
-}
-
-// index puts each fence's bounding box on a grid of cells of cellDeg
-// degrees, so that a point is tested only against the fences whose box may
-// hold it. Fences over too many cells are tested for every point.
-func (ev *alertConfig) index() {
-	ev.grid = map[int64][]int32{}
-	for i := range ev.fences {
-		s := &ev.fences[i].s
-		if len(ev.fences[i].enter)+len(ev.fences[i].exit) == 0 {
-			continue
-		}
-		// One cell of margin on each side absorbs rounding at cell edges.
-		lat0, lat1 := cellOf(s.minLat)-1, cellOf(s.maxLat)+1
-		lon0, lon1 := cellOf(s.minLon)-1, cellOf(s.maxLon)+1
-		if s.allLon || lon1-lon0 >= cellsPerTurn-2 || (lat1-lat0+1)*(lon1-lon0+1) > 4096 {
-			ev.wide = append(ev.wide, int32(i))
-			continue
-		}
-		for la := lat0; la <= lat1; la++ {
-			for lo := lon0; lo <= lon1; lo++ {
-				k := cellKey(la, lo)
-				ev.grid[k] = append(ev.grid[k], int32(i))
-			}
-		}
-	}
-}
-
-// The grid: cells of 0.05 degrees (about 5.5 km of latitude).
-const (
-	cellDeg      = 0.05
-	cellsPerTurn = 7200 // 360 / cellDeg
+var (
+	// errStale: something the judgement depended on moved before the
+	// write transaction.
+	errStale = errors.New("fleet: the state a batch was judged against moved")
+	// errHeavy: the judgement takes more work than the write transaction
+	// may spend on it.
+	errHeavy = errors.New("fleet: judging the batch takes more work than the write transaction allows")
 )
 
-func cellOf(deg float64) int64 { return int64(math.Floor(deg / cellDeg)) }
+// Judgement work is counted in edge tests; one store read counts readWork.
+// A batch is judged inside the write transaction only while its judgement
+// stays within the budget (Service.judgeBudget, default defaultJudgeBudget:
+// well under a millisecond); otherwise it is judged outside, at most
+// maxOutsideJudgements times before it is judged inside regardless.
+const (
+	defaultJudgeBudget   = 50_000
+	readWork             = 500
+	maxOutsideJudgements = 3
+)
 
-// cellKey names a cell; longitudes one turn apart name the same cell.
-func cellKey(latCell, lonCell int64) int64 {
-	lo := ((lonCell+cellsPerTurn/2)%cellsPerTurn+cellsPerTurn)%cellsPerTurn - cellsPerTurn/2
-	return latCell*cellsPerTurn*2 + lo
+// batch is a validated location batch, grouped by vehicle.
+type batch struct {
+	accountID string
+	only      string   // the one vehicle of a single-vehicle batch
+	order     []string // vehicle ids, sorted: a fixed lock order
+	points    map[string][]Point
+	indices   map[string][]int // each vehicle's positions in the request
+	dups      int              // repeated timestamps within the batch
+	now       time.Time
 }
+
+// plan is a batch judged against cfg: per vehicle, the vehicle as read and
+// what its points decide.
+type plan struct {
+	cfg      *alertConfig
+	vehicles map[string]*vplan
+	work     int
+}
+
+type vplan struct {
+	v      Vehicle // as read; its LastLocation and AlertsVersion were judged against
+	fwd    int     // points[fwd:] move the vehicle forward
+	hits   []hit   // the first entry into and exit from each fence, in point order
+	states map[int32]alertState
+}
+
+// hit is a crossing: the first time, in the batch, that a vehicle enters
+// (or leaves) a fence.
+type hit struct {
+	pt    int32 // index into the vehicle's points
+	fence int32
+	enter bool
+}
+
+// alertState is what is known of the latest alert of a rule for a vehicle.
+type alertState struct {
+	found, active bool
+	created       time.Time
+}
+
+// judgeBatch judges b with the reads of tx. limited: give up with errHeavy
+// once the work passes budget (a cache miss, which means compiling, gives
+// up at once). prev, if set, is an earlier judgement of b whose parts still
+// hold where the rules' version and a vehicle's state have not moved.
+func (s *Service) judgeBatch(tx Tx, b *batch, prev *plan, limited bool, budget int) (*plan, error) {
+	sn, err := s.readBatch(tx, b, !limited)
+	if err != nil {
+		return nil, err
+	}
+	if sn.cfg == nil {
+		if limited {
+			return nil, errHeavy
+		}
+		sn.compile(s, b.accountID)
+	}
+	p, j, err := judgeVehicles(sn, b, prev, limited, budget)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.readStates(tx, b, p); err != nil {
+		return nil, err
+	}
+	p.work = j.work
+	return p, nil
+}
+
+// judgeOutside judges b outside any transaction: it reads what the
+// judgement depends on in one read transaction, judges the positions with
+// no transaction open, then reads the latest alerts it needs in another. A
+// state that moves between the two reads moves the vehicle's
+// AlertsVersion, which the write transaction checks.
+func (s *Service) judgeOutside(ctx context.Context, b *batch, prev *plan) (*plan, error) {
+	var sn *snapshot
+	err := s.view(ctx, func(tx Tx) (err error) {
+		sn, err = s.readBatch(tx, b, true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sn.cfg == nil {
+		sn.compile(s, b.accountID)
+	}
+	if s.judging != nil {
+		s.judging(b.accountID)
+	}
+	p, j, err := judgeVehicles(sn, b, prev, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	err = s.view(ctx, func(tx Tx) error { return j.readStates(tx, b, p) })
+	if err != nil {
+		return nil, err
+	}
+	p.work = j.work
+	return p, nil
+}
+
+// snapshot is what a batch is judged against, as one transaction read it:
+// the compiled rules of the account's version (or, when they are not
+// cached, the rules and geofences to compile), and the batch's vehicles.
+type snapshot struct {
+	version  int64
+	cfg      *alertConfig
+	rules    []AlertRule
+	geos     []Geofence
+	vehicles map[string]Vehicle
+}
+
+// readBatch reads b's snapshot; the rules are read only when the cache
+// lacks them and rules is set. A vehicle missing is the batch's error.
+func (s *Service) readBatch(tx Tx, b *batch, rules bool) (*snapshot, error) {
+	version, err := tx.AlertConfigVersion(b.accountID)
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{version: version, cfg: s.alertCache.get(b.accountID, version)}
+	if sn.cfg == nil && rules {
+		if sn.rules, sn.geos, err = tx.EnabledAlertRules(b.accountID); err != nil {
+			return nil, err
+		}
+	}
+	sn.vehicles, err = readVehicles(tx, b)
+	return sn, err
+}
+
+// readVehicles reads the batch's vehicles; a vehicle that is not the
+// account's is not_found for a single vehicle's batch, else a validation
+// error naming each of its points.
+func readVehicles(tx Tx, b *batch) (map[string]Vehicle, error) {
+	out := make(map[string]Vehicle, len(b.order))
+	var missing Validator
+	for _, id := range b.order {
+		v, err := tx.Vehicle(b.accountID, id)
+		if ErrorCode(err) == CodeNotFound {
+			if b.only != "" {
+				return nil, notFoundVehicle(b.only)
+			}
+			for _, i := range b.indices[id] {
+				missing.Add("locations["+strconv.Itoa(i)+"].vehicle_id", "no vehicle %q in this account", id)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = v
+	}
+	if missing.Len() > 0 {
+		return nil, missing.Err()
+	}
+	return out, nil
+}
+
+func (sn *snapshot) compile(s *Service, accountID string) {
+	sn.cfg = compileConfig(sn.version, sn.rules, sn.geos)
+	sn.rules, sn.geos = nil, nil
+	s.alertCache.put(accountID, sn.cfg)
+}
+
+// judgeVehicles judges each vehicle's points against the snapshot: the
+// crossings, reused from prev for a vehicle whose last location has not
+// moved, and the alert states too when its AlertsVersion has not either.
+func judgeVehicles(sn *snapshot, b *batch, prev *plan, limited bool, budget int) (*plan, *judge, error) {
+	if prev != nil && prev.cfg.version != sn.version {
+		prev = nil
+	}
+	p := &plan{cfg: sn.cfg, vehicles: make(map[string]*vplan, len(b.order))}
+	j := newJudge(sn.cfg, b.now, limited, budget)
+	for _, id := range b.order {
+		v := sn.vehicles[id]
+		pts := b.points[id]
+		vp := &vplan{v: v, fwd: forwardFrom(&v, pts)}
+		var old *vplan
+		if prev != nil {
+			old = prev.vehicles[id]
+		}
+		var err error
+		if old != nil && samePosition(old.v.LastLocation, v.LastLocation) {
+			vp.hits = old.hits
+			if old.v.AlertsVersion == v.AlertsVersion {
+				vp.states = old.states
+			}
+		} else if vp.hits, err = j.crossings(&v, pts, vp.fwd); err != nil {
+			return nil, nil, err
+		}
+		p.vehicles[id] = vp
+	}
+	return p, j, nil
+}
+
+// readStates reads the alert states of each vehicle of p that has none.
+func (j *judge) readStates(tx Tx, b *batch, p *plan) error {
+	for _, id := range b.order {
+		vp := p.vehicles[id]
+		if vp.states != nil {
+			continue
+		}
+		var err error
+		if vp.states, err = j.states(tx, &vp.v, b.points[id], vp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forwardFrom returns the index of the first point that moves the vehicle
+// forward in time. Points at or before its last location are history.
+func forwardFrom(v *Vehicle, pts []Point) int {
+	if v.LastLocation == nil {
+		return 0
+	}
+	last := v.LastLocation.Timestamp
+	return sort.Search(len(pts), func(i int) bool { return pts[i].Timestamp.After(last) })
+}
+
+func samePosition(a, b *Position) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Timestamp.Equal(b.Timestamp) && a.Latitude == b.Latitude && a.Longitude == b.Longitude
+}
+
+// current checks, in the write transaction, that p still holds: the rules'
+// version and every vehicle's last location and alerts version are those p
+// was judged against. It returns the vehicles as tx reads them, or
+// errStale.
+func (p *plan) current(tx Tx, b *batch) (map[string]Vehicle, error) {
+	version, err := tx.AlertConfigVersion(b.accountID)
+	if err != nil {
+		return nil, err
+	}
+	if version != p.cfg.version {
+		return nil, errStale
+	}
+	vehicles, err := readVehicles(tx, b)
+	if err != nil {
+		return nil, err
+	}
+	for id, v := range vehicles {
+		vp := p.vehicles[id]
+		if !samePosition(vp.v.LastLocation, v.LastLocation) || vp.v.AlertsVersion != v.AlertsVersion {
+			return nil, errStale
+		}
+	}
+	return vehicles, nil
+}
+
+// judge does the work of judging, counting it.
+type judge struct {
+	cfg     *alertConfig
+	at      time.Time // the batch's time
+	limited bool
+	budget  int
+	work    int
+	// The cell of each grid looked up last and its fences: consecutive
+	// points mostly share cells.
+	cellKeys   [len(gridLevels)]int64
+	cellFences [len(gridLevels)][]int32
+	cellValid  [len(gridLevels)]bool
+	bufA, bufB []int32
+	seen       []uint8 // per fence: 1 entered, 2 left, in this vehicle's points
+	seenList   []int32
+	rules      []*crule
+	ruleSeen   map[int32]bool
+}
+
+func newJudge(cfg *alertConfig, at time.Time, limited bool, budget int) *judge {
+	return &judge{cfg: cfg, at: at, limited: limited, budget: budget, ruleSeen: map[int32]bool{}}
+}
+
+func (j *judge) over() bool { return j.limited && j.work > j.budget }
 
 // insideSet returns the fences (that rules watch) holding the position, in
 // index order.
-func (ev *alertEval) insideSet(lat, lon float64, out []int32) []int32 {
+func (j *judge) insideSet(lat, lon float64, out []int32) []int32 {
 	out = out[:0]
-	if k := cellKey(cellOf(lat), cellOf(lon)); k != ev.cell || ev.cellFences == nil {
-		ev.cell, ev.cellFences = k, ev.grid[k]
-		if ev.cellFences == nil {
-			ev.cellFences = []int32{}
+	ix := &j.cfg.index
+	sources := 0
+	test := func(list []int32) {
+		before := len(out)
+		for _, i := range list {
+			j.work++
+			if j.cfg.fences[i].s.contains(lat, lon, &j.work) {
+				out = append(out, i)
+			}
+		}
+		if len(out) > before {
+			sources++
 		}
 	}
-	for _, i := range ev.cellFences {
-		if ev.fences[i].s.contains(lat, lon) {
-			out = append(out, i)
+	for l, g := range gridLevels {
+		cells := ix.grids[l]
+		if cells == nil {
+			continue
 		}
-	}
-	for _, i := range ev.wide {
-		if ev.fences[i].s.contains(lat, lon) {
-			out = append(out, i)
+		k := cellKey(cellOf(lat, g.deg), cellOf(lon, g.deg), g.turn)
+		if !j.cellValid[l] || k != j.cellKeys[l] {
+			j.cellKeys[l], j.cellFences[l], j.cellValid[l] = k, cells[k], true
 		}
+		test(j.cellFences[l])
 	}
-	if len(ev.wide) > 0 && len(out) > 1 {
+	test(ix.world)
+	if sources > 1 {
 		slices.Sort(out)
 	}
 	return out
 }
 
-// speed judges one stored point against the speeding rules.
-func (ev *alertEval) speed(tx Tx, v *Vehicle, pt Point) error {
-	if pt.Speed == nil || len(ev.speeding) == 0 || *pt.Speed <= ev.minSpeed {
-		return nil
+// crossings judges the points of a vehicle that move it forward
+// (pts[fwd:]), each against the position before it — the vehicle's last
+// location, then each point in turn — and returns the first entry into and
+// the first exit from each fence. A vehicle's first position ever decides
+// nothing.
+func (j *judge) crossings(v *Vehicle, pts []Point, fwd int) ([]hit, error) {
+	if j.cfg.index.empty() || fwd == len(pts) {
+		return nil, nil
 	}
-	for _, r := range ev.speeding {
-		if *pt.Speed <= *r.ThresholdKmh || !r.Applies(v.ID) {
+	var hits []hit
+	was, cur := j.bufA[:0], j.bufB[:0]
+	known := v.LastLocation != nil
+	if known {
+		was = j.insideSet(v.LastLocation.Latitude, v.LastLocation.Longitude, was)
+	}
+	for i := fwd; i < len(pts); i++ {
+		cur = j.insideSet(pts[i].Latitude, pts[i].Longitude, cur)
+		if known && !slices.Equal(was, cur) {
+			hits = j.diff(hits, int32(i), cur, was, true)
+			hits = j.diff(hits, int32(i), was, cur, false)
+		}
+		was, cur, known = cur, was, true
+		if j.over() {
+			return nil, errHeavy
+		}
+	}
+	j.bufA, j.bufB = was, cur
+	for _, f := range j.seenList {
+		j.seen[f] = 0
+	}
+	j.seenList = j.seenList[:0]
+	return hits, nil
+}
+
+// diff appends a hit at point i for each fence of a (sorted) not in b
+// (sorted) that the vehicle has not entered (enter) or left before in the
+// batch.
+func (j *judge) diff(hits []hit, i int32, a, b []int32, enter bool) []hit {
+	if j.seen == nil {
+		j.seen = make([]uint8, len(j.cfg.fences))
+	}
+	flag := uint8(2)
+	if enter {
+		flag = 1
+	}
+	k := 0
+	for _, f := range a {
+		for k < len(b) && b[k] < f {
+			k++
+		}
+		if k < len(b) && b[k] == f || j.seen[f]&flag != 0 {
 			continue
 		}
-		err := ev.raise(tx, r, v, func() (string, map[string]any) {
+		if j.seen[f] == 0 {
+			j.seenList = append(j.seenList, f)
+		}
+		j.seen[f] |= flag
+		hits = append(hits, hit{pt: i, fence: f, enter: enter})
+	}
+	return hits
+}
+
+// states reads the latest alert of each rule the vehicle's points may fire:
+// speeding rules below the batch's top speed, the rules of the fences it
+// crosses, and, when the batch leaves its last report already older than a
+// vehicle_offline rule's after_minutes, that rule.
+func (j *judge) states(tx Tx, v *Vehicle, pts []Point, vp *vplan) (map[int32]alertState, error) {
+	cfg := j.cfg
+	rules := j.rules[:0]
+	clear(j.ruleSeen)
+	add := func(r *crule) {
+		if !j.ruleSeen[r.n] && r.applies(v.ID) {
+			j.ruleSeen[r.n] = true
+			rules = append(rules, r)
+		}
+	}
+	if len(cfg.speeding) > 0 {
+		top := -1.0
+		for i := range pts {
+			if pts[i].Speed != nil && *pts[i].Speed > top {
+				top = *pts[i].Speed
+			}
+		}
+		for _, r := range cfg.speeding[:sort.SearchFloat64s(cfg.thresholds, top)] {
+			add(r)
+		}
+	}
+	for _, h := range vp.hits {
+		f := &cfg.fences[h.fence]
+		list := f.exit
+		if h.enter {
+			list = f.enter
+		}
+		for _, r := range list {
+			add(r)
+		}
+	}
+	if vp.fwd < len(pts) {
+		silence := j.at.Sub(pts[len(pts)-1].Timestamp)
+		for _, r := range cfg.offline {
+			if time.Duration(*r.AfterMinutes)*time.Minute > silence {
+				break
+			}
+			add(r)
+		}
+	}
+	j.rules = rules
+	out := make(map[int32]alertState, len(rules))
+	for _, r := range rules {
+		j.work += readWork
+		if j.over() {
+			return nil, errHeavy
+		}
+		st, err := latestState(tx, v.AccountID, r.ID, v.ID)
+		if err != nil {
+			return nil, err
+		}
+		out[r.n] = st
+	}
+	return out, nil
+}
+
+func latestState(tx Tx, accountID, ruleID, vehicleID string) (alertState, error) {
+	last, err := tx.LatestAlert(accountID, ruleKey(ruleID, vehicleID))
+	switch {
+	case ErrorCode(err) == CodeNotFound:
+		return alertState{}, nil
+	case err != nil:
+		return alertState{}, err
+	}
+	return alertState{found: true, active: last.Status.Active(), created: last.CreatedAt}, nil
+}
+
+// applier opens, in the write transaction, the alerts a vehicle's judged
+// points call for.
+type applier struct {
+	s       *Service
+	cfg     *alertConfig
+	vp      *vplan
+	pts     []Point
+	now     time.Time
+	done    int // speeding rules below this position are decided
+	h       int // next hit
+	decided map[int32]bool
+	fired   []*crule
+}
+
+// decide opens an alert of rule r for vehicle v, with the message and data
+// describe gives, unless one for the same rule and vehicle is open or
+// acknowledged; either way the rule is decided for the vehicle: until the
+// batch ends, its alert is open.
+func (a *applier) decide(tx Tx, r *crule, v *Vehicle, describe func() (string, map[string]any)) error {
+	if a.decided[r.n] {
+		return nil
+	}
+	a.decided[r.n] = true
+	st, ok := a.vp.states[r.n]
+	if !ok {
+		var err error
+		if st, err = latestState(tx, v.AccountID, r.ID, v.ID); err != nil {
+			return err
+		}
+	}
+	if st.active {
+		return nil
+	}
+	msg, data := describe()
+	return a.s.openRuleAlert(tx, r.AlertRule, v, msg, data, a.now)
+}
+
+// speed judges one stored point against the speeding rules below its speed
+// that are not decided yet, in rule order.
+func (a *applier) speed(tx Tx, v *Vehicle, pt Point) error {
+	if pt.Speed == nil {
+		return nil
+	}
+	k := sort.SearchFloat64s(a.cfg.thresholds, *pt.Speed) // rules below the speed
+	if k <= a.done {
+		return nil
+	}
+	fired := a.fired[:0]
+	for _, r := range a.cfg.speeding[a.done:k] {
+		if r.applies(v.ID) {
+			fired = append(fired, r)
+		}
+	}
+	a.done, a.fired = k, fired
+	slices.SortFunc(fired, func(x, y *crule) int { return int(x.n - y.n) })
+	for _, r := range fired {
+		err := a.decide(tx, r, v, func() (string, map[string]any) {
 			return "Vehicle " + v.Name + " at " + formatNum(*pt.Speed) + " km/h, above the limit of " + formatNum(*r.ThresholdKmh) + " km/h.",
 				map[string]any{"speed": *pt.Speed, "threshold_kmh": *r.ThresholdKmh, "latitude": pt.Latitude,
 					"longitude": pt.Longitude, "timestamp": pt.Timestamp}
@@ -227,35 +559,31 @@ func (ev *alertEval) speed(tx Tx, v *Vehicle, pt Point) error {
 	return nil
 }
 
-// cross judges a point that moves the vehicle forward against the geofence
-// rules; prev is the vehicle's position before it (nil if none).
-func (ev *alertEval) cross(tx Tx, v *Vehicle, prev *Position, pt Point) error {
-	if len(ev.grid) == 0 && len(ev.wide) == 0 {
-		return nil
+// cross opens what the crossings at point i call for: entries first, then
+// exits, each in fence order, each fence's rules in rule order.
+func (a *applier) cross(tx Tx, v *Vehicle, i int) error {
+	hits := a.vp.hits
+	for a.h < len(hits) && int(hits[a.h].pt) < i {
+		a.h++
 	}
-	if ev.vehicleID != v.ID {
-		ev.vehicleID, ev.known = v.ID, prev != nil
-		if prev != nil {
-			ev.inside = ev.insideSet(prev.Latitude, prev.Longitude, ev.inside)
+	for ; a.h < len(hits) && int(hits[a.h].pt) == i; a.h++ {
+		h := hits[a.h]
+		f := &a.cfg.fences[h.fence]
+		rules, verb := f.exit, "left"
+		if h.enter {
+			rules, verb = f.enter, "entered"
 		}
-	}
-	cur := ev.insideSet(pt.Latitude, pt.Longitude, ev.buf)
-	was := ev.inside
-	known := ev.known
-	ev.buf, ev.inside, ev.known = was, cur, true
-	if !known || slices.Equal(was, cur) {
-		return nil
-	}
-	for _, i := range cur {
-		if !slices.Contains(was, i) {
-			if err := ev.crossing(tx, v, &ev.fences[i], ev.fences[i].enter, "entered", pt); err != nil {
-				return err
+		pt := a.pts[i]
+		for _, r := range rules {
+			if !r.applies(v.ID) {
+				continue
 			}
-		}
-	}
-	for _, i := range was {
-		if !slices.Contains(cur, i) {
-			if err := ev.crossing(tx, v, &ev.fences[i], ev.fences[i].exit, "left", pt); err != nil {
+			err := a.decide(tx, r, v, func() (string, map[string]any) {
+				return "Vehicle " + v.Name + " " + verb + " geofence " + strconv.Quote(f.name) + ".",
+					map[string]any{"geofence_id": f.id, "geofence_name": f.name, "latitude": pt.Latitude,
+						"longitude": pt.Longitude, "timestamp": pt.Timestamp}
+			})
+			if err != nil {
 				return err
 			}
 		}
@@ -263,172 +591,55 @@ func (ev *alertEval) cross(tx Tx, v *Vehicle, prev *Position, pt Point) error {
 	return nil
 }
 
-func (ev *alertEval) crossing(tx Tx, v *Vehicle, f *fence, rules []*AlertRule, verb string, pt Point) error {
-	for _, r := range rules {
-		if !r.Applies(v.ID) {
+// offline judges a vehicle the batch moved forward whose new last report
+// is already older than vehicle_offline rules' after_minutes: a silence
+// that the clock alone would have found on its next sweep.
+func (a *applier) offline(tx Tx, v *Vehicle) error {
+	silence := a.now.Sub(v.LastLocation.Timestamp)
+	for _, r := range a.cfg.offline {
+		if time.Duration(*r.AfterMinutes)*time.Minute > silence {
+			return nil
+		}
+		if !r.applies(v.ID) || a.decided[r.n] {
 			continue
 		}
-		err := ev.raise(tx, r, v, func() (string, map[string]any) {
-			return "Vehicle " + v.Name + " " + verb + " geofence " + strconv.Quote(f.g.Name) + ".",
-				map[string]any{"geofence_id": f.g.ID, "geofence_name": f.g.Name, "latitude": pt.Latitude,
-					"longitude": pt.Longitude, "timestamp": pt.Timestamp}
-		})
-		if err != nil {
+		a.decided[r.n] = true
+		st, ok := a.vp.states[r.n]
+		if !ok {
+			var err error
+			if st, err = latestState(tx, v.AccountID, r.ID, v.ID); err != nil {
+				return err
+			}
+		}
+		if st.active || st.found && !st.created.Before(v.LastLocation.Timestamp) {
+			continue // this silence has its alert
+		}
+		msg, data := offlineAlert(r.AlertRule, v, a.now)
+		if err := a.s.openRuleAlert(tx, r.AlertRule, v, msg, data, a.now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type ruleVehicle struct{ ruleID, vehicleID string }
-
-// raise opens an alert of rule r for vehicle v, with the message and data
-// describe gives, unless one for the same rule and vehicle is open or
-// acknowledged.
-func (ev *alertEval) raise(tx Tx, r *AlertRule, v *Vehicle, describe func() (string, map[string]any)) error {
-	rv := ruleVehicle{r.ID, v.ID}
-	active, ok := ev.active[rv]
-	if ok && active {
-		return nil
-	}
-	key := ruleKey(r.ID, v.ID)
-	if !ok {
-		last, err := tx.LatestAlert(ev.accountID, key)
-		switch {
-		case ErrorCode(err) == CodeNotFound:
-		case err != nil:
-			return err
-		default:
-			active = last.Status.Active()
-		}
-	}
-	ev.active[rv] = true
-	if active {
-		return nil
-	}
-	msg, data := describe()
-	return ev.s.openRuleAlert(tx, r, v.ID, key, msg, data, ev.now)
+// offlineAlert is the message and data of a vehicle_offline alert.
+func offlineAlert(r *AlertRule, v *Vehicle, now time.Time) (string, map[string]any) {
+	lastAt := v.LastLocation.Timestamp
+	return "Vehicle " + v.Name + " has not reported for " + strconv.Itoa(int(now.Sub(lastAt).Minutes())) + " minutes.",
+		map[string]any{"last_reported_at": lastAt, "after_minutes": *r.AfterMinutes,
+			"latitude": v.LastLocation.Latitude, "longitude": v.LastLocation.Longitude}
 }
 
-func (s *Service) openRuleAlert(tx Tx, r *AlertRule, vehicleID, key, msg string, data map[string]any, now time.Time) error {
+// openRuleAlert opens an alert of rule r for vehicle v and moves the
+// vehicle's AlertsVersion; the caller stores the vehicle.
+func (s *Service) openRuleAlert(tx Tx, r *AlertRule, v *Vehicle, msg string, data map[string]any, now time.Time) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
+	v.AlertsVersion++
 	return s.openAlert(tx, Alert{ID: NewID(PrefixAlert), AccountID: r.AccountID, Type: r.Type, Severity: r.Severity,
-		Status: AlertOpen, VehicleID: vehicleID, RuleID: r.ID, Message: msg, Data: b, Key: key, CreatedAt: now}, now)
+		Status: AlertOpen, VehicleID: v.ID, RuleID: r.ID, Message: msg, Data: b, Key: ruleKey(r.ID, v.ID), CreatedAt: now}, now)
 }
 
 func formatNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// offlineBatch bounds the vehicles one transaction of the offline check
-// reads.
-const offlineBatch = 500
-
-// CheckOfflineAlerts opens a vehicle_offline alert for each vehicle that an
-// enabled vehicle_offline rule watches and that has not reported for the
-// rule's after_minutes, at most once per silence: not while an alert of the
-// rule for the vehicle is open or acknowledged, nor again for the same
-// silence once it is resolved. Vehicles that never reported are not judged.
-// Sweep runs it; it returns how many alerts it opened.
-func (s *Service) CheckOfflineAlerts(ctx context.Context) (int, error) {
-	total, after := 0, ""
-	for {
-		var rules []AlertRule
-		err := s.view(ctx, func(tx Tx) (err error) {
-			rules, err = tx.EnabledRulesOfType(AlertVehicleOffline, after, 100)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		for i := range rules {
-			n, err := s.checkOfflineRule(ctx, rules[i])
-			total += n
-			if err != nil {
-				return total, err
-			}
-			after = rules[i].ID
-		}
-		if len(rules) < 100 {
-			return total, nil
-		}
-	}
-}
-
-func (s *Service) checkOfflineRule(ctx context.Context, r AlertRule) (int, error) {
-	total, after := 0, ""
-	for {
-		now := s.Now()
-		silentSince := now.Add(-time.Duration(*r.AfterMinutes) * time.Minute)
-		n, opened := 0, 0
-		err := s.update(ctx, func(tx Tx) error {
-			n, opened = 0, 0
-			vs, err := tx.Vehicles(r.AccountID, VehicleFilter{Reported: true, IDs: r.VehicleIDs}, Page{After: after, Limit: offlineBatch})
-			if err != nil {
-				return err
-			}
-			n = len(vs)
-			for i := range vs {
-				v := &vs[i]
-				if v.LastLocation == nil || v.LastLocation.Timestamp.After(silentSince) {
-					continue
-				}
-				key := ruleKey(r.ID, v.ID)
-				last, err := tx.LatestAlert(r.AccountID, key)
-				switch {
-				case ErrorCode(err) == CodeNotFound:
-				case err != nil:
-					return err
-				case last.Status.Active() || !last.CreatedAt.Before(v.LastLocation.Timestamp):
-					continue // this silence has its alert
-				}
-				lastAt := v.LastLocation.Timestamp
-				msg := "Vehicle " + v.Name + " has not reported for " + strconv.Itoa(int(now.Sub(lastAt).Minutes())) + " minutes."
-				data := map[string]any{"last_reported_at": lastAt, "after_minutes": *r.AfterMinutes,
-					"latitude": v.LastLocation.Latitude, "longitude": v.LastLocation.Longitude}
-				if err := s.openRuleAlert(tx, &r, v.ID, key, msg, data, now); err != nil {
-					return err
-				}
-				opened++
-			}
-			if n > 0 {
-				after = vs[n-1].ID
-			}
-			return nil
-		})
-		if err != nil {
-			return total, err
-		}
-		total += opened
-		if n < offlineBatch {
-			return total, nil
-		}
-	}
-}
-
-// maintenanceAlert opens the alert a schedule's becoming due_soon or
-// overdue owes, once per service cycle: its key names the schedule, the
-// type and the cycle (the last service's date and odometer), so a cycle
-// opens at most one alert of each type, whatever its status.
-func (s *Service) maintenanceAlert(tx Tx, sch Schedule, event string, now time.Time) error {
-	typ, sev, what := AlertMaintenanceDueSoon, SeverityWarning, "due soon"
-	if event == EventMaintenanceOverdue {
-		typ, sev, what = AlertMaintenanceOverdue, SeverityCritical, "overdue"
-	}
-	key := sch.ID + alertKeySep + string(typ) + alertKeySep + sch.LastServiceDate + alertKeySep + formatNum(orZero(sch.LastServiceOdometerKm))
-	_, err := tx.LatestAlert(sch.AccountID, key)
-	if err == nil {
-		return nil
-	}
-	if ErrorCode(err) != CodeNotFound {
-		return err
-	}
-	data, err := json.Marshal(map[string]any{"schedule_id": sch.ID, "schedule_name": sch.Name, "next_due_date": nullString(sch.NextDueDate),
-		"next_due_odometer_km": sch.NextDueOdometerKm, "last_service_date": sch.LastServiceDate})
-	if err != nil {
-		return err
-	}
-	return s.openAlert(tx, Alert{ID: NewID(PrefixAlert), AccountID: sch.AccountID, Type: typ, Severity: sev, Status: AlertOpen,
-		VehicleID: sch.VehicleID, Message: "Maintenance " + strconv.Quote(sch.Name) + " is " + what + ".", Data: data, Key: key, CreatedAt: now}, now)
-}

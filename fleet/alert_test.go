@@ -404,7 +404,7 @@ func TestRulesChangedByAnotherServerApplyAtOnce(t *testing.T) {
 // are disabled.
 func TestDeleteVehicleDropsItFromManyRules(t *testing.T) {
 	is := is.New(t)
-	m := newAlerts(t)
+	m := newMaintOn(t, 1000, fleet.PlanEnterprise)
 	other, err := m.svc.CreateVehicle(ctx, m.p, fleet.Vehicle{Name: "Other"})
 	is.NoErr(err)
 	const n = fleet.MaxPageLimit + 100

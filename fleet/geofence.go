@@ -39,8 +39,12 @@ const (
 	GeometryPoint   = "Point"
 )
 
-// Limits on geofences.
+// Limits on geofences. Every location report of an account is judged
+// against its geofences, so their size is bounded: a ring of at most
+// MaxRingVertices positions, a polygon of at most MaxGeofenceVertices over
+// all its rings.
 const (
+	MaxRingVertices     = 1_000     // positions of one linear ring
 	MaxGeofenceVertices = 10_000    // positions over all rings of a polygon
 	MaxRadiusM          = 1_000_000 // 1,000 km
 )
@@ -160,6 +164,10 @@ func (g *Geofence) validate(val *Validator) {
 				val.Add(field, "a linear ring must hold at least 4 positions")
 				continue
 			}
+			if len(ring) > MaxRingVertices {
+				val.Add(field, "a linear ring must hold at most %d positions", MaxRingVertices)
+				continue
+			}
 			before := val.Len()
 			for j, p := range ring {
 				pos(field+"["+itoa(j)+"]", p)
@@ -189,20 +197,22 @@ func DistanceM(lat1, lon1, lat2, lon2 float64) float64 {
 }
 
 // shape is a geofence compiled for containment tests: rings as flat
-// coordinate arrays with their longitudes unwrapped, and a bounding box.
+// coordinate arrays with their longitudes unwrapped, each with an index of
+// its edges by latitude (see ringIndex), and a bounding box.
 type shape struct {
 	circle   bool
 	lat, lon float64 // circle centre
 	radius   float64
 	rings    [][]float64  // x0, y0, x1, y1, ... (closed)
 	ringLon  [][2]float64 // each ring's longitude range, unwrapped
+	index    []*ringIndex // each ring's edge index; nil for a short ring
 	// Bounding box; minLon..maxLon may reach past ±180 after unwrapping.
 	// allLon: the box spans every longitude (a circle over a pole).
 	minLat, maxLat, minLon, maxLon float64
 	allLon                         bool
 }
 
-// compile prepares a valid geofence for Contains.
+// compile prepares a valid geofence for contains.
 func compile(g *Geofence) shape {
 	if g.Geometry.Type == GeometryPoint {
 		s := shape{circle: true, lon: g.Geometry.Point[0], lat: g.Geometry.Point[1], radius: *g.RadiusM}
@@ -251,6 +261,7 @@ func compile(g *Geofence) shape {
 		}
 		s.rings = append(s.rings, flat)
 		s.ringLon = append(s.ringLon, [2]float64{lo - geoEps, hi + geoEps})
+		s.index = append(s.index, indexRing(flat))
 	}
 	return s
 }
@@ -270,23 +281,24 @@ func (s *shape) inBox(lat, lon float64) bool {
 // contains reports whether a position is inside the shape. The boundary
 // counts as inside: a point on an edge or a vertex of the outer ring or of a
 // hole is inside the geofence, and so is a point exactly radius_m from a
-// circle's centre.
-func (s *shape) contains(lat, lon float64) bool {
+// circle's centre. It adds to *work the edges it tested (one for a circle).
+func (s *shape) contains(lat, lon float64, work *int) bool {
 	if !s.inBox(lat, lon) {
 		return false
 	}
 	if s.circle {
+		*work++
 		return DistanceM(s.lat, s.lon, lat, lon) <= s.radius
 	}
-	inOuter, onEdge := ringTest(s.rings[0], s.ringLon[0], lat, lon)
+	inOuter, onEdge := s.ringTest(0, lat, lon, work)
 	if onEdge {
 		return true
 	}
 	if !inOuter {
 		return false
 	}
-	for i, h := range s.rings[1:] {
-		in, edge := ringTest(h, s.ringLon[i+1], lat, lon)
+	for i := 1; i < len(s.rings); i++ {
+		in, edge := s.ringTest(i, lat, lon, work)
 		if edge {
 			return true
 		}
@@ -297,16 +309,23 @@ func (s *shape) contains(lat, lon float64) bool {
 	return true
 }
 
-// ringTest tests a position against an unwrapped ring at its longitude and
+// ringTest tests a position against unwrapped ring i at its longitude and
 // the longitude one turn east or west, so that rings reaching past ±180 are
 // met. Edges are straight lines in longitude and latitude, as RFC 7946 has
 // them.
-func ringTest(r []float64, span [2]float64, lat, lon float64) (inside, onEdge bool) {
+func (s *shape) ringTest(i int, lat, lon float64, work *int) (inside, onEdge bool) {
+	span := s.ringLon[i]
 	for _, x := range [3]float64{lon, lon + 360, lon - 360} {
 		if x < span[0] || x > span[1] {
 			continue
 		}
-		in, edge := pointInRing(r, x, lat)
+		var in, edge bool
+		if ix := s.index[i]; ix != nil {
+			in, edge = ix.test(s.rings[i], x, lat, work)
+		} else {
+			*work += len(s.rings[i]) / 2
+			in, edge = pointInRing(s.rings[i], x, lat)
+		}
 		if edge {
 			return false, true
 		}
@@ -317,27 +336,48 @@ func ringTest(r []float64, span [2]float64, lat, lon float64) (inside, onEdge bo
 	return inside, false
 }
 
-// pointInRing is the even-odd crossing test with an explicit on-edge test.
+// pointInRing is the even-odd crossing test with an explicit on-edge test,
+// over every edge of the ring.
 func pointInRing(r []float64, x, y float64) (inside, onEdge bool) {
 	n := len(r) / 2
-	for i, j := 0, n-1; i < n; j, i = i, i+1 {
-		xi, yi, xj, yj := r[2*i], r[2*i+1], r[2*j], r[2*j+1]
-		lo, hi := yi, yj
-		if lo > hi {
-			lo, hi = hi, lo
-		}
-		if y < lo-geoEps || y > hi+geoEps {
-			continue // the edge neither holds the point nor crosses its ray
-		}
-		if onSegment(x, y, xi, yi, xj, yj) {
+	for k := range n {
+		cross, edge := edgeTest(r, k, x, y)
+		if edge {
 			return false, true
 		}
-		if (yi > y) != (yj > y) && x < (xj-xi)*(y-yi)/(yj-yi)+xi {
+		if cross {
 			inside = !inside
 		}
 	}
 	return inside, false
 }
+
+// edgeTest tests a position against edge k of a ring, the one from
+// position k-1 (position n-1 for k = 0) to position k: whether the ray
+// from the position towards growing x crosses it, and whether the position
+// is on it. Every containment test, indexed or not, decides each edge here,
+// so they agree.
+func edgeTest(r []float64, k int, x, y float64) (cross, onEdge bool) {
+	j := k - 1
+	if k == 0 {
+		j = len(r)/2 - 1
+	}
+	xi, yi, xj, yj := r[2*k], r[2*k+1], r[2*j], r[2*j+1]
+	lo, hi := yi, yj
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	if y < lo-geoEps || y > hi+geoEps {
+		return false, false // the edge neither holds the point nor crosses its ray
+	}
+	if onSegment(x, y, xi, yi, xj, yj) {
+		return false, true
+	}
+	return (yi > y) != (yj > y) && x < edgeX(xi, yi, xj, yj, y), false
+}
+
+// edgeX is the longitude at which the line through an edge meets latitude y.
+func edgeX(xi, yi, xj, yj, y float64) float64 { return (xj-xi)*(y-yi)/(yj-yi) + xi }
 
 func onSegment(x, y, x1, y1, x2, y2 float64) bool {
 	xlo, xhi := x1, x2
@@ -359,5 +399,6 @@ const geoEps = 1e-9
 // geofence, boundary included.
 func (g *Geofence) Contains(lat, lon float64) bool {
 	s := compile(g)
-	return s.contains(lat, lon)
+	var work int
+	return s.contains(lat, lon, &work)
 }

@@ -124,11 +124,35 @@ func TestGeofenceValidate(t *testing.T) {
 		big[i] = []float64{math.Cos(a), math.Sin(a)}
 	}
 	big[len(big)-1] = big[0]
-	cases = append(cases, struct {
+	// Rings of MaxRingVertices positions, up to MaxGeofenceVertices in all,
+	// are valid; one position more is not.
+	ring := func(n int, x0 float64) [][]float64 {
+		r := make([][]float64, n)
+		for i := range n - 1 {
+			a := 2 * math.Pi * float64(i) / float64(n-1)
+			r[i] = []float64{x0 + math.Cos(a), math.Sin(a)}
+		}
+		r[n-1] = r[0]
+		return r
+	}
+	full := polygon(ring(fleet.MaxRingVertices, 0))
+	for range fleet.MaxGeofenceVertices/fleet.MaxRingVertices - 1 {
+		full.Geometry.Rings = append(full.Geometry.Rings, ring(fleet.MaxRingVertices, 0))
+	}
+	if err := full.Validate(); err != nil {
+		t.Fatalf("%d rings of %d positions: %v", len(full.Geometry.Rings), fleet.MaxRingVertices, err)
+	}
+	overfull := polygon(append(full.Geometry.Rings, ring(4, 0))...)
+	cases = append(cases, []struct {
 		name   string
 		g      fleet.Geofence
 		fields []string
-	}{"too many vertices", polygon(big), []string{"geometry.coordinates"}})
+	}{
+		{"too many vertices", polygon(big), []string{"geometry.coordinates"}},
+		{"too many vertices over all rings", overfull, []string{"geometry.coordinates"}},
+		{"outer ring too long", polygon(ring(fleet.MaxRingVertices+1, 0)), []string{"geometry.coordinates[0]"}},
+		{"hole too long", polygon(ring(4, 0), ring(fleet.MaxRingVertices+1, 0), ring(5, 0)), []string{"geometry.coordinates[1]"}},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)

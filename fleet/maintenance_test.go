@@ -158,8 +158,13 @@ type maint struct {
 
 func newMaint(t *testing.T, odometer float64) *maint {
 	t.Helper()
+	return newMaintOn(t, odometer, fleet.PlanPro)
+}
+
+func newMaintOn(t *testing.T, odometer float64, plan fleet.Plan) *maint {
+	t.Helper()
 	svc, clock := newService(t)
-	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}

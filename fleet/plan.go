@@ -26,9 +26,12 @@ type PlanLimits struct {
 	ActiveKeys int
 	// StreamsPerKey is how many live streams one key may have open at once.
 	StreamsPerKey int
-	// AlertRules and Geofences cap what each location report is judged
-	// against: every rule of the account, enabled or not, and every
-	// geofence.
+	// AlertRules and Geofences cap what an account holds: every rule,
+	// enabled or not (enabling one takes no check), and every geofence.
+	// Each location report is judged against the account's enabled rules,
+	// which every server compiles and keeps in memory, and a geofence may
+	// have up to MaxGeofenceVertices positions; these caps bound both, and
+	// the (rule, vehicle) pairs that can open alerts.
 	AlertRules int
 	Geofences  int
 }

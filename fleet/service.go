@@ -32,6 +32,11 @@ type Options struct {
 	SweepEvery time.Duration
 	// Webhooks configure endpoint registration (see WebhookOptions).
 	Webhooks WebhookOptions
+	// AlertCacheBytes bounds the memory that accounts' alert rules,
+	// compiled for judging location reports, may take (by estimate; the
+	// least recently used go first). An account whose rules alone take more
+	// is compiled for each report instead. Default 256 MiB.
+	AlertCacheBytes int
 }
 
 // The brake on requests without a valid key (Options.AddressLimit).
@@ -39,6 +44,9 @@ const (
 	DefaultAddressLimit = 60
 	AddressLimitOff     = -1
 )
+
+// DefaultAlertCacheBytes is Options.AlertCacheBytes by default.
+const DefaultAlertCacheBytes = 256 << 20
 
 // Service holds the use cases of the API. It is safe for concurrent use.
 // Create it with NewService; run its background work with Run.
@@ -53,6 +61,13 @@ type Service struct {
 	flushM sync.Mutex
 
 	alertCache alertCache
+	gates      gates
+	offline    offlineSweep
+	// judgeBudget is the work a batch's judgement may take inside the
+	// write transaction (see judgeBatch); judging, if set, is called as a
+	// batch starts being judged outside it (tests block on it).
+	judgeBudget int
+	judging     func(accountID string)
 }
 
 // NewService returns a Service over store.
@@ -77,6 +92,13 @@ func NewService(store Store, opts Options) *Service {
 		opts.SweepEvery = 5 * time.Second
 	}
 	s.opts = opts
+	if opts.AlertCacheBytes <= 0 {
+		opts.AlertCacheBytes = DefaultAlertCacheBytes
+	}
+	s.opts = opts
+	s.alertCache.init(opts.AlertCacheBytes)
+	s.gates.init()
+	s.judgeBudget = defaultJudgeBudget
 	s.auth.init()
 	s.usage.init()
 	s.stream.init(time.Now())

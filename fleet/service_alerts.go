@@ -117,8 +117,8 @@ func normaliseRule(r *AlertRule) {
 
 // CreateAlertRule creates a rule from the fields a client sets in in:
 // severity defaults to warning and enabled to true (in.Enabled is ignored
-// when enabled is nil). An account that has MaxAlertRules rules is
-// conflict.
+// when enabled is nil). An account that holds as many rules as its plan
+// allows (PlanLimits.AlertRules) is conflict.
 func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule, enabled *bool) (AlertRule, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return AlertRule{}, err
@@ -133,6 +133,7 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		r.Severity = DefaultSeverity
 	}
 	normaliseRule(&r)
+	defer s.gates.account(p.Account.ID)()
 	err := s.update(ctx, func(tx Tx) error {
 		var val Validator
 		r.validate(&val)
@@ -146,8 +147,9 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		if err != nil {
 			return err
 		}
-		if n >= MaxAlertRules {
-			return Errorf(CodeConflict, "An account may have at most %d alert rules and this account has %d; delete one first.", MaxAlertRules, n)
+		if limit := p.Account.Plan.Limits().AlertRules; n >= limit {
+			return Errorf(CodeConflict, "An account on the %s plan may have at most %d alert rules and this account has %d; delete one first.",
+				p.Account.Plan, limit, n)
 		}
 		if err := tx.CreateAlertRule(r); err != nil {
 			return err
@@ -204,6 +206,7 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 	}
 	now := s.Now()
 	var r AlertRule
+	defer s.gates.account(p.Account.ID)()
 	err := s.update(ctx, func(tx Tx) (err error) {
 		r, err = s.getRule(tx, p, id)
 		if err != nil {
@@ -287,6 +290,7 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return RuleDeleted{}, err
 	}
+	defer s.gates.account(p.Account.ID)()
 	err := s.update(ctx, func(tx Tx) error {
 		r, err := s.getRule(tx, p, id)
 		if err != nil {
@@ -304,7 +308,8 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 }
 
 // CreateGeofence creates a geofence from the fields a client sets in in.
-// An account that has MaxGeofences geofences is conflict.
+// An account that holds as many geofences as its plan allows
+// (PlanLimits.Geofences) is conflict.
 func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) (Geofence, error) {
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return Geofence{}, err
@@ -315,13 +320,15 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 	if err := g.Validate(); err != nil {
 		return Geofence{}, err
 	}
+	defer s.gates.account(p.Account.ID)()
 	err := s.update(ctx, func(tx Tx) error {
 		n, err := tx.CountGeofences(g.AccountID)
 		if err != nil {
 			return err
 		}
-		if n >= MaxGeofences {
-			return Errorf(CodeConflict, "An account may have at most %d geofences and this account has %d; delete one first.", MaxGeofences, n)
+		if limit := p.Account.Plan.Limits().Geofences; n >= limit {
+			return Errorf(CodeConflict, "An account on the %s plan may have at most %d geofences and this account has %d; delete one first.",
+				p.Account.Plan, limit, n)
 		}
 		if err := tx.CreateGeofence(g); err != nil {
 			return err
@@ -370,6 +377,7 @@ func (s *Service) UpdateGeofence(ctx context.Context, p Principal, id string, pa
 	}
 	now := s.Now()
 	var g Geofence
+	defer s.gates.account(p.Account.ID)()
 	err := s.update(ctx, func(tx Tx) (err error) {
 		g, err = s.getGeofence(tx, p, id)
 		if err != nil {
@@ -410,6 +418,7 @@ func (s *Service) DeleteGeofence(ctx context.Context, p Principal, id string) (G
 	if err := p.Require(PermAlertsWrite); err != nil {
 		return GeofenceDeleted{}, err
 	}
+	defer s.gates.account(p.Account.ID)()
 	err := s.update(ctx, func(tx Tx) error {
 		g, err := s.getGeofence(tx, p, id)
 		if err != nil {
@@ -552,7 +561,15 @@ func (s *Service) moveAlert(ctx context.Context, p Principal, id string, to Aler
 	}
 	now := s.Now()
 	var a Alert
-	err := s.update(ctx, func(tx Tx) (err error) {
+	err := s.view(ctx, func(tx Tx) (err error) { a, err = s.getAlert(tx, p, id); return err })
+	if err != nil {
+		return Alert{}, err
+	}
+	if to == AlertResolved && a.RuleID != "" && a.VehicleID != "" {
+		// Ingest judges against the vehicle's rule alerts.
+		defer s.gates.vehicle(a.VehicleID)()
+	}
+	err = s.update(ctx, func(tx Tx) (err error) {
 		a, err = s.getAlert(tx, p, id)
 		if err != nil {
 			return err
@@ -570,10 +587,48 @@ func (s *Service) moveAlert(ctx context.Context, p Principal, id string, to Aler
 		if err := tx.UpdateAlert(a); err != nil {
 			return err
 		}
-		return s.emit(tx, a.AccountID, event, now, a)
+		if err := s.emit(tx, a.AccountID, event, now, a); err != nil {
+			return err
+		}
+		if to == AlertResolved && a.RuleID != "" && a.VehicleID != "" {
+			return s.ruleAlertResolved(tx, a, now)
+		}
+		return nil
 	})
 	if err != nil {
 		return Alert{}, err
 	}
 	return a, nil
+}
+
+// ruleAlertResolved moves the vehicle's AlertsVersion, as its rule alerts
+// changed. For a vehicle_offline alert whose vehicle has since reported and
+// gone silent again for the rule's after_minutes, it opens that silence's
+// alert at once: while the resolved alert was open, that silence opened
+// none, and the clock's sweep looks only at silences as they reach a rule's
+// after_minutes.
+func (s *Service) ruleAlertResolved(tx Tx, a Alert, now time.Time) error {
+	v, err := tx.Vehicle(a.AccountID, a.VehicleID)
+	if ErrorCode(err) == CodeNotFound {
+		return nil // alerts outlive their vehicle
+	}
+	if err != nil {
+		return err
+	}
+	v.AlertsVersion++
+	if a.Type == AlertVehicleOffline && v.LastLocation != nil && a.CreatedAt.Before(v.LastLocation.Timestamp) {
+		r, err := tx.AlertRule(a.AccountID, a.RuleID)
+		switch {
+		case ErrorCode(err) == CodeNotFound:
+		case err != nil:
+			return err
+		case r.Enabled && r.Type == AlertVehicleOffline && r.Applies(v.ID) &&
+			now.Sub(v.LastLocation.Timestamp) >= time.Duration(*r.AfterMinutes)*time.Minute:
+			msg, data := offlineAlert(&r, &v, now)
+			if err := s.openRuleAlert(tx, &r, &v, msg, data, now); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.UpdateVehicle(v)
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,10 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // ingest validates a batch whole (naming each bad point by its index) and
 // stores it whole or not at all. Points at a stored vehicle and timestamp
 // are duplicates and are skipped. Vehicles move forward to their newest
-// point; status changes and their events commit with the points.
+// point; status changes and their events, and the alerts the points open
+// with theirs, commit with the points. The alert rules are judged outside
+// the write transaction when that is more than a little work (see
+// judgeBatch).
 func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string) (IngestResult, error) {
 	if err := p.Require(PermLocationsWrite); err != nil {
 		return IngestResult{}, err
@@ -42,13 +46,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		val.Add("locations", "must hold 1 to %d points", maxPoints)
 		return IngestResult{}, val.Err()
 	}
-	// Group by vehicle, keeping each point's index for error messages.
-	type item struct {
-		idx int
-		pt  Point
-	}
-	groups := map[string][]item{}
-	var order []string
+	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
 	for i := range points {
 		pt := &points[i]
 		pt.Timestamp = Timestamp(pt.Timestamp)
@@ -57,93 +55,126 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			val.Add("vehicle_id", "must name a vehicle of this account")
 		}
 		pt.validate(&val, now)
-		if _, ok := groups[pt.VehicleID]; !ok {
-			order = append(order, pt.VehicleID)
+		if _, ok := b.points[pt.VehicleID]; !ok {
+			b.order = append(b.order, pt.VehicleID)
 		}
-		groups[pt.VehicleID] = append(groups[pt.VehicleID], item{i, *pt})
+		b.points[pt.VehicleID] = append(b.points[pt.VehicleID], *pt)
+		b.indices[pt.VehicleID] = append(b.indices[pt.VehicleID], i)
 	}
 	if val.Len() > 0 {
 		return IngestResult{}, val.Err()
 	}
-	slices.Sort(order) // a fixed lock order across concurrent batches
-	th := s.opts.Thresholds.orDefault()
+	slices.Sort(b.order) // a fixed lock order across concurrent batches
+	for id, pts := range b.points {
+		slices.SortStableFunc(pts, func(a, b Point) int { return a.Timestamp.Compare(b.Timestamp) })
+		// Within the batch, a repeated timestamp is a duplicate too.
+		uniq := slices.CompactFunc(pts, func(a, b Point) bool { return a.Timestamp.Equal(b.Timestamp) })
+		b.dups += len(pts) - len(uniq)
+		b.points[id] = uniq
+	}
+	release := s.gates.ingest(b.accountID, b.order)
+	defer release()
 	var res IngestResult
 	var live []StreamItem
-	err := s.update(ctx, func(tx Tx) error {
-		res, live = IngestResult{}, live[:0]
-		ev := s.newAlertEval(p.Account.ID, now)
-		if err := ev.load(tx); err != nil {
-			return err
-		}
-		// Every vehicle must exist before anything is written.
-		vehicles := make(map[string]Vehicle, len(order))
-		var missing Validator
-		for _, id := range order {
-			v, err := tx.Vehicle(p.Account.ID, id)
-			if ErrorCode(err) == CodeNotFound {
-				if only != "" {
-					return notFoundVehicle(only)
-				}
-				for _, it := range groups[id] {
-					missing.Add("locations["+strconv.Itoa(it.idx)+"].vehicle_id", "no vehicle %q in this account", id)
-				}
-				continue
-			}
+	var judged *plan
+	first := 0
+	if s.looksHeavy(b, len(points)) {
+		first = 1 // not worth a try in the write transaction
+	}
+	for attempt := first; ; attempt++ {
+		// First inside the write transaction within the budget; if that is
+		// not enough, outside it; if what it judged against keeps moving,
+		// inside it regardless.
+		inside := attempt == 0 || attempt > maxOutsideJudgements
+		if !inside {
+			var err error
+			judged, err = s.judgeOutside(ctx, b, judged)
 			if err != nil {
-				return err
+				return IngestResult{}, err
 			}
-			vehicles[id] = v
 		}
-		if missing.Len() > 0 {
-			return missing.Err()
-		}
-		for _, id := range order {
-			items := groups[id]
-			pts := make([]Point, 0, len(items))
-			for _, it := range items {
-				pts = append(pts, it.pt)
-			}
-			slices.SortStableFunc(pts, func(a, b Point) int { return a.Timestamp.Compare(b.Timestamp) })
-			// Within the batch, a repeated timestamp is a duplicate too.
-			uniq := slices.CompactFunc(pts, func(a, b Point) bool { return a.Timestamp.Equal(b.Timestamp) })
-			res.Duplicates += len(pts) - len(uniq)
-			stored, err := tx.InsertPoints(id, uniq)
-			if err != nil {
-				return err
-			}
-			res.Accepted += len(stored)
-			res.Duplicates += len(uniq) - len(stored)
-			v := vehicles[id]
-			odometer := v.OdometerKm
-			moved, err := s.advance(tx, &v, stored, now, th, &live, ev)
-			if err != nil {
-				return err
-			}
-			if moved {
-				if err := tx.UpdateVehicle(v); err != nil {
+		err := s.update(ctx, func(tx Tx) error {
+			res, live = IngestResult{Duplicates: b.dups}, live[:0]
+			var pl *plan
+			var vehicles map[string]Vehicle
+			var err error
+			if inside {
+				pl, err = s.judgeBatch(tx, b, judged, attempt == 0, s.judgeBudget)
+				if err != nil {
 					return err
 				}
-			}
-			if !samePtr(odometer, v.OdometerKm) { // maintenance due by distance
-				if err := s.reviewVehicleSchedules(tx, &v, now); err != nil {
-					return err
+				vehicles = make(map[string]Vehicle, len(b.order))
+				for id, vp := range pl.vehicles {
+					vehicles[id] = vp.v
 				}
+			} else if vehicles, err = judged.current(tx, b); err != nil {
+				return err
+			} else {
+				pl = judged
 			}
+			return s.applyBatch(tx, b, pl, vehicles, &res, &live)
+		})
+		if errors.Is(err, errHeavy) || errors.Is(err, errStale) {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return IngestResult{}, err
+		if err != nil {
+			return IngestResult{}, err
+		}
+		break
 	}
 	s.stream.publish(p.Account.ID, live, now)
 	return res, nil
 }
 
-// advance moves a vehicle through the points newer than its latest report,
-// in time order, emitting each status change and judging the alert rules
-// (ev); it reports whether the vehicle changed. Older points are history
-// only (for alerts: see alertEval).
-func (s *Service) advance(tx Tx, v *Vehicle, pts []Point, now time.Time, th StatusThresholds, live *[]StreamItem, ev *alertEval) (bool, error) {
+// looksHeavy guesses, from the account's last compiled rules, whether
+// judging a batch of n points would pass the budget of the write
+// transaction: with no rules compiled, or more points times geofences than
+// the budget, it would.
+func (s *Service) looksHeavy(b *batch, n int) bool {
+	cfg := s.alertCache.latest(b.accountID)
+	return cfg == nil || n*len(cfg.fences) > s.judgeBudget
+}
+
+// applyBatch stores the batch's points and moves its vehicles (as tx read
+// them: vehicles) forward, opening the alerts the judgement pl calls for.
+func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehicle, res *IngestResult, live *[]StreamItem) error {
+	th := s.opts.Thresholds.orDefault()
+	for _, id := range b.order {
+		pts := b.points[id]
+		stored, err := tx.InsertPoints(id, pts)
+		if err != nil {
+			return err
+		}
+		res.Accepted += len(stored)
+		res.Duplicates += len(pts) - len(stored)
+		v := vehicles[id]
+		vp := pl.vehicles[id]
+		odometer, alerts := v.OdometerKm, v.AlertsVersion
+		a := &applier{s: s, cfg: pl.cfg, vp: vp, pts: pts, now: b.now, decided: map[int32]bool{}}
+		moved, err := s.advance(tx, &v, pts, stored, vp.fwd, b.now, th, live, a)
+		if err != nil {
+			return err
+		}
+		if moved || v.AlertsVersion != alerts {
+			if err := tx.UpdateVehicle(v); err != nil {
+				return err
+			}
+		}
+		if !samePtr(odometer, v.OdometerKm) { // maintenance due by distance
+			if err := s.reviewVehicleSchedules(tx, &v, b.now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// advance moves a vehicle through its stored points newer than its latest
+// report (pts[fwd:], all stored), in time order, emitting each status change
+// and opening the alerts the judgement calls for (a); it reports whether
+// the vehicle moved. Older points are history only, but speeding is judged
+// on every stored point.
+func (s *Service) advance(tx Tx, v *Vehicle, pts, stored []Point, fwd int, now time.Time, th StatusThresholds, live *[]StreamItem, a *applier) (bool, error) {
 	changed := false
 	setStatus := func(to VehicleStatus, at time.Time) error {
 		if to == v.Status {
@@ -154,14 +185,18 @@ func (s *Service) advance(tx Tx, v *Vehicle, pts []Point, now time.Time, th Stat
 		changed = true
 		return s.emit(tx, v.AccountID, EventVehicleStatusChanged, now, StatusChange{v.ID, from, to, at})
 	}
-	for _, pt := range pts {
-		if err := ev.speed(tx, v, pt); err != nil {
+	i := 0 // stored[k] is pts[i]
+	for _, pt := range stored {
+		for !pts[i].Timestamp.Equal(pt.Timestamp) {
+			i++
+		}
+		if err := a.speed(tx, v, pt); err != nil {
 			return false, err
 		}
-		if v.LastLocation != nil && !pt.Timestamp.After(v.LastLocation.Timestamp) {
+		if i < fwd {
 			continue
 		}
-		if err := ev.cross(tx, v, v.LastLocation, pt); err != nil {
+		if err := a.cross(tx, v, i); err != nil {
 			return false, err
 		}
 		wasMoving := v.LastLocation != nil && v.Speed != nil && *v.Speed >= th.MovingSpeed
@@ -188,6 +223,9 @@ func (s *Service) advance(tx Tx, v *Vehicle, pts []Point, now time.Time, th Stat
 	}
 	if !changed {
 		return false, nil
+	}
+	if err := a.offline(tx, v); err != nil {
+		return false, err
 	}
 	// Reports may be old: the status is the one at the clock's time.
 	if err := setStatus(VehicleStatusAt(*v, now, th), now); err != nil {

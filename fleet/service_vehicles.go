@@ -234,6 +234,7 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 	}
 	now := s.Now()
 	out := VehicleDeleted{VehicleID: id, Deleted: true}
+	defer s.gates.account(p.Account.ID)() // it may change the account's rules
 	err := s.update(ctx, func(tx Tx) error {
 		v, err := s.getVehicle(tx, p, id)
 		if err != nil {

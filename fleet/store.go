@@ -128,6 +128,13 @@ type Tx interface {
 	// processes, rows returned to one Update are not returned to another
 	// running at the same time (SKIP LOCKED), so no change is made twice.
 	VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit int) ([]Vehicle, error)
+	// VehiclesGoneSilent returns vehicles, of any account, that have
+	// reported and whose silence (the time since their latest report)
+	// reached m whole minutes, for some m in minutes, after since and by
+	// now: latest report <= now - m and > since - m. since is before now and
+	// at most a minute before it, so that one m at most applies to a
+	// vehicle. In id order, after after, at most limit.
+	VehiclesGoneSilent(since, now time.Time, minutes []int, after string, limit int) ([]Vehicle, error)
 
 	// InsertPoints stores points of a vehicle, given in ascending time with
 	// no two at the same timestamp. A point whose vehicle and timestamp are

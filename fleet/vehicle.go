@@ -102,6 +102,11 @@ type Vehicle struct {
 	// StationarySince is when the vehicle last came to rest (the first
 	// report below the moving speed after moving); nil while moving.
 	StationarySince *time.Time `json:"-"`
+	// AlertsVersion moves forward whenever an alert a rule opened for the
+	// vehicle opens or is resolved, in that change's transaction. Location
+	// ingest judges a batch against the vehicle's alerts before its write
+	// transaction and checks, in it, that this has not moved since.
+	AlertsVersion int64 `json:"-"`
 }
 
 // MarshalJSON writes the vehicle as the API shows it, in responses and in

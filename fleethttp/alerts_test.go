@@ -1,6 +1,8 @@
 package fleethttp_test
 
 import (
+	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -216,6 +218,7 @@ func TestAlertInputsAreContractErrors(t *testing.T) {
 		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "MultiPolygon", "coordinates": []int{}}}, 422, []string{"geometry.type"}},
 		{"/v1/geofences", map[string]any{"name": "x"}, 422, []string{"geometry.type"}},
 		{"/v1/geofences", `{"name": "x", "geometry": {"type": "Point", "coordinates": [0, 1e999]}, "radius_m": 5}`, 422, []string{"geometry.coordinates"}},
+		{"/v1/geofences", map[string]any{"name": "x", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{square4(), longRing(fleet.MaxRingVertices + 1)}}}, 422, []string{"geometry.coordinates[1]"}},
 	}
 	for _, c := range cases {
 		r := e.do("POST", c.path, key, c.body)
@@ -376,74 +379,78 @@ func TestDeleteVehicleLeavesItsRules(t *testing.T) {
 	})
 }
 
-// TestAlertRuleAndGeofenceCaps: an account holds at most fleet.MaxAlertRules
-// rules and fleet.MaxGeofences geofences; one more is 409 conflict naming
-// the cap and changes nothing, other accounts are not affected, and
-// deleting one makes room.
+// TestAlertRuleAndGeofenceCaps: an account holds at most as many rules and
+// geofences as its plan allows (free 20, pro 200, enterprise 1,000 each);
+// one more is 409 conflict naming the plan's cap and changes nothing, other
+// accounts are not affected, and deleting one makes room.
 func TestAlertRuleAndGeofenceCaps(t *testing.T) {
 	onEachStore(t, func(t *testing.T, e *env) {
-		is := is.New(t)
-		acc, key := e.account(fleet.PlanPro)
-		_, otherKey := e.account(fleet.PlanPro)
-		// All but one of each, stored directly.
-		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
-			for range fleet.MaxAlertRules - 1 {
-				if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
-					return err
+		for _, plan := range []fleet.Plan{fleet.PlanFree, fleet.PlanPro, fleet.PlanEnterprise} {
+			is := is.New(t)
+			limits := plan.Limits()
+			acc, key := e.account(plan)
+			_, otherKey := e.account(plan)
+			// All but one of each, stored directly.
+			is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
+				for range limits.AlertRules - 1 {
+					if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
+						return err
+					}
 				}
-			}
-			for range fleet.MaxGeofences - 1 {
-				if err := tx.CreateGeofence(storetest.NewGeofence(acc.ID, "Site")); err != nil {
-					return err
+				for range limits.Geofences - 1 {
+					if err := tx.CreateGeofence(storetest.NewGeofence(acc.ID, "Site")); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
-		}))
-		speeding := map[string]any{"type": "speeding", "threshold_kmh": 90}
-		fence := map[string]any{"name": "Depot", "geometry": square}
-		last := e.created("/v1/alerts/rules", key, speeding)
-		e.created("/v1/geofences", key, fence)
-		counts := func() (rules, geos int) {
-			is.NoErr(e.store.View(ctx, func(tx fleet.Tx) (err error) {
-				if rules, err = tx.CountAlertRules(acc.ID); err != nil {
-					return err
-				}
-				geos, err = tx.CountGeofences(acc.ID)
-				return err
+				return nil
 			}))
-			return rules, geos
-		}
-		version := e.alertConfigVersion(acc.ID)
-		for _, c := range []struct {
-			path string
-			body any
-			cap  string
-		}{
-			{"/v1/alerts/rules", speeding, "at most 1000 alert rules"},
-			{"/v1/alerts/rules", map[string]any{"type": "vehicle_offline", "after_minutes": 30, "enabled": false}, "at most 1000 alert rules"},
-			{"/v1/geofences", fence, "at most 1000 geofences"},
-		} {
-			r := e.do("POST", c.path, key, c.body)
-			is.Equal(r.status, http.StatusConflict)
-			is.Equal(r.errCode(), "conflict")
-			is.True(strings.Contains(r.errMessage(), c.cap)) // names the cap
-		}
-		// Invalid input at the cap is still a validation error.
-		r := e.do("POST", "/v1/alerts/rules", key, map[string]any{"type": "speeding"})
-		is.Equal(r.status, http.StatusUnprocessableEntity)
-		r = e.do("POST", "/v1/geofences", key, map[string]any{"name": ""})
-		is.Equal(r.status, http.StatusUnprocessableEntity)
-		rules, geos := counts()
-		is.Equal(rules, fleet.MaxAlertRules) // nothing changed
-		is.Equal(geos, fleet.MaxGeofences)
-		is.Equal(e.alertConfigVersion(acc.ID), version)
+			speeding := map[string]any{"type": "speeding", "threshold_kmh": 90}
+			fence := map[string]any{"name": "Depot", "geometry": square}
+			last := e.created("/v1/alerts/rules", key, speeding)
+			e.created("/v1/geofences", key, fence)
+			counts := func() (rules, geos int) {
+				is.NoErr(e.store.View(ctx, func(tx fleet.Tx) (err error) {
+					if rules, err = tx.CountAlertRules(acc.ID); err != nil {
+						return err
+					}
+					geos, err = tx.CountGeofences(acc.ID)
+					return err
+				}))
+				return rules, geos
+			}
+			version := e.alertConfigVersion(acc.ID)
+			rulesCap := fmt.Sprintf("on the %s plan may have at most %d alert rules", plan, limits.AlertRules)
+			for _, c := range []struct {
+				path string
+				body any
+				cap  string
+			}{
+				{"/v1/alerts/rules", speeding, rulesCap},
+				{"/v1/alerts/rules", map[string]any{"type": "vehicle_offline", "after_minutes": 30, "enabled": false}, rulesCap},
+				{"/v1/geofences", fence, fmt.Sprintf("on the %s plan may have at most %d geofences", plan, limits.Geofences)},
+			} {
+				r := e.do("POST", c.path, key, c.body)
+				is.Equal(r.status, http.StatusConflict)
+				is.Equal(r.errCode(), "conflict")
+				is.True(strings.Contains(r.errMessage(), c.cap)) // names the plan's cap
+			}
+			// Invalid input at the cap is still a validation error.
+			r := e.do("POST", "/v1/alerts/rules", key, map[string]any{"type": "speeding"})
+			is.Equal(r.status, http.StatusUnprocessableEntity)
+			r = e.do("POST", "/v1/geofences", key, map[string]any{"name": ""})
+			is.Equal(r.status, http.StatusUnprocessableEntity)
+			rules, geos := counts()
+			is.Equal(rules, limits.AlertRules) // nothing changed
+			is.Equal(geos, limits.Geofences)
+			is.Equal(e.alertConfigVersion(acc.ID), version)
 
-		e.created("/v1/alerts/rules", otherKey, speeding) // per account
-		e.created("/v1/geofences", otherKey, fence)
+			e.created("/v1/alerts/rules", otherKey, speeding) // per account
+			e.created("/v1/geofences", otherKey, fence)
 
-		is.Equal(e.do("DELETE", "/v1/alerts/rules/"+last["rule_id"].(string), key, nil).status, http.StatusOK)
-		e.created("/v1/alerts/rules", key, speeding) // room again
-		is.Equal(e.do("POST", "/v1/alerts/rules", key, speeding).status, http.StatusConflict)
+			is.Equal(e.do("DELETE", "/v1/alerts/rules/"+last["rule_id"].(string), key, nil).status, http.StatusOK)
+			e.created("/v1/alerts/rules", key, speeding) // room again
+			is.Equal(e.do("POST", "/v1/alerts/rules", key, speeding).status, http.StatusConflict)
+		}
 	})
 }
 
@@ -455,7 +462,7 @@ func TestAlertRuleCapUnderConcurrency(t *testing.T) {
 		acc, key := e.account(fleet.PlanEnterprise)
 		const room, n = 3, 8
 		is.NoErr(e.store.Update(ctx, func(tx fleet.Tx) error {
-			for range fleet.MaxAlertRules - room {
+			for range fleet.PlanEnterprise.Limits().AlertRules - room {
 				if err := tx.CreateAlertRule(storetest.NewRule(acc.ID, fleet.AlertSpeeding)); err != nil {
 					return err
 				}
@@ -471,8 +478,21 @@ func TestAlertRuleCapUnderConcurrency(t *testing.T) {
 		is.Equal(statuses, map[int]int{http.StatusCreated: room, http.StatusConflict: n - room})
 		is.NoErr(e.store.View(ctx, func(tx fleet.Tx) error {
 			got, err := tx.CountAlertRules(acc.ID)
-			is.Equal(got, fleet.MaxAlertRules)
+			is.Equal(got, fleet.PlanEnterprise.Limits().AlertRules)
 			return err
 		}))
 	})
+}
+
+func square4() [][]float64 { return [][]float64{{0, 0}, {10, 0}, {10, 10}, {0, 10}, {0, 0}} }
+
+// longRing is a closed ring of n positions inside square4.
+func longRing(n int) [][]float64 {
+	r := make([][]float64, n)
+	for i := range n - 1 {
+		a := 2 * math.Pi * float64(i) / float64(n-1)
+		r[i] = []float64{5 + math.Cos(a), 5 + math.Sin(a)}
+	}
+	r[n-1] = r[0]
+	return r
 }

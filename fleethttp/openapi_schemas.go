@@ -339,7 +339,7 @@ func registerAlertComponents(g *generator) {
 			o("type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
 				"properties", o("type", o("const", fleet.GeometryPolygon),
 					"coordinates", o("type", "array", "minItems", 1, "maxItems", fleet.MaxGeofenceRings,
-						"items", o("type", "array", "minItems", 4, "items", pos())),
+						"items", o("type", "array", "minItems", 4, "maxItems", fleet.MaxRingVertices, "items", pos())),
 					"bbox", bbox())),
 			o("type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
 				"properties", o("type", o("const", fleet.GeometryPoint), "coordinates", pos(), "bbox", bbox())),
@@ -350,7 +350,7 @@ func registerAlertComponents(g *generator) {
 			with("radius_m", "description", "The circle's radius in metres; null for a polygon.")
 	})
 	comp[geofenceRequest](g, "GeofenceInput", input, func(s *shape) {
-		s.describe(fmt.Sprintf("Invalid geometry (a ring not closed or under 4 positions, a position out of range, too many positions, a circle without a radius above 0 and at most %s m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`. The geometry is read as one GeoJSON document, so what is wrong inside it, a value of the wrong JSON type included, is a 422 naming its position, not a 400.", num(fleet.MaxRadiusM))).
+		s.describe(fmt.Sprintf("Invalid geometry (a ring not closed or under 4 positions, a position out of range, a ring of more than %s positions, more than %s positions in all, a circle without a radius above 0 and at most %s m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`. The geometry is read as one GeoJSON document, so what is wrong inside it, a value of the wrong JSON type included, is a 422 naming its position, not a 400.", num(fleet.MaxRingVertices), num(fleet.MaxGeofenceVertices), num(fleet.MaxRadiusM))).
 			require("name geometry").
 			with("name", "minLength", 1, "maxLength", fleet.MaxGeofenceName).
 			replace("geometry", ref("Geometry")).
@@ -366,12 +366,12 @@ func registerAlertComponents(g *generator) {
 
 func geometryDesc() string {
 	return fmt.Sprintf("A GeoJSON (RFC 7946) geometry: a `Polygon` (an outer ring, then holes; each ring closed, at least 4 positions; "+
-		"at most %s positions in all) or a `Point`, the centre of a circle whose radius is `radius_m`. Edges are straight lines in "+
+		"at most %s positions per ring and %s in all, else 422 naming the ring or the coordinates) or a `Point`, the centre of a circle whose radius is `radius_m`. Edges are straight lines in "+
 		"longitude and latitude, as RFC 7946 has them. A ring whose consecutive longitudes jump by more than 180 degrees is read as crossing "+
 		"the antimeridian (the ring goes on past ±180), so a ring drawn from 170 to -170 covers the 20 degrees around 180, not the 340 around 0; "+
 		"RFC 7946 asks for such rings to be split, and split rings work too. The boundary counts as inside: a position on an edge or a vertex "+
 		"of the outer ring or of a hole is inside the geofence, and so is one exactly `radius_m` from a circle's centre (haversine distance, "+
-		"mean Earth radius %s m).", num(fleet.MaxGeofenceVertices), strings.Replace(fmt.Sprintf("%.1f", fleet.EarthRadiusM), "6371008", "6,371,008", 1))
+		"mean Earth radius %s m).", num(fleet.MaxRingVertices), num(fleet.MaxGeofenceVertices), strings.Replace(fmt.Sprintf("%.1f", fleet.EarthRadiusM), "6371008", "6,371,008", 1))
 }
 
 func urlDesc() string {

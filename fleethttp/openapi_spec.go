@@ -465,7 +465,8 @@ const descRuleEvaluation = "Rules are judged as follows. speeding: on each store
 	"the position before it (the vehicle's last location, then each point of the batch in turn): enter = previous position outside, this one " +
 	"inside; exit the converse. A vehicle's first position ever decides nothing, and points older than its last location decide no crossing. " +
 	"vehicle_offline: by the server's clock, every few seconds, with no request: a vehicle that has reported and then been silent for " +
-	"after_minutes; vehicles that never reported are not judged. " +
+	"after_minutes; vehicles that never reported are not judged (a batch of old reports that leaves a vehicle silent past after_minutes " +
+	"already opens that alert with the batch). " +
 	"While an alert of a rule for a vehicle is open or acknowledged, the same condition opens no other; once it is resolved the next " +
 	"occurrence opens a new one (for vehicle_offline: the next silence, after a new report). Maintenance alerts open when a schedule becomes " +
 	"due_soon or overdue, one of each type per service cycle."

@@ -159,8 +159,8 @@ func (h *Handler) routeTable() []route {
 			out:   []fleet.AlertRule{}, list: true, outDesc: "A page of rules, oldest first."}},
 		{post, "/v1/alerts/rules", fleet.PermAlertsWrite, 0, h.createRule, opDoc{id: "createAlertRule", summary: "Create an alert rule", tag: tagAlerts,
 			in: ruleRequest{}, out: fleet.AlertRule{}, status: http.StatusCreated, outDesc: "The rule.", errs: []string{codeValidation},
-			desc: "An account holds at most a number of rules, enabled or not, that its plan sets (" + byPlan(func(l fleet.PlanLimits) int { return l.AlertRules }) +
-				"): creating one more is 409 conflict whose message names the cap (delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + descRuleEvaluation}},
+			desc: "An account holds at most as many rules, enabled or not, as its plan allows (" + byPlan(func(l fleet.PlanLimits) int { return l.AlertRules }) +
+				"): creating one more is 409 conflict whose message names the plan's cap (delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + descRuleEvaluation}},
 		{"GET", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsRead, 0, h.getRule, opDoc{id: "getAlertRule", summary: "Get an alert rule", tag: tagAlerts,
 			out: fleet.AlertRule{}, outDesc: "The rule."}},
 		{"PATCH", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsWrite, 0, h.patchRule, opDoc{id: "updateAlertRule", summary: "Update an alert rule (JSON merge patch)", tag: tagAlerts,
@@ -171,8 +171,8 @@ func (h *Handler) routeTable() []route {
 			query: pageParams(), out: []fleet.Geofence{}, list: true, outDesc: "A page of geofences, oldest first."}},
 		{post, "/v1/geofences", fleet.PermAlertsWrite, 0, h.createGeofence, opDoc{id: "createGeofence", summary: "Create a geofence", tag: tagAlerts,
 			in: geofenceRequest{}, out: fleet.Geofence{}, status: http.StatusCreated, outDesc: "The geofence.", errs: []string{codeValidation},
-			desc: "An account holds at most a number of geofences that its plan sets (" + byPlan(func(l fleet.PlanLimits) int { return l.Geofences }) +
-				"): creating one more is 409 conflict whose message names the cap (delete one first).\n\n" + geometryDesc()}},
+			desc: "An account holds at most as many geofences as its plan allows (" + byPlan(func(l fleet.PlanLimits) int { return l.Geofences }) +
+				"): creating one more is 409 conflict whose message names the plan's cap (delete one first).\n\n" + geometryDesc()}},
 		{"GET", "/v1/geofences/{geofence_id}", fleet.PermAlertsRead, 0, h.getGeofence, opDoc{id: "getGeofence", summary: "Get a geofence", tag: tagAlerts,
 			out: fleet.Geofence{}, outDesc: "The geofence."}},
 		{"PATCH", "/v1/geofences/{geofence_id}", fleet.PermAlertsWrite, 0, h.patchGeofence, opDoc{id: "updateGeofence", summary: "Update a geofence (JSON merge patch)", tag: tagAlerts,

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -183,6 +184,28 @@ func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit i
 		}
 	}
 	slices.SortFunc(out, func(a, b fleet.Vehicle) int { return a.LastLocation.Timestamp.Compare(b.LastLocation.Timestamp) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (t *tx) VehiclesGoneSilent(since, now time.Time, minutes []int, after string, limit int) ([]fleet.Vehicle, error) {
+	var out []fleet.Vehicle
+	for _, v := range t.s.vehicles.byID {
+		if v.LastLocation == nil || v.ID <= after {
+			continue
+		}
+		last := v.LastLocation.Timestamp
+		for _, m := range minutes {
+			d := time.Duration(m) * time.Minute
+			if !last.After(now.Add(-d)) && last.After(since.Add(-d)) {
+				out = append(out, cloneVehicle(v))
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b fleet.Vehicle) int { return strings.Compare(a.ID, b.ID) })
 	if len(out) > limit {
 		out = out[:limit]
 	}

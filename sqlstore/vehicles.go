@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 
 const vehicleColumns = `v.id, v.account_id, v.name, v.vin, v.make, v.model, v.year, v.license_plate, v.external_id,
 	v.tags, v.odometer_km, v.status, v.speed, v.last_lat, v.last_lon, v.last_at, v.last_heading,
-	v.stationary_since, v.created_at, v.updated_at`
+	v.stationary_since, v.created_at, v.updated_at, v.alert_version`
 
 func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var v fleet.Vehicle
@@ -25,7 +26,7 @@ func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var lastAt, since sql.NullInt64
 	var created, updated int64
 	if err := s.Scan(&v.ID, &v.AccountID, &v.Name, &v.VIN, &v.Make, &v.Model, &year, &v.LicensePlate, &ext,
-		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated); err != nil {
+		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated, &v.AlertsVersion); err != nil {
 		return fleet.Vehicle{}, err
 	}
 	if year.Valid {
@@ -62,7 +63,8 @@ func floatArg(f *float64) any {
 }
 
 // vehicleArgs are the stored columns of v after id and account_id, in
-// vehicleColumns order, ending with created_at and updated_at.
+// vehicleColumns order, ending with created_at, updated_at and
+// alert_version.
 func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	tags := v.Tags
 	if tags == nil {
@@ -84,7 +86,7 @@ func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	}
 	return []any{v.Name, v.VIN, v.Make, v.Model, year, v.LicensePlate, ext, string(tb), floatArg(v.OdometerKm),
 		string(v.Status), floatArg(v.Speed), lat, lon, lastAt, heading, toNullDB(v.StationarySince),
-		toDB(v.CreatedAt), toDB(v.UpdatedAt)}, nil
+		toDB(v.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion}, nil
 }
 
 // CreateVehicle implements fleet.Tx.
@@ -94,8 +96,9 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 		return err
 	}
 	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
-			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
+			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
+			alert_version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "A vehicle with this id or external_id exists.")
@@ -175,12 +178,12 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
-	args = append(args[:len(args)-2], toDB(v.UpdatedAt), v.ID, v.AccountID) // created_at never changes
+	args = append(args[:len(args)-3], toDB(v.UpdatedAt), v.AlertsVersion, v.ID, v.AccountID) // created_at never changes
 	var n int64
 	err = t.savepoint(func() (err error) {
 		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
-			last_heading = ?, stationary_since = ?, updated_at = ? WHERE id = ? AND account_id = ?`, args...)
+			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
 		return err
 	})
 	if classify(err) == errUnique {
@@ -214,23 +217,53 @@ func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit i
 	if t.d.name == Postgres && !t.readOnly {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+vehicleColumns+` FROM vehicles v
+	return t.vehicles("sweep vehicles", `SELECT `+vehicleColumns+` FROM vehicles v
 		WHERE v.status <> 'offline' AND v.last_at IS NOT NULL
 		  AND (v.last_at <= ? OR (v.status = 'idle' AND v.stationary_since <= ?))
-		ORDER BY v.last_at, v.id LIMIT ?`+lock), toDB(reportedBefore), toDB(stationaryBefore), int64(limit))
+		ORDER BY v.last_at, v.id LIMIT ?`+lock, toDB(reportedBefore), toDB(stationaryBefore), int64(limit))
+}
+
+// vehicles runs a query of vehicleColumns and scans its rows.
+func (t *tx) vehicles(doing, query string, args ...any) ([]fleet.Vehicle, error) {
+	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
 	if err != nil {
-		return nil, wrap(t.failed(err), "sweep vehicles")
+		return nil, wrap(t.failed(err), doing)
 	}
 	defer rows.Close()
 	var out []fleet.Vehicle
 	for rows.Next() {
 		v, err := scanVehicle(rows)
 		if err != nil {
-			return nil, wrap(err, "sweep vehicles")
+			return nil, wrap(err, doing)
 		}
 		out = append(out, v)
 	}
-	return out, wrap(t.failed(rows.Err()), "sweep vehicles")
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
+// VehiclesGoneSilent implements fleet.Tx. A vehicle's silence at now,
+// in whole minutes, is (now - last_at) / 60000000 (integer division); it
+// reached that many minutes after since if last_at is after since less
+// them. Like the status sweep, it reads the table whole: no index may hold
+// last_at (see migration 0004).
+func (t *tx) VehiclesGoneSilent(since, now time.Time, minutes []int, after string, limit int) ([]fleet.Vehicle, error) {
+	if len(minutes) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	const minute = int64(time.Minute / time.Microsecond)
+	n, s := toDB(now), toDB(since)
+	lo, hi := slices.Min(minutes), slices.Max(minutes)
+	args := []any{n - int64(lo)*minute, s - int64(hi)*minute, n}
+	for _, m := range minutes {
+		args = append(args, int64(m))
+	}
+	args = append(args, s, n, after, int64(limit))
+	return t.vehicles("find vehicles gone silent", `SELECT `+vehicleColumns+` FROM vehicles v
+		WHERE v.last_at IS NOT NULL AND v.last_at <= ? AND v.last_at > ?
+		  AND (? - v.last_at) / `+fmt.Sprint(minute)+` IN (?`+strings.Repeat(", ?", len(minutes)-1)+`)
+		  AND v.last_at > ? - ((? - v.last_at) / `+fmt.Sprint(minute)+`) * `+fmt.Sprint(minute)+`
+		  AND v.id > ?
+		ORDER BY v.id LIMIT ?`, args...)
 }
 
 // pointsPerInsert bounds one multi-row INSERT (7 parameters a row, well

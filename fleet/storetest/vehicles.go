@@ -40,6 +40,7 @@ func vehicleTests() []namedTest {
 		{"VehicleFilters", testVehicleFilters},
 		{"DeleteVehicleCascades", testDeleteVehicleCascades},
 		{"VehiclesToSweep", testVehiclesToSweep},
+		{"VehiclesGoneSilent", testVehiclesGoneSilent},
 		{"InsertPointsSkipsDuplicates", testInsertPoints},
 		{"PointsRangeAndOrder", testPointsRange},
 		{"PointsRollback", testPointsRollback},
@@ -59,6 +60,7 @@ func testVehicleRoundTrip(t *testing.T, s fleet.Store) {
 	v.Speed = f64(3.5)
 	v.Status = fleet.StatusIdle
 	v.LastLocation = &fleet.Position{Latitude: 52.5, Longitude: 13.4, Timestamp: T0.Add(123456 * time.Microsecond), Heading: f64(90)}
+	v.AlertsVersion = 7
 	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateVehicle(v) }))
 	var got fleet.Vehicle
 	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
@@ -78,8 +80,10 @@ func testVehicleRoundTrip(t *testing.T, s fleet.Store) {
 	is.Equal(got.LastLocation.Latitude, 52.5)
 	is.Equal(*got.LastLocation.Heading, 90.0)
 	is.True(got.CreatedAt.Equal(T0))
+	is.Equal(got.AlertsVersion, int64(7))
 
 	got.Name = "Truck One"
+	got.AlertsVersion = 8
 	got.Tags = []string{}
 	got.Year = nil
 	got.LastLocation = nil
@@ -92,6 +96,7 @@ func testVehicleRoundTrip(t *testing.T, s fleet.Store) {
 	is.Equal(again.Year, nil)
 	is.Equal(again.LastLocation, nil)
 	is.True(again.CreatedAt.Equal(T0))
+	is.Equal(again.AlertsVersion, int64(8))
 }
 
 func testVehiclesScoped(t *testing.T, s fleet.Store) {
@@ -249,6 +254,60 @@ func testVehiclesToSweep(t *testing.T, s fleet.Store) {
 		return err
 	}))
 	is.Equal(len(got), 1) // limit
+}
+
+func testVehiclesGoneSilent(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	now := T0.Add(3 * time.Hour)
+	since := now.Add(-5 * time.Second)
+	mk := func(acc string, reported *time.Time) fleet.Vehicle {
+		v := NewVehicle(acc, "v")
+		if reported != nil {
+			v.LastLocation = &fleet.Position{Latitude: 1, Longitude: 1, Timestamp: *reported}
+		}
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateVehicle(v) }))
+		return v
+	}
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	want := map[string]bool{}
+	for _, c := range []struct {
+		acc      string
+		reported *time.Time
+		in       bool
+	}{
+		{a.ID, at(-30*time.Minute - 2*time.Second), true},   // 30 minutes reached in the window
+		{a.ID, at(-30 * time.Minute), true},                 // exactly at now
+		{b.ID, at(-60*time.Minute - time.Second), true},     // another account, another rule's minutes
+		{a.ID, at(-30*time.Minute - 10*time.Second), false}, // reached before the window
+		{a.ID, at(-30*time.Minute - 5*time.Second), false},  // reached exactly at since: before the window
+		{a.ID, at(-30*time.Minute + time.Microsecond), false},
+		{a.ID, at(-45*time.Minute - time.Second), false}, // 45 is no rule's
+		{a.ID, at(2 * time.Minute), false},               // reported from the future
+		{a.ID, nil, false},                               // never reported
+	} {
+		v := mk(c.acc, c.reported)
+		if c.in {
+			want[v.ID] = true
+		}
+	}
+	var got []fleet.Vehicle
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) {
+		got, err = tx.VehiclesGoneSilent(since, now, []int{60, 30}, "", 10)
+		return err
+	}))
+	is.Equal(len(got), len(want))
+	for i, v := range got {
+		is.True(want[v.ID])
+		is.True(i == 0 || got[i-1].ID < v.ID) // in id order
+	}
+	var page []fleet.Vehicle
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) {
+		page, err = tx.VehiclesGoneSilent(since, now, []int{30, 60}, got[0].ID, 1)
+		return err
+	}))
+	is.Equal(len(page), 1) // after and limit
+	is.Equal(page[0].ID, got[1].ID)
 }
 
 func testInsertPoints(t *testing.T, s fleet.Store) {

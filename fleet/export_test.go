@@ -1,0 +1,19 @@
+package fleet
+
+// Hooks for the tests of package fleet_test.
+
+// SetJudging makes s call f as a location batch starts being judged outside
+// the write transaction.
+func SetJudging(s *Service, f func(accountID string)) { s.judging = f }
+
+// SetJudgeBudget sets the work a batch's judgement may take inside the
+// write transaction; 0 judges every batch outside it first.
+func SetJudgeBudget(s *Service, work int) { s.judgeBudget = work }
+
+// AlertCacheStats returns how many compiled configurations s keeps and
+// their estimated bytes.
+func AlertCacheStats(s *Service) (entries, bytes int) { return s.alertCache.stats() }
+
+// Comb is a closed ring of about n positions with teeth reaching north
+// (see geofence_index_test.go).
+var Comb = comb
