@@ -50,7 +50,8 @@ type offlineCandidate struct {
 // that a batch of old reports starts already past a rule's after_minutes is
 // judged by that batch, and one left unalerted while an earlier alert of
 // the rule was open, by resolving that alert.)
-func (s *Service) CheckOfflineAlerts(ctx context.Context) (int, error) {
+func (j Jobs) CheckOfflineAlerts(ctx context.Context) (int, error) {
+	s := j.s
 	o := &s.offline
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -84,7 +84,8 @@ func (s *Service) principalByHash(ctx context.Context, h [32]byte) (Principal, e
 // Admit takes one request from the key's hourly allowance and records it in
 // the key's usage. The returned Quota says whether the request may proceed;
 // a refused request is not counted against the allowance.
-func (s *Service) Admit(ctx context.Context, p Principal) (Quota, error) {
+func (e Edge) Admit(ctx context.Context, p Principal) (Quota, error) {
+	s := e.s
 	now := s.Now() // at the stores' precision, so every store answers alike
 	q, err := s.store.TakeQuota(ctx, p.Key.ID, p.Account.RateLimitPerHour(), now)
 	if err != nil {
@@ -96,14 +97,15 @@ func (s *Service) Admit(ctx context.Context, p Principal) (Quota, error) {
 
 // AddressLimit returns the hourly allowance per client address of requests
 // that cannot be tied to a valid key, or 0 when that brake is off.
-func (s *Service) AddressLimit() int { return max(0, s.opts.AddressLimit) }
+func (e Edge) AddressLimit() int { return max(0, e.s.opts.AddressLimit) }
 
 // AdmitAddress takes one request from the allowance of a client address whose
 // request could not be tied to a valid key (a brake on key guessing). With
 // the brake off (AddressLimit 0) it takes nothing and allows the request,
 // with a Quota of Limit 0.
-func (s *Service) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
-	if s.AddressLimit() == 0 {
+func (e Edge) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
+	s := e.s
+	if s.Edge().AddressLimit() == 0 {
 		return Quota{Allowed: true}, nil
 	}
 	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.Now())

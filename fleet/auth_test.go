@@ -58,7 +58,7 @@ func BenchmarkAuthenticateAndAdmit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if q, err := svc.Admit(ctx, p); err != nil || !q.Allowed {
+		if q, err := svc.Edge().Admit(ctx, p); err != nil || !q.Allowed {
 			b.Fatal("refused", err)
 		}
 	}

@@ -14,12 +14,32 @@
 //
 // # The Service
 //
-// NewService builds the Service over a Store. Every use case is a method
-// (CreateVehicle, IngestBulk, UpdateWorkOrder...) taking a context and a
-// Principal; Authenticate and Admit turn a key secret into a Principal and
-// apply the hourly quota. Run does the background work — flushing usage
-// counters, the clock-driven vehicle status sweep, the maintenance check,
-// and purges — until its context ends.
+// NewService builds the Service over a Store. Its methods are the product's
+// use cases, each taking a context and the Principal that acts
+// (CreateVehicle, IngestBulk, UpdateWorkOrder...), and each checking first
+// what the principal's key needs for it: one table, read with PermissionOf,
+// states that for every use case, and the HTTP adapter's route table and
+// document read it from there. Authenticate turns a key secret into a
+// Principal; SystemPrincipal acts for an account with every permission, for
+// a program acting on its own behalf. Every input rule is the service's:
+// whatever the HTTP API refuses, a program calling the service refuses too,
+// with the same error and field name.
+//
+// Names follow one scheme, shared with the Go client (fleethttp.Client):
+// X returns one resource, ListX one page of them (the client's Xs walks
+// every page), CreateX, UpdateX (a merge patch, with Optional fields) and
+// DeleteX change them.
+//
+// What else a program calls is kept apart, by audience:
+//
+//   - Service.Operator: the operator's use cases — accounts, and keys by
+//     account or id — as the command line does them, with no principal.
+//   - Service.Jobs: the background work one step at a time (status sweep,
+//     offline alerts, maintenance check, usage flush, streams of keys no
+//     longer valid, purges) and the webhook delivery queue a sender works.
+//     Run does all of the background work on a clock until its context ends.
+//   - Service.Edge: what an adapter serving the API does around each use
+//     case — admitting requests against the quotas, making POSTs idempotent.
 //
 // Time comes from Options.Now, never from time.Now in the rules, so tests
 // drive status changes, quota windows and schedules with a clock of their
@@ -39,6 +59,28 @@
 // schedule due dates are all here. A change and the events it causes are
 // written in one transaction (Store.Update), so they commit together or not
 // at all. Implementations: memstore (memory) and sqlstore (SQLite and
-// PostgreSQL); fleet/storetest is the suite each passes, and a new store
-// must pass it too.
+// PostgreSQL).
+//
+// To write a new Store, start with Update and View: a read-write
+// transaction whose writes commit together or not at all, isolated from the
+// others (serialisable in effect; an Update may be run again when the store
+// aborts it), and a read-only one that sees one consistent state. Check them
+// with storetest.RunTransactions. Then implement the contract one area at a
+// time — each area is a Store part (what runs outside transactions) and a Tx
+// part — and check each with its section of fleet/storetest:
+//
+//   - keys (KeyStore, KeyTx): accounts, keys, the per-request path (lookup
+//     by hash, quota windows exact under concurrency, usage, idempotency);
+//     storetest.RunKeys.
+//   - vehicles (VehicleTx): storetest.RunVehicles.
+//   - locations (LocationStore, LocationTx): storetest.RunLocations.
+//   - events (EventStore, EventTx): storetest.RunEvents.
+//   - maintenance (MaintenanceTx): storetest.RunMaintenance.
+//   - alerts (AlertTx): storetest.RunAlerts.
+//   - webhooks (WebhookStore, WebhookTx): storetest.RunWebhooks.
+//
+// storetest.Run runs them all; a store's own test is three lines calling it.
+// Each method's comment says what it returns (not_found, conflict) and what
+// a store shared by several processes must guarantee; a store copies values
+// in and out, so that no caller shares memory with it.
 package fleet

@@ -106,7 +106,8 @@ func ValidIdempotencyKey(k string) bool {
 // repeat of a finished request, its body opened with seal, and conflict
 // when the key was used with another request or the first request is still
 // running. seal is SealKeyFor the requesting key's secret.
-func (s *Service) BeginIdempotent(ctx context.Context, p Principal, seal SealKey, idemKey string, requestHash [32]byte) (*IdempotencyRecord, error) {
+func (e Edge) BeginIdempotent(ctx context.Context, p Principal, seal SealKey, idemKey string, requestHash [32]byte) (*IdempotencyRecord, error) {
+	s := e.s
 	if !ValidIdempotencyKey(idemKey) {
 		return nil, Errorf(CodeInvalidRequest, "The Idempotency-Key header must be 1 to 255 printable characters.")
 	}
@@ -133,12 +134,14 @@ func (s *Service) BeginIdempotent(ctx context.Context, p Principal, seal SealKey
 // FinishIdempotent records the response of a request begun with
 // BeginIdempotent, for repeats to replay: the body is stored sealed with
 // seal (see SealKey), never in plain text.
-func (s *Service) FinishIdempotent(ctx context.Context, p Principal, seal SealKey, idemKey string, status int, body []byte) error {
+func (e Edge) FinishIdempotent(ctx context.Context, p Principal, seal SealKey, idemKey string, status int, body []byte) error {
+	s := e.s
 	return s.store.FinishIdempotency(ctx, p.Key.ID, idemKey, status, seal.seal(p.Key.ID, idemKey, status, body))
 }
 
 // AbandonIdempotent forgets a begun request that failed in a way a retry may
 // repeat (a server error), so that the retry runs.
-func (s *Service) AbandonIdempotent(ctx context.Context, p Principal, idemKey string) error {
+func (e Edge) AbandonIdempotent(ctx context.Context, p Principal, idemKey string) error {
+	s := e.s
 	return s.store.DeleteIdempotency(ctx, p.Key.ID, idemKey)
 }

@@ -23,10 +23,10 @@ func TestIdempotentResponsesAreSealed(t *testing.T) {
 	var hash [32]byte
 	body := []byte(`{"success":true,"data":{"key":"fleet_the_secret"}}`)
 
-	prev, err := svc.BeginIdempotent(ctx, p, seal, "create-1", hash)
+	prev, err := svc.Edge().BeginIdempotent(ctx, p, seal, "create-1", hash)
 	is.NoErr(err)
 	is.True(prev == nil) // a first request runs
-	is.NoErr(svc.FinishIdempotent(ctx, p, seal, "create-1", 201, body))
+	is.NoErr(svc.Edge().FinishIdempotent(ctx, p, seal, "create-1", 201, body))
 
 	stored, found, err := svc.Store().BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: p.Key.ID, Key: "create-1", CreatedAt: svc.Now()})
 	is.NoErr(err)
@@ -34,17 +34,17 @@ func TestIdempotentResponsesAreSealed(t *testing.T) {
 	is.True(!bytes.Contains(stored.Body, []byte("fleet_the_secret"))) // sealed at rest
 	is.Equal(stored.Status, 201)
 
-	prev, err = svc.BeginIdempotent(ctx, p, seal, "create-1", hash)
+	prev, err = svc.Edge().BeginIdempotent(ctx, p, seal, "create-1", hash)
 	is.NoErr(err)
 	is.Equal(string(prev.Body), string(body)) // the same secret opens it
-	_, err = svc.BeginIdempotent(ctx, p, fleet.SealKeyFor(fleet.NewSecret()), "create-1", hash)
+	_, err = svc.Edge().BeginIdempotent(ctx, p, fleet.SealKeyFor(fleet.NewSecret()), "create-1", hash)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeInternal) // another does not
 
 	// A response stored in plain text before responses were sealed.
 	_, _, err = svc.Store().BeginIdempotency(ctx, fleet.IdempotencyRecord{KeyID: p.Key.ID, Key: "old-1", CreatedAt: svc.Now()})
 	is.NoErr(err)
 	is.NoErr(svc.Store().FinishIdempotency(ctx, p.Key.ID, "old-1", 200, []byte(`{"success":true}`)))
-	prev, err = svc.BeginIdempotent(ctx, p, seal, "old-1", hash)
+	prev, err = svc.Edge().BeginIdempotent(ctx, p, seal, "old-1", hash)
 	is.NoErr(err)
 	is.Equal(string(prev.Body), `{"success":true}`)
 }

@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-// Point is one location report of a vehicle.
+// Point is one location report of a vehicle. Latitude, Longitude and
+// Timestamp are required: a NaN coordinate, as NoCoordinate, is one that was
+// not given (0 is a position), and a zero Timestamp is none.
 type Point struct {
 	VehicleID  string    `json:"-"`
 	Latitude   float64   `json:"latitude"`
@@ -15,6 +17,10 @@ type Point struct {
 	Heading    *float64  `json:"heading"`
 	OdometerKm *float64  `json:"odometer_km"`
 }
+
+// NoCoordinate is a coordinate that was not given: a Point with it as its
+// Latitude or Longitude is refused, "is required".
+var NoCoordinate = math.NaN()
 
 // Batch limits of the contract.
 const (
@@ -29,8 +35,18 @@ const (
 
 // validate checks one point at time now into v (whose prefix names it).
 func (p *Point) validate(v *Validator, now time.Time) {
-	v.Check(!math.IsNaN(p.Latitude) && p.Latitude >= -90 && p.Latitude <= 90, "latitude", "must be between -90 and 90")
-	v.Check(!math.IsNaN(p.Longitude) && p.Longitude >= -180 && p.Longitude <= 180, "longitude", "must be between -180 and 180")
+	switch {
+	case math.IsNaN(p.Latitude):
+		v.Add("latitude", "is required")
+	default:
+		v.Check(p.Latitude >= -90 && p.Latitude <= 90, "latitude", "must be between -90 and 90")
+	}
+	switch {
+	case math.IsNaN(p.Longitude):
+		v.Add("longitude", "is required")
+	default:
+		v.Check(p.Longitude >= -180 && p.Longitude <= 180, "longitude", "must be between -180 and 180")
+	}
 	switch {
 	case p.Timestamp.IsZero():
 		v.Add("timestamp", "is required")

@@ -319,7 +319,7 @@ func TestScheduleDueByDateWithTheClock(t *testing.T) {
 	is.Equal(s.Status, fleet.ScheduleOK)
 
 	check := func() int {
-		n, err := m.svc.CheckMaintenance(ctx)
+		n, err := m.svc.Jobs().CheckMaintenance(ctx)
 		is.NoErr(err)
 		return n
 	}
@@ -378,7 +378,7 @@ func TestAutoWorkOrderOncePerCycle(t *testing.T) {
 	is.Equal(len(m.events(fleet.EventWorkOrderCreated)), 1)
 	is.Equal(len(m.events(fleet.EventMaintenanceDueSoon)), 1)
 	is.Equal(len(m.events(fleet.EventMaintenanceOverdue)), 1)
-	n, err := m.svc.CheckMaintenance(ctx)
+	n, err := m.svc.Jobs().CheckMaintenance(ctx)
 	is.NoErr(err)
 	is.Equal(n, 0) // a km-only schedule owes nothing to the calendar
 
@@ -450,7 +450,7 @@ func TestSchedulePatchStartsCycleOnlyForANewService(t *testing.T) {
 	s, err := m.svc.CreateSchedule(ctx, m.p, fleet.Schedule{VehicleID: m.v.ID, Name: "Wash", IntervalDays: &days})
 	is.NoErr(err)
 	m.clk.Advance(4 * 24 * time.Hour)
-	_, err = m.svc.CheckMaintenance(ctx)
+	_, err = m.svc.Jobs().CheckMaintenance(ctx)
 	is.NoErr(err)
 	is.Equal(m.schedule(s.ID).Status, fleet.ScheduleDueSoon)
 
@@ -459,7 +459,7 @@ func TestSchedulePatchStartsCycleOnlyForANewService(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(s.Status, fleet.ScheduleOK) // recomputed at once
 	m.clk.Advance(20 * 24 * time.Hour)
-	_, err = m.svc.CheckMaintenance(ctx)
+	_, err = m.svc.Jobs().CheckMaintenance(ctx)
 	is.NoErr(err)
 	is.Equal(m.schedule(s.ID).Status, fleet.ScheduleDueSoon)
 	is.Equal(len(m.events(fleet.EventMaintenanceDueSoon)), 1) // same cycle: no second event
@@ -468,7 +468,7 @@ func TestSchedulePatchStartsCycleOnlyForANewService(t *testing.T) {
 	is.NoErr(err) // a service done elsewhere
 	is.Equal(s.Status, fleet.ScheduleOK)
 	m.clk.Advance(23 * 24 * time.Hour)
-	_, err = m.svc.CheckMaintenance(ctx)
+	_, err = m.svc.Jobs().CheckMaintenance(ctx)
 	is.NoErr(err)
 	is.Equal(len(m.events(fleet.EventMaintenanceDueSoon)), 2) // a new cycle notifies again
 

@@ -101,7 +101,7 @@ func TestOfflineCheckCostFollowsSilences(t *testing.T) {
 	pass := func() (examined, latest, opened int) {
 		t.Helper()
 		c.take()
-		opened, err := svc.CheckOfflineAlerts(ctx)
+		opened, err := svc.Jobs().CheckOfflineAlerts(ctx)
 		is.NoErr(err)
 		examined, latest = c.take()
 		return examined, latest, opened
@@ -177,7 +177,7 @@ func (e *offlineEnv) report(at time.Time) {
 
 func (e *offlineEnv) pass() {
 	e.t.Helper()
-	if _, err := e.svc.CheckOfflineAlerts(ctx); err != nil {
+	if _, err := e.svc.Jobs().CheckOfflineAlerts(ctx); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -26,7 +26,7 @@ func TestMaintainPurgesOldEventsAndPoints(t *testing.T) {
 	clock.Advance(31 * 24 * time.Hour)
 	_, err = svc.UpdateVehicle(ctx, p, v.ID, fleet.VehiclePatch{Name: fleet.Optional[string]{Set: true, Value: "W"}})
 	is.NoErr(err)
-	is.NoErr(svc.Maintain(ctx))
+	is.NoErr(svc.Jobs().Maintain(ctx))
 
 	events, err := svc.ListEvents(ctx, p, fleet.EventFilter{}, fleet.ListQuery{})
 	is.NoErr(err)

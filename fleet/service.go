@@ -137,27 +137,27 @@ func (s *Service) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			if err := s.Flush(fctx); err != nil {
+			if err := s.Jobs().Flush(fctx); err != nil {
 				s.log.Error("flush usage at shutdown", "err", err)
 			}
 			cancel()
 			return
 		case <-flush.C:
-			if err := s.Flush(ctx); err != nil {
+			if err := s.Jobs().Flush(ctx); err != nil {
 				s.log.Error("flush usage", "err", err)
 			}
-			if _, err := s.CheckStreams(ctx); err != nil {
+			if _, err := s.Jobs().CheckStreams(ctx); err != nil {
 				s.log.Error("check the keys of live streams", "err", err)
 			}
 		case <-sweep.C:
-			if _, err := s.Sweep(ctx); err != nil {
+			if _, err := s.Jobs().Sweep(ctx); err != nil {
 				s.log.Error("status sweep", "err", err)
 			}
-			if _, err := s.CheckMaintenance(ctx); err != nil {
+			if _, err := s.Jobs().CheckMaintenance(ctx); err != nil {
 				s.log.Error("maintenance check", "err", err)
 			}
 		case <-maintain.C:
-			if err := s.Maintain(ctx); err != nil {
+			if err := s.Jobs().Maintain(ctx); err != nil {
 				s.log.Error("maintenance", "err", err)
 			}
 		}
@@ -169,7 +169,8 @@ func (s *Service) Run(ctx context.Context) {
 // counts older than the usage endpoint reaches, events and webhook delivery
 // attempts after 30 days, and
 // location points older than the longest plan reach.
-func (s *Service) Maintain(ctx context.Context) error {
+func (j Jobs) Maintain(ctx context.Context) error {
+	s := j.s
 	now := s.Now()
 	if _, err := s.store.PurgeIdempotency(ctx, now.Add(-IdempotencyRetention)); err != nil {
 		return err

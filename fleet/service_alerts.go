@@ -120,7 +120,7 @@ func normaliseRule(r *AlertRule) {
 // when enabled is nil). An account that holds as many rules as its plan
 // allows (PlanLimits.AlertRules) is conflict.
 func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule, enabled *bool) (AlertRule, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("CreateAlertRule"); err != nil {
 		return AlertRule{}, err
 	}
 	now := s.Now()
@@ -164,7 +164,7 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 
 // AlertRule returns one of the account's rules.
 func (s *Service) AlertRule(ctx context.Context, p Principal, id string) (AlertRule, error) {
-	if err := p.Require(PermAlertsRead); err != nil {
+	if err := p.allow("AlertRule"); err != nil {
 		return AlertRule{}, err
 	}
 	var r AlertRule
@@ -174,7 +174,7 @@ func (s *Service) AlertRule(ctx context.Context, p Principal, id string) (AlertR
 
 // ListAlertRules lists the account's rules in creation order.
 func (s *Service) ListAlertRules(ctx context.Context, p Principal, f AlertRuleFilter, q ListQuery) (List[AlertRule], error) {
-	if err := p.Require(PermAlertsRead); err != nil {
+	if err := p.allow("ListAlertRules"); err != nil {
 		return List[AlertRule]{}, err
 	}
 	if f.Type != "" && !f.Type.RuleType() {
@@ -201,7 +201,7 @@ func (s *Service) ListAlertRules(ctx context.Context, p Principal, f AlertRuleFi
 // UpdateAlertRule applies a merge patch to a rule; the result is validated
 // whole, and nothing changes if it is invalid.
 func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, patch AlertRulePatch) (AlertRule, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("UpdateAlertRule"); err != nil {
 		return AlertRule{}, err
 	}
 	now := s.Now()
@@ -287,7 +287,7 @@ func (s *Service) dropVehicleFromRules(tx Tx, accountID, vehicleID string, now t
 // DeleteAlertRule deletes a rule; the alerts it opened stay, with their
 // rule_id, as history.
 func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (RuleDeleted, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("DeleteAlertRule"); err != nil {
 		return RuleDeleted{}, err
 	}
 	defer s.gates.account(p.Account.ID)()
@@ -311,7 +311,7 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 // An account that holds as many geofences as its plan allows
 // (PlanLimits.Geofences) is conflict.
 func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) (Geofence, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("CreateGeofence"); err != nil {
 		return Geofence{}, err
 	}
 	now := s.Now()
@@ -343,7 +343,7 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 
 // Geofence returns one of the account's geofences.
 func (s *Service) Geofence(ctx context.Context, p Principal, id string) (Geofence, error) {
-	if err := p.Require(PermAlertsRead); err != nil {
+	if err := p.allow("Geofence"); err != nil {
 		return Geofence{}, err
 	}
 	var g Geofence
@@ -353,7 +353,7 @@ func (s *Service) Geofence(ctx context.Context, p Principal, id string) (Geofenc
 
 // ListGeofences lists the account's geofences in creation order.
 func (s *Service) ListGeofences(ctx context.Context, p Principal, q ListQuery) (List[Geofence], error) {
-	if err := p.Require(PermAlertsRead); err != nil {
+	if err := p.allow("ListGeofences"); err != nil {
 		return List[Geofence]{}, err
 	}
 	page, limit, err := q.page(PrefixGeofence, DefaultPageLimit, MaxPageLimit)
@@ -372,7 +372,7 @@ func (s *Service) ListGeofences(ctx context.Context, p Principal, q ListQuery) (
 // validated whole. Vehicles' positions are judged against the new shape
 // from the next report on.
 func (s *Service) UpdateGeofence(ctx context.Context, p Principal, id string, patch GeofencePatch) (Geofence, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("UpdateGeofence"); err != nil {
 		return Geofence{}, err
 	}
 	now := s.Now()
@@ -415,7 +415,7 @@ func (s *Service) UpdateGeofence(ctx context.Context, p Principal, id string, pa
 // DeleteGeofence deletes a geofence that no rule names. While rules name
 // it, it is a conflict naming them: delete or change those rules first.
 func (s *Service) DeleteGeofence(ctx context.Context, p Principal, id string) (GeofenceDeleted, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("DeleteGeofence"); err != nil {
 		return GeofenceDeleted{}, err
 	}
 	defer s.gates.account(p.Account.ID)()
@@ -458,7 +458,7 @@ func (s *Service) DeleteGeofence(ctx context.Context, p Principal, id string) (G
 // (vehicle_id, severity, message, data). Severity defaults to warning; a
 // vehicle_id must name a vehicle of the account. Emits alert.created.
 func (s *Service) CreateAlert(ctx context.Context, p Principal, in Alert) (Alert, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+	if err := p.allow("CreateAlert"); err != nil {
 		return Alert{}, err
 	}
 	now := s.Now()
@@ -497,7 +497,7 @@ func (s *Service) openAlert(tx Tx, a Alert, now time.Time) error {
 
 // Alert returns one of the account's alerts.
 func (s *Service) Alert(ctx context.Context, p Principal, id string) (Alert, error) {
-	if err := p.Require(PermAlertsRead); err != nil {
+	if err := p.allow("Alert"); err != nil {
 		return Alert{}, err
 	}
 	var a Alert
@@ -507,7 +507,7 @@ func (s *Service) Alert(ctx context.Context, p Principal, id string) (Alert, err
 
 // ListAlerts lists the account's alerts, oldest first.
 func (s *Service) ListAlerts(ctx context.Context, p Principal, f AlertFilter, q ListQuery) (List[Alert], error) {
-	if err := p.Require(PermAlertsRead); err != nil {
+	if err := p.allow("ListAlerts"); err != nil {
 		return List[Alert]{}, err
 	}
 	switch {
@@ -545,18 +545,18 @@ func zeroOr(t time.Time) time.Time {
 // AcknowledgeAlert moves an open alert to acknowledged: someone is on it.
 // Emits alert.acknowledged with the alert after the change.
 func (s *Service) AcknowledgeAlert(ctx context.Context, p Principal, id string) (Alert, error) {
-	return s.moveAlert(ctx, p, id, AlertAcknowledged)
+	return s.moveAlert(ctx, p, "AcknowledgeAlert", id, AlertAcknowledged)
 }
 
 // ResolveAlert moves an open or acknowledged alert to resolved. Emits
 // alert.resolved with the alert after the change. A rule's condition may
 // open a new alert once the last one is resolved.
 func (s *Service) ResolveAlert(ctx context.Context, p Principal, id string) (Alert, error) {
-	return s.moveAlert(ctx, p, id, AlertResolved)
+	return s.moveAlert(ctx, p, "ResolveAlert", id, AlertResolved)
 }
 
-func (s *Service) moveAlert(ctx context.Context, p Principal, id string, to AlertStatus) (Alert, error) {
-	if err := p.Require(PermAlertsWrite); err != nil {
+func (s *Service) moveAlert(ctx context.Context, p Principal, useCase, id string, to AlertStatus) (Alert, error) {
+	if err := p.allow(useCase); err != nil {
 		return Alert{}, err
 	}
 	now := s.Now()

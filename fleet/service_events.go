@@ -4,7 +4,7 @@ import "context"
 
 // ListEvents lists the account's events, oldest first.
 func (s *Service) ListEvents(ctx context.Context, p Principal, f EventFilter, q ListQuery) (List[Event], error) {
-	if err := p.Require(PermEventsRead); err != nil {
+	if err := p.allow("ListEvents"); err != nil {
 		return List[Event]{}, err
 	}
 	if f.Type != "" && !ValidEventType(f.Type) {
@@ -24,7 +24,7 @@ func (s *Service) ListEvents(ctx context.Context, p Principal, f EventFilter, q 
 
 // Event returns one of the account's events.
 func (s *Service) Event(ctx context.Context, p Principal, id string) (Event, error) {
-	if err := p.Require(PermEventsRead); err != nil {
+	if err := p.allow("Event"); err != nil {
 		return Event{}, err
 	}
 	if !ValidID(PrefixEvent, id) {

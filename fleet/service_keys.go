@@ -66,7 +66,7 @@ func newKey(accountID string, params KeyParams, now time.Time) NewKey {
 // account with as many active keys as its plan allows (ActiveKeys) is a
 // conflict, counted in the creating transaction.
 func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) (NewKey, error) {
-	if err := p.Require(PermKeysWrite); err != nil {
+	if err := p.allow("CreateKey"); err != nil {
 		return NewKey{}, err
 	}
 	now := s.Now()
@@ -150,7 +150,7 @@ func normalisePermissions(ps []Permission) []Permission {
 
 // ListKeys lists the principal's account's keys in creation order.
 func (s *Service) ListKeys(ctx context.Context, p Principal, q ListQuery) (List[Key], error) {
-	if err := p.Require(PermKeysRead); err != nil {
+	if err := p.allow("ListKeys"); err != nil {
 		return List[Key]{}, err
 	}
 	page, limit, err := q.page(PrefixKey, DefaultPageLimit, MaxPageLimit)
@@ -170,7 +170,7 @@ func (s *Service) ListKeys(ctx context.Context, p Principal, q ListQuery) (List[
 
 // Key returns one of the principal's account's keys.
 func (s *Service) Key(ctx context.Context, p Principal, id string) (Key, error) {
-	if err := p.Require(PermKeysRead); err != nil {
+	if err := p.allow("Key"); err != nil {
 		return Key{}, err
 	}
 	var k Key
@@ -198,7 +198,7 @@ func (s *Service) getKey(tx Tx, p Principal, id string) (Key, error) {
 // only if it holds every permission of that key (else
 // insufficient_permissions).
 func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, error) {
-	if err := p.Require(PermKeysWrite); err != nil {
+	if err := p.allow("RevokeKey"); err != nil {
 		return Key{}, err
 	}
 	now := s.Now()
@@ -240,7 +240,7 @@ const MaxRotationGrace = 30 * 24 * time.Hour
 // the cap); with grace 0 the new key replaces the old one at once and is
 // always allowed.
 func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace time.Duration) (NewKey, error) {
-	if err := p.Require(PermKeysWrite); err != nil {
+	if err := p.allow("RotateKey"); err != nil {
 		return NewKey{}, err
 	}
 	if grace < 0 || grace > MaxRotationGrace {
@@ -313,10 +313,10 @@ type KeyUsage struct {
 // MaxUsageHours is how far back usage can be read.
 const MaxUsageHours = 168
 
-// Usage returns the key's hourly request counts for the last hours (1 to
+// KeyUsage returns the key's hourly request counts for the last hours (1 to
 // 168, the current hour included), newest first.
-func (s *Service) Usage(ctx context.Context, p Principal, id string, hours int) (KeyUsage, error) {
-	if err := p.Require(PermKeysRead); err != nil {
+func (s *Service) KeyUsage(ctx context.Context, p Principal, id string, hours int) (KeyUsage, error) {
+	if err := p.allow("KeyUsage"); err != nil {
 		return KeyUsage{}, err
 	}
 	if hours < 1 || hours > MaxUsageHours {

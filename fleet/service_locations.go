@@ -9,16 +9,25 @@ import (
 	"time"
 )
 
-// IngestLocations stores a batch of one vehicle's points (1 to 1,000).
+// IngestLocations stores a batch of one vehicle's points (1 to 1,000). A
+// point's VehicleID may be left empty (it is the batch's vehicle); another
+// vehicle's is a validation_error naming it.
 func (s *Service) IngestLocations(ctx context.Context, p Principal, vehicleID string, points []Point) (IngestResult, error) {
+	if err := p.allow("IngestLocations"); err != nil {
+		return IngestResult{}, err
+	}
 	if !ValidID(PrefixVehicle, vehicleID) {
-		if err := p.Require(PermLocationsWrite); err != nil {
-			return IngestResult{}, err
-		}
 		return IngestResult{}, notFoundVehicle(vehicleID)
 	}
+	var val Validator
 	for i := range points {
+		if id := points[i].VehicleID; id != "" && id != vehicleID {
+			val.Add("locations["+strconv.Itoa(i)+"].vehicle_id", "must be left out: the batch is of vehicle %s (a bulk batch names each point's vehicle)", vehicleID)
+		}
 		points[i].VehicleID = vehicleID
+	}
+	if err := val.Err(); err != nil {
+		return IngestResult{}, err
 	}
 	return s.ingest(ctx, p, points, MaxPointsPerVehicleBatch, vehicleID)
 }
@@ -26,6 +35,9 @@ func (s *Service) IngestLocations(ctx context.Context, p Principal, vehicleID st
 // IngestBulk stores a batch of points of many vehicles (1 to 10,000), each
 // naming its vehicle, as gateways send them.
 func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (IngestResult, error) {
+	if err := p.allow("IngestBulk"); err != nil {
+		return IngestResult{}, err
+	}
 	return s.ingest(ctx, p, points, MaxPointsPerBulkBatch, "")
 }
 
@@ -37,9 +49,6 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // the write transaction when that is more than a little work (see
 // judgeBatch).
 func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string) (IngestResult, error) {
-	if err := p.Require(PermLocationsWrite); err != nil {
-		return IngestResult{}, err
-	}
 	now := s.Now()
 	var val Validator
 	if len(points) == 0 || len(points) > maxPoints {
@@ -51,7 +60,10 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		pt := &points[i]
 		pt.Timestamp = Timestamp(pt.Timestamp)
 		val.Prefix("locations[" + strconv.Itoa(i) + "].")
-		if only == "" && !ValidID(PrefixVehicle, pt.VehicleID) {
+		switch {
+		case only == "" && pt.VehicleID == "":
+			val.Add("vehicle_id", "is required")
+		case only == "" && !ValidID(PrefixVehicle, pt.VehicleID):
 			val.Add("vehicle_id", "must name a vehicle of this account")
 		}
 		pt.validate(&val, now)
@@ -244,10 +256,10 @@ type HistoryQuery struct {
 	Limit    int // default 1,000, at most 10,000
 }
 
-// History returns a vehicle's points in ascending time between From and To,
+// ListHistory returns a page of a vehicle's points in ascending time between From and To,
 // clamped to how far back the account's plan reaches.
-func (s *Service) History(ctx context.Context, p Principal, vehicleID string, q HistoryQuery) (List[Point], error) {
-	if err := p.Require(PermLocationsRead); err != nil {
+func (s *Service) ListHistory(ctx context.Context, p Principal, vehicleID string, q HistoryQuery) (List[Point], error) {
+	if err := p.allow("ListHistory"); err != nil {
 		return List[Point]{}, err
 	}
 	now := s.Now()
@@ -300,10 +312,10 @@ func (s *Service) History(ctx context.Context, p Principal, vehicleID string, q 
 	return finish(pts, limit, func(pt Point) string { return "t" + strconv.FormatInt(pt.Timestamp.UnixMicro(), 10) }), nil
 }
 
-// Snapshot lists the latest location of each of the account's vehicles that
+// ListLocations lists the latest location of each of the account's vehicles that
 // has reported, in vehicle id order.
-func (s *Service) Snapshot(ctx context.Context, p Principal, f VehicleFilter, q ListQuery) (List[LocationRecord], error) {
-	if err := p.Require(PermLocationsRead); err != nil {
+func (s *Service) ListLocations(ctx context.Context, p Principal, f VehicleFilter, q ListQuery) (List[LocationRecord], error) {
+	if err := p.allow("ListLocations"); err != nil {
 		return List[LocationRecord]{}, err
 	}
 	if f.Status != "" && !f.Status.Valid() {

@@ -85,7 +85,7 @@ func normaliseWorkOrder(w *WorkOrder) {
 // schedule of that vehicle; either is otherwise a validation_error naming
 // the field.
 func (s *Service) CreateWorkOrder(ctx context.Context, p Principal, in WorkOrder) (WorkOrder, error) {
-	if err := p.Require(PermMaintenanceWrite); err != nil {
+	if err := p.allow("CreateWorkOrder"); err != nil {
 		return WorkOrder{}, err
 	}
 	now := s.Now()
@@ -141,7 +141,7 @@ func (s *Service) CreateWorkOrder(ctx context.Context, p Principal, in WorkOrder
 
 // WorkOrder returns one of the account's work orders.
 func (s *Service) WorkOrder(ctx context.Context, p Principal, id string) (WorkOrder, error) {
-	if err := p.Require(PermMaintenanceRead); err != nil {
+	if err := p.allow("WorkOrder"); err != nil {
 		return WorkOrder{}, err
 	}
 	var w WorkOrder
@@ -151,7 +151,7 @@ func (s *Service) WorkOrder(ctx context.Context, p Principal, id string) (WorkOr
 
 // ListWorkOrders lists the account's work orders in creation order.
 func (s *Service) ListWorkOrders(ctx context.Context, p Principal, f WorkOrderFilter, q ListQuery) (List[WorkOrder], error) {
-	if err := p.Require(PermMaintenanceRead); err != nil {
+	if err := p.allow("ListWorkOrders"); err != nil {
 		return List[WorkOrder]{}, err
 	}
 	if f.Status != "" && !f.Status.Valid() {
@@ -187,7 +187,7 @@ func (s *Service) ListWorkOrders(ctx context.Context, p Principal, f WorkOrderFi
 // service on the schedule and starts its next cycle. Fields other than
 // status stay editable in every status (costs are often known late).
 func (s *Service) UpdateWorkOrder(ctx context.Context, p Principal, id string, patch WorkOrderPatch) (WorkOrder, error) {
-	if err := p.Require(PermMaintenanceWrite); err != nil {
+	if err := p.allow("UpdateWorkOrder"); err != nil {
 		return WorkOrder{}, err
 	}
 	now := s.Now()
@@ -402,7 +402,7 @@ func (s *Service) reviewVehicleSchedules(tx Tx, v *Vehicle, now time.Time) error
 // none). A schedule due at once emits its event and opens its work order in
 // the same transaction.
 func (s *Service) CreateSchedule(ctx context.Context, p Principal, in Schedule) (Schedule, error) {
-	if err := p.Require(PermMaintenanceWrite); err != nil {
+	if err := p.allow("CreateSchedule"); err != nil {
 		return Schedule{}, err
 	}
 	now := s.Now()
@@ -447,7 +447,7 @@ func (s *Service) CreateSchedule(ctx context.Context, p Principal, in Schedule) 
 // last computed: on every odometer change, schedule change and completed
 // work order, and for dates by CheckMaintenance (every SweepEvery in Run).
 func (s *Service) Schedule(ctx context.Context, p Principal, id string) (Schedule, error) {
-	if err := p.Require(PermMaintenanceRead); err != nil {
+	if err := p.allow("Schedule"); err != nil {
 		return Schedule{}, err
 	}
 	var sch Schedule
@@ -457,7 +457,7 @@ func (s *Service) Schedule(ctx context.Context, p Principal, id string) (Schedul
 
 // ListSchedules lists the account's schedules in creation order.
 func (s *Service) ListSchedules(ctx context.Context, p Principal, f ScheduleFilter, q ListQuery) (List[Schedule], error) {
-	if err := p.Require(PermMaintenanceRead); err != nil {
+	if err := p.allow("ListSchedules"); err != nil {
 		return List[Schedule]{}, err
 	}
 	if f.Status != "" && !f.Status.Valid() {
@@ -484,7 +484,7 @@ func (s *Service) ListSchedules(ctx context.Context, p Principal, f ScheduleFilt
 // elsewhere and starts a new cycle; changing the intervals does not. The
 // schedule is then reviewed as on creation.
 func (s *Service) UpdateSchedule(ctx context.Context, p Principal, id string, patch SchedulePatch) (Schedule, error) {
-	if err := p.Require(PermMaintenanceWrite); err != nil {
+	if err := p.allow("UpdateSchedule"); err != nil {
 		return Schedule{}, err
 	}
 	now := s.Now()
@@ -535,7 +535,7 @@ func (s *Service) UpdateSchedule(ctx context.Context, p Principal, id string, pa
 // DeleteSchedule deletes a schedule; work orders linked to it stay, with
 // their schedule_id, as history.
 func (s *Service) DeleteSchedule(ctx context.Context, p Principal, id string) (ScheduleDeleted, error) {
-	if err := p.Require(PermMaintenanceWrite); err != nil {
+	if err := p.allow("DeleteSchedule"); err != nil {
 		return ScheduleDeleted{}, err
 	}
 	err := s.update(ctx, func(tx Tx) error {
@@ -556,7 +556,8 @@ func (s *Service) DeleteSchedule(ctx context.Context, p Principal, id string) (S
 // transition owes (events, the automatic work order), once per cycle. It
 // returns how many schedules changed. Odometer-driven changes happen as
 // location reports arrive; this is for dates.
-func (s *Service) CheckMaintenance(ctx context.Context) (int, error) {
+func (j Jobs) CheckMaintenance(ctx context.Context) (int, error) {
+	s := j.s
 	const batch = 500
 	total := 0
 	for {

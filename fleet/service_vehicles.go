@@ -111,7 +111,7 @@ func conflictExternalID(err error, externalID string) error {
 // CreateVehicle creates a vehicle from the fields a client sets in in (the
 // others are ignored). A new vehicle is offline until it reports.
 func (s *Service) CreateVehicle(ctx context.Context, p Principal, in Vehicle) (Vehicle, error) {
-	if err := p.Require(PermVehiclesWrite); err != nil {
+	if err := p.allow("CreateVehicle"); err != nil {
 		return Vehicle{}, err
 	}
 	now := s.Now()
@@ -138,7 +138,7 @@ func (s *Service) CreateVehicle(ctx context.Context, p Principal, in Vehicle) (V
 
 // Vehicle returns one of the account's vehicles.
 func (s *Service) Vehicle(ctx context.Context, p Principal, id string) (Vehicle, error) {
-	if err := p.Require(PermVehiclesRead); err != nil {
+	if err := p.allow("Vehicle"); err != nil {
 		return Vehicle{}, err
 	}
 	var v Vehicle
@@ -148,7 +148,7 @@ func (s *Service) Vehicle(ctx context.Context, p Principal, id string) (Vehicle,
 
 // ListVehicles lists the account's vehicles in creation order.
 func (s *Service) ListVehicles(ctx context.Context, p Principal, f VehicleFilter, q ListQuery) (List[Vehicle], error) {
-	if err := p.Require(PermVehiclesRead); err != nil {
+	if err := p.allow("ListVehicles"); err != nil {
 		return List[Vehicle]{}, err
 	}
 	if f.Status != "" && !f.Status.Valid() {
@@ -176,7 +176,7 @@ func listVehicles(ctx context.Context, s *Service, p Principal, f VehicleFilter,
 // UpdateVehicle applies a merge patch to a vehicle; the result is validated
 // whole, and nothing changes if it is invalid.
 func (s *Service) UpdateVehicle(ctx context.Context, p Principal, id string, patch VehiclePatch) (Vehicle, error) {
-	if err := p.Require(PermVehiclesWrite); err != nil {
+	if err := p.allow("UpdateVehicle"); err != nil {
 		return Vehicle{}, err
 	}
 	now := s.Now()
@@ -229,7 +229,7 @@ type VehicleDeleted struct {
 // transaction the vehicle leaves every alert rule that lists it, and a rule
 // that listed only it is disabled (see dropVehicleFromRules).
 func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (VehicleDeleted, error) {
-	if err := p.Require(PermVehiclesWrite); err != nil {
+	if err := p.allow("DeleteVehicle"); err != nil {
 		return VehicleDeleted{}, err
 	}
 	now := s.Now()
@@ -258,12 +258,13 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 // report (idle to stopped, anything to offline), records the change and its
 // event, then opens the vehicle_offline alerts the clock owes
 // (CheckOfflineAlerts). It returns how many vehicles changed.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+func (j Jobs) Sweep(ctx context.Context) (int, error) {
+	s := j.s
 	n, err := s.sweepStatuses(ctx)
 	if err != nil {
 		return n, err
 	}
-	_, err = s.CheckOfflineAlerts(ctx)
+	_, err = s.Jobs().CheckOfflineAlerts(ctx)
 	return n, err
 }
 

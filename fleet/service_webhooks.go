@@ -33,8 +33,8 @@ func notFoundWebhook(id string) error  { return NotFound("webhook endpoint", id)
 func notFoundDelivery(id string) error { return NotFound("delivery", id) }
 
 // requireWebhooks checks the key's permission, then the plan.
-func requireWebhooks(p Principal, perm Permission) error {
-	if err := p.Require(perm); err != nil {
+func requireWebhooks(p Principal, useCase string) error {
+	if err := p.allow(useCase); err != nil {
 		return err
 	}
 	if p.Account.Plan.Limits().WebhookEndpoints == 0 {
@@ -117,7 +117,7 @@ func (s *Service) resolveWebhookURL(ctx context.Context, raw string) error {
 // A plan without webhooks is insufficient_permissions; an account at its
 // plan's cap is conflict.
 func (s *Service) CreateWebhook(ctx context.Context, p Principal, in Webhook) (WebhookWithSecret, error) {
-	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+	if err := requireWebhooks(p, "CreateWebhook"); err != nil {
 		return WebhookWithSecret{}, err
 	}
 	now := s.Now()
@@ -150,7 +150,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p Principal, in Webhook) (W
 
 // Webhook returns one of the account's endpoints.
 func (s *Service) Webhook(ctx context.Context, p Principal, id string) (Webhook, error) {
-	if err := requireWebhooks(p, PermWebhooksRead); err != nil {
+	if err := requireWebhooks(p, "Webhook"); err != nil {
 		return Webhook{}, err
 	}
 	var w Webhook
@@ -160,7 +160,7 @@ func (s *Service) Webhook(ctx context.Context, p Principal, id string) (Webhook,
 
 // ListWebhooks lists the account's endpoints in creation order.
 func (s *Service) ListWebhooks(ctx context.Context, p Principal, q ListQuery) (List[Webhook], error) {
-	if err := requireWebhooks(p, PermWebhooksRead); err != nil {
+	if err := requireWebhooks(p, "ListWebhooks"); err != nil {
 		return List[Webhook]{}, err
 	}
 	page, limit, err := q.page(PrefixWebhook, DefaultPageLimit, MaxPageLimit)
@@ -179,7 +179,7 @@ func (s *Service) ListWebhooks(ctx context.Context, p Principal, q ListQuery) (L
 // validated whole, and nothing changes if it is invalid (a null url, events
 // or enabled included). Enabling an endpoint forgets its failures.
 func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, patch WebhookPatch) (Webhook, error) {
-	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+	if err := requireWebhooks(p, "UpdateWebhook"); err != nil {
 		return Webhook{}, err
 	}
 	if patch.URL.Set { // resolved first, outside the transaction
@@ -240,7 +240,7 @@ type WebhookDeleted struct {
 
 // DeleteWebhook deletes an endpoint with its deliveries.
 func (s *Service) DeleteWebhook(ctx context.Context, p Principal, id string) (WebhookDeleted, error) {
-	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+	if err := requireWebhooks(p, "DeleteWebhook"); err != nil {
 		return WebhookDeleted{}, err
 	}
 	err := s.update(ctx, func(tx Tx) error {
@@ -259,7 +259,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, p Principal, id string) (We
 // RotateWebhookSecret gives an endpoint a new secret, returned this once;
 // the old one keeps signing too for SecretOverlap.
 func (s *Service) RotateWebhookSecret(ctx context.Context, p Principal, id string) (WebhookWithSecret, error) {
-	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+	if err := requireWebhooks(p, "RotateWebhookSecret"); err != nil {
 		return WebhookWithSecret{}, err
 	}
 	now := s.Now()
@@ -294,7 +294,7 @@ type WebhookTestData struct {
 // TestWebhook emits a webhook.test event delivered to that endpoint only.
 // A disabled endpoint is conflict.
 func (s *Service) TestWebhook(ctx context.Context, p Principal, id string) (WebhookTestSent, error) {
-	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+	if err := requireWebhooks(p, "TestWebhook"); err != nil {
 		return WebhookTestSent{}, err
 	}
 	now := s.Now()
@@ -351,7 +351,7 @@ func (s *Service) enqueueDeliveries(tx Tx, e Event, only *Webhook) error {
 
 // ListDeliveries lists an endpoint's delivery attempts in creation order.
 func (s *Service) ListDeliveries(ctx context.Context, p Principal, webhookID string, f DeliveryFilter, q ListQuery) (List[Delivery], error) {
-	if err := requireWebhooks(p, PermWebhooksRead); err != nil {
+	if err := requireWebhooks(p, "ListDeliveries"); err != nil {
 		return List[Delivery]{}, err
 	}
 	if f.Status != "" && !f.Status.Valid() {
@@ -383,7 +383,7 @@ func (s *Service) ListDeliveries(ctx context.Context, p Principal, webhookID str
 // new pending delivery, the first attempt of a new series. A disabled
 // endpoint is conflict.
 func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, deliveryID string) (Delivery, error) {
-	if err := requireWebhooks(p, PermWebhooksWrite); err != nil {
+	if err := requireWebhooks(p, "RetryDelivery"); err != nil {
 		return Delivery{}, err
 	}
 	now := s.Now()
@@ -421,19 +421,21 @@ func (s *Service) RetryDelivery(ctx context.Context, p Principal, webhookID, del
 // cannot be made (its endpoint disabled, its event purged) fails at once
 // and is not returned. It also reports whether more may be due: deliveries
 // left over a cap or the limit, or some that failed at once.
-func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]DeliveryJob, bool, error) {
-	ds, more, err := s.LeaseDeliveries(ctx, lease, c)
+func (j Jobs) ClaimDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]DeliveryJob, bool, error) {
+	s := j.s
+	ds, more, err := s.Jobs().LeaseDeliveries(ctx, lease, c)
 	if err != nil || len(ds) == 0 {
 		return nil, more, err
 	}
-	jobs, failed, err := s.PrepareDeliveries(ctx, ds)
+	jobs, failed, err := s.Jobs().PrepareDeliveries(ctx, ds)
 	return jobs, more || failed, err
 }
 
 // LeaseDeliveries is the first half of ClaimDeliveries: it leases what
 // c.Pick chooses, until now + lease, and returns the deliveries (their
 // NextAttemptAt is the lease) and whether it left some due.
-func (s *Service) LeaseDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]Delivery, bool, error) {
+func (j Jobs) LeaseDeliveries(ctx context.Context, lease time.Duration, c DeliveryClaim) ([]Delivery, bool, error) {
+	s := j.s
 	c.Now = s.Now()
 	c.Until = c.Now.Add(lease)
 	return s.store.ClaimDeliveries(ctx, c)
@@ -444,7 +446,8 @@ func (s *Service) LeaseDeliveries(ctx context.Context, lease time.Duration, c De
 // cannot be made (its endpoint disabled, its event purged) fails at once
 // and is not returned, nor is one whose endpoint is deleted; failed
 // reports whether any failed.
-func (s *Service) PrepareDeliveries(ctx context.Context, ds []Delivery) (jobs []DeliveryJob, failed bool, err error) {
+func (j Jobs) PrepareDeliveries(ctx context.Context, ds []Delivery) (jobs []DeliveryJob, failed bool, err error) {
+	s := j.s
 	now := s.Now()
 	var dead []DeliveryJob
 	err = s.view(ctx, func(tx Tx) error {
@@ -534,7 +537,8 @@ func webhooksOf(tx Tx, ds []Delivery) (map[string]Webhook, error) {
 // DeferDelivery hands a claimed delivery back, due again at until, without
 // counting an attempt (the sender paces the endpoint). It reports false if
 // the claim had lapsed.
-func (s *Service) DeferDelivery(ctx context.Context, job DeliveryJob, until time.Time) (bool, error) {
+func (j Jobs) DeferDelivery(ctx context.Context, job DeliveryJob, until time.Time) (bool, error) {
+	s := j.s
 	d := job.Delivery
 	until = Timestamp(until)
 	d.NextAttemptAt = &until
@@ -544,8 +548,9 @@ func (s *Service) DeferDelivery(ctx context.Context, job DeliveryJob, until time
 
 // FinishDelivery records the outcome of one claimed delivery's attempt;
 // see FinishDeliveries. It reports false if the claim had lapsed.
-func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outcome) (bool, error) {
-	n, err := s.FinishDeliveries(ctx, []DeliveryJob{job}, []Outcome{out})
+func (j Jobs) FinishDelivery(ctx context.Context, job DeliveryJob, out Outcome) (bool, error) {
+	s := j.s
+	n, err := s.Jobs().FinishDeliveries(ctx, []DeliveryJob{job}, []Outcome{out})
 	return n == 1, err
 }
 
@@ -555,7 +560,8 @@ func (s *Service) FinishDelivery(ctx context.Context, job DeliveryJob, out Outco
 // Retry-After is honoured; an endpoint whose deliveries have all failed for
 // WebhookDisableAfter is disabled. A job whose claim has lapsed records
 // nothing. It returns how many outcomes were recorded.
-func (s *Service) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []Outcome) (int, error) {
+func (j Jobs) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []Outcome) (int, error) {
+	s := j.s
 	now := s.Now()
 	hooks := map[string]*Webhook{} // nil: deleted, with its deliveries
 	err := s.view(ctx, func(tx Tx) error {

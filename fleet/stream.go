@@ -275,7 +275,7 @@ func (b *broker) endKey(h [32]byte, why error) int {
 // first. A key may have its plan's StreamsPerKey subscriptions open at
 // once on this service; one more is rate_limit_exceeded, naming the limit.
 func (s *Service) Subscribe(ctx context.Context, p Principal, vehicleIDs []string, lastEventID string) (*Subscription, error) {
-	if err := p.Require(PermLocationsRead); err != nil {
+	if err := p.allow("Subscribe"); err != nil {
 		return nil, err
 	}
 	var after uint64
@@ -348,7 +348,8 @@ func (s *Service) OpenStreams(p Principal) int {
 // calls it every second, so a stream ends within AuthCacheTTL plus a second
 // (at most 5 s with the default 2 s cache). Streams of a key the store
 // cannot be asked about stay open. It returns how many streams it ended.
-func (s *Service) CheckStreams(ctx context.Context) (int, error) {
+func (j Jobs) CheckStreams(ctx context.Context) (int, error) {
+	s := j.s
 	ended := 0
 	var firstErr error
 	for h := range s.stream.keys() {

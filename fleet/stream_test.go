@@ -267,13 +267,13 @@ func TestStreamEndsWhenItsKeyStopsBeingValid(t *testing.T) {
 			is.NoErr(err) // another key's stream
 			defer other.Close()
 
-			n, err := two.CheckStreams(ctx)
+			n, err := two.Jobs().CheckStreams(ctx)
 			is.NoErr(err)
 			is.Equal(n, 0) // valid keys keep their streams
 
 			tc.end(t, one, s)
 			clock.Advance(3 * time.Second) // past service two's key cache (2 s)
-			n, err = two.CheckStreams(ctx)
+			n, err = two.Jobs().CheckStreams(ctx)
 			is.NoErr(err)
 			is.Equal(n, 1)
 			select {

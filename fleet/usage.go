@@ -90,7 +90,8 @@ func (u *usageRecorder) giveBack(us []Usage) {
 
 // Flush writes the request counts gathered since the last flush to the
 // store (they also move each key's last_used_at).
-func (s *Service) Flush(ctx context.Context) error {
+func (j Jobs) Flush(ctx context.Context) error {
+	s := j.s
 	s.flushM.Lock()
 	defer s.flushM.Unlock()
 	us := s.usage.take()

@@ -95,11 +95,11 @@ func TestAlertsAsANewUser(t *testing.T) {
 	// The last report was at t0+13m; the clock is at t0+60m. No request
 	// follows: only the clock moves and the background sweep runs.
 	e.clock.Advance(42 * time.Minute)
-	_, err := e.svc.Sweep(ctx)
+	_, err := e.svc.Jobs().Sweep(ctx)
 	is.NoErr(err)
 	is.Equal(len(e.alertList(key, "type=vehicle_offline")), 0) // 89 minutes
 	e.clock.Advance(time.Minute)
-	_, err = e.svc.Sweep(ctx)
+	_, err = e.svc.Jobs().Sweep(ctx)
 	is.NoErr(err)
 	off := e.alertList(key, "type=vehicle_offline")
 	is.Equal(len(off), 1)

@@ -19,7 +19,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 	if found {
 		p, err := h.svc.Authenticate(r.Context(), secret)
 		if err == nil {
-			q, err := h.svc.Admit(r.Context(), p)
+			q, err := h.svc.Edge().Admit(r.Context(), p)
 			if err != nil {
 				writeError(w, h.log, st.requestID, err)
 				return false
@@ -40,11 +40,11 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 	} else {
 		authErr = fleet.Errorf(fleet.CodeUnauthorized, "The API key is invalid or missing: send Authorization: Bearer <API_KEY>.")
 	}
-	if h.svc.AddressLimit() == 0 { // the brake is off: no window, no headers
+	if h.svc.Edge().AddressLimit() == 0 { // the brake is off: no window, no headers
 		writeError(w, h.log, st.requestID, authErr)
 		return false
 	}
-	q, err := h.svc.AdmitAddress(r.Context(), clientAddr(r))
+	q, err := h.svc.Edge().AdmitAddress(r.Context(), clientAddr(r))
 	if err != nil {
 		writeError(w, h.log, st.requestID, err)
 		return false

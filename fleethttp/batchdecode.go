@@ -266,11 +266,6 @@ func decodeBatch(body []byte) ([]rawPoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Locations == nil {
-		var v fleet.Validator
-		v.Add("locations", "is required")
-		return nil, v.Err()
-	}
 	rps := make([]rawPoint, len(req.Locations))
 	for i, p := range req.Locations {
 		rp := &rps[i]

@@ -154,7 +154,7 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	// own secret, which the server does not keep.
 	secret, _ := bearer(c.r.Header.Get("Authorization"))
 	seal := fleet.SealKeyFor(secret)
-	prev, err := h.svc.BeginIdempotent(c.r.Context(), c.p, seal, idemKey, sum)
+	prev, err := h.svc.Edge().BeginIdempotent(c.r.Context(), c.p, seal, idemKey, sum)
 	if err != nil {
 		writeError(c.w, h.log, c.rid, err)
 		return
@@ -178,12 +178,12 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), recordTimeout)
 	defer cancel()
 	if rec.status >= 500 || rec.status == 0 {
-		if err := h.svc.AbandonIdempotent(ctx, c.p, idemKey); err != nil {
+		if err := h.svc.Edge().AbandonIdempotent(ctx, c.p, idemKey); err != nil {
 			h.log.Error("forget idempotency key", "request_id", c.rid, "err", err)
 		}
 		return
 	}
-	if err := h.svc.FinishIdempotent(ctx, c.p, seal, idemKey, rec.status, rec.buf.Bytes()); err != nil {
+	if err := h.svc.Edge().FinishIdempotent(ctx, c.p, seal, idemKey, rec.status, rec.buf.Bytes()); err != nil {
 		h.log.Error("store idempotent response", "request_id", c.rid, "err", err)
 	}
 }

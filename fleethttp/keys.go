@@ -130,12 +130,9 @@ func (h *Handler) rotateKey(c *call) error {
 	}
 	grace := fleet.DefaultRotationGrace
 	if req.GracePeriodSeconds != nil {
-		s := *req.GracePeriodSeconds
-		if s < 0 || s > int64(fleet.MaxRotationGrace/time.Second) {
-			var v fleet.Validator
-			v.Add("grace_period_seconds", "must be between 0 and %d", int64(fleet.MaxRotationGrace/time.Second))
-			return v.Err()
-		}
+		// Seconds beyond the longest grace would overflow a Duration: any
+		// of them is as out of range to the service as the first.
+		s := min(*req.GracePeriodSeconds, int64(fleet.MaxRotationGrace/time.Second)+1)
 		grace = time.Duration(s) * time.Second
 	}
 	id := c.r.PathValue("key_id")
@@ -182,7 +179,7 @@ func (h *Handler) keyUsage(c *call) error {
 		}
 		hours = n
 	}
-	u, err := h.svc.Usage(c.r.Context(), c.p, c.r.PathValue("key_id"), hours)
+	u, err := h.svc.KeyUsage(c.r.Context(), c.p, c.r.PathValue("key_id"), hours)
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,7 @@ func TestKeyUsage(t *testing.T) {
 	for range 3 {
 		e.do("GET", "/v1/account", admin, nil)
 	}
-	is.NoErr(e.svc.Flush(ctx)) // part of the counts is flushed, part still pending
+	is.NoErr(e.svc.Jobs().Flush(ctx)) // part of the counts is flushed, part still pending
 	e.clock.Advance(time.Hour)
 	e.do("GET", "/v1/account", admin, nil)
 
@@ -198,7 +198,7 @@ func TestKeyUsage(t *testing.T) {
 	is.Equal(hours[1].(map[string]any)["requests"], float64(4))         // list + 3 account reads
 	is.Equal(d["totals"].(map[string]any)["requests"], float64(6))
 
-	is.NoErr(e.svc.Flush(ctx))
+	is.NoErr(e.svc.Jobs().Flush(ctx))
 	k := e.do("GET", "/v1/api_keys/"+keyID, admin, nil).data()
 	is.Equal(k["last_used_at"], "2026-11-22T11:00:00Z")
 
@@ -214,7 +214,7 @@ func TestUsageCountsRejected(t *testing.T) {
 	for range 1002 {
 		e.do("GET", "/v1/account", nk.Secret, nil)
 	}
-	u, err := e.svc.Usage(ctx, fleet.SystemPrincipal(fleet.Account{ID: nk.Key.AccountID}), nk.Key.ID, 1)
+	u, err := e.svc.KeyUsage(ctx, fleet.SystemPrincipal(fleet.Account{ID: nk.Key.AccountID}), nk.Key.ID, 1)
 	is.NoErr(err)
 	is.Equal(u.Requests, 1002)
 	is.Equal(u.Rejected, 2)

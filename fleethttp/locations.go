@@ -29,10 +29,11 @@ type batchRequest struct {
 // own: the same wire type, whose points each name their vehicle.
 type bulkRequest batchRequest
 
-// toPoints checks a decoded batch for required members, naming every
-// missing one, and returns its points.
-func toPoints(rps []rawPoint, bulk bool) ([]fleet.Point, error) {
-	var v fleet.Validator
+// toPoints turns a decoded batch into the service's points. It judges
+// nothing: an absent coordinate goes in as fleet.NoCoordinate and an absent
+// timestamp as the zero time, which the service refuses ("is required"),
+// as it refuses a vehicle_id where the batch takes none.
+func toPoints(rps []rawPoint) []fleet.Point {
 	pts := make([]fleet.Point, len(rps))
 	// The optional values of all points share one allocation.
 	opt := make([]float64, 0, 3*len(rps))
@@ -42,16 +43,13 @@ func toPoints(rps []rawPoint, bulk bool) ([]fleet.Point, error) {
 	}
 	for i := range rps {
 		rp := &rps[i]
-		v.Prefix("locations[" + strconv.Itoa(i) + "].")
-		if bulk {
-			v.Check(rp.hasVehicle, "vehicle_id", "is required")
-		} else {
-			v.Check(!rp.hasVehicle, "vehicle_id", "is given by the path; use POST /vehicles/locations for several vehicles")
-		}
-		v.Check(rp.hasLat, "latitude", "is required")
-		v.Check(rp.hasLon, "longitude", "is required")
-		v.Check(rp.hasTS, "timestamp", "is required")
 		pts[i] = rp.p
+		if !rp.hasLat {
+			pts[i].Latitude = fleet.NoCoordinate
+		}
+		if !rp.hasLon {
+			pts[i].Longitude = fleet.NoCoordinate
+		}
 		if rp.hasSpeed {
 			pts[i].Speed = ref(rp.speed)
 		}
@@ -62,10 +60,7 @@ func toPoints(rps []rawPoint, bulk bool) ([]fleet.Point, error) {
 			pts[i].OdometerKm = ref(rp.odo)
 		}
 	}
-	if v.Len() > 0 {
-		return nil, v.Err()
-	}
-	return pts, nil
+	return pts
 }
 
 func (h *Handler) ingestVehicle(c *call) error {
@@ -73,11 +68,7 @@ func (h *Handler) ingestVehicle(c *call) error {
 	if err != nil {
 		return err
 	}
-	pts, err := toPoints(rps, false)
-	if err != nil {
-		return err
-	}
-	res, err := h.svc.IngestLocations(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), pts)
+	res, err := h.svc.IngestLocations(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), toPoints(rps))
 	if err != nil {
 		return err
 	}
@@ -89,11 +80,7 @@ func (h *Handler) ingestBulk(c *call) error {
 	if err != nil {
 		return err
 	}
-	pts, err := toPoints(rps, true)
-	if err != nil {
-		return err
-	}
-	res, err := h.svc.IngestBulk(c.r.Context(), c.p, pts)
+	res, err := h.svc.IngestBulk(c.r.Context(), c.p, toPoints(rps))
 	if err != nil {
 		return err
 	}
@@ -106,7 +93,7 @@ func (h *Handler) snapshot(c *call) error {
 		return err
 	}
 	f := fleet.VehicleFilter{Status: fleet.VehicleStatus(q.Get("status")), Tag: q.Get("tag"), IDs: q["vehicle_id"]}
-	l, err := h.svc.Snapshot(c.r.Context(), c.p, f, lq)
+	l, err := h.svc.ListLocations(c.r.Context(), c.p, f, lq)
 	if err != nil {
 		return err
 	}
@@ -138,7 +125,7 @@ func (h *Handler) history(c *call) error {
 		}
 		hq.Limit = n
 	}
-	l, err := h.svc.History(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), hq)
+	l, err := h.svc.ListHistory(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), hq)
 	if err != nil {
 		return err
 	}

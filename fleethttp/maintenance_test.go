@@ -387,7 +387,7 @@ func TestScheduleLifecycleAndCalendar(t *testing.T) {
 
 	e.clock.Advance(24 * 24 * time.Hour)                                                    // 2026-12-16: 6 days left
 	is.Equal(e.do("GET", "/v1/maintenance/schedules/"+id, key, nil).data()["status"], "ok") // until the check runs
-	n, err := e.svc.CheckMaintenance(ctx)
+	n, err := e.svc.Jobs().CheckMaintenance(ctx)
 	is.NoErr(err)
 	is.Equal(n, 1)
 	is.Equal(e.do("GET", "/v1/maintenance/schedules/"+id, key, nil).data()["status"], "due_soon")

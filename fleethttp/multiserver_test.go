@@ -137,7 +137,7 @@ func TestPostgresTwoServersSweepOnce(t *testing.T) {
 		for _, e := range []*env{one, two, one, two} {
 			wg.Go(func() {
 				<-start
-				changed, err := e.svc.Sweep(ctx)
+				changed, err := e.svc.Jobs().Sweep(ctx)
 				if err != nil {
 					t.Errorf("sweep: %v", err)
 				}

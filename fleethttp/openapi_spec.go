@@ -289,11 +289,11 @@ func (g *generator) operation(rt route) *obj {
 	d := rt.doc
 	op := o("operationId", d.id, "summary", d.summary, "tags", []string{d.tag})
 	desc := d.desc
-	if rt.perm != "" {
+	if perm := rt.permission(); perm != "" {
 		if desc != "" {
 			desc += "\n\n"
 		}
-		desc += "Permission: `" + rt.perm + "`."
+		desc += "Permission: `" + perm + "`."
 	}
 	if desc != "" {
 		op.set("description", desc)

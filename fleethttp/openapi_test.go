@@ -163,3 +163,30 @@ func shape(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// The HTTP adapter judges no values: every rule on input is the service's
+// (fleet), so a program calling the service gets the same rules. The
+// adapter refuses only what is not well-formed HTTP and JSON (400, 413,
+// 415); a validation_error (422) always comes from package fleet.
+func TestAdapterJudgesNoValues(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "fleet.Validator") || (strings.Contains(line, "fleet.CodeValidation") &&
+				!strings.Contains(line, "http.StatusUnprocessableEntity") && !strings.Contains(line, "codeValidation =") &&
+				!strings.Contains(line, `"ValidationError"`) && !strings.HasPrefix(strings.TrimSpace(line), "//")) {
+				t.Errorf("%s:%d makes a validation error of its own: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}

@@ -7,13 +7,13 @@ import (
 )
 
 // route is one endpoint of the API: what the mux serves, and what the
-// OpenAPI document says of it. perm is the permission the endpoint needs
-// ("" for none); the service enforces it, and the route table states it so
-// that the document and the tests can show it for every route.
+// OpenAPI document says of it. useCase names the use case of fleet.Service
+// the route calls: what it needs of the key is stated there, once
+// (fleet.PermissionOf), and the document and the tests read it from there.
 type route struct {
 	method  string
 	pattern string
-	perm    fleet.Permission
+	useCase string
 	maxBody int64 // 0: MaxBody
 	serve   func(*call) error
 	doc     opDoc
@@ -49,168 +49,168 @@ const (
 func (h *Handler) routeTable() []route {
 	post := http.MethodPost
 	return []route{
-		{"GET", "/v1/account", "", 0, h.getAccount, opDoc{id: "getAccount", summary: "The account of the key", tag: tagAccount,
+		{"GET", "/v1/account", "Account", 0, h.getAccount, opDoc{id: "getAccount", summary: "The account of the key", tag: tagAccount,
 			out: Account{}, outDesc: "The account.", desc: "Any valid key may call it (no permission needed): it is how a client checks a key."}},
 
-		{"GET", "/v1/api_keys", fleet.PermKeysRead, 0, h.listKeys, opDoc{id: "listApiKeys", summary: "List API keys", tag: tagKeys,
+		{"GET", "/v1/api_keys", "ListKeys", 0, h.listKeys, opDoc{id: "listApiKeys", summary: "List API keys", tag: tagKeys,
 			query: pageParams(), out: []APIKey{}, list: true, outDesc: "A page of keys, oldest first."}},
-		{post, "/v1/api_keys", fleet.PermKeysWrite, 0, h.createKey, opDoc{id: "createApiKey", summary: "Create an API key", tag: tagKeys,
+		{post, "/v1/api_keys", "CreateKey", 0, h.createKey, opDoc{id: "createApiKey", summary: "Create an API key", tag: tagKeys,
 			in: createKeyRequest{}, out: NewAPIKey{}, status: http.StatusCreated, outDesc: "The new key with its secret in `key`, shown this once.",
 			errs: []string{codeValidation},
 			desc: "A key can only grant permissions it holds (403 otherwise), and a key cannot outlive the key that creates it: the new key's `expires_at` may not be later than the creating key's (422 naming `expires_at`), and without one it takes the creating key's. " +
 				"An account holds at most its plan's number of active (neither revoked nor expired) keys: " + byPlan(func(l fleet.PlanLimits) int { return l.ActiveKeys }) + "; one more is 409 conflict naming the cap, whoever creates it."}},
-		{"GET", "/v1/api_keys/{key_id}", fleet.PermKeysRead, 0, h.getKey, opDoc{id: "getApiKey", summary: "Get an API key", tag: tagKeys,
+		{"GET", "/v1/api_keys/{key_id}", "Key", 0, h.getKey, opDoc{id: "getApiKey", summary: "Get an API key", tag: tagKeys,
 			out: APIKey{}, outDesc: "The key."}},
-		{"DELETE", "/v1/api_keys/{key_id}", fleet.PermKeysWrite, 0, h.revokeKey, opDoc{id: "revokeApiKey", summary: "Revoke an API key", tag: tagKeys,
+		{"DELETE", "/v1/api_keys/{key_id}", "RevokeKey", 0, h.revokeKey, opDoc{id: "revokeApiKey", summary: "Revoke an API key", tag: tagKeys,
 			out: APIKey{}, outDesc: "The revoked key. Revoking a revoked key changes nothing.",
 			desc: "The key is refused at once by this server, and by every server sharing the store within 5 seconds. A key may revoke itself; another key only if it holds every permission that key holds (403 insufficient_permissions naming what it lacks)."}},
-		{post, "/v1/api_keys/{key_id}/rotate", fleet.PermKeysWrite, 0, h.rotateKey, opDoc{id: "rotateApiKey", summary: "Rotate an API key", tag: tagKeys,
+		{post, "/v1/api_keys/{key_id}/rotate", "RotateKey", 0, h.rotateKey, opDoc{id: "rotateApiKey", summary: "Rotate an API key", tag: tagKeys,
 			in: rotateKeyRequest{}, inOptional: true, out: NewAPIKey{}, status: http.StatusCreated,
 			outDesc: "The new key with its secret, and the old key in `previous_key`.", errs: []string{codeValidation},
 			desc: "Creates a key with the same name, permissions, environment and expiry; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict). " +
 				"A key may rotate itself; another key only if it holds every permission that key holds and does not expire before it (403 insufficient_permissions). " +
 				"During a grace period both keys are active, so at the plan's cap of active keys a rotation with a grace period is 409 conflict; `grace_period_seconds: 0` replaces the key at once and is always allowed."}},
-		{"GET", "/v1/api_keys/{key_id}/usage", fleet.PermKeysRead, 0, h.keyUsage, opDoc{id: "getApiKeyUsage", summary: "Hourly usage of an API key", tag: tagKeys,
+		{"GET", "/v1/api_keys/{key_id}/usage", "KeyUsage", 0, h.keyUsage, opDoc{id: "getApiKeyUsage", summary: "Hourly usage of an API key", tag: tagKeys,
 			query: []param{{name: "hours", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxUsageHours, "default", 24)}},
 			out:   KeyUsage{}, outDesc: "Request counts per hour, newest first, with totals."}},
 
-		{"GET", "/v1/vehicles", fleet.PermVehiclesRead, 0, h.listVehicles, opDoc{id: "listVehicles", summary: "List vehicles", tag: tagVehicles,
+		{"GET", "/v1/vehicles", "ListVehicles", 0, h.listVehicles, opDoc{id: "listVehicles", summary: "List vehicles", tag: tagVehicles,
 			query: listParams(enumParam("status", "VehicleStatus"), tagFilter(),
 				param{name: "q", desc: "Name, license plate or VIN contains this (case-insensitive).", schema: o("type", "string")}),
 			out: []fleet.Vehicle{}, list: true, outDesc: "A page of vehicles, oldest first."}},
-		{post, "/v1/vehicles", fleet.PermVehiclesWrite, 0, h.createVehicle, opDoc{id: "createVehicle", summary: "Create a vehicle", tag: tagVehicles,
+		{post, "/v1/vehicles", "CreateVehicle", 0, h.createVehicle, opDoc{id: "createVehicle", summary: "Create a vehicle", tag: tagVehicles,
 			in: vehicleRequest{}, out: fleet.Vehicle{}, status: http.StatusCreated, outDesc: "The vehicle (offline until it reports).",
 			errs: []string{codeValidation}, desc: "409 conflict when another vehicle of the account has the same external_id. Emits vehicle.created."}},
-		{"GET", "/v1/vehicles/{vehicle_id}", fleet.PermVehiclesRead, 0, h.getVehicle, opDoc{id: "getVehicle", summary: "Get a vehicle", tag: tagVehicles,
+		{"GET", "/v1/vehicles/{vehicle_id}", "Vehicle", 0, h.getVehicle, opDoc{id: "getVehicle", summary: "Get a vehicle", tag: tagVehicles,
 			out: fleet.Vehicle{}, outDesc: "The vehicle."}},
-		{"PATCH", "/v1/vehicles/{vehicle_id}", fleet.PermVehiclesWrite, 0, h.patchVehicle, opDoc{id: "updateVehicle", summary: "Update a vehicle (JSON merge patch)", tag: tagVehicles,
+		{"PATCH", "/v1/vehicles/{vehicle_id}", "UpdateVehicle", 0, h.patchVehicle, opDoc{id: "updateVehicle", summary: "Update a vehicle (JSON merge patch)", tag: tagVehicles,
 			in: fleet.VehiclePatch{}, out: fleet.Vehicle{}, outDesc: "The vehicle after the change.", errs: []string{codeValidation, codeConflict},
 			desc: "Absent fields stay, null clears. Emits vehicle.updated."}},
-		{"DELETE", "/v1/vehicles/{vehicle_id}", fleet.PermVehiclesWrite, 0, h.deleteVehicle, opDoc{id: "deleteVehicle", summary: "Delete a vehicle", tag: tagVehicles,
+		{"DELETE", "/v1/vehicles/{vehicle_id}", "DeleteVehicle", 0, h.deleteVehicle, opDoc{id: "deleteVehicle", summary: "Delete a vehicle", tag: tagVehicles,
 			out: fleet.VehicleDeleted{}, outDesc: "Deleted.", desc: descDeleteVehicle}},
 
-		{"GET", "/v1/vehicles/locations", fleet.PermLocationsRead, 0, h.snapshot, opDoc{id: "listLocations", summary: "Latest location of every vehicle", tag: tagTracking,
+		{"GET", "/v1/vehicles/locations", "ListLocations", 0, h.snapshot, opDoc{id: "listLocations", summary: "Latest location of every vehicle", tag: tagTracking,
 			query: listParams(repeatedIDs("vehicle_id"), enumParam("status", "VehicleStatus"), tagFilter()),
 			out:   []fleet.LocationRecord{}, list: true, outDesc: "A page of location records of vehicles that have reported, in vehicle id order."}},
-		{post, "/v1/vehicles/locations", fleet.PermLocationsWrite, MaxBatchBody, h.ingestBulk, opDoc{id: "ingestLocationsBulk", summary: "Post locations of many vehicles", tag: tagTracking,
+		{post, "/v1/vehicles/locations", "IngestBulk", MaxBatchBody, h.ingestBulk, opDoc{id: "ingestLocationsBulk", summary: "Post locations of many vehicles", tag: tagTracking,
 			in: bulkRequest{}, out: fleet.IngestResult{}, outDesc: "Counts of the batch.", errs: []string{codeValidation},
 			desc: "For gateways: 1 to " + num(fleet.MaxPointsPerBulkBatch) + " points, each naming its vehicle. " + descIngest()}},
-		{"GET", "/v1/vehicles/locations/stream", fleet.PermLocationsRead, 0, h.stream, opDoc{id: "streamLocations", summary: "Live locations (Server-Sent Events)", tag: tagTracking,
+		{"GET", "/v1/vehicles/locations/stream", "Subscribe", 0, h.stream, opDoc{id: "streamLocations", summary: "Live locations (Server-Sent Events)", tag: tagTracking,
 			query: []param{repeatedIDs("vehicle_id"), {name: "Last-Event-ID", in: "header", schema: o("type", "string")},
 				{name: "last_event_id", schema: o("type", "string")}},
 			stream: true, outDesc: "An event stream.", desc: descStream(),
 			errNotes: map[string]string{fleet.CodeRateLimitExceeded: "Over the hourly allowance, or this key already has as many live streams open on this server as its plan allows (" +
 				byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + "), and the message names that limit: \"This API key has 2 live streams open, the most the free plan allows; close one first.\" (`rate_limit_exceeded`). " +
 				"A request refused for the stream limit counts against the hourly allowance like any other; `Retry-After` is then " + streamRetryAfter + " seconds."}}},
-		{"GET", "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsRead, 0, h.history, opDoc{id: "getLocationHistory", summary: "Location history of a vehicle", tag: tagTracking,
+		{"GET", "/v1/vehicles/{vehicle_id}/locations", "ListHistory", 0, h.history, opDoc{id: "getLocationHistory", summary: "Location history of a vehicle", tag: tagTracking,
 			query: []param{
 				timeParam("from", "Default: 24 hours before `to`. Clamped to the plan's reach ("+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days)."),
 				timeParam("to", "Default: now."),
 				{name: "limit", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxHistoryLimit, "default", fleet.DefaultHistoryLimit)},
 				pageParams()[1]},
 			out: []fleet.Point{}, list: true, outDesc: "Points in ascending time.", desc: "Both ends are included."}},
-		{post, "/v1/vehicles/{vehicle_id}/locations", fleet.PermLocationsWrite, MaxBatchBody, h.ingestVehicle, opDoc{id: "ingestLocations", summary: "Post locations of a vehicle", tag: tagTracking,
+		{post, "/v1/vehicles/{vehicle_id}/locations", "IngestLocations", MaxBatchBody, h.ingestVehicle, opDoc{id: "ingestLocations", summary: "Post locations of a vehicle", tag: tagTracking,
 			in: batchRequest{}, out: fleet.IngestResult{}, outDesc: "Counts of the batch.", errs: []string{codeValidation},
 			desc: "1 to " + num(fleet.MaxPointsPerVehicleBatch) + " points. " + descIngest()}},
 
-		{"GET", "/v1/maintenance/work_orders", fleet.PermMaintenanceRead, 0, h.listWorkOrders, opDoc{id: "listWorkOrders", summary: "List work orders", tag: tagMaintenance,
+		{"GET", "/v1/maintenance/work_orders", "ListWorkOrders", 0, h.listWorkOrders, opDoc{id: "listWorkOrders", summary: "List work orders", tag: tagMaintenance,
 			query: listParams(idFilter("vehicle_id", "Only this vehicle's."), enumParam("status", "WorkOrderStatus"), enumParam("priority", "Priority")),
 			out:   []fleet.WorkOrder{}, list: true, outDesc: "A page of work orders, oldest first.",
 			desc: "An unknown status or priority, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
-		{post, "/v1/maintenance/work_orders", fleet.PermMaintenanceWrite, 0, h.createWorkOrder, opDoc{id: "createWorkOrder", summary: "Create a work order", tag: tagMaintenance,
+		{post, "/v1/maintenance/work_orders", "CreateWorkOrder", 0, h.createWorkOrder, opDoc{id: "createWorkOrder", summary: "Create a work order", tag: tagMaintenance,
 			in: workOrderRequest{}, out: fleet.WorkOrder{}, status: http.StatusCreated, outDesc: "The work order, open.", errs: []string{codeValidation},
 			desc: "Emits work_order.created."}},
-		{"GET", "/v1/maintenance/work_orders/{work_order_id}", fleet.PermMaintenanceRead, 0, h.getWorkOrder, opDoc{id: "getWorkOrder", summary: "Get a work order", tag: tagMaintenance,
+		{"GET", "/v1/maintenance/work_orders/{work_order_id}", "WorkOrder", 0, h.getWorkOrder, opDoc{id: "getWorkOrder", summary: "Get a work order", tag: tagMaintenance,
 			out: fleet.WorkOrder{}, outDesc: "The work order."}},
-		{"PATCH", "/v1/maintenance/work_orders/{work_order_id}", fleet.PermMaintenanceWrite, 0, h.patchWorkOrder, opDoc{id: "updateWorkOrder", summary: "Update a work order, its status included (JSON merge patch)", tag: tagMaintenance,
+		{"PATCH", "/v1/maintenance/work_orders/{work_order_id}", "UpdateWorkOrder", 0, h.patchWorkOrder, opDoc{id: "updateWorkOrder", summary: "Update a work order, its status included (JSON merge patch)", tag: tagMaintenance,
 			in: fleet.WorkOrderPatch{}, out: fleet.WorkOrder{}, outDesc: "The work order after the change.",
 			errs: []string{codeValidation, fleet.CodeInvalidStateTransition}, desc: descPatchWorkOrder}},
-		{"GET", "/v1/maintenance/schedules", fleet.PermMaintenanceRead, 0, h.listSchedules, opDoc{id: "listSchedules", summary: "List schedules", tag: tagMaintenance,
+		{"GET", "/v1/maintenance/schedules", "ListSchedules", 0, h.listSchedules, opDoc{id: "listSchedules", summary: "List schedules", tag: tagMaintenance,
 			query: listParams(idFilter("vehicle_id", "Only this vehicle's."), enumParam("status", "ScheduleStatus")),
 			out:   []fleet.Schedule{}, list: true, outDesc: "A page of schedules, oldest first.",
 			desc: "An unknown status, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
-		{post, "/v1/maintenance/schedules", fleet.PermMaintenanceWrite, 0, h.createSchedule, opDoc{id: "createSchedule", summary: "Create a schedule", tag: tagMaintenance,
+		{post, "/v1/maintenance/schedules", "CreateSchedule", 0, h.createSchedule, opDoc{id: "createSchedule", summary: "Create a schedule", tag: tagMaintenance,
 			in: scheduleRequest{}, out: fleet.Schedule{}, status: http.StatusCreated, outDesc: "The schedule, with its computed fields.",
 			errs: []string{codeValidation}, desc: descScheduleDue}},
-		{"GET", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceRead, 0, h.getSchedule, opDoc{id: "getSchedule", summary: "Get a schedule", tag: tagMaintenance,
+		{"GET", "/v1/maintenance/schedules/{schedule_id}", "Schedule", 0, h.getSchedule, opDoc{id: "getSchedule", summary: "Get a schedule", tag: tagMaintenance,
 			out: fleet.Schedule{}, outDesc: "The schedule."}},
-		{"PATCH", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceWrite, 0, h.patchSchedule, opDoc{id: "updateSchedule", summary: "Update a schedule (JSON merge patch)", tag: tagMaintenance,
+		{"PATCH", "/v1/maintenance/schedules/{schedule_id}", "UpdateSchedule", 0, h.patchSchedule, opDoc{id: "updateSchedule", summary: "Update a schedule (JSON merge patch)", tag: tagMaintenance,
 			in: fleet.SchedulePatch{}, out: fleet.Schedule{}, outDesc: "The schedule after the change, recomputed.", errs: []string{codeValidation},
 			desc: descScheduleDue}},
-		{"DELETE", "/v1/maintenance/schedules/{schedule_id}", fleet.PermMaintenanceWrite, 0, h.deleteSchedule, opDoc{id: "deleteSchedule", summary: "Delete a schedule", tag: tagMaintenance,
+		{"DELETE", "/v1/maintenance/schedules/{schedule_id}", "DeleteSchedule", 0, h.deleteSchedule, opDoc{id: "deleteSchedule", summary: "Delete a schedule", tag: tagMaintenance,
 			out: fleet.ScheduleDeleted{}, outDesc: "Deleted.",
 			desc: "Work orders linked to it stay, with their schedule_id, as history. Deleting a vehicle deletes its schedules."}},
 
-		{"GET", "/v1/alerts", fleet.PermAlertsRead, 0, h.listAlerts, opDoc{id: "listAlerts", summary: "List alerts", tag: tagAlerts,
+		{"GET", "/v1/alerts", "ListAlerts", 0, h.listAlerts, opDoc{id: "listAlerts", summary: "List alerts", tag: tagAlerts,
 			query: listParams(enumParam("status", "AlertStatus"), enumParam("type", "AlertType"), enumParam("severity", "Severity"),
 				idFilter("vehicle_id", ""), timeParam("from", "Created at or after."), timeParam("to", "Created at or before.")),
 			out: []fleet.Alert{}, list: true, outDesc: "A page of alerts, oldest first.",
 			desc: "An unknown status, type or severity, a vehicle_id that is not a vehicle id, a malformed time or from after to is 400 invalid_request.\n\n" + descRuleEvaluation}},
-		{post, "/v1/alerts", fleet.PermAlertsWrite, 0, h.createAlert, opDoc{id: "createAlert", summary: "Open a custom alert", tag: tagAlerts,
+		{post, "/v1/alerts", "CreateAlert", 0, h.createAlert, opDoc{id: "createAlert", summary: "Open a custom alert", tag: tagAlerts,
 			in: alertRequest{}, out: fleet.Alert{}, status: http.StatusCreated, outDesc: "The alert, open.", errs: []string{codeValidation},
 			desc: "Emits alert.created (data: the alert)."}},
-		{"GET", "/v1/alerts/{alert_id}", fleet.PermAlertsRead, 0, h.getAlert, opDoc{id: "getAlert", summary: "Get an alert", tag: tagAlerts,
+		{"GET", "/v1/alerts/{alert_id}", "Alert", 0, h.getAlert, opDoc{id: "getAlert", summary: "Get an alert", tag: tagAlerts,
 			out: fleet.Alert{}, outDesc: "The alert.",
 			desc: "`/alerts/rules` is the rules' own path, not an alert: a literal segment takes precedence over `{alert_id}`, and alert ids always start with `alt_`."}},
-		{post, "/v1/alerts/{alert_id}/acknowledge", fleet.PermAlertsWrite, 0, h.acknowledgeAlert, alertMove("acknowledge", fleet.AlertAcknowledged, fleet.EventAlertAcknowledged)},
-		{post, "/v1/alerts/{alert_id}/resolve", fleet.PermAlertsWrite, 0, h.resolveAlert, alertMove("resolve", fleet.AlertResolved, fleet.EventAlertResolved)},
-		{"GET", "/v1/alerts/rules", fleet.PermAlertsRead, 0, h.listRules, opDoc{id: "listAlertRules", summary: "List alert rules", tag: tagAlerts,
+		{post, "/v1/alerts/{alert_id}/acknowledge", "AcknowledgeAlert", 0, h.acknowledgeAlert, alertMove("acknowledge", fleet.AlertAcknowledged, fleet.EventAlertAcknowledged)},
+		{post, "/v1/alerts/{alert_id}/resolve", "ResolveAlert", 0, h.resolveAlert, alertMove("resolve", fleet.AlertResolved, fleet.EventAlertResolved)},
+		{"GET", "/v1/alerts/rules", "ListAlertRules", 0, h.listRules, opDoc{id: "listAlertRules", summary: "List alert rules", tag: tagAlerts,
 			query: listParams(enumParam("type", "RuleType"), idFilter("geofence_id", "Only rules naming this geofence.")),
 			out:   []fleet.AlertRule{}, list: true, outDesc: "A page of rules, oldest first."}},
-		{post, "/v1/alerts/rules", fleet.PermAlertsWrite, 0, h.createRule, opDoc{id: "createAlertRule", summary: "Create an alert rule", tag: tagAlerts,
+		{post, "/v1/alerts/rules", "CreateAlertRule", 0, h.createRule, opDoc{id: "createAlertRule", summary: "Create an alert rule", tag: tagAlerts,
 			in: ruleRequest{}, out: fleet.AlertRule{}, status: http.StatusCreated, outDesc: "The rule.", errs: []string{codeValidation},
 			desc: "An account holds at most as many rules, enabled or not, as its plan allows (" + byPlan(func(l fleet.PlanLimits) int { return l.AlertRules }) +
 				"): creating one more is 409 conflict whose message names the plan's cap (delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + descRuleEvaluation}},
-		{"GET", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsRead, 0, h.getRule, opDoc{id: "getAlertRule", summary: "Get an alert rule", tag: tagAlerts,
+		{"GET", "/v1/alerts/rules/{rule_id}", "AlertRule", 0, h.getRule, opDoc{id: "getAlertRule", summary: "Get an alert rule", tag: tagAlerts,
 			out: fleet.AlertRule{}, outDesc: "The rule."}},
-		{"PATCH", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsWrite, 0, h.patchRule, opDoc{id: "updateAlertRule", summary: "Update an alert rule (JSON merge patch)", tag: tagAlerts,
+		{"PATCH", "/v1/alerts/rules/{rule_id}", "UpdateAlertRule", 0, h.patchRule, opDoc{id: "updateAlertRule", summary: "Update an alert rule (JSON merge patch)", tag: tagAlerts,
 			in: fleet.AlertRulePatch{}, out: fleet.AlertRule{}, outDesc: "The rule after the change.", errs: []string{codeValidation}}},
-		{"DELETE", "/v1/alerts/rules/{rule_id}", fleet.PermAlertsWrite, 0, h.deleteRule, opDoc{id: "deleteAlertRule", summary: "Delete an alert rule", tag: tagAlerts,
+		{"DELETE", "/v1/alerts/rules/{rule_id}", "DeleteAlertRule", 0, h.deleteRule, opDoc{id: "deleteAlertRule", summary: "Delete an alert rule", tag: tagAlerts,
 			out: fleet.RuleDeleted{}, outDesc: "Deleted.", desc: "The alerts it opened stay, with their rule_id, as history."}},
-		{"GET", "/v1/geofences", fleet.PermAlertsRead, 0, h.listGeofences, opDoc{id: "listGeofences", summary: "List geofences", tag: tagAlerts,
+		{"GET", "/v1/geofences", "ListGeofences", 0, h.listGeofences, opDoc{id: "listGeofences", summary: "List geofences", tag: tagAlerts,
 			query: pageParams(), out: []fleet.Geofence{}, list: true, outDesc: "A page of geofences, oldest first."}},
-		{post, "/v1/geofences", fleet.PermAlertsWrite, 0, h.createGeofence, opDoc{id: "createGeofence", summary: "Create a geofence", tag: tagAlerts,
+		{post, "/v1/geofences", "CreateGeofence", 0, h.createGeofence, opDoc{id: "createGeofence", summary: "Create a geofence", tag: tagAlerts,
 			in: geofenceRequest{}, out: fleet.Geofence{}, status: http.StatusCreated, outDesc: "The geofence.", errs: []string{codeValidation},
 			desc: "An account holds at most as many geofences as its plan allows (" + byPlan(func(l fleet.PlanLimits) int { return l.Geofences }) +
 				"): creating one more is 409 conflict whose message names the plan's cap (delete one first).\n\n" + geometryDesc()}},
-		{"GET", "/v1/geofences/{geofence_id}", fleet.PermAlertsRead, 0, h.getGeofence, opDoc{id: "getGeofence", summary: "Get a geofence", tag: tagAlerts,
+		{"GET", "/v1/geofences/{geofence_id}", "Geofence", 0, h.getGeofence, opDoc{id: "getGeofence", summary: "Get a geofence", tag: tagAlerts,
 			out: fleet.Geofence{}, outDesc: "The geofence."}},
-		{"PATCH", "/v1/geofences/{geofence_id}", fleet.PermAlertsWrite, 0, h.patchGeofence, opDoc{id: "updateGeofence", summary: "Update a geofence (JSON merge patch)", tag: tagAlerts,
+		{"PATCH", "/v1/geofences/{geofence_id}", "UpdateGeofence", 0, h.patchGeofence, opDoc{id: "updateGeofence", summary: "Update a geofence (JSON merge patch)", tag: tagAlerts,
 			in: fleet.GeofencePatch{}, out: fleet.Geofence{}, outDesc: "The geofence after the change.", errs: []string{codeValidation}}},
-		{"DELETE", "/v1/geofences/{geofence_id}", fleet.PermAlertsWrite, 0, h.deleteGeofence, opDoc{id: "deleteGeofence", summary: "Delete a geofence", tag: tagAlerts,
+		{"DELETE", "/v1/geofences/{geofence_id}", "DeleteGeofence", 0, h.deleteGeofence, opDoc{id: "deleteGeofence", summary: "Delete a geofence", tag: tagAlerts,
 			out: fleet.GeofenceDeleted{}, outDesc: "Deleted.", errs: []string{codeConflict},
 			desc: "A geofence that alert rules name cannot be deleted: that is 409 conflict, whose message and details name the rules (up to 10). " +
 				"Delete those rules or point them at another geofence first. Nothing cascades, so no rule is left watching nothing."}},
 
-		{"GET", "/v1/events", fleet.PermEventsRead, 0, h.listEvents, opDoc{id: "listEvents", summary: "List events", tag: tagEvents,
+		{"GET", "/v1/events", "ListEvents", 0, h.listEvents, opDoc{id: "listEvents", summary: "List events", tag: tagEvents,
 			query: listParams(enumParam("type", "EventType"), timeParam("from", "Events created at or after this time.")),
 			out:   []fleet.Event{}, list: true, outDesc: "A page of events, oldest first (kept 30 days)."}},
-		{"GET", "/v1/events/{event_id}", fleet.PermEventsRead, 0, h.getEvent, opDoc{id: "getEvent", summary: "Get an event", tag: tagEvents,
+		{"GET", "/v1/events/{event_id}", "Event", 0, h.getEvent, opDoc{id: "getEvent", summary: "Get an event", tag: tagEvents,
 			out: fleet.Event{}, outDesc: "The event."}},
 
-		{"GET", "/v1/webhooks", fleet.PermWebhooksRead, 0, h.listWebhooks, opDoc{id: "listWebhooks", summary: "List webhook endpoints", tag: tagWebhooks,
+		{"GET", "/v1/webhooks", "ListWebhooks", 0, h.listWebhooks, opDoc{id: "listWebhooks", summary: "List webhook endpoints", tag: tagWebhooks,
 			query: pageParams(), out: []fleet.Webhook{}, list: true, outDesc: "A page of endpoints, oldest first (secrets are never listed).",
 			desc: "Endpoints of the account." + descNoWebhooksOnFree}},
-		{post, "/v1/webhooks", fleet.PermWebhooksWrite, 0, h.createWebhook, opDoc{id: "createWebhook", summary: "Register a webhook endpoint", tag: tagWebhooks,
+		{post, "/v1/webhooks", "CreateWebhook", 0, h.createWebhook, opDoc{id: "createWebhook", summary: "Register a webhook endpoint", tag: tagWebhooks,
 			in: webhookRequest{}, out: fleet.WebhookWithSecret{}, status: http.StatusCreated, outDesc: "The endpoint with its secret, shown this once.",
 			errs: []string{codeValidation}, desc: descSending() + " An account at its plan's cap of endpoints gets 409 conflict." + descNoWebhooksOnFree}},
-		{"GET", "/v1/webhooks/{webhook_id}", fleet.PermWebhooksRead, 0, h.getWebhook, opDoc{id: "getWebhook", summary: "Get a webhook endpoint", tag: tagWebhooks,
+		{"GET", "/v1/webhooks/{webhook_id}", "Webhook", 0, h.getWebhook, opDoc{id: "getWebhook", summary: "Get a webhook endpoint", tag: tagWebhooks,
 			out: fleet.Webhook{}, outDesc: "The endpoint."}},
-		{"PATCH", "/v1/webhooks/{webhook_id}", fleet.PermWebhooksWrite, 0, h.patchWebhook, opDoc{id: "updateWebhook", summary: "Update a webhook endpoint (JSON merge patch)", tag: tagWebhooks,
+		{"PATCH", "/v1/webhooks/{webhook_id}", "UpdateWebhook", 0, h.patchWebhook, opDoc{id: "updateWebhook", summary: "Update a webhook endpoint (JSON merge patch)", tag: tagWebhooks,
 			in: fleet.WebhookPatch{}, out: fleet.Webhook{}, outDesc: "The endpoint after the change.", errs: []string{codeValidation}}},
-		{"DELETE", "/v1/webhooks/{webhook_id}", fleet.PermWebhooksWrite, 0, h.deleteWebhook, opDoc{id: "deleteWebhook", summary: "Delete a webhook endpoint", tag: tagWebhooks,
+		{"DELETE", "/v1/webhooks/{webhook_id}", "DeleteWebhook", 0, h.deleteWebhook, opDoc{id: "deleteWebhook", summary: "Delete a webhook endpoint", tag: tagWebhooks,
 			out: fleet.WebhookDeleted{}, outDesc: "Deleted, with its delivery log."}},
-		{post, "/v1/webhooks/{webhook_id}/rotate_secret", fleet.PermWebhooksWrite, 0, h.rotateWebhookSecret, opDoc{id: "rotateWebhookSecret", summary: "Rotate an endpoint's secret", tag: tagWebhooks,
+		{post, "/v1/webhooks/{webhook_id}/rotate_secret", "RotateWebhookSecret", 0, h.rotateWebhookSecret, opDoc{id: "rotateWebhookSecret", summary: "Rotate an endpoint's secret", tag: tagWebhooks,
 			in: struct{}{}, inOptional: true, out: fleet.WebhookWithSecret{}, outDesc: "The endpoint with its new secret, shown this once.",
 			desc: "For 24 hours the old secret keeps signing too: `webhook-signature` then carries both signatures, space-separated, so receivers can switch at leisure."}},
-		{post, "/v1/webhooks/{webhook_id}/test", fleet.PermWebhooksWrite, 0, h.testWebhook, opDoc{id: "testWebhook", summary: "Send a test event", tag: tagWebhooks,
+		{post, "/v1/webhooks/{webhook_id}/test", "TestWebhook", 0, h.testWebhook, opDoc{id: "testWebhook", summary: "Send a test event", tag: tagWebhooks,
 			in: struct{}{}, inOptional: true, out: fleet.WebhookTestSent{}, status: http.StatusAccepted, outDesc: "The webhook.test event and its pending delivery, sent within a second.",
 			desc: "Emits a `webhook.test` event (data: `{webhook_id}`) delivered to this endpoint only. A disabled endpoint is 409 conflict."}},
-		{"GET", "/v1/webhooks/{webhook_id}/deliveries", fleet.PermWebhooksRead, 0, h.listDeliveries, opDoc{id: "listDeliveries", summary: "List an endpoint's delivery attempts", tag: tagWebhooks,
+		{"GET", "/v1/webhooks/{webhook_id}/deliveries", "ListDeliveries", 0, h.listDeliveries, opDoc{id: "listDeliveries", summary: "List an endpoint's delivery attempts", tag: tagWebhooks,
 			query: listParams(enumParam("status", "DeliveryStatus"), idFilter("event_id", "Only this event's.")),
 			out:   []fleet.Delivery{}, list: true, outDesc: "A page of attempts, oldest first.",
 			desc: "An unknown status, or an event_id that is not an event id, is 400 invalid_request."}},
-		{post, "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", fleet.PermWebhooksWrite, 0, h.retryDelivery, opDoc{id: "retryDelivery", summary: "Send a delivery's event again now", tag: tagWebhooks,
+		{post, "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", "RetryDelivery", 0, h.retryDelivery, opDoc{id: "retryDelivery", summary: "Send a delivery's event again now", tag: tagWebhooks,
 			in: struct{}{}, inOptional: true, out: fleet.Delivery{}, status: http.StatusAccepted, outDesc: "The new pending attempt: the first of a new series.",
 			desc: "A disabled endpoint is 409 conflict."}},
 	}
@@ -228,11 +228,21 @@ func alertMove(verb string, to fleet.AlertStatus, event string) opDoc {
 			"A move the state machine forbids (" + statusDesc(fleet.AlertStatuses(), fleet.AlertMoves) + ") is 409 invalid_state_transition naming from and to. The body, if any, is `{}`."}
 }
 
+// permission is what the route's use case needs of the key ("" for none).
+func (rt route) permission() fleet.Permission {
+	p, ok := fleet.PermissionOf(rt.useCase)
+	if !ok {
+		panic("fleethttp: route " + rt.method + " " + rt.pattern + " names no use case of fleet.Service: " + rt.useCase)
+	}
+	return p
+}
+
 // RouteInfo describes one route of the API.
 type RouteInfo struct {
 	Method     string
 	Pattern    string           // Go ServeMux pattern, e.g. /v1/vehicles/{vehicle_id}
-	Permission fleet.Permission // "" when any valid key may call it
+	UseCase    string           // the use case of fleet.Service it calls
+	Permission fleet.Permission // what that use case needs; "" when any valid key may call it
 }
 
 // Routes lists every route the handler serves under /v1 (besides
@@ -240,7 +250,7 @@ type RouteInfo struct {
 func (h *Handler) Routes() []RouteInfo {
 	out := make([]RouteInfo, len(h.routes))
 	for i, rt := range h.routes {
-		out[i] = RouteInfo{Method: rt.method, Pattern: rt.pattern, Permission: rt.perm}
+		out[i] = RouteInfo{Method: rt.method, Pattern: rt.pattern, UseCase: rt.useCase, Permission: rt.permission()}
 	}
 	return out
 }

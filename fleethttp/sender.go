@@ -327,7 +327,7 @@ func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed c
 	if c.Limit <= 0 {
 		return 0, 0, true, nil // every worker is busy
 	}
-	ds, more, err := s.svc.LeaseDeliveries(ctx, s.opts.Lease, c)
+	ds, more, err := s.svc.Jobs().LeaseDeliveries(ctx, s.opts.Lease, c)
 	if err != nil || len(ds) == 0 {
 		return 0, c.Limit, more, err
 	}
@@ -346,7 +346,7 @@ func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed c
 		}
 	}
 	sends.Go(func() {
-		jobs, _, err := s.svc.PrepareDeliveries(ctx, ds)
+		jobs, _, err := s.svc.Jobs().PrepareDeliveries(ctx, ds)
 		if err != nil {
 			fail(err) // the leases lapse
 			jobs = nil
@@ -363,7 +363,7 @@ func (s *Sender) claimAndSend(ctx context.Context, done chan<- finished, freed c
 		now := s.svc.Now()
 		for _, j := range jobs {
 			if d := s.reserve(j.Delivery.WebhookID, j.Delivery.ID, now); d > 0 {
-				if _, err := s.svc.DeferDelivery(ctx, j, now.Add(d)); err != nil {
+				if _, err := s.svc.Jobs().DeferDelivery(ctx, j, now.Add(d)); err != nil {
 					fail(err) // its lease lapses
 				}
 				release(j.Delivery)
@@ -426,7 +426,7 @@ func (s *Sender) record(ctx context.Context, done <-chan finished, stopOnError b
 		if len(jobs) == 0 {
 			continue
 		}
-		n, err := s.svc.FinishDeliveries(context.WithoutCancel(ctx), jobs, outs)
+		n, err := s.svc.Jobs().FinishDeliveries(context.WithoutCancel(ctx), jobs, outs)
 		total += n
 		if err != nil {
 			s.log.Error("webhook delivery: recording outcomes", "err", err)

@@ -122,7 +122,7 @@ func checkStreamEndsAcrossServers(t *testing.T, one, two *env, clock *testclock.
 	}
 	lasting := two.openStream(owner, "", "")
 	check := func() int {
-		n, err := two.svc.CheckStreams(ctx)
+		n, err := two.svc.Jobs().CheckStreams(ctx)
 		is.NoErr(err) // check streams
 		return n
 	}

@@ -84,7 +84,7 @@ func TestControlCharactersRefusedByTheService(t *testing.T) {
 		is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
 		_, err = e.svc.ListVehicles(ctx, p, fleet.VehicleFilter{Query: "a\x00"}, fleet.ListQuery{})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)
-		_, err = e.svc.Snapshot(ctx, p, fleet.VehicleFilter{IDs: []string{"veh_\x00"}}, fleet.ListQuery{})
+		_, err = e.svc.ListLocations(ctx, p, fleet.VehicleFilter{IDs: []string{"veh_\x00"}}, fleet.ListQuery{})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)
 		_, err = e.svc.IngestLocations(ctx, p, "veh_\x00", []fleet.Point{{Latitude: 1, Longitude: 1, Timestamp: T0}})
 		is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)

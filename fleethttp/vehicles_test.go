@@ -241,16 +241,16 @@ func TestStatusChangesWithTimeAlone(t *testing.T) {
 	is.Equal(status(), "idle")
 
 	e.clock.Advance(4 * time.Minute)
-	_, err := e.svc.Sweep(ctx)
+	_, err := e.svc.Jobs().Sweep(ctx)
 	is.NoErr(err)
 	is.Equal(status(), "idle") // stationary under 5 minutes
 	e.clock.Advance(time.Minute)
-	n, err := e.svc.Sweep(ctx)
+	n, err := e.svc.Jobs().Sweep(ctx)
 	is.NoErr(err)
 	is.Equal(n, 1)
 	is.Equal(status(), "stopped") // no new report needed
 	e.clock.Advance(25 * time.Minute)
-	_, err = e.svc.Sweep(ctx)
+	_, err = e.svc.Jobs().Sweep(ctx)
 	is.NoErr(err)
 	is.Equal(status(), "offline")
 
@@ -261,7 +261,7 @@ func TestStatusChangesWithTimeAlone(t *testing.T) {
 		changes = append(changes, d["from"].(string)+">"+d["to"].(string))
 	}
 	is.Equal(changes, []string{"offline>moving", "moving>idle", "idle>stopped", "stopped>offline"})
-	n, err = e.svc.Sweep(ctx)
+	n, err = e.svc.Jobs().Sweep(ctx)
 	is.NoErr(err)
 	is.Equal(n, 0) // nothing changes twice
 }

@@ -76,7 +76,7 @@ func TestWebhookDeliveryOutlivesRestarts(t *testing.T) {
 		e.vehicle(key, fmt.Sprintf("Van %d", i))
 	}
 	// A server claims the deliveries and dies before sending them.
-	jobs, _, err := e.svc.ClaimDeliveries(context.Background(), 2*time.Minute, fleet.DeliveryClaim{Limit: 100})
+	jobs, _, err := e.svc.Jobs().ClaimDeliveries(context.Background(), 2*time.Minute, fleet.DeliveryClaim{Limit: 100})
 	is.NoErr(err)
 	is.Equal(len(jobs), 5)
 	stop()

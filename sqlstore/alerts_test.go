@@ -74,7 +74,7 @@ func TestAlertsAcrossServers(t *testing.T) {
 		var sw sync.WaitGroup
 		for _, svc := range []*fleet.Service{one, two} {
 			sw.Go(func() {
-				if _, err := svc.Sweep(ctx); err != nil {
+				if _, err := svc.Jobs().Sweep(ctx); err != nil {
 					t.Errorf("sweep: %v", err)
 				}
 			})

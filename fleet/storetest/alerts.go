@@ -43,8 +43,11 @@ func NewAlert(accountID, vehicleID, key string) fleet.Alert {
 		Message: "fast", Data: json.RawMessage(`{"speed":95.5}`), Key: key, CreatedAt: T0}
 }
 
-func alertTests() []namedTest {
-	return []namedTest{
+// RunAlerts checks the alerts area (fleet.AlertTx): rules, geofences and
+// alerts scoped by account, filters, counts for the plan's caps, the rules
+// ingest evaluates, and the configuration version.
+func RunAlerts(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
 		{"GeofenceRoundTrip", testGeofenceRoundTrip},
 		{"AlertRuleRoundTrip", testAlertRuleRoundTrip},
 		{"AlertRulesByVehicle", testAlertRulesByVehicle},
@@ -54,7 +57,7 @@ func alertTests() []namedTest {
 		{"AlertFilters", testAlertFilters},
 		{"LatestAlert", testLatestAlert},
 		{"AlertConfigVersion", testAlertConfigVersion},
-	}
+	})
 }
 
 func mustUpdate(t *testing.T, s fleet.Store, fn func(tx fleet.Tx) error) {

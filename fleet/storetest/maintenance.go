@@ -61,8 +61,11 @@ func MustSchedule(tb testing.TB, s fleet.Store, accountID, vehicleID, nextDue st
 
 func i64(v int64) *int64 { return &v }
 
-func maintenanceTests() []namedTest {
-	return []namedTest{
+// RunMaintenance checks the maintenance area (fleet.MaintenanceTx): work
+// orders and schedules scoped by account, filters, the schedules the
+// calendar may have overtaken, rollback, and deleting a vehicle.
+func RunMaintenance(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
 		{"WorkOrderRoundTrip", testWorkOrderRoundTrip},
 		{"WorkOrdersScopedByAccount", testWorkOrdersScoped},
 		{"WorkOrderFilters", testWorkOrderFilters},
@@ -73,7 +76,7 @@ func maintenanceTests() []namedTest {
 		{"SchedulesToCheck", testSchedulesToCheck},
 		{"MaintenanceRollback", testMaintenanceRollback},
 		{"DeleteVehicleCascadesToSchedules", testDeleteVehicleCascadesToSchedules},
-	}
+	})
 }
 
 func getWorkOrder(t *testing.T, s fleet.Store, accountID, id string) fleet.WorkOrder {

@@ -26,8 +26,37 @@ type namedTest struct {
 }
 
 // Run runs the whole suite; open must return a new, empty store each call.
+// A new store can be written and checked one area at a time with the Run
+// function of each area, RunTransactions first.
 func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
-	tests := []namedTest{
+	RunTransactions(t, open)
+	RunKeys(t, open)
+	RunVehicles(t, open)
+	RunLocations(t, open)
+	RunEvents(t, open)
+	RunMaintenance(t, open)
+	RunAlerts(t, open)
+	RunWebhooks(t, open)
+}
+
+// RunTransactions checks Store.Update and Store.View: all or nothing,
+// isolated, read-only views, a failed method leaving the transaction usable,
+// and cursors that neither skip nor repeat while data changes.
+func RunTransactions(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
+		{"RollbackOnError", testRollbackOnError},
+		{"RollbackOnConflict", testRollbackOnConflict},
+		{"ViewIsReadOnly", testViewIsReadOnly},
+		{"ConflictLeavesTransactionUsable", testConflictLeavesTransactionUsable},
+		{"CursorWalkWhileInserting", testCursorWalkWhileInserting},
+	})
+}
+
+// RunKeys checks the keys area: accounts and their keys (fleet.KeyTx), and
+// the per-request path (fleet.KeyStore): lookup by hash, quota windows
+// exact under concurrency, usage counts, idempotency records, their purges.
+func RunKeys(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
 		{"Accounts", testAccounts},
 		{"AccountsList", testAccountsList},
 		{"KeysScopedByAccount", testKeysScopedByAccount},
@@ -36,22 +65,17 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"UpdateKeyChangesOnlyMutableFields", testUpdateKey},
 		{"CountActiveKeys", testCountActiveKeys},
 		{"KeysPagination", testKeysPagination},
-		{"CursorWalkWhileInserting", testCursorWalkWhileInserting},
-		{"RollbackOnError", testRollbackOnError},
-		{"RollbackOnConflict", testRollbackOnConflict},
-		{"ViewIsReadOnly", testViewIsReadOnly},
 		{"QuotaWindow", testQuotaWindow},
 		{"QuotaConcurrent", testQuotaConcurrent},
 		{"Usage", testUsage},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyPurge", testIdempotencyPurge},
 		{"PurgeQuotaAndUsage", testPurgeQuotaAndUsage},
-		{"ConflictLeavesTransactionUsable", testConflictLeavesTransactionUsable},
-	}
-	tests = append(tests, vehicleTests()...)
-	tests = append(tests, maintenanceTests()...)
-	tests = append(tests, webhookTests()...)
-	tests = append(tests, alertTests()...)
+	})
+}
+
+func run(t *testing.T, open func(t *testing.T) fleet.Store, tests []namedTest) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

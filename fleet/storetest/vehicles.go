@@ -32,8 +32,12 @@ func MustVehicle(tb testing.TB, s fleet.Store, accountID, name string) fleet.Veh
 
 func f64(v float64) *float64 { return &v }
 
-func vehicleTests() []namedTest {
-	return []namedTest{
+// RunVehicles checks the vehicles area (fleet.VehicleTx): vehicles scoped by
+// account, unique external ids, filters, deletion cascading to points and
+// schedules, and the clock-driven reads of the status sweep and the
+// offline check.
+func RunVehicles(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
 		{"VehicleRoundTrip", testVehicleRoundTrip},
 		{"VehiclesScopedByAccount", testVehiclesScoped},
 		{"VehicleExternalIDUnique", testVehicleExternalID},
@@ -41,13 +45,29 @@ func vehicleTests() []namedTest {
 		{"DeleteVehicleCascades", testDeleteVehicleCascades},
 		{"VehiclesToSweep", testVehiclesToSweep},
 		{"VehiclesGoneSilent", testVehiclesGoneSilent},
+	})
+}
+
+// RunLocations checks the locations area (fleet.LocationTx and
+// fleet.LocationStore): idempotent inserts, ranges in time order, rollback,
+// and the purge of old points.
+func RunLocations(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
 		{"InsertPointsSkipsDuplicates", testInsertPoints},
 		{"PointsRangeAndOrder", testPointsRange},
 		{"PointsRollback", testPointsRollback},
 		{"PurgePoints", testPurgePoints},
+	})
+}
+
+// RunEvents checks the events area (fleet.EventTx and fleet.EventStore):
+// the log scoped by account, filters, reads by id, and the purge.
+func RunEvents(t *testing.T, open func(t *testing.T) fleet.Store) {
+	run(t, open, []namedTest{
 		{"Events", testEvents},
+		{"EventsByID", testEventsByID},
 		{"PurgeEvents", testPurgeEvents},
-	}
+	})
 }
 
 func testVehicleRoundTrip(t *testing.T, s fleet.Store) {

@@ -27,7 +27,7 @@ func TestFleetMovesAndReports(t *testing.T) {
 		clock.Advance(2 * time.Second)
 		is.NoErr(f.Step(ctx, clock.Now(), 2*time.Second))
 	}
-	snap, err := svc.Snapshot(ctx, p, fleet.VehicleFilter{}, fleet.ListQuery{Limit: 100})
+	snap, err := svc.ListLocations(ctx, p, fleet.VehicleFilter{}, fleet.ListQuery{Limit: 100})
 	is.NoErr(err)
 	is.Equal(len(snap.Items), 25) // every vehicle has reported
 	moving := 0
@@ -38,7 +38,7 @@ func TestFleetMovesAndReports(t *testing.T) {
 		}
 	}
 	is.True(moving > 15) // most are driving
-	hist, err := svc.History(ctx, p, f.VehicleIDs()[0], fleet.HistoryQuery{})
+	hist, err := svc.ListHistory(ctx, p, f.VehicleIDs()[0], fleet.HistoryQuery{})
 	is.NoErr(err)
 	is.Equal(len(hist.Items), 30)
 	first, last := hist.Items[0], hist.Items[29]

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// WebhookTx is the part of a Tx that holds webhook endpoints and their
+// WebhookTx is the webhooks area's part of a Tx: endpoints and their
 // deliveries.
 type WebhookTx interface {
 	// CreateWebhook stores a new endpoint. Returns conflict if the id
@@ -34,11 +34,6 @@ type WebhookTx interface {
 	// claimed batch of deliveries, in one read.
 	WebhooksByID(ids []string) ([]Webhook, error)
 
-	// EventsByID returns the stored events, of any account, among ids (in
-	// no order; ids not stored are left out): the bodies of a claimed
-	// batch of deliveries, in one read.
-	EventsByID(ids []string) ([]Event, error)
-
 	// CreateDelivery stores a new delivery. Returns conflict if the id
 	// exists, not_found if the account has no endpoint d.WebhookID.
 	CreateDelivery(d Delivery) error
@@ -53,9 +48,10 @@ type WebhookTx interface {
 	UpdateDelivery(d Delivery) error
 }
 
-// DeliveryClaimer is the part of a Store that hands due deliveries to
-// senders, records what they did, and forgets old attempts.
-type DeliveryClaimer interface {
+// WebhookStore is the webhooks area's part of a Store: the delivery queue,
+// which hands due deliveries to senders, records what they did, and forgets
+// old attempts.
+type WebhookStore interface {
 	// ClaimDeliveries leases what c.Pick chooses among the pending
 	// deliveries, of any account, due at c.Now (NextAttemptAt <= c.Now),
 	// given of each endpoint at least its c.Candidates() earliest due: it
