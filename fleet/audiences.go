@@ -24,8 +24,9 @@ func (s *Service) Jobs() Jobs { return Jobs{s} }
 
 // Edge is what an adapter serving the API does around each use case:
 // admitting a request against its key's hourly allowance (or its address's,
-// for a request without a valid key), and making a POST with an
-// Idempotency-Key run once.
+// for a request without a valid key), making a POST with an
+// Idempotency-Key run once, and spending the stream token that stands in
+// for a key on the live stream.
 type Edge struct{ s *Service }
 
 // Edge returns the per-request plumbing of an adapter.

@@ -92,6 +92,9 @@ func (e Edge) Admit(ctx context.Context, p Principal) (Quota, error) {
 		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
 	}
 	s.usage.add(p.Key.ID, now, !q.Allowed)
+	if !q.Allowed {
+		s.stats.rejectedKey.Add(1)
+	}
 	return q, nil
 }
 
@@ -111,6 +114,9 @@ func (e Edge) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
 	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.Now())
 	if err != nil {
 		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
+	}
+	if !q.Allowed {
+		s.stats.rejectedAddress.Add(1)
 	}
 	return q, nil
 }

@@ -12,6 +12,11 @@
 // a Principal reaches only its own account's data, and another account's
 // resource is not_found, never forbidden.
 //
+// Trips are derived, never written by a client: the ingest segments each
+// vehicle's reports into Trips as they arrive, in the batch's transaction
+// (see trip.go for the rules), and Stops and the Summary report are read
+// from the stored trips alone.
+//
 // # The Service
 //
 // NewService builds the Service over a Store. Its methods are the product's
@@ -78,6 +83,11 @@
 //   - maintenance (MaintenanceTx): storetest.RunMaintenance.
 //   - alerts (AlertTx): storetest.RunAlerts.
 //   - webhooks (WebhookStore, WebhookTx): storetest.RunWebhooks.
+//   - stream tokens (StreamTokenStore): single-use tokens taken once across
+//     every process sharing the store; storetest.RunStreamTokens.
+//   - trips (TripTx): storetest.RunTrips.
+//   - users (UserTx): the dashboard's people, sessions and sign-in links;
+//     storetest.RunUsers.
 //
 // storetest.Run runs them all; a store's own test is three lines calling it.
 // Each method's comment says what it returns (not_found, conflict) and what

@@ -21,6 +21,8 @@ const (
 	EventAlertAcknowledged      = "alert.acknowledged"
 	EventAlertResolved          = "alert.resolved"
 	EventWebhookTest            = "webhook.test"
+	EventTripStarted            = "trip.started"
+	EventTripCompleted          = "trip.completed"
 )
 
 // EventTypes lists every event type.
@@ -29,6 +31,7 @@ var eventTypes = []string{
 	EventWorkOrderCreated, EventWorkOrderUpdated, EventWorkOrderStatusChanged,
 	EventMaintenanceDueSoon, EventMaintenanceOverdue,
 	EventAlertCreated, EventAlertAcknowledged, EventAlertResolved, EventWebhookTest,
+	EventTripStarted, EventTripCompleted,
 }
 
 // EventTypes lists every event type.

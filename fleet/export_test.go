@@ -17,3 +17,6 @@ func AlertCacheStats(s *Service) (entries, bytes int) { return s.alertCache.stat
 // Comb is a closed ring of about n positions with teeth reaching north
 // (see geofence_index_test.go).
 var Comb = comb
+
+// SetTripTracking turns the trip tracking of the ingest on or off.
+func SetTripTracking(s *Service, on bool) { s.noTrips = !on }

@@ -20,6 +20,7 @@ const (
 	PrefixWebhook   = "wh"
 	PrefixEvent     = "evt"
 	PrefixDelivery  = "del"
+	PrefixTrip      = "trip"
 )
 
 // idEncoding is lower-case Crockford base32: its alphabet is in ASCII order,

@@ -33,6 +33,13 @@ var useCases = map[string]Permission{
 	"IngestLocations": PermLocationsWrite,
 	"IngestBulk":      PermLocationsWrite,
 
+	// A browser's EventSource opens the live stream with a stream token.
+	"CreateStreamToken": PermLocationsRead,
+	"ListTrips":         PermLocationsRead,
+	"Trip":              PermLocationsRead,
+	"ListStops":         PermLocationsRead,
+	"Summary":           PermLocationsRead,
+
 	"ListWorkOrders":  PermMaintenanceRead,
 	"WorkOrder":       PermMaintenanceRead,
 	"CreateWorkOrder": PermMaintenanceWrite,

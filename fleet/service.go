@@ -59,6 +59,7 @@ type Service struct {
 	usage  usageRecorder
 	stream broker
 	flushM sync.Mutex
+	logins loginThrottle
 
 	alertCache alertCache
 	gates      gates
@@ -68,6 +69,13 @@ type Service struct {
 	// batch starts being judged outside it (tests block on it).
 	judgeBudget int
 	judging     func(accountID string)
+	// ready is the store probe /readyz shares (see Ready).
+	ready readyProbe
+	// stats count what Stats reports.
+	stats stats
+	// noTrips turns trip tracking off (the baseline of the ingest
+	// benchmarks).
+	noTrips bool
 }
 
 // NewService returns a Service over store.
@@ -111,22 +119,22 @@ func (s *Service) Now() time.Time { return Timestamp(s.now()) }
 // Store returns the store the service runs on.
 func (s *Service) Store() Store { return s.store }
 
-// Ready reports whether the store is reachable.
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.store.Ping(ctx); err != nil {
-		return Errorf(CodeUnavailable, "The store is unreachable.")
-	}
-	return nil
-}
-
 // Run does the service's background work until ctx ends: every second it
 // flushes request usage and ends the live streams of keys no longer valid;
 // every SweepEvery it sweeps vehicle statuses and checks maintenance
 // schedules against the calendar; every minute it purges expired records.
+// When the store is a LiveFeed (PostgreSQL), it follows the feed shared by
+// the servers (see Jobs.FollowLive) while it runs.
 // Callers that drive time themselves call Flush, CheckStreams, Sweep,
 // CheckMaintenance and Maintain instead. When ctx ends, Run flushes once
 // more and returns.
 func (s *Service) Run(ctx context.Context) {
+	following := make(chan struct{})
+	go func() {
+		defer close(following)
+		s.Jobs().FollowLive(ctx)
+	}()
+	defer func() { <-following }()
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
 	sweep := time.NewTicker(s.opts.SweepEvery)
@@ -143,21 +151,36 @@ func (s *Service) Run(ctx context.Context) {
 			cancel()
 			return
 		case <-flush.C:
-			if err := s.Jobs().Flush(ctx); err != nil {
+			t := time.Now()
+			err := s.Jobs().Flush(ctx)
+			s.stats.job(jobFlush, t, err)
+			if err != nil {
 				s.log.Error("flush usage", "err", err)
 			}
-			if _, err := s.Jobs().CheckStreams(ctx); err != nil {
+			t = time.Now()
+			_, err = s.Jobs().CheckStreams(ctx)
+			s.stats.job(jobCheckStreams, t, err)
+			if err != nil {
 				s.log.Error("check the keys of live streams", "err", err)
 			}
 		case <-sweep.C:
-			if _, err := s.Jobs().Sweep(ctx); err != nil {
+			t := time.Now()
+			_, err := s.Jobs().Sweep(ctx)
+			s.stats.job(jobSweep, t, err)
+			if err != nil {
 				s.log.Error("status sweep", "err", err)
 			}
-			if _, err := s.Jobs().CheckMaintenance(ctx); err != nil {
+			t = time.Now()
+			_, err = s.Jobs().CheckMaintenance(ctx)
+			s.stats.job(jobCheckMaintenance, t, err)
+			if err != nil {
 				s.log.Error("maintenance check", "err", err)
 			}
 		case <-maintain.C:
-			if err := s.Jobs().Maintain(ctx); err != nil {
+			t := time.Now()
+			err := s.Jobs().Maintain(ctx)
+			s.stats.job(jobPurge, t, err)
+			if err != nil {
 				s.log.Error("maintenance", "err", err)
 			}
 		}
@@ -166,9 +189,10 @@ func (s *Service) Run(ctx context.Context) {
 
 // Maintain purges what has outlived its retention at the clock's time:
 // idempotency records after 24 hours, ended rate-limit windows, usage
-// counts older than the usage endpoint reaches, events and webhook delivery
-// attempts after 30 days, and
-// location points older than the longest plan reach.
+// counts older than the usage endpoint reaches, expired stream tokens, events and webhook delivery
+// attempts after 30 days, the shared live feed (LiveFeed) after the
+// replay window, ended dashboard sessions and sign-in links, and location
+// points older than the longest plan reach.
 func (j Jobs) Maintain(ctx context.Context) error {
 	s := j.s
 	now := s.Now()
@@ -178,6 +202,9 @@ func (j Jobs) Maintain(ctx context.Context) error {
 	if _, err := s.store.PurgeQuota(ctx, now.Add(-QuotaWindow)); err != nil {
 		return err
 	}
+	if _, err := s.store.PurgeStreamTokens(ctx, now); err != nil {
+		return err
+	}
 	if _, err := s.store.PurgeUsage(ctx, now.Truncate(time.Hour).Add(-MaxUsageHours*time.Hour)); err != nil {
 		return err
 	}
@@ -185,6 +212,14 @@ func (j Jobs) Maintain(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.store.PurgeDeliveries(ctx, now.Add(-EventRetention)); err != nil {
+		return err
+	}
+	if feed, ok := s.store.(LiveFeed); ok {
+		if _, err := feed.PurgeLive(ctx, now.Add(-StreamReplayWindow)); err != nil {
+			return err
+		}
+	}
+	if err := s.purgeSessions(ctx, now); err != nil {
 		return err
 	}
 	_, err := s.store.PurgePoints(ctx, now.Add(-MaxHistoryReach()))

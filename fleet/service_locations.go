@@ -134,7 +134,8 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		}
 		break
 	}
-	s.stream.publish(p.Account.ID, live, now)
+	s.publishLive(ctx, p.Account.ID, live, now)
+	s.stats.points.Add(uint64(res.Accepted))
 	return res, nil
 }
 
@@ -151,6 +152,7 @@ func (s *Service) looksHeavy(b *batch, n int) bool {
 // them: vehicles) forward, opening the alerts the judgement pl calls for.
 func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehicle, res *IngestResult, live *[]StreamItem) error {
 	th := s.opts.Thresholds.orDefault()
+	trips := make([]tripInput, 0, len(b.order))
 	for _, id := range b.order {
 		pts := b.points[id]
 		stored, err := tx.InsertPoints(id, pts)
@@ -161,12 +163,17 @@ func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehi
 		res.Duplicates += len(pts) - len(stored)
 		v := vehicles[id]
 		vp := pl.vehicles[id]
+		var newest *time.Time
+		if v.LastLocation != nil {
+			newest = ptr(v.LastLocation.Timestamp)
+		}
 		odometer, alerts := v.OdometerKm, v.AlertsVersion
 		a := &applier{s: s, cfg: pl.cfg, vp: vp, pts: pts, now: b.now, decided: map[int32]bool{}}
 		moved, err := s.advance(tx, &v, pts, stored, vp.fwd, b.now, th, live, a)
 		if err != nil {
 			return err
 		}
+		trips = append(trips, tripInput{id, newest, stored})
 		if moved || v.AlertsVersion != alerts {
 			if err := tx.UpdateVehicle(v); err != nil {
 				return err
@@ -178,7 +185,7 @@ func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehi
 			}
 		}
 	}
-	return nil
+	return s.trackTrips(tx, b.accountID, trips, b.now, th)
 }
 
 // advance moves a vehicle through its stored points newer than its latest

@@ -296,6 +296,11 @@ func (s *Service) sweepStatuses(ctx context.Context) (int, error) {
 				if err := s.emit(tx, v.AccountID, EventVehicleStatusChanged, now, StatusChange{v.ID, from, to, now}); err != nil {
 					return err
 				}
+				if to == StatusStopped || to == StatusOffline {
+					if err := s.closeTrip(tx, v.ID, now, th); err != nil {
+						return err
+					}
+				}
 				changed = append(changed, v)
 			}
 			return nil

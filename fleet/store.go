@@ -7,11 +7,14 @@ import "context"
 // sqlstore (SQLite, PostgreSQL); fleet/storetest is the suite each passes.
 //
 // Errors: methods return *Error values with CodeNotFound or CodeConflict
-// where documented, and any other error for failures of the store itself
-// (which the Service reports as internal_error or unavailable).
+// where documented. A failure of the database that heals by itself
+// (unreachable, restarting, full, past the store's deadline, still in
+// conflict after retries) is an *Error with CodeUnavailable, its cause in
+// the chain (the API's 503 with Retry-After); any other error is a bug of
+// the store, which the API reports as internal_error.
 //
 // The contract is grouped by area — keys, vehicles, locations, events,
-// maintenance, alerts, webhooks — each with a Store part (what runs outside
+// maintenance, alerts, webhooks, stream tokens — each with a Store part (what runs outside
 // a transaction: the per-request path, the delivery queue, purges) and a Tx
 // part, and each with its section of the conformance suite
 // (fleet/storetest: RunKeys, RunVehicles...), so that a new store can be
@@ -34,6 +37,7 @@ type Store interface {
 	LocationStore
 	EventStore
 	WebhookStore
+	StreamTokenStore
 }
 
 // Tx is what a transaction can read and write. Methods of a Tx are only
@@ -49,4 +53,6 @@ type Tx interface {
 	MaintenanceTx
 	AlertTx
 	WebhookTx
+	TripTx
+	UserTx
 }

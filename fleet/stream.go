@@ -45,6 +45,7 @@ type Subscription struct {
 	done      chan struct{} // closed when the subscription ends
 
 	// Guarded by b.mu.
+	after uint64 // the Last-Event-ID it resumed after: older reports are not its
 	err   error
 	from  uint64 // the next sequence number to look at; 0: nothing waiting
 	watch uint64 // the first matching report published since the last read; 0: none
@@ -81,7 +82,7 @@ func (sub *Subscription) Next(max int) ([]StreamItem, error) {
 	if sub.err != nil {
 		return nil, sub.err
 	}
-	oldest := b.seq + 1 - uint64(b.n)
+	oldest := b.oldest()
 	if sub.watch != 0 && sub.watch < oldest {
 		b.end(sub, ErrStreamBehind)
 		return nil, ErrStreamBehind
@@ -90,14 +91,15 @@ func (sub *Subscription) Next(max int) ([]StreamItem, error) {
 		return nil, nil
 	}
 	var out []StreamItem
-	s := max64(sub.from, oldest)
-	for ; s <= b.seq && len(out) < max; s++ {
-		it := b.at(int(s - oldest))
-		if sub.matches(it) {
+	i := b.search(max64(sub.from, oldest))
+	for ; i < b.n && len(out) < max; i++ {
+		it := b.at(i)
+		if sub.matches(it) && it.seq > sub.after {
 			out = append(out, *it)
 		}
 	}
-	if s <= b.seq { // max reached: the rest waits for the next call
+	if i < b.n { // max reached: the rest waits for the next call
+		s := b.at(i).seq
 		sub.from, sub.watch = s, s
 		select {
 		case sub.ready <- struct{}{}:
@@ -138,6 +140,60 @@ type broker struct {
 	ring   []StreamItem                          // recent items in seq order, oldest at head
 	head   int
 	n      int
+	// following is set while the service follows its store's shared feed
+	// (see LiveFeed); fed once it has, for good: seq then is the feed's id
+	// of the newest report, and reports go to the feed even while it is
+	// not followed (a lost connection): the next follower reads them back.
+	following, fed bool
+}
+
+func (b *broker) isFollowing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.following
+}
+
+func (b *broker) isFed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fed
+}
+
+// publishFeed takes batches from the shared feed, in id order; reports
+// with ids it has already taken are skipped.
+func (b *broker) publishFeed(bs []LiveBatch, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.fed {
+		// The feed's ids replace this server's own: the reports published
+		// before it followed the feed leave the ring (their subscribers
+		// that are behind reconnect), and the feed's recent reports, which
+		// it delivers first, fill it.
+		for b.n > 0 {
+			b.ring[b.head] = StreamItem{}
+			b.head = (b.head + 1) % len(b.ring)
+			b.n--
+		}
+		b.seq = 0
+		b.fed = true
+		for _, subs := range b.subs {
+			for sub := range subs {
+				sub.from, sub.watch = 0, 0
+			}
+		}
+	}
+	b.following = true
+	for _, batch := range bs {
+		for i, it := range batch.Items {
+			seq := batch.FirstID + uint64(i)
+			if seq <= b.seq {
+				continue
+			}
+			b.seq = seq
+			b.add(batch.AccountID, it, batch.At)
+		}
+	}
+	b.trim(now)
 }
 
 const (
@@ -157,28 +213,33 @@ func (b *broker) publish(accountID string, items []StreamItem, now time.Time) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	subs := b.subs[accountID]
 	for _, it := range items {
 		b.seq++
-		it.seq, it.ID, it.accountID, it.at = b.seq, strconv.FormatUint(b.seq, 10), accountID, now
-		b.push(it)
-		for sub := range subs {
-			if sub.vehicles != nil && !sub.vehicles[it.VehicleID] {
-				continue
-			}
-			if sub.from == 0 {
-				sub.from = it.seq
-			}
-			if sub.watch == 0 {
-				sub.watch = it.seq
-			}
-			select {
-			case sub.ready <- struct{}{}:
-			default:
-			}
-		}
+		b.add(accountID, it, now)
 	}
 	b.trim(now)
+}
+
+// add appends it to the ring as the report of id b.seq and signals the
+// subscribers it concerns; b.mu is held.
+func (b *broker) add(accountID string, it StreamItem, at time.Time) {
+	it.seq, it.ID, it.accountID, it.at = b.seq, strconv.FormatUint(b.seq, 10), accountID, at
+	b.push(it)
+	for sub := range b.subs[accountID] {
+		if sub.vehicles != nil && !sub.vehicles[it.VehicleID] {
+			continue
+		}
+		if sub.from == 0 {
+			sub.from = it.seq
+		}
+		if sub.watch == 0 {
+			sub.watch = it.seq
+		}
+		select {
+		case sub.ready <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // push appends to the ring, growing it up to maxRecent and then
@@ -198,6 +259,31 @@ func (b *broker) push(it StreamItem) {
 	}
 	b.ring[(b.head+b.n)%len(b.ring)] = it
 	b.n++
+}
+
+// oldest returns the id of the oldest report in the ring (the next one's
+// when it is empty).
+func (b *broker) oldest() uint64 {
+	if b.n == 0 {
+		return b.seq + 1
+	}
+	return b.at(0).seq
+}
+
+// search returns the index of the oldest item in the ring whose id is at
+// least seq (b.n when none is). Ids increase along the ring, with gaps
+// where the shared feed (LiveFeed) skips some.
+func (b *broker) search(seq uint64) int {
+	lo, hi := 0, b.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.at(m).seq < seq {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // at returns the i-th oldest item.
@@ -316,6 +402,12 @@ func (s *Service) Subscribe(ctx context.Context, p Principal, vehicleIDs []strin
 	if lastEventID != "" && after < b.seq {
 		sub.from = after + 1
 		sub.ready <- struct{}{}
+	}
+	// Resuming on a server of the shared feed that has not yet taken
+	// every report the client saw elsewhere: those reports are skipped
+	// when they arrive.
+	if b.fed {
+		sub.after = after
 	}
 	if b.subs == nil {
 		b.subs = map[string]map[*Subscription]struct{}{}

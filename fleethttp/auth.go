@@ -12,25 +12,28 @@ import (
 // admit authenticates the request and takes it from the key's hourly
 // allowance (or, for a request without a valid key, from its address's),
 // setting the rate-limit headers on the response. It reports whether the
-// request may go on; when not, the response is written.
+// request may go on; when not, the response is written. A route that takes
+// a stream token (the live stream) is authenticated by the token when the
+// request has no Authorization header: the token is spent, and the request
+// is the key's that made it.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool {
-	secret, found := bearer(r.Header.Get("Authorization"))
+	header := r.Header.Get("Authorization")
+	secret, found := bearer(header)
 	var authErr error
-	if found {
+	if token, ok := h.streamTokenOf(r); ok && header == "" {
+		p, err := h.svc.Edge().RedeemStreamToken(r.Context(), token)
+		if err == nil {
+			return h.admitKey(w, r, st, p)
+		}
+		if fleet.ErrorCode(err) != fleet.CodeUnauthorized {
+			writeError(w, h.log, st.requestID, err)
+			return false
+		}
+		authErr = err
+	} else if found {
 		p, err := h.svc.Authenticate(r.Context(), secret)
 		if err == nil {
-			q, err := h.svc.Edge().Admit(r.Context(), p)
-			if err != nil {
-				writeError(w, h.log, st.requestID, err)
-				return false
-			}
-			st.principal, st.authed = p, true
-			setQuotaHeaders(w.Header(), q, h.svc.Now())
-			if !q.Allowed {
-				h.tooMany(w, st, q, "Rate limit exceeded. Retry after %d seconds.")
-				return false
-			}
-			return true
+			return h.admitKey(w, r, st, p)
 		}
 		if fleet.ErrorCode(err) != fleet.CodeUnauthorized {
 			writeError(w, h.log, st.requestID, err)
@@ -58,6 +61,23 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 	return false
 }
 
+// admitKey takes a request of the principal's key from its hourly
+// allowance.
+func (h *Handler) admitKey(w http.ResponseWriter, r *http.Request, st *state, p fleet.Principal) bool {
+	q, err := h.svc.Edge().Admit(r.Context(), p)
+	if err != nil {
+		writeError(w, h.log, st.requestID, err)
+		return false
+	}
+	st.principal, st.authed = p, true
+	setQuotaHeaders(w.Header(), q, h.svc.Now())
+	if !q.Allowed {
+		h.tooMany(w, st, q, "Rate limit exceeded. Retry after %d seconds.")
+		return false
+	}
+	return true
+}
+
 // tooMany answers 429 with Retry-After; message takes the seconds to wait.
 func (h *Handler) tooMany(w http.ResponseWriter, st *state, q fleet.Quota, message string) {
 	n := q.RetryAfter(h.svc.Now())
@@ -79,11 +99,15 @@ func bearer(header string) (string, bool) {
 func setQuotaHeaders(hd http.Header, q fleet.Quota, now time.Time) {
 	limit := strconv.Itoa(q.Limit)
 	remaining := strconv.Itoa(q.Remaining)
-	reset := q.ResetUnix()
-	hd["X-RateLimit-Limit"] = []string{limit}
-	hd["X-RateLimit-Remaining"] = []string{remaining}
-	hd["X-RateLimit-Used"] = []string{strconv.Itoa(q.Used)}
-	hd["X-RateLimit-Reset"] = []string{strconv.FormatInt(reset, 10)}
-	hd["RateLimit-Policy"] = []string{`"hourly";q=` + limit + ";w=3600"}
-	hd["RateLimit"] = []string{`"hourly";r=` + remaining + ";t=" + strconv.Itoa(q.SecondsToReset(now))}
+	// One backing array for the six values (one allocation, not six).
+	v := make([]string, 6)
+	v[0], v[1], v[2], v[3] = limit, remaining, strconv.Itoa(q.Used), strconv.FormatInt(q.ResetUnix(), 10)
+	v[4] = `"hourly";q=` + limit + ";w=3600"
+	v[5] = `"hourly";r=` + remaining + ";t=" + strconv.Itoa(q.SecondsToReset(now))
+	hd["X-RateLimit-Limit"] = v[0:1:1]
+	hd["X-RateLimit-Remaining"] = v[1:2:2]
+	hd["X-RateLimit-Used"] = v[2:3:3]
+	hd["X-RateLimit-Reset"] = v[3:4:4]
+	hd["RateLimit-Policy"] = v[4:5:5]
+	hd["RateLimit"] = v[5:6:6]
 }

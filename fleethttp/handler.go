@@ -65,22 +65,44 @@ type Handler struct {
 	metrics *metrics
 
 	bodyTimeout, batchBodyTimeout time.Duration
+
+	version    string   // what Fleet-Version says (WithVersion)
+	versionHdr []string // its header value, made once
+
+	// extraRoutes, when set, adds routes after the route table's (tests
+	// use it for routes the API does not have, such as a deprecated one).
+	extraRoutes func(*Handler) []route
+	cors        map[string]bool // allowed origins (WithCORSOrigins); nil: CORS off
+	tokenPaths  map[string]bool // paths of the routes that take a stream token
+	corsExpose  string
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
 func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
 	h := &Handler{svc: svc, log: slog.Default(), mux: http.NewServeMux(),
-		bodyTimeout: DefaultBodyTimeout, batchBodyTimeout: DefaultBatchBodyTimeout}
+		bodyTimeout: DefaultBodyTimeout, batchBodyTimeout: DefaultBatchBodyTimeout, version: ModuleVersion()}
 	for _, o := range opts {
 		o(h)
 	}
+	h.versionHdr = []string{headerSafe(h.version)}
 	var b [6]byte
 	rand.Read(b[:])
 	h.ridPre = "req_" + hex.EncodeToString(b[:]) + "_"
+	h.corsExpose = corsExposeHeaders()
 	h.routes = h.routeTable()
+	if h.extraRoutes != nil {
+		h.routes = append(h.routes, h.extraRoutes(h)...)
+	}
 	h.metrics = newMetrics(h.routes)
+	h.tokenPaths = map[string]bool{}
 	for i, rt := range h.routes {
 		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(i+1, rt))
+		if rt.doc.tokenAuth {
+			if strings.Contains(rt.pattern, "{") || rt.method != http.MethodGet {
+				panic("fleethttp: a route that takes a stream token is a GET without wildcards: " + rt.pattern)
+			}
+			h.tokenPaths[rt.pattern] = true
+		}
 	}
 	// What no route matches falls through to noRoute (404, or 405 with Allow).
 	h.mux.HandleFunc("/", h.noRoute)
@@ -112,6 +134,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &state{requestID: h.requestID(r)}
 	hd := w.Header()
 	hd["X-Request-Id"] = []string{st.requestID}
+	hd[VersionHeader] = h.versionHdr
 	// API answers are for one caller: no content sniffing, no caching on
 	// the way (routes that may be cached, such as the OpenAPI document,
 	// set their own Cache-Control).
@@ -139,6 +162,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
+	if h.corsRequest(w, r) {
+		return // an allowed preflight: answered before any key or allowance
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -148,6 +174,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 	case "/readyz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			if err := h.svc.Ready(r.Context()); err != nil {
+				w.Header()["Retry-After"] = unavailableRetryAfter
 				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 				return
 			}
@@ -239,7 +266,8 @@ func (h *Handler) access(r *http.Request, st *state, sw *statusWriter, start tim
 	if !h.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
-	attrs := []slog.Attr{
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs,
 		slog.String("request_id", st.requestID),
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
@@ -247,6 +275,10 @@ func (h *Handler) access(r *http.Request, st *state, sw *statusWriter, start tim
 		slog.Int64("bytes", sw.n),
 		slog.Duration("duration", time.Since(start)),
 		slog.String("remote", clientAddr(r)),
+	)
+	if r.URL.RawQuery != "" {
+		// A stream token in the query is a credential: never logged.
+		attrs = append(attrs, slog.String("query", redactQuery(r.URL.RawQuery)))
 	}
 	if st.authed {
 		attrs = append(attrs, slog.String("key_id", st.principal.Key.ID), slog.String("account_id", st.principal.Account.ID))

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/internal/testlog"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -40,22 +41,8 @@ type env struct {
 	logs   *syncBuffer
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log sink the tests read after the fact.
+type syncBuffer = testlog.Buffer
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
@@ -95,7 +82,7 @@ func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...a
 	return e
 }
 
-var secretPattern = regexp.MustCompile(`fleet_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{10,}`)
+var secretPattern = regexp.MustCompile(`fleet_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{10,}|fst_[0-9A-Za-z]{10,}`)
 
 var (
 	docOnce sync.Once

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -71,8 +72,14 @@ func jsonMarshal(v any) ([]byte, error) { return marshalNoEscape(v) }
 // JSON goes out without HTML escaping ("<API_KEY>", not "\u003cAPI_KEY\u003e"):
 // it is served as application/json with nosniff, never inside a page.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := jsonBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledJSON { // a huge page's buffer is not kept
+			jsonBufs.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
@@ -86,7 +93,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(buf.Bytes())
 }
 
+// jsonBufs keeps the buffers answers are encoded in, up to maxPooledJSON
+// bytes each: an answer costs no buffer growth once the pool is warm.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledJSON = 64 << 10
+
 var jsonContentType = []string{"application/json"}
+
+// UnavailableRetryAfter is the Retry-After, in seconds, of every 503
+// unavailable answer.
+const UnavailableRetryAfter = 1
+
+var unavailableRetryAfter = []string{strconv.Itoa(UnavailableRetryAfter)}
 
 // writeError writes err as the error envelope. Internal errors are logged
 // with the request id; their text never reaches the client.
@@ -97,6 +116,12 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 	var fe *fleet.Error
 	if errors.As(err, &fe) {
 		body.Details = fe.Details
+	}
+	if status == http.StatusServiceUnavailable {
+		// The store is unreachable, full or timed out, or the server is
+		// stopping: a fault that heals by itself, so the client is told
+		// to come back.
+		w.Header()["Retry-After"] = unavailableRetryAfter
 	}
 	if status >= 500 {
 		log.Error("request failed", "request_id", requestID, "code", code, "err", err)

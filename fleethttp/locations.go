@@ -154,6 +154,9 @@ func (h *Handler) stream(c *call) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := q[tokenParam]; ok && c.r.Header.Get("Authorization") != "" {
+		return fleet.Errorf(fleet.CodeInvalidRequest, "Send the API key in Authorization or a stream token in ?token=, not both.")
+	}
 	last := c.r.Header.Get("Last-Event-ID")
 	if last == "" {
 		last = q.Get("last_event_id")

@@ -65,7 +65,7 @@ func errorFields(r *response) []string {
 	return out
 }
 
-// TestMaintenanceAsANewUser is the bar of the issue: a schedule every
+// TestMaintenanceAsANewUser is maintenance as a new user meets it: a schedule every
 // 10,000 km on a vehicle at 9,600 km turns due_soon when a location report
 // moves the odometer there, overdue past 10,000 km, and back to ok when its
 // work order completes; each transition's event appears once.

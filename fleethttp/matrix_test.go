@@ -22,6 +22,7 @@ type tenant struct {
 	spareKeyID, spareVehicleID, spareScheduleID               string // for routes that delete or rotate
 	webhookID, spareWebhookID, deliveryID                     string
 	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
+	tripID                                                    string
 }
 
 func (e *env) tenant() *tenant {
@@ -37,6 +38,7 @@ func (e *env) tenant() *tenant {
 	tn.vehicleID = e.vehicle(key, "Main")
 	tn.spareVehicleID = e.vehicle(key, "Spare")
 	e.do("POST", "/v1/vehicles/"+tn.vehicleID+"/locations", key, batch(pt(e.clock.Now().Add(-time.Minute), 1, 1, 20)))
+	tn.tripID = e.do("GET", "/v1/vehicles/"+tn.vehicleID+"/trips", key, nil).list()[0].(map[string]any)["trip_id"].(string) // the report above is moving
 	tn.eventID = e.do("GET", "/v1/events", key, nil).list()[0].(map[string]any)["event_id"].(string)
 	tn.workOrderID = e.do("POST", "/v1/maintenance/work_orders", key, map[string]any{"vehicle_id": tn.vehicleID, "title": "Brakes"}).data()["work_order_id"].(string)
 	for _, dst := range []*string{&tn.scheduleID, &tn.spareScheduleID} {
@@ -79,7 +81,12 @@ var routeCases = map[string]routeCase{
 	"DELETE /v1/vehicles/{vehicle_id}":         {spare: true},
 	"GET /v1/vehicles/locations":               {},
 	"GET /v1/vehicles/locations/stream":        {},
+	"POST /v1/stream_tokens":                   {},
 	"GET /v1/vehicles/{vehicle_id}/locations":  {},
+	"GET /v1/vehicles/{vehicle_id}/trips":      {},
+	"GET /v1/vehicles/{vehicle_id}/stops":      {},
+	"GET /v1/trips/{trip_id}":                  {},
+	"GET /v1/reports/summary":                  {},
 	"GET /v1/events":                           {},
 	"GET /v1/events/{event_id}":                {},
 	"POST /v1/vehicles/{vehicle_id}/locations": {body: func(_ *tenant, now time.Time) any { return batch(pt(now, 2, 2, 0)) }},
@@ -156,7 +163,7 @@ func fill(pattern string, tn *tenant, spare bool) string {
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
-		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID).Replace(pattern)
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its

@@ -1,11 +1,18 @@
 package fleethttp
 
 import (
-	"bufio"
+	"database/sql"
+	"maps"
 	"net/http"
-	"strconv"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // durationBounds are the upper bounds, in seconds, of the request duration
@@ -21,10 +28,14 @@ type routeMetrics struct {
 }
 
 // metrics is what a Handler counts: requests by route and status class,
-// their durations, and those in flight. Counting is a few atomic adds.
+// their durations, and those in flight. Counting is a few atomic adds; the
+// Prometheus collectors read the counters only when scraped.
 type metrics struct {
 	routes   []routeMetrics // [0] requests no route took: 401s before routing, 404s, /healthz...
 	inFlight atomic.Int64
+
+	regOnce sync.Once
+	reg     *prometheus.Registry
 }
 
 func newMetrics(rs []route) *metrics {
@@ -50,55 +61,198 @@ func (m *metrics) observe(route int, status int, d time.Duration) {
 	rm.sumNs.Add(uint64(d))
 }
 
-// Metrics returns a handler that serves the Handler's counters in the
-// Prometheus text format (version 0.0.4):
+// Metrics returns a handler that serves the Handler's metrics in the
+// Prometheus exposition formats (README "Metrics" lists them all):
 //
 //	fleet_http_requests_total{route,code}            counter, code is 2xx, 4xx...
 //	fleet_http_request_duration_seconds{route}       histogram
 //	fleet_http_requests_in_flight                    gauge
+//	fleet_points_ingested_total                      counter
+//	fleet_quota_rejections_total{subject}            counter, subject is key or address
+//	fleet_stream_clients                             gauge
+//	fleet_job_duration_seconds{job}                  histogram of the background jobs' runs
+//	fleet_job_failures_total{job}                    counter
+//	fleet_store_connections{pool,state}              gauge, state is in_use or idle (SQL stores)
+//	fleet_store_connections_max{pool}                gauge
+//	fleet_store_waits_total{pool}                    counter
+//	fleet_store_wait_seconds_total{pool}             counter
+//	fleet_webhook_deliveries_total{outcome}          counter (with WatchSender)
+//	fleet_webhook_deliveries_held                    gauge (with WatchSender)
+//	go_*, process_*                                  the Go runtime and the process
 //
 // route is the route's pattern ("GET /v1/vehicles/{vehicle_id}"), or "none"
 // for requests no route took (refused before routing, unknown paths,
-// /healthz). Serve it on a listener of its own, away from the API.
+// /healthz). Every label takes a bounded set of values: no ids. Serve it on
+// a listener of its own, away from the API.
 func (h *Handler) Metrics() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		b := bufio.NewWriter(w)
-		defer b.Flush()
-		m := h.metrics
-		b.WriteString("# HELP fleet_http_requests_total Requests answered, by route and status class.\n# TYPE fleet_http_requests_total counter\n")
-		for i := range m.routes {
-			rm := &m.routes[i]
-			for c := 1; c <= 5; c++ {
-				if n := rm.byClass[c].Load(); n > 0 {
-					b.WriteString(`fleet_http_requests_total{route="` + rm.name + `",code="` + strconv.Itoa(c) + `xx"} ` + strconv.FormatUint(n, 10) + "\n")
-				}
-			}
+	return promhttp.HandlerFor(h.Registry(), promhttp.HandlerOpts{})
+}
+
+// Registry returns the registry Metrics serves, with the Handler's, the
+// service's, the store's and the Go runtime's and process's collectors; a
+// program that embeds the handler may register its own.
+func (h *Handler) Registry() *prometheus.Registry {
+	m := h.metrics
+	m.regOnce.Do(func() {
+		m.reg = prometheus.NewRegistry()
+		m.reg.MustRegister(
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			httpCollector{m},
+			serviceCollector{h.svc},
+		)
+		if ps, ok := h.svc.Store().(poolStater); ok {
+			m.reg.MustRegister(storeCollector{ps})
 		}
-		b.WriteString("# HELP fleet_http_request_duration_seconds Time from a request's arrival to the end of its answer.\n# TYPE fleet_http_request_duration_seconds histogram\n")
-		for i := range m.routes {
-			rm := &m.routes[i]
-			var cum uint64
-			var counts [len(durationBounds) + 1]uint64
-			for j := range counts {
-				counts[j] = rm.buckets[j].Load()
-				cum += counts[j]
-			}
-			if cum == 0 {
-				continue
-			}
-			lbl := `{route="` + rm.name + `",le="`
-			cum = 0
-			for j, bound := range durationBounds {
-				cum += counts[j]
-				b.WriteString("fleet_http_request_duration_seconds_bucket" + lbl + strconv.FormatFloat(bound, 'g', -1, 64) + `"} ` + strconv.FormatUint(cum, 10) + "\n")
-			}
-			cum += counts[len(durationBounds)]
-			b.WriteString("fleet_http_request_duration_seconds_bucket" + lbl + `+Inf"} ` + strconv.FormatUint(cum, 10) + "\n")
-			b.WriteString(`fleet_http_request_duration_seconds_sum{route="` + rm.name + `"} ` + strconv.FormatFloat(float64(rm.sumNs.Load())/1e9, 'g', -1, 64) + "\n")
-			b.WriteString(`fleet_http_request_duration_seconds_count{route="` + rm.name + `"} ` + strconv.FormatUint(cum, 10) + "\n")
-		}
-		b.WriteString("# HELP fleet_http_requests_in_flight Requests being served.\n# TYPE fleet_http_requests_in_flight gauge\n")
-		b.WriteString("fleet_http_requests_in_flight " + strconv.FormatInt(m.inFlight.Load(), 10) + "\n")
 	})
+	return m.reg
+}
+
+// WatchSender adds the sender's figures to the metrics: deliveries by
+// outcome and those it holds.
+func (h *Handler) WatchSender(s *Sender) { h.Registry().MustRegister(senderCollector{s}) }
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	descRequests = desc("fleet_http_requests_total", "Requests answered, by route and status class.", "route", "code")
+	descDuration = desc("fleet_http_request_duration_seconds", "Time from a request's arrival to the end of its answer.", "route")
+	descInFlight = desc("fleet_http_requests_in_flight", "Requests being served.")
+	classLabels  = [6]string{"", "1xx", "2xx", "3xx", "4xx", "5xx"}
+)
+
+// httpCollector reads a Handler's request counters.
+type httpCollector struct{ m *metrics }
+
+func (c httpCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRequests
+	ch <- descDuration
+	ch <- descInFlight
+}
+
+func (c httpCollector) Collect(ch chan<- prometheus.Metric) {
+	for i := range c.m.routes {
+		rm := &c.m.routes[i]
+		for cl := 1; cl <= 5; cl++ {
+			if n := rm.byClass[cl].Load(); n > 0 { // routes not called are left out
+				ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), rm.name, classLabels[cl])
+			}
+		}
+	}
+	for i := range c.m.routes {
+		rm := &c.m.routes[i]
+		var counts [len(durationBounds) + 1]uint64
+		var total uint64
+		for j := range counts {
+			counts[j] = rm.buckets[j].Load()
+			total += counts[j]
+		}
+		if total == 0 {
+			continue
+		}
+		buckets := make(map[float64]uint64, len(durationBounds))
+		var cum uint64
+		for j, bound := range durationBounds {
+			cum += counts[j]
+			buckets[bound] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(descDuration, total, float64(rm.sumNs.Load())/1e9, buckets, rm.name)
+	}
+	ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(c.m.inFlight.Load()))
+}
+
+var (
+	descPoints        = desc("fleet_points_ingested_total", "Location points stored (duplicates of stored points not included).")
+	descRejections    = desc("fleet_quota_rejections_total", "Requests refused for the hourly allowance: of an API key (subject=key) or of a client address without a valid key (subject=address).", "subject")
+	descStreamClients = desc("fleet_stream_clients", "Live location streams open.")
+	descJobDuration   = desc("fleet_job_duration_seconds", "How long the background jobs' runs took: flush (usage counts), check_streams (keys of live streams), sweep (vehicle statuses and offline alerts), check_maintenance, purge.", "job")
+	descJobFailures   = desc("fleet_job_failures_total", "Background job runs that failed (the log says why).", "job")
+)
+
+// serviceCollector reads the service's Stats.
+type serviceCollector struct{ svc *fleet.Service }
+
+func (c serviceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPoints, descRejections, descStreamClients, descJobDuration, descJobFailures} {
+		ch <- d
+	}
+}
+
+func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.svc.Stats()
+	ch <- prometheus.MustNewConstMetric(descPoints, prometheus.CounterValue, float64(st.PointsIngested))
+	ch <- prometheus.MustNewConstMetric(descRejections, prometheus.CounterValue, float64(st.QuotaRejections.Key), "key")
+	ch <- prometheus.MustNewConstMetric(descRejections, prometheus.CounterValue, float64(st.QuotaRejections.Address), "address")
+	ch <- prometheus.MustNewConstMetric(descStreamClients, prometheus.GaugeValue, float64(st.StreamClients))
+	for i, name := range fleet.JobNames {
+		j := st.Jobs[i]
+		buckets := make(map[float64]uint64, len(fleet.JobBounds))
+		var cum uint64
+		for b, bound := range fleet.JobBounds {
+			cum += j.Buckets[b]
+			buckets[bound] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(descJobDuration, j.Runs, j.Seconds, buckets, name)
+		ch <- prometheus.MustNewConstMetric(descJobFailures, prometheus.CounterValue, float64(j.Failures), name)
+	}
+}
+
+// poolStater is a store with connection pools (sqlstore: "read" and
+// "write" on SQLite, "main" on PostgreSQL).
+type poolStater interface {
+	PoolStats() map[string]sql.DBStats
+}
+
+var (
+	descConns     = desc("fleet_store_connections", "The store's open connections by pool and state (in_use, idle).", "pool", "state")
+	descConnsMax  = desc("fleet_store_connections_max", "The most connections a pool of the store opens.", "pool")
+	descWaits     = desc("fleet_store_waits_total", "Times a store call waited for a free connection.", "pool")
+	descWaitSecs  = desc("fleet_store_wait_seconds_total", "Time store calls spent waiting for a free connection.", "pool")
+	descConnsDrop = desc("fleet_store_connections_closed_total", "Connections the pool closed for idleness or age.", "pool")
+)
+
+// storeCollector reads a SQL store's pool figures.
+type storeCollector struct{ s poolStater }
+
+func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descConns, descConnsMax, descWaits, descWaitSecs, descConnsDrop} {
+		ch <- d
+	}
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	pools := c.s.PoolStats()
+	for _, pool := range slices.Sorted(maps.Keys(pools)) {
+		st := pools[pool]
+		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(st.InUse), pool, "in_use")
+		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(st.Idle), pool, "idle")
+		ch <- prometheus.MustNewConstMetric(descConnsMax, prometheus.GaugeValue, float64(st.MaxOpenConnections), pool)
+		ch <- prometheus.MustNewConstMetric(descWaits, prometheus.CounterValue, float64(st.WaitCount), pool)
+		ch <- prometheus.MustNewConstMetric(descWaitSecs, prometheus.CounterValue, st.WaitDuration.Seconds(), pool)
+		ch <- prometheus.MustNewConstMetric(descConnsDrop, prometheus.CounterValue,
+			float64(st.MaxIdleClosed+st.MaxIdleTimeClosed+st.MaxLifetimeClosed), pool)
+	}
+}
+
+var (
+	descDeliveries = desc("fleet_webhook_deliveries_total", "Webhook delivery attempts by outcome: delivered (2xx), refused (another status), unanswered (timeout, connection failed, address not allowed).", "outcome")
+	descHeld       = desc("fleet_webhook_deliveries_held", "Webhook deliveries the sender has claimed and not yet recorded: waiting for their endpoint's turn or in flight.")
+)
+
+// senderCollector reads a Sender's figures.
+type senderCollector struct{ s *Sender }
+
+func (c senderCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descDeliveries
+	ch <- descHeld
+}
+
+func (c senderCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.s.Stats()
+	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Delivered), "delivered")
+	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Refused), "refused")
+	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Unanswered), "unanswered")
+	ch <- prometheus.MustNewConstMetric(descHeld, prometheus.GaugeValue, float64(st.Held))
 }

@@ -51,11 +51,11 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 	e.do("GET", "/v1/no/such/route", key, nil)
 
 	m := e.scrape()
-	is.Equal(m[`fleet_http_requests_total{route="GET /v1/account",code="2xx"}`], 2.0)
-	is.Equal(m[`fleet_http_requests_total{route="POST /v1/vehicles",code="2xx"}`], 1.0)
-	is.Equal(m[`fleet_http_requests_total{route="GET /v1/vehicles/{vehicle_id}",code="2xx"}`], 1.0)
-	is.Equal(m[`fleet_http_requests_total{route="GET /v1/vehicles/{vehicle_id}",code="4xx"}`], 1.0)
-	is.Equal(m[`fleet_http_requests_total{route="none",code="4xx"}`], 2.0) // the 401 and the 404
+	is.Equal(m[`fleet_http_requests_total{code="2xx",route="GET /v1/account"}`], 2.0)
+	is.Equal(m[`fleet_http_requests_total{code="2xx",route="POST /v1/vehicles"}`], 1.0)
+	is.Equal(m[`fleet_http_requests_total{code="2xx",route="GET /v1/vehicles/{vehicle_id}"}`], 1.0)
+	is.Equal(m[`fleet_http_requests_total{code="4xx",route="GET /v1/vehicles/{vehicle_id}"}`], 1.0)
+	is.Equal(m[`fleet_http_requests_total{code="4xx",route="none"}`], 2.0) // the 401 and the 404
 	is.Equal(m[`fleet_http_request_duration_seconds_count{route="GET /v1/account"}`], 2.0)
 	is.Equal(m[`fleet_http_request_duration_seconds_bucket{route="GET /v1/account",le="+Inf"}`], 2.0)
 	is.True(m[`fleet_http_request_duration_seconds_sum{route="GET /v1/account"}`] > 0)
@@ -69,6 +69,6 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 	}
 	is.Equal(prev, 2.0)
 	is.Equal(m["fleet_http_requests_in_flight"], 0.0)
-	_, listed := m[`fleet_http_requests_total{route="DELETE /v1/vehicles/{vehicle_id}",code="2xx"}`]
+	_, listed := m[`fleet_http_requests_total{code="2xx",route="DELETE /v1/vehicles/{vehicle_id}"}`]
 	is.True(!listed) // routes not called are left out
 }

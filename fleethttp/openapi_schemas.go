@@ -96,6 +96,12 @@ func registerComponents(g *generator) {
 				"description", "The secret. Store it now: it cannot be read again.")).
 			replace("previous_key", o("$ref", "#/components/schemas/ApiKey", "description", "On rotation: the old key, with the expiry its grace period gives it."))
 	})
+	comp[StreamToken](g, "StreamToken", output, func(s *shape) {
+		s.describe("A stream token: opens one live stream of the key that made it, within its validity. Shown this once.").
+			replace("token", o("type", "string", "pattern", fmt.Sprintf("^%s[0-9A-Za-z]{%d}$", fleet.StreamTokenPrefix, fleet.StreamTokenLen-len(fleet.StreamTokenPrefix)),
+				"description", "Pass it as `?token=` to `GET /v1/vehicles/locations/stream`, once.")).
+			with("expires_at", "description", "When the token stops being usable: "+seconds(fleet.StreamTokenTTL)+" after it was made.")
+	})
 	comp[KeyUsage](g, "KeyUsage", output, func(s *shape) {
 		hours := s.prop("hours")
 		hours.set("description", "One entry per clock hour, newest first, the current hour included; hours without requests count zero.")
@@ -266,6 +272,7 @@ func registerComponents(g *generator) {
 
 	registerAlertComponents(g)
 	registerWebhookComponents(g)
+	registerTripComponents(g)
 }
 
 func minutes(d time.Duration) string {

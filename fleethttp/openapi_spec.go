@@ -28,10 +28,14 @@ import (
 // package fleet. The handler serves the copy generated into openapi.json;
 // a test checks the two are the same.
 func GenerateOpenAPI() ([]byte, error) {
+	h := &Handler{}
+	return generateOpenAPI(h.routeTable())
+}
+
+// generateOpenAPI builds the document of routes.
+func generateOpenAPI(routes []route) ([]byte, error) {
 	g := &generator{byType: map[reflect.Type]string{}}
 	registerComponents(g)
-	h := &Handler{}
-	routes := h.routeTable()
 	paths := o()
 	tags := []string{}
 	for _, rt := range routes {
@@ -60,14 +64,17 @@ func GenerateOpenAPI() ([]byte, error) {
 	}
 	doc := o(
 		"openapi", "3.1.0",
-		"info", o("title", "Fleet API", "version", "1.0.0", "description", intro()),
+		"info", o("title", "Fleet API", "version", "1.0.0", "description", intro(),
+			"license", o("name", "Apache-2.0", "identifier", "Apache-2.0")),
 		"servers", []any{o("url", "/v1", "description", "This server")},
 		"security", []any{o("bearerAuth", []string{})},
 		"tags", tagList,
 		"paths", paths,
 		"components", o(
 			"securitySchemes", o("bearerAuth", o("type", "http", "scheme", "bearer",
-				"description", "`Authorization: Bearer fleet_...`: an API key secret.")),
+				"description", "`Authorization: Bearer fleet_...`: an API key secret."),
+				"streamToken", o("type", "apiKey", "in", "query", "name", tokenParam,
+					"description", "`?token=fst_...`: a single-use stream token from `POST /v1/stream_tokens`, valid "+seconds(fleet.StreamTokenTTL)+", standing for the key that made it. Only the live stream takes one.")),
 			"headers", headerComponents(),
 			"responses", errorResponses(),
 			"schemas", schemas,
@@ -99,6 +106,7 @@ const (
 	tagAlerts      = "Alerts"
 	tagWebhooks    = "Webhooks"
 	tagMeta        = "Meta"
+	tagTrips       = "Trips"
 )
 
 var tagDescriptions = map[string]string{
@@ -111,6 +119,7 @@ var tagDescriptions = map[string]string{
 	tagWebhooks:    "Endpoints that receive every event, signed per Standard Webhooks, and the log of each delivery attempt.",
 	tagAlerts:      "Alerts, the rules that open them, and geofences.",
 	tagMeta:        "This document, liveness and readiness.",
+	tagTrips:       "Trips, stops and the daily summary, derived from the location reports as they arrive; each also as CSV (`Accept: text/csv`).",
 }
 
 // byPlan writes a per-plan figure of the plan table: "free 20, pro 200,
@@ -134,7 +143,18 @@ func intro() string {
 		descText + " In a query parameter, a control character is 400 invalid_request naming it.\n\n" +
 		"A request body must arrive within " + seconds(DefaultBodyTimeout) + " (location batches: " + seconds(DefaultBatchBodyTimeout) + "; each server sets its own), else the request is answered 400 `invalid_request` and the connection is closed. " +
 		"A server holds a bounded number of connections open (" + num(DefaultMaxConnections) + " by default); one more is answered `503 unavailable` with `Retry-After` and closed before any request on it is read.\n\n" +
-		"Timestamps are RFC 3339; output is UTC with `Z`. IDs are opaque, time-ordered strings with a type prefix.\n"
+		"Timestamps are RFC 3339; output is UTC with `Z`. IDs are opaque, time-ordered strings with a type prefix.\n\n" +
+		compatibilityRules() + "\n\n" +
+		descCORS()
+}
+
+// descCORS is what the document says of browser access (see WithCORSOrigins).
+func descCORS() string {
+	return "**Browsers (CORS).** A server lets the pages of the origins it lists (`fleetserver serve --cors-origins https://app.example.com,...`; none by default) call the API. " +
+		"A preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) from a listed origin is answered `204` before authentication: it needs no key and is counted against no allowance. " +
+		"It allows the methods the path is served with, the request headers `" + strings.Join(CORSAllowHeaders, "`, `") + "`, and may be cached for " + strconv.Itoa(CORSMaxAge) + " seconds. " +
+		"Every other response to a listed origin, errors included, carries `Access-Control-Allow-Origin` with that exact origin, `Vary: Origin`, and `Access-Control-Expose-Headers: " + corsExposeHeaders() + "`. " +
+		"No credentials are allowed (the API authenticates with `Authorization`, not cookies). Any other origin gets no CORS headers, and its preflight is an ordinary request without a key (401), so the browser refuses the call.\n"
 }
 
 // The rate-limit headers every response under /v1 carries.
@@ -151,6 +171,7 @@ func headerComponents() *obj {
 	h := o(
 		"X-Request-Id", o("description", "The request's id: the client's own X-Request-Id if it sent a sane one, else a new one.", "required", true, "schema", o("type", "string")),
 		"Retry-After", o("description", "Seconds until the rate-limit window resets.", "required", true, "schema", o("type", "integer", "minimum", 1)),
+		VersionHeader, o("description", "The build of the server that answered (e.g. `v0.1.0`, or `(devel) (commit 075f69a4c2e1)`): quote it in a bug report.", "required", true, "schema", o("type", "string")),
 		"Idempotent-Replayed", o("description", "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema", o("type", "string", "enum", []string{"true"})),
 	)
 	for _, rl := range rateLimitHeaders {
@@ -162,7 +183,8 @@ func headerComponents() *obj {
 // headerRefs lists the headers of a response: the request id, the
 // rate-limit headers, and extra ones.
 func headerRefs(extra ...string) *obj {
-	h := o("X-Request-Id", o("$ref", "#/components/headers/X-Request-Id"))
+	h := o("X-Request-Id", o("$ref", "#/components/headers/X-Request-Id"),
+		VersionHeader, o("$ref", "#/components/headers/"+VersionHeader))
 	for _, rl := range rateLimitHeaders {
 		h.set(rl.name, o("$ref", "#/components/headers/"+rl.name))
 	}
@@ -186,7 +208,7 @@ var errorDocs = []struct{ name, code, desc string }{
 	{"ValidationError", fleet.CodeValidation, "Well-formed but invalid values; `details` names every bad field. " + descText},
 	{"TooManyRequests", fleet.CodeRateLimitExceeded, "Over the key's hourly allowance (\"Rate limit exceeded. Retry after N seconds.\"), or over the per-address allowance of requests without a valid API key (\"Too many requests without a valid API key from this address; retry after N seconds.\"); `Retry-After` says when to retry."},
 	{"InternalError", fleet.CodeInternal, "Something unexpected; logged with the request id."},
-	{"Unavailable", fleet.CodeUnavailable, "The server is shutting down or the store is unreachable."},
+	{"Unavailable", fleet.CodeUnavailable, "The server is shutting down, or its store failed in a way that heals by itself: unreachable or restarting, out of disk, past the server's deadline for a store call (`--store-timeout`), or still in conflict after its retries. Never answered for a bug (that is `internal_error`). A write answered 503 was not applied, unless the database failed while confirming its commit: retry it with the same Idempotency-Key to be safe. `Retry-After` says when to retry (" + strconv.Itoa(UnavailableRetryAfter) + " s)."},
 }
 
 // errorResponse returns the name of the response component of a code
@@ -214,6 +236,9 @@ func errorResponses() *obj {
 			extra = []string{"Retry-After"}
 		}
 		headers := headerRefs(extra...)
+		if e.code == fleet.CodeUnavailable {
+			headers.set("Retry-After", o("description", "Seconds after which to retry.", "required", true, "schema", o("type", "integer", "minimum", 1)))
+		}
 		if e.code == fleet.CodeUnauthorized {
 			// The per-address window's; none when the server turns that limit off.
 			for _, rl := range rateLimitHeaders {
@@ -289,6 +314,13 @@ func (g *generator) operation(rt route) *obj {
 	d := rt.doc
 	op := o("operationId", d.id, "summary", d.summary, "tags", []string{d.tag})
 	desc := d.desc
+	if d.deprecated {
+		g.checkDeprecation(rt)
+		if desc != "" {
+			desc += "\n\n"
+		}
+		desc += deprecationNote(d)
+	}
 	if perm := rt.permission(); perm != "" {
 		if desc != "" {
 			desc += "\n\n"
@@ -297,6 +329,12 @@ func (g *generator) operation(rt route) *obj {
 	}
 	if desc != "" {
 		op.set("description", desc)
+	}
+	if d.deprecated {
+		op.set("deprecated", true)
+	}
+	if d.tokenAuth {
+		op.set("security", []any{o("bearerAuth", []string{}), o("streamToken", []string{})})
 	}
 	var params []any
 	for _, name := range pathParams(rt.pattern) {
@@ -330,7 +368,11 @@ func (g *generator) operation(rt route) *obj {
 		extra = append(extra, "Idempotent-Replayed")
 	}
 	if d.stream {
-		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headerRefs(),
+		headers := headerRefs()
+		if d.deprecated {
+			deprecationHeaderDocs(headers, d)
+		}
+		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headers,
 			"content", o("text/event-stream", o("schema", o("type", "string")))))
 	} else {
 		data := g.schemaOf(reflect.TypeOf(d.out), output)
@@ -340,9 +382,19 @@ func (g *generator) operation(rt route) *obj {
 			props.set("pagination", ref("Pagination"))
 			required = append(required, "pagination")
 		}
-		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headerRefs(extra...),
-			"content", o("application/json", o("schema", o("type", "object", "additionalProperties", false,
-				"required", required, "properties", props)))))
+		headers := headerRefs(extra...)
+		if d.deprecated {
+			deprecationHeaderDocs(headers, d)
+		}
+		content := o("application/json", o("schema", o("type", "object", "additionalProperties", false,
+			"required", required, "properties", props)))
+		if d.csv != nil {
+			content.set(mediaCSV, o("schema", o("type", "string",
+				"description", "With `Accept: text/csv`: RFC 4180 CSV (CRLF line ends, quoted where needed), one page, with the header row `"+
+					strings.Join(d.csv, ",")+"`. Times are RFC 3339 in UTC, absent values empty. The next page's cursor is in the `"+
+					NextCursorHeader+"` header, absent on the last page.")))
+		}
+		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headers, "content", content))
 	}
 	codes := []string{fleet.CodeInvalidRequest, fleet.CodeUnauthorized, fleet.CodeInsufficientPermissions}
 	if len(pathParams(rt.pattern)) > 0 {
@@ -404,7 +456,7 @@ type metaPath struct {
 // health checks outside /v1.
 func metaPaths() []metaPath {
 	out := []metaPath{{"/openapi.json", o("get", o("operationId", "getOpenAPI", "summary", "This document", "tags", []string{tagMeta},
-		"security", []any{}, "responses", o("200", o("description", "The OpenAPI 3.1 document.",
+		"security", []any{}, "responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", versionHeaderRef(),
 			"content", o("application/json", o("schema", o("type", "object")))))))}}
 	for _, m := range []struct{ path, id, desc string }{
 		{"/healthz", "getHealth", "The process is alive."},
@@ -414,11 +466,17 @@ func metaPaths() []metaPath {
 			"servers", []any{o("url", "/", "description", "Outside /v1")},
 			"get", o("operationId", m.id, "summary", m.desc, "tags", []string{tagMeta}, "security", []any{},
 				"responses", o(
-					"200", o("description", m.desc, "content", o("application/json", o("schema", ref("Health")))),
-					"503", o("description", "Not ready.", "content", o("application/json", o("schema", ref("Health")))),
+					"200", o("description", m.desc, "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
+					"503", o("description", "Not ready.", "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
 				)))})
 	}
 	return out
+}
+
+// versionHeaderRef lists the one header every response carries, the
+// paths outside the route table included.
+func versionHeaderRef() *obj {
+	return o(VersionHeader, o("$ref", "#/components/headers/"+VersionHeader))
 }
 
 // Descriptions that operations share or that run long.
@@ -440,7 +498,25 @@ func descStream() string {
 		minutes(fleet.StreamReplayWindow) + " back, before live data. A client that falls behind reads from the server's replay buffer; one that falls further behind than the buffer holds is disconnected and should reconnect the same way. " +
 		"The stream ends within 5 seconds of its key being revoked, expiring or leaving its rotation grace (a reconnect is then 401). " +
 		"A key may have " + byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + " streams open at once on each server. " +
-		"The stream carries the reports ingested by the server it is connected to."
+		"On a single server (SQLite) the stream carries the reports that server ingests; servers sharing a PostgreSQL database share one stream: " +
+		"each carries the reports ingested by all of them, with the same ids, so `Last-Event-ID` resumes on any of them without losing or repeating a report within the replay window.\n\n" +
+		"A client that cannot send `Authorization` (a browser's `EventSource`) passes a stream token instead, `?token=` from `POST /v1/stream_tokens`, and no `Authorization` header (sending both is 400 invalid_request). " +
+		"The token is spent by the request, whatever its outcome, and the stream it opens is its key's: counted against the key's hourly allowance and its streams, ended when the key is revoked or expires. " +
+		"The browser reconnects with a new token, passing the last id it saw as `last_event_id` (EventSource cannot set `Last-Event-ID` on a new connection)."
+}
+
+const descStreamUnauthorized = "The API key is missing or invalid, or the stream token (`?token=`) is unknown, already used, expired or malformed, or its key is no longer valid. " +
+	"Like every request without a valid key, it counts against the client address's allowance."
+
+// descStreamToken documents POST /v1/stream_tokens.
+func descStreamToken() string {
+	return "Makes a token that opens one live stream (`GET /v1/vehicles/locations/stream?token=...`) without an `Authorization` header, for a browser's `EventSource`, which cannot send one. " +
+		"It must be used within " + seconds(fleet.StreamTokenTTL) + " and is spent by its first use, whatever that use's outcome; " +
+		"make one just before opening each stream, reconnection included. Tokens are single-use across every server sharing the store, are kept only as a hash, and never written to logs (the access log shows `token=REDACTED`). " +
+		"The stream it opens belongs to the key that made the token: it counts against that key's hourly allowance and its live streams (" +
+		byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + " per server), and ends when the key is revoked, expires or leaves its rotation grace. " +
+		"A repeat with the same `Idempotency-Key` returns the same token, which its first use has spent: make a token without one, or with a new one each time. " +
+		"The body, if any, is `{}`."
 }
 
 const descDeleteVehicle = "Removes the vehicle, its location history and its schedules; work orders and alerts stay as history. Emits vehicle.deleted.\n\n" +

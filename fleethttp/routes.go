@@ -2,6 +2,7 @@ package fleethttp
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -31,6 +32,12 @@ type opDoc struct {
 	status           int  // success status; 0: 200
 	list             bool // a page, with pagination
 	stream           bool // Server-Sent Events
+	// tokenAuth: the route also takes a stream token (?token=) in place of
+	// the Authorization header (GET only).
+	tokenAuth bool
+	// csv is the header row of the route's text/csv variant (Accept:
+	// text/csv); nil: JSON only.
+	csv []string
 	// errs are the error codes the route may answer beyond those every
 	// route may (400, 401, 403, 429, 500, 503), 404 for a route with a path
 	// parameter, 409 for a POST (Idempotency-Key) and 413/415 for a body.
@@ -38,6 +45,19 @@ type opDoc struct {
 	// errNotes describe, for this route, what an error code means here
 	// (the response is the common one, with this description).
 	errNotes map[string]string
+
+	// A deprecated operation stays in /v1 and works as before; the document
+	// marks it `deprecated: true` and every answer of the route carries
+	// `Deprecation: @<deprecatedAt as Unix seconds>` (RFC 9745, which needs
+	// the date: the generator refuses deprecated without deprecatedAt).
+	// Once a date of removal is decided, sunset sets it (`Sunset`, RFC
+	// 8594), no sooner than the README's compatibility rules allow, and
+	// replacement names the successor's path (`Link: <path>;
+	// rel="successor-version"`).
+	deprecated   bool
+	deprecatedAt time.Time
+	sunset       time.Time
+	replacement  string
 }
 
 const (
@@ -101,7 +121,10 @@ func (h *Handler) routeTable() []route {
 			stream: true, outDesc: "An event stream.", desc: descStream(),
 			errNotes: map[string]string{fleet.CodeRateLimitExceeded: "Over the hourly allowance, or this key already has as many live streams open on this server as its plan allows (" +
 				byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + "), and the message names that limit: \"This API key has 2 live streams open, the most the free plan allows; close one first.\" (`rate_limit_exceeded`). " +
-				"A request refused for the stream limit counts against the hourly allowance like any other; `Retry-After` is then " + streamRetryAfter + " seconds."}}},
+				"A request refused for the stream limit counts against the hourly allowance like any other; `Retry-After` is then " + streamRetryAfter + " seconds.", fleet.CodeUnauthorized: descStreamUnauthorized}, tokenAuth: true}},
+		{post, "/v1/stream_tokens", "CreateStreamToken", 0, h.createStreamToken, opDoc{id: "createStreamToken", summary: "Create a stream token", tag: tagTracking,
+			in: struct{}{}, inOptional: true, out: StreamToken{}, status: http.StatusCreated, outDesc: "The token, shown this once, and when it stops being usable.",
+			desc: descStreamToken()}},
 		{"GET", "/v1/vehicles/{vehicle_id}/locations", "ListHistory", 0, h.history, opDoc{id: "getLocationHistory", summary: "Location history of a vehicle", tag: tagTracking,
 			query: []param{
 				timeParam("from", "Default: 24 hours before `to`. Clamped to the plan's reach ("+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days)."),
@@ -112,6 +135,19 @@ func (h *Handler) routeTable() []route {
 		{post, "/v1/vehicles/{vehicle_id}/locations", "IngestLocations", MaxBatchBody, h.ingestVehicle, opDoc{id: "ingestLocations", summary: "Post locations of a vehicle", tag: tagTracking,
 			in: batchRequest{}, out: fleet.IngestResult{}, outDesc: "Counts of the batch.", errs: []string{codeValidation},
 			desc: "1 to " + num(fleet.MaxPointsPerVehicleBatch) + " points. " + descIngest()}},
+		{"GET", "/v1/vehicles/{vehicle_id}/trips", "ListTrips", 0, h.listTrips, opDoc{id: "listTrips", summary: "Trips of a vehicle", tag: tagTrips,
+			query: tripParams(), out: []fleet.Trip{}, list: true, csv: tripCSVHeader,
+			outDesc: "A page of the trips that meet [from, to], in start order.", desc: descTrips()}},
+		{"GET", "/v1/vehicles/{vehicle_id}/stops", "ListStops", 0, h.listStops, opDoc{id: "listStops", summary: "Stops of a vehicle", tag: tagTrips,
+			query: tripParams(), out: []fleet.Stop{}, list: true, csv: stopCSVHeader,
+			outDesc: "A page of the stops that meet [from, to], in start order.",
+			desc:    "A stop is the time between two trips (at least " + minutes(fleet.DefaultStatusThresholds.StopAfter) + " minutes), or after the vehicle's last completed trip (`end` null while it lasts); its location is where the trip before it ended."}},
+		{"GET", "/v1/trips/{trip_id}", "Trip", 0, h.getTrip, opDoc{id: "getTrip", summary: "Get a trip", tag: tagTrips,
+			query: []param{{name: "include", desc: "`points`: add the trip's stored reports from its start to its end, in `locations` (GPS jumps among them included).", schema: o("type", "string", "enum", []string{"points"})}},
+			out:   fleet.TripDetail{}, outDesc: "The trip."}},
+		{"GET", "/v1/reports/summary", "Summary", 0, h.summary, opDoc{id: "getSummary", summary: "Daily summary of driving", tag: tagTrips,
+			query: summaryParams(), out: []fleet.SummaryRow{}, list: true, csv: summaryCSVHeader, errs: []string{fleet.CodeNotFound},
+			outDesc: "A page of rows, by vehicle id then day.", desc: descSummary()}},
 
 		{"GET", "/v1/maintenance/work_orders", "ListWorkOrders", 0, h.listWorkOrders, opDoc{id: "listWorkOrders", summary: "List work orders", tag: tagMaintenance,
 			query: listParams(idFilter("vehicle_id", "Only this vehicle's."), enumParam("status", "WorkOrderStatus"), enumParam("priority", "Priority")),

@@ -89,6 +89,9 @@ type Sender struct {
 	limiters map[string]*pace
 	turns    map[string]time.Time // delivery id -> the turn reserved for it
 	held     holdings
+
+	// outcomes count the attempts recorded, by outcome (see SenderStats).
+	outcomes [3]atomic.Uint64
 }
 
 // holdings count the deliveries a sender has claimed and not yet sent.
@@ -301,6 +304,45 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 	return recorded, errors.Join(err, recErr)
 }
 
+// SenderStats are a sender's figures, for metrics.
+type SenderStats struct {
+	// Delivered, Refused and Unanswered count the attempts made since the
+	// sender started: the receiver answered 2xx, answered something else,
+	// or gave no answer (timeout, connection refused, address not allowed).
+	Delivered, Refused, Unanswered uint64
+	// Held is how many deliveries the sender has claimed and not yet
+	// recorded: waiting for their endpoint's turn or in flight. It is the
+	// sender's queue; deliveries due but not yet claimed wait in the store.
+	Held int
+}
+
+// The outcomes of SenderStats, as indexes of Sender.outcomes.
+const (
+	outcomeDelivered = iota
+	outcomeRefused
+	outcomeUnanswered
+)
+
+func outcomeOf(o fleet.Outcome) int {
+	switch {
+	case o.Succeeded():
+		return outcomeDelivered
+	case o.Status != 0:
+		return outcomeRefused
+	}
+	return outcomeUnanswered
+}
+
+// Stats returns the sender's figures now.
+func (s *Sender) Stats() SenderStats {
+	return SenderStats{
+		Delivered:  s.outcomes[outcomeDelivered].Load(),
+		Refused:    s.outcomes[outcomeRefused].Load(),
+		Unanswered: s.outcomes[outcomeUnanswered].Load(),
+		Held:       s.inFlight(),
+	}
+}
+
 // inFlight returns how many deliveries the sender holds.
 func (s *Sender) inFlight() int {
 	s.mu.Lock()
@@ -422,6 +464,7 @@ func (s *Sender) record(ctx context.Context, done <-chan finished, stopOnError b
 				continue // stopping
 			}
 			jobs, outs = append(jobs, g.job), append(outs, g.out)
+			s.outcomes[outcomeOf(g.out)].Add(1)
 		}
 		if len(jobs) == 0 {
 			continue

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/memstore"
@@ -26,11 +27,24 @@ const DefaultDSN = "sqlite:fleet.db"
 // Open opens the store dsn names. Its errors quote the DSN whole, with any
 // password replaced (Redact).
 func Open(ctx context.Context, dsn string) (fleet.Store, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// Options are the settings of OpenWith.
+type Options struct {
+	// Timeout bounds every call into a SQL store (see sqlstore.Options);
+	// a call past it fails as unavailable. 0: no bound. The memory store
+	// has nothing to wait for.
+	Timeout time.Duration
+}
+
+// OpenWith is Open with settings.
+func OpenWith(ctx context.Context, dsn string, o Options) (fleet.Store, error) {
 	switch {
 	case dsn == "memory:", dsn == "memory":
 		return memstore.New(), nil
 	case strings.HasPrefix(dsn, "sqlite:"), strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		s, err := sqlstore.Open(ctx, dsn)
+		s, err := sqlstore.OpenWith(ctx, dsn, sqlstore.Options{Timeout: o.Timeout})
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", Redact(dsn), err)
 		}

@@ -38,6 +38,8 @@ type Store struct {
 	deliveries *table[fleet.Delivery]
 	pending    map[string]struct{} // ids of pending deliveries
 	al         alertTables
+	tr         tripTables
+	us         userTables
 
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
@@ -47,6 +49,9 @@ type Store struct {
 
 	idemMu sync.Mutex
 	idem   map[idemSlot]fleet.IdempotencyRecord
+
+	tokMu  sync.Mutex
+	tokens streamTokens
 }
 
 type usageSlot struct {
@@ -86,6 +91,8 @@ func New() *Store {
 		deliveries: newTable("delivery", func(d fleet.Delivery) string { return d.ID },
 			func(d fleet.Delivery) string { return d.AccountID }, cloneDelivery),
 		al: newAlertTables(),
+		tr: newTripTables(),
+		us: newUserTables(),
 	}
 }
 

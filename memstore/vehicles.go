@@ -168,6 +168,7 @@ func (t *tx) DeleteVehicle(accountID, id string) error {
 		delete(t.s.points, id)
 		t.undo(func() { t.s.points[id] = ser })
 	}
+	t.deleteTripsOf(id)
 	return nil
 }
 

@@ -56,7 +56,7 @@ func (t *tx) Geofence(accountID, id string) (fleet.Geofence, error) {
 }
 
 func (t *tx) geofences(doing, where string, args ...any) ([]fleet.Geofence, error) {
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+geofenceColumns+` FROM geofences g WHERE `+where), args...)
+	rows, err := t.query(t.d.q(`SELECT `+geofenceColumns+` FROM geofences g WHERE `+where), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}
@@ -195,7 +195,7 @@ func (t *tx) AlertRule(accountID, id string) (fleet.AlertRule, error) {
 }
 
 func (t *tx) rules(doing, where string, args ...any) ([]fleet.AlertRule, error) {
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+ruleColumns+` FROM alert_rules r WHERE `+where), args...)
+	rows, err := t.query(t.d.q(`SELECT `+ruleColumns+` FROM alert_rules r WHERE `+where), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}
@@ -363,7 +363,7 @@ func (t *tx) Alerts(accountID string, f fleet.AlertFilter, p fleet.Page) ([]flee
 	if !f.To.IsZero() {
 		where, args = append(where, "a.created_at <= ?"), append(args, toDB(f.To))
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+alertColumns+` FROM alerts a WHERE `+
+	rows, err := t.query(t.d.q(`SELECT `+alertColumns+` FROM alerts a WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY a.id LIMIT ?`), append(args, int64(p.Limit))...)
 	if err != nil {
 		return nil, wrap(t.failed(err), "list alerts")

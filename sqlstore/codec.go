@@ -130,10 +130,11 @@ func conflict(cause error, format string, args ...any) error {
 	return &codedError{fleet.Errorf(fleet.CodeConflict, format, args...), cause}
 }
 
-// wrap says what the store was doing when err happened; nil stays nil.
+// wrap says what the store was doing when err happened; nil stays nil, and
+// a store fault becomes unavailable (see fault).
 func wrap(err error, doing string) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("sqlstore: %s: %w", doing, err)
+	return fault(fmt.Errorf("sqlstore: %s: %w", doing, err))
 }

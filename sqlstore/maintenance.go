@@ -76,7 +76,7 @@ func (t *tx) WorkOrders(accountID string, f fleet.WorkOrderFilter, p fleet.Page)
 			where, args = append(where, c.col+" = ?"), append(args, c.v)
 		}
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+workOrderColumns+` FROM work_orders w WHERE `+
+	rows, err := t.query(t.d.q(`SELECT `+workOrderColumns+` FROM work_orders w WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY w.id LIMIT ?`), append(args, int64(p.Limit))...)
 	if err != nil {
 		return nil, wrap(t.failed(err), "list work orders")
@@ -178,7 +178,7 @@ func (t *tx) Schedule(accountID, id string) (fleet.Schedule, error) {
 }
 
 func (t *tx) schedules(doing, where string, args ...any) ([]fleet.Schedule, error) {
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+scheduleColumns+` FROM schedules s WHERE `+where), args...)
+	rows, err := t.query(t.d.q(`SELECT `+scheduleColumns+` FROM schedules s WHERE `+where), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}

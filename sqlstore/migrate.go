@@ -109,6 +109,13 @@ func (s *Store) inMigrationTx(ctx context.Context, fn func(*sql.Tx) error) error
 		return err
 	}
 	defer tx.Rollback()
+	if s.d.name == Postgres {
+		// A migration (an index over a large table) may take longer than
+		// a request's statement_timeout (Options.Timeout): it has none.
+		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+			return err
+		}
+	}
 	if lock := s.d.migrationLock(); lock != "" {
 		if _, err := tx.ExecContext(ctx, lock); err != nil {
 			return err

@@ -21,6 +21,8 @@ const keyByHashQuery = `SELECT ` + keyColumns + `, ` + accountColumns + `
 // KeyByHash implements fleet.Store with one query joining the key and its
 // account.
 func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.Account, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	var r keyRow
 	var a fleet.Account
 	var plan string
@@ -42,16 +44,23 @@ func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.
 }
 
 // TakeQuota implements fleet.Store. On SQLite the windows are held in
-// memory (see the package documentation); on PostgreSQL the subject's row
-// is locked, fleet.TakeQuota applied to it and the result written back in
-// one transaction, so that concurrent requests from every server sharing
-// the database are counted one after the other (see takeQuotaPostgres).
+// memory (see the package documentation); on PostgreSQL one statement
+// applies fleet.TakeQuota to the subject's row, for all the requests of the
+// subject that arrived on this server while the last statement was on its
+// way, so that concurrent requests from every server sharing the database
+// are counted one after the other (see takeQuotaSQL). The windows of client
+// addresses (requests without a valid key) stay in each server's memory.
 func (s *Store) TakeQuota(ctx context.Context, subject string, limit int, now time.Time) (fleet.Quota, error) {
 	if s.quota != nil {
 		return s.quota.take(subject, limit, now)
 	}
+	if isAddress(subject) {
+		return s.addrQuota.take(subject, limit, fleet.Timestamp(now))
+	}
 	// Window starts are stored at microsecond precision: start from the
 	// stored value, so that the first answer agrees with later ones.
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	q, err := s.takeQuotaPostgres(ctx, subject, limit, fleet.Timestamp(now))
 	return q, wrap(err, "take quota")
 }
@@ -95,6 +104,8 @@ func (s *Store) RecordUsage(ctx context.Context, usage []fleet.Usage) error {
 
 // Usage implements fleet.Store.
 func (s *Store) Usage(ctx context.Context, keyID string, from time.Time) ([]fleet.Usage, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	rows, err := s.rdb.QueryContext(ctx, s.d.q(`SELECT hour, requests, rejected FROM key_usage
 		WHERE key_id = ? AND hour >= ? ORDER BY hour DESC`), keyID, toDB(from))
 	if err != nil {
@@ -164,6 +175,8 @@ func (s *Store) BeginIdempotency(ctx context.Context, rec fleet.IdempotencyRecor
 
 // FinishIdempotency implements fleet.Store.
 func (s *Store) FinishIdempotency(ctx context.Context, keyID, idemKey string, status int, body []byte) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	res, err := s.wdb.ExecContext(ctx, s.d.q(`UPDATE idempotency SET done = ?, status = ?, body = ?
 		WHERE key_id = ? AND idem_key = ?`), true, int64(status), body, keyID, idemKey)
 	if err != nil {
@@ -180,18 +193,15 @@ func (s *Store) FinishIdempotency(ctx context.Context, keyID, idemKey string, st
 
 // DeleteIdempotency implements fleet.Store.
 func (s *Store) DeleteIdempotency(ctx context.Context, keyID, idemKey string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	_, err := s.wdb.ExecContext(ctx, s.d.q(`DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?`), keyID, idemKey)
 	return wrap(err, "delete idempotency")
 }
 
 // PurgeIdempotency implements fleet.Store.
 func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.wdb.ExecContext(ctx, s.d.q(`DELETE FROM idempotency WHERE created_at < ?`), toDB(before))
-	if err != nil {
-		return 0, wrap(err, "purge idempotency")
-	}
-	n, err := res.RowsAffected()
-	return int(n), wrap(err, "purge idempotency")
+	return s.purge(ctx, `DELETE FROM idempotency WHERE created_at < ?`, before, "purge idempotency")
 }
 
 // PurgeQuota implements fleet.Store.
@@ -200,10 +210,13 @@ func (s *Store) PurgeQuota(ctx context.Context, before time.Time) (int, error) {
 	if s.quota != nil {
 		n = s.quota.purge(before)
 	}
+	if s.addrQuota != nil {
+		n += s.addrQuota.purge(before)
+	}
 	// A window ended before `before` started an hour earlier than that.
 	m, err := s.purge(ctx, `DELETE FROM quotas WHERE window_start < ?`, before.Add(-fleet.QuotaWindow), "purge quotas")
 	if s.quota == nil {
-		n = m
+		n += m
 	}
 	return n, err
 }

@@ -2,9 +2,11 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql/driver"
-	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -12,96 +14,245 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// takeQuotaPostgres is TakeQuota on PostgreSQL, the one method that every
-// request calls, in one transaction of two round trips (pgx pipelines the
-// statements of a batch):
+// Rate limiting on PostgreSQL, the one store call of every request.
 //
-//  1. BEGIN; SET LOCAL synchronous_commit TO OFF; insert the subject's row
-//     if it is missing (ON CONFLICT DO NOTHING); SELECT it FOR UPDATE.
-//  2. Apply fleet.TakeQuota in Go; UPDATE the row if the state changed;
-//     COMMIT.
+// takeQuotaSQL is fleet.TakeQuota in one statement: it inserts the
+// subject's row or updates it in place, holding the row lock only for the
+// statement (an autocommit transaction that does not wait for the disk:
+// synchronous_commit is off for the store's quota connections... see
+// takeQuotaPostgres). It takes n requests at once, all at the same time
+// now: the window rolls over as TakeQuota rolls it, then as many of the n
+// as the allowance has left are counted, the first ones, and `taken` says
+// how many, so that each request learns its own outcome (see quotaOutcome).
+// Concurrent statements on one subject take turns on its row, so the count
+// is exact over every server sharing the database.
 //
-// The row lock makes concurrent requests of every server take turns, so
-// the count is exact. synchronous_commit is off for this transaction only:
-// a crash of the database server may forget the last few hundred
-// milliseconds of counts (a rate limiter then lets a few more requests
-// through), never make them inconsistent; the commit does not wait for a
-// disk flush, which would otherwise be most of its cost.
+// The arguments are: $1 subject, $2 now (Unix µs), $3 n, $4 the limit,
+// $5 the window (µs), $6 the zero window start (a subject never seen).
+const takeQuotaSQL = `INSERT INTO quotas AS q (subject, window_start, used, taken)
+	VALUES ($1, $2, LEAST($3, GREATEST($4, 0)), LEAST($3, GREATEST($4, 0)))
+	ON CONFLICT (subject) DO UPDATE SET
+		window_start = CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN $2 ELSE q.window_start END,
+		used = CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN 0 ELSE q.used END
+			+ LEAST($3, GREATEST($4 - CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN 0 ELSE q.used END, 0)),
+		taken = LEAST($3, GREATEST($4 - CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN 0 ELSE q.used END, 0))
+	RETURNING window_start, used, taken`
+
+// quotaOutcome is the outcome of the i-th (from 0) of the requests one
+// take counted for: the window starting at start holds used requests after
+// the take, which counted the first taken of them.
+func quotaOutcome(i int, start time.Time, used, taken, limit int) fleet.Quota {
+	q := fleet.Quota{Limit: limit, Reset: start.Add(fleet.QuotaWindow), Used: used}
+	if i < taken {
+		q.Allowed = true
+		q.Used = used - taken + i + 1
+	}
+	q.Remaining = max(0, limit-q.Used)
+	return q
+}
+
+// takeQuotaN runs takeQuotaSQL for n requests of subject at now.
+func (s *Store) takeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (start time.Time, used, taken int, err error) {
+	var ws, u, tk int64
+	err = s.quotaStmt.QueryRowContext(ctx, subject, toDB(now), int64(n), int64(limit),
+		fleet.QuotaWindow.Microseconds(), toDB(time.Time{})).Scan(&ws, &u, &tk)
+	return fromDB(ws), int(u), int(tk), err
+}
+
+// quotaBatcher coalesces the takes of one server: while a round trip is on
+// its way, the requests that arrive wait in a queue, and the next round trip
+// takes them all. The requests of one subject (and limit) in it are one
+// statement, which takes them all at once and hands the allowance out in
+// their order of arrival; the statements of the subjects go together in one
+// pipeline, sorted by subject. A busy key then costs one statement per
+// batch, not per request, and a busy server one round trip per batch.
+//
+// Exactness does not change: each statement is atomic on its row,
+// whichever server sends it. The statements of a round trip commit
+// together (one implicit transaction), holding their rows for the length
+// of the pipeline; servers lock rows in the same order, so they do not
+// deadlock each other, and a round trip the database aborts (a deadlock
+// with maintenance, say) is sent again whole.
+type quotaBatcher struct {
+	mu      sync.Mutex
+	busy    bool
+	waiting []*quotaWaiter
+	sent    atomic.Int64 // statements sent, for tests
+	trips   atomic.Int64 // round trips, for tests
+}
+
+// quotaLaneKey separates the requests of a subject by limit (an account's
+// limit changes while requests are in flight): a statement has one limit.
+type quotaLaneKey struct {
+	subject string
+	limit   int
+}
+
+type quotaWaiter struct {
+	key  quotaLaneKey
+	now  time.Time
+	done chan struct{}
+	// lead, set before done is closed, makes this waiter send the next
+	// round trip, for the waiters it names (itself first).
+	lead []*quotaWaiter
+	q    fleet.Quota
+	err  error
+}
+
+// maxQuotaBatch bounds the requests one round trip takes for.
+const maxQuotaBatch = 1024
+
+// quotaTimeout bounds a round trip sent for a batch: it serves the
+// requests of several callers, so it runs on none of their contexts.
+const quotaTimeout = 10 * time.Second
+
+// takeQuotaPostgres is TakeQuota on PostgreSQL through the batcher.
 func (s *Store) takeQuotaPostgres(ctx context.Context, subject string, limit int, now time.Time) (fleet.Quota, error) {
-	conn, err := s.wdb.Conn(ctx)
+	b := &s.quotaBatch
+	me := &quotaWaiter{key: quotaLaneKey{subject, limit}, now: now}
+	b.mu.Lock()
+	if b.busy {
+		me.done = make(chan struct{})
+		b.waiting = append(b.waiting, me)
+		b.mu.Unlock()
+		select {
+		case <-me.done:
+		case <-ctx.Done():
+			// The request is counted all the same when its batch is
+			// taken; if it is picked to send that batch, it still does.
+			go func() {
+				<-me.done
+				if me.lead != nil {
+					s.runQuotaBatch(me.lead)
+				}
+			}()
+			return fleet.Quota{}, ctx.Err()
+		}
+		if me.lead != nil {
+			s.runQuotaBatch(me.lead)
+		}
+		return me.q, me.err
+	}
+	b.busy = true
+	b.mu.Unlock()
+	s.runQuotaBatch([]*quotaWaiter{me})
+	return me.q, me.err
+}
+
+// quotaGroup is the requests of one statement.
+type quotaGroup struct {
+	key     quotaLaneKey
+	now     time.Time // the latest of its requests' times
+	waiters []*quotaWaiter
+}
+
+// runQuotaBatch sends one round trip for batch (whose first waiter is the
+// caller), gives each waiter its outcome, and passes the batcher on: to
+// the first of the waiters that queued meanwhile, or back to idle.
+func (s *Store) runQuotaBatch(batch []*quotaWaiter) {
+	byKey := map[quotaLaneKey]*quotaGroup{}
+	var groups []*quotaGroup
+	for _, w := range batch {
+		g := byKey[w.key]
+		if g == nil {
+			g = &quotaGroup{key: w.key, now: w.now}
+			byKey[w.key] = g
+			groups = append(groups, g)
+		}
+		if w.now.After(g.now) {
+			g.now = w.now // a statement takes its requests at the latest of their times
+		}
+		g.waiters = append(g.waiters, w)
+	}
+	slices.SortFunc(groups, func(a, b *quotaGroup) int {
+		if c := strings.Compare(a.key.subject, b.key.subject); c != 0 {
+			return c
+		}
+		return a.key.limit - b.key.limit
+	})
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.sendQuotaGroups(groups)
+		if err == nil || classify(err) != errRetry || attempt == 3 {
+			break
+		}
+	}
 	if err != nil {
-		return fleet.Quota{}, err
+		for _, w := range batch {
+			w.err = err
+		}
+	}
+	b := &s.quotaBatch
+	b.mu.Lock()
+	var next []*quotaWaiter
+	if n := min(len(b.waiting), maxQuotaBatch); n > 0 {
+		next = b.waiting[:n:n]
+		b.waiting = b.waiting[n:]
+		if len(b.waiting) == 0 {
+			b.waiting = nil
+		}
+	} else {
+		b.busy = false
+	}
+	b.mu.Unlock()
+	for _, w := range batch[1:] {
+		close(w.done)
+	}
+	if next != nil {
+		next[0].lead = next
+		close(next[0].done)
+	}
+}
+
+// sendQuotaGroups sends the statements of groups in one round trip and
+// sets each waiter's outcome.
+func (s *Store) sendQuotaGroups(groups []*quotaGroup) error {
+	b := &s.quotaBatch
+	b.trips.Add(1)
+	b.sent.Add(int64(len(groups)))
+	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
+	defer cancel()
+	if len(groups) == 1 {
+		g := groups[0]
+		start, used, taken, err := s.takeQuotaN(ctx, g.key.subject, len(g.waiters), g.key.limit, g.now)
+		if err != nil {
+			return err
+		}
+		for i, w := range g.waiters {
+			w.q = quotaOutcome(i, start, used, taken, g.key.limit)
+		}
+		return nil
+	}
+	conn, err := s.fast.Conn(ctx)
+	if err != nil {
+		return err
 	}
 	defer conn.Close()
-	var q fleet.Quota
-	err = conn.Raw(func(dc any) error {
+	return conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)
 		}
-		c := sc.Conn()
-		var err error
-		q, err = takeQuotaPgx(ctx, c, subject, limit, now)
-		if err != nil && !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
-			// Leave no transaction open on a pooled connection.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_, rerr := c.Exec(rctx, "ROLLBACK")
-			cancel()
-			if rerr != nil {
-				return errors.Join(err, driver.ErrBadConn) // the pool drops the connection
+		var pb pgx.Batch
+		for _, g := range groups {
+			pb.Queue(takeQuotaSQL, g.key.subject, toDB(g.now), int64(len(g.waiters)), int64(g.key.limit),
+				fleet.QuotaWindow.Microseconds(), toDB(time.Time{}))
+		}
+		br := sc.Conn().SendBatch(ctx, &pb)
+		for _, g := range groups {
+			var ws, u, tk int64
+			if err := br.QueryRow().Scan(&ws, &u, &tk); err != nil {
+				br.Close()
+				return err
+			}
+			for i, w := range g.waiters {
+				w.q = quotaOutcome(i, fromDB(ws), int(u), int(tk), g.key.limit)
 			}
 		}
-		return err
+		return br.Close()
 	})
-	return q, err
 }
 
-func takeQuotaPgx(ctx context.Context, c *pgx.Conn, subject string, limit int, now time.Time) (fleet.Quota, error) {
-	zero := fleet.QuotaState{}
-	var b pgx.Batch
-	b.Queue("BEGIN")
-	b.Queue("SET LOCAL synchronous_commit TO OFF")
-	b.Queue("INSERT INTO quotas (subject, window_start, used) VALUES ($1, $2, 0) ON CONFLICT (subject) DO NOTHING",
-		subject, toDB(zero.WindowStart))
-	b.Queue("SELECT window_start, used FROM quotas WHERE subject = $1 FOR UPDATE", subject)
-	var start, used int64
-	if err := sendBatch(ctx, c, &b, &start, &used); err != nil {
-		return fleet.Quota{}, err
-	}
-
-	old := fleet.QuotaState{WindowStart: fromDB(start), Count: int(used)}
-	st, q := fleet.TakeQuota(old, limit, now)
-	b = pgx.Batch{}
-	if st.Count != old.Count || !st.WindowStart.Equal(old.WindowStart) {
-		b.Queue("UPDATE quotas SET window_start = $1, used = $2 WHERE subject = $3",
-			toDB(st.WindowStart), int64(st.Count), subject)
-	}
-	b.Queue("COMMIT")
-	if err := sendBatch(ctx, c, &b); err != nil {
-		return fleet.Quota{}, err
-	}
-	return q, nil
-}
-
-// sendBatch runs the statements of b, scanning the last one's row into
-// scan when scan is given.
-func sendBatch(ctx context.Context, c *pgx.Conn, b *pgx.Batch, scan ...any) error {
-	br := c.SendBatch(ctx, b)
-	n := b.Len()
-	if len(scan) > 0 {
-		n--
-	}
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
-	}
-	if len(scan) > 0 {
-		if err := br.QueryRow().Scan(scan...); err != nil {
-			br.Close()
-			return err
-		}
-	}
-	return br.Close()
-}
+// isAddress reports whether subject is a client address's (the brake on
+// requests without a valid key), which PostgreSQL stores keep in memory.
+func isAddress(subject string) bool { return strings.HasPrefix(subject, "addr:") }

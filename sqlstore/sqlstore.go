@@ -15,8 +15,9 @@
 //
 // # Transactions
 //
-// On SQLite one connection writes (Update runs in BEGIN IMMEDIATE on it) and
-// a pool of query-only connections reads (View, lookups) from WAL snapshots,
+// On SQLite one connection writes (Update runs in BEGIN IMMEDIATE on it,
+// concurrent Updates sharing one transaction and one sync, each in its own
+// savepoint: see group.go) and a pool of query-only connections reads (View, lookups) from WAL snapshots,
 // so writers are serialised and readers see one consistent state without
 // waiting for them. On PostgreSQL, Update runs at isolation SERIALIZABLE and
 // is retried a few times when PostgreSQL aborts it to keep it so (fn may then
@@ -24,9 +25,19 @@
 // holds a column that location ingest changes, so that transactions on
 // different rows (two vehicles' ingests) do not abort each other. View runs
 // READ ONLY at REPEATABLE READ, one snapshot.
-// The hot paths (TakeQuota, RecordUsage, idempotency records) run at READ
-// COMMITTED with explicit row locks, which serialise exactly the requests
-// that touch the same row.
+// The hot paths (RecordUsage, idempotency records) run at READ COMMITTED
+// with explicit row locks, which serialise exactly the requests that touch
+// the same row; TakeQuota is one statement that locks its row for that
+// statement only, shared by the concurrent requests of a key on one server
+// (quota_postgres.go).
+//
+// # Several servers on PostgreSQL
+//
+// Rate-limit windows are exact across the servers (one row per key);
+// client addresses' windows (the brake on requests without a valid key)
+// stay in each server's memory. The store is a fleet.LiveFeed: the live
+// reports of every server pass through the table live_reports, so that
+// every server's streams carry them all with the same ids (pg_live.go).
 //
 // # Rate-limit state on SQLite
 //
@@ -45,16 +56,17 @@
 // disk before Update returns, so a success reported to a client survives a
 // process crash and a power loss. (NORMAL would survive a process crash but
 // could lose the last commits on power loss.) The cost is one fsync per
-// write transaction; request counting and rate limiting do not pay it.
+// group of concurrent write transactions (group commit, group.go); request
+// counting and rate limiting do not pay it.
 // PostgreSQL commits durably (its synchronous_commit setting) except for
-// TakeQuota, whose transactions do not wait for the flush: a database
-// crash may forget the last moments of request counts, nothing else.
+// TakeQuota and the live feed, whose commits do not wait for the flush: a
+// database crash may forget the last moments of request counts and of the
+// live feed, nothing else.
 package sqlstore
 
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -79,16 +91,53 @@ type Store struct {
 	rdb, wdb *sql.DB
 	// quota holds SQLite's rate-limit windows; nil on PostgreSQL.
 	quota *memQuota
+	// On PostgreSQL: addrQuota holds the windows of client addresses (the
+	// brake on requests without a valid key) in this process's memory;
+	// fast is a small pool whose commits do not wait for the disk, for
+	// rate limiting and the live feed; quotaStmt is takeQuotaSQL prepared
+	// on it, and quotaBatch coalesces the takes of one subject.
+	addrQuota  *memQuota
+	fast       *sql.DB
+	quotaStmt  *sql.Stmt
+	quotaBatch quotaBatcher
+	// dsn is the database's, for the live feed's listening connection;
+	// liveAppend coalesces the appends to the feed.
+	dsn        string
+	liveAppend liveAppender
+	// writers bounds the SERIALIZABLE transactions (Update) of this
+	// server that run at once (pg_writers.go).
+	writers writerGate
 	// keyByHash is prepared once: on SQLite, parsing the query costs more
 	// than running it.
 	keyByHash *sql.Stmt
 	// claim holds the delivery claim's statements, prepared once on the
 	// writer for the same reason: a sender claims many times a second.
 	claim claimStmts
+	// group forms SQLite's group commits (see group.go); nil on PostgreSQL.
+	group *groupCommit
+	// wstmts and rstmts cache prepared statements of the writer and the
+	// readers on SQLite (see stmtcache.go); nil on PostgreSQL.
+	wstmts, rstmts *stmtCache
+
+	// timeout bounds every call into the database (Options.Timeout).
+	timeout time.Duration
 
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// Options are the settings of OpenWith.
+type Options struct {
+	// Timeout bounds every call into the database: a transaction with its
+	// retries, a lookup, a purge. A call past it fails as unavailable. On
+	// PostgreSQL it is also the connections' statement_timeout and (in
+	// whole seconds, at least 1) their connect_timeout, unless the DSN
+	// sets those. 0 means no bound (Open).
+	Timeout time.Duration
+}
+
+// DefaultTimeout is the Timeout fleetserver uses unless told otherwise.
+const DefaultTimeout = 10 * time.Second
 
 var _ fleet.Store = (*Store)(nil)
 
@@ -101,19 +150,25 @@ const sqliteBusyTimeout = 5 * time.Second
 // "postgresql://..." (a pgx connection string; runtime parameters such as
 // search_path may be given in its query).
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with settings.
+func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	var s *Store
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		s, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		s, err = openPostgres(ctx, dsn)
+		s, err = openPostgres(ctx, withTimeouts(dsn, o.Timeout))
 	default:
 		return nil, fmt.Errorf("sqlstore: unsupported data source %q: want sqlite:PATH or postgres://USER@HOST:PORT/DB (fleetstore.Open also takes memory:)", Redact(dsn))
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.timeout = o.Timeout
 	if err := s.Migrate(ctx); err != nil {
 		s.closeDBs()
 		return nil, err
@@ -122,6 +177,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		if err := s.quota.load(ctx, s); err != nil {
 			s.closeDBs()
 			return nil, err
+		}
+	}
+	if s.fast != nil {
+		if s.quotaStmt, err = s.fast.PrepareContext(ctx, takeQuotaSQL); err != nil {
+			s.closeDBs()
+			return nil, fmt.Errorf("sqlstore: prepare: %w", err)
 		}
 	}
 	if s.keyByHash, err = s.rdb.PrepareContext(ctx, s.d.q(keyByHashQuery)); err != nil {
@@ -190,7 +251,10 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("sqlstore: sqlite: open %s: %w", path, err)
 	}
-	return &Store{d: newDialect(SQLite), rdb: rdb, wdb: wdb, quota: newMemQuota()}, nil
+	s := &Store{d: newDialect(SQLite), rdb: rdb, wdb: wdb, quota: newMemQuota()}
+	s.group = &groupCommit{db: wdb, s: s}
+	s.wstmts, s.rstmts = newStmtCache(wdb), newStmtCache(rdb)
+	return s, nil
 }
 
 // pingSQLite opens a first connection. Turning a new file to WAL needs an
@@ -215,6 +279,27 @@ func pingSQLite(ctx context.Context, db *sql.DB) error {
 // length of one short transaction.
 const postgresConns = 32
 
+// withTimeouts adds statement_timeout and connect_timeout for d to a
+// PostgreSQL URL that does not set them.
+func withTimeouts(dsn string, d time.Duration) string {
+	if d <= 0 {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn // Open reports it
+	}
+	q := u.Query()
+	if !q.Has("statement_timeout") {
+		q.Set("statement_timeout", fmt.Sprint(d.Milliseconds()))
+	}
+	if !q.Has("connect_timeout") {
+		q.Set("connect_timeout", fmt.Sprint(max(1, int(d.Round(time.Second)/time.Second))))
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -227,7 +312,13 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: postgres: connect: %w", err)
 	}
-	return &Store{d: newDialect(Postgres), rdb: db, wdb: db}, nil
+	fast, err := openFastPostgres(ctx, dsn)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{d: newDialect(Postgres), rdb: db, wdb: db, fast: fast, addrQuota: newMemQuota(), dsn: dsn,
+		writers: newWriterGate(pgWriters)}, nil
 }
 
 // Dialect returns "sqlite" or "postgres".
@@ -235,11 +326,13 @@ func (s *Store) Dialect() string { return s.d.name }
 
 // Ping implements fleet.Store.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := s.wdb.PingContext(ctx); err != nil {
-		return err
+		return wrap(err, "ping")
 	}
 	if s.rdb != s.wdb {
-		return s.rdb.PingContext(ctx)
+		return wrap(s.rdb.PingContext(ctx), "ping")
 	}
 	return nil
 }
@@ -305,7 +398,13 @@ func (s *Store) closeDBs() error {
 	if s.keyByHash != nil {
 		err = s.keyByHash.Close()
 	}
-	err = errors.Join(err, s.claim.close())
+	err = errors.Join(err, s.claim.close(), s.wstmts.close(), s.rstmts.close())
+	if s.quotaStmt != nil {
+		err = errors.Join(err, s.quotaStmt.Close())
+	}
+	if s.fast != nil {
+		err = errors.Join(err, s.fast.Close())
+	}
 	err = errors.Join(err, s.wdb.Close())
 	if s.rdb != s.wdb {
 		err = errors.Join(err, s.rdb.Close())
@@ -323,10 +422,14 @@ const maxAttempts = 10
 // PostgreSQL aborts it to keep it so; fn must therefore have no effects
 // outside the Tx that a second run would repeat.
 func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) error {
-	if s.d.name != Postgres {
-		return s.run(ctx, s.wdb, &sql.TxOptions{}, false, func(t *tx) error { return fn(t) })
+	if s.group != nil {
+		return s.groupUpdate(ctx, false, func(t *tx) error { return fn(t) })
 	}
 	opts := &sql.TxOptions{Isolation: sql.LevelSerializable}
+	if err := s.writers.acquire(ctx); err != nil {
+		return err
+	}
+	defer s.writers.release()
 	return s.run(ctx, s.wdb, opts, false, func(t *tx) error {
 		// A SERIALIZABLE transaction that scans a table sequentially
 		// depends on the whole table, so that any concurrent write to it
@@ -356,15 +459,19 @@ func (s *Store) View(ctx context.Context, fn func(fleet.Tx) error) error {
 // (READ COMMITTED on PostgreSQL, where fn takes the row locks it needs;
 // BEGIN IMMEDIATE on SQLite's one writer connection).
 func (s *Store) write(ctx context.Context, fn func(*tx) error) error {
+	if s.group != nil {
+		return s.groupUpdate(ctx, false, fn)
+	}
 	return s.run(ctx, s.wdb, &sql.TxOptions{}, false, fn)
 }
 
 // writeLease is write for a transaction whose commit need not reach the
 // disk before it returns: a claim, whose leases a crash may lose, which
-// only makes their deliveries due again. On SQLite the writer connection
-// commits it with synchronous=NORMAL (in WAL mode the next synced commit
-// syncs it too, and a crash before that drops it whole); on PostgreSQL
-// synchronous_commit is off for the transaction.
+// only makes their deliveries due again. On SQLite it joins the group
+// commit: a group of leases only is committed with synchronous=NORMAL (in
+// WAL mode the next synced commit syncs it too, and a crash before that
+// drops it whole); on PostgreSQL synchronous_commit is off for the
+// transaction.
 func (s *Store) writeLease(ctx context.Context, fn func(*tx) error) error {
 	if s.d.name == Postgres {
 		return s.write(ctx, func(t *tx) error {
@@ -374,21 +481,18 @@ func (s *Store) writeLease(ctx context.Context, fn func(*tx) error) error {
 			return fn(t)
 		})
 	}
-	c, err := s.wdb.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	defer c.Close()
-	if _, err := c.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	defer func() {
-		if _, err := c.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=FULL"); err != nil {
-			// Never leave the writer without its syncs: the pool drops it.
-			c.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
-	return s.run(ctx, c, &sql.TxOptions{}, false, fn)
+	// On SQLite it joins the forming group (group.go), which commits
+	// without a sync when it holds leases only.
+	return s.groupUpdate(ctx, true, fn)
+}
+
+// groupUpdate runs fn in SQLite's group commit (group.go) at the store's
+// boundary, as run does: under the store's deadline, which also ends the
+// wait for the writer, with a store fault leaving as unavailable.
+func (s *Store) groupUpdate(ctx context.Context, lease bool, fn func(*tx) error) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	return faultIn(ctx, s.group.update(ctx, lease, fn))
 }
 
 // beginner is a database or one of its connections.
@@ -399,14 +503,20 @@ type beginner interface {
 // run runs fn in a transaction, again when the database aborted it for a
 // serialisation failure or a deadlock (PostgreSQL), at most maxAttempts
 // times.
+//
+// It is the store's boundary: the call runs under the store's deadline
+// (bound), and a store fault leaves it as unavailable (fault), including a
+// serialisation failure or deadlock that outlasted the attempts.
 func (s *Store) run(ctx context.Context, db beginner, opts *sql.TxOptions, readOnly bool, fn func(*tx) error) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	for attempt := 1; ; attempt++ {
 		retry, err := s.runOnce(ctx, db, opts, readOnly, fn)
 		if !retry || attempt == maxAttempts {
-			return err
+			return faultIn(ctx, err)
 		}
 		if err := backoff(ctx, attempt); err != nil {
-			return err
+			return faultIn(ctx, err)
 		}
 	}
 }
@@ -420,6 +530,13 @@ func (s *Store) runOnce(ctx context.Context, db beginner, opts *sql.TxOptions, r
 		return classify(err) == errRetry, fmt.Errorf("sqlstore: begin: %w", err)
 	}
 	t := &tx{ctx: ctx, d: s.d, tx: stx, readOnly: readOnly, claim: &s.claim}
+	if s.d.name != Postgres {
+		if db == s.rdb {
+			t.stmts = s.rstmts
+		} else if db == s.wdb {
+			t.stmts = s.wstmts
+		}
+	}
 	done := false
 	defer func() {
 		if !done {
@@ -452,4 +569,14 @@ func backoff(ctx context.Context, attempt int) error {
 	case <-timer.C:
 		return nil
 	}
+}
+
+// PoolStats returns the figures of the store's connection pools, by name:
+// "read" and "write" on SQLite (the readers' pool and the one writer),
+// "main" on PostgreSQL (one pool of pgx connections through database/sql).
+func (s *Store) PoolStats() map[string]sql.DBStats {
+	if s.rdb == s.wdb {
+		return map[string]sql.DBStats{"main": s.wdb.Stats()}
+	}
+	return map[string]sql.DBStats{"read": s.rdb.Stats(), "write": s.wdb.Stats()}
 }

@@ -24,6 +24,9 @@ type tx struct {
 	savepoints int
 	// claim is the store's prepared claim statements (writer only).
 	claim *claimStmts
+	// stmts is the pool's statement cache; nil on PostgreSQL (pgx keeps
+	// its own).
+	stmts *stmtCache
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
@@ -49,7 +52,7 @@ func (t *tx) failed(err error) error {
 // savepoint). So fn may go on after a conflict, as it can with memstore.
 func (t *tx) insert(query string, args ...any) error {
 	return t.savepoint(func() error {
-		_, err := t.tx.ExecContext(t.ctx, t.d.q(query), args...)
+		_, err := t.exec(t.d.q(query), args...)
 		return t.failed(err)
 	})
 }
@@ -85,7 +88,7 @@ func (t *tx) update(query string, args ...any) (int64, error) {
 	if t.readOnly {
 		return 0, errReadOnly
 	}
-	res, err := t.tx.ExecContext(t.ctx, t.d.q(query), args...)
+	res, err := t.exec(t.d.q(query), args...)
 	if err != nil {
 		return 0, t.failed(err)
 	}
@@ -93,7 +96,11 @@ func (t *tx) update(query string, args ...any) (int64, error) {
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(t.ctx, t.d.q(query), args...)
+	q := t.d.q(query)
+	if st := t.stmt(q); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, q, args...)
 }
 
 // CreateAccount implements fleet.Tx.
@@ -123,7 +130,7 @@ func (t *tx) Accounts(p fleet.Page) ([]fleet.Account, error) {
 	if p.Limit <= 0 {
 		return out, nil
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+accountColumns+` FROM accounts a
+	rows, err := t.query(t.d.q(`SELECT `+accountColumns+` FROM accounts a
 		WHERE a.id > ? ORDER BY a.id LIMIT ?`), p.After, int64(p.Limit))
 	if err != nil {
 		return nil, wrap(t.failed(err), "list accounts")
@@ -186,7 +193,7 @@ func (t *tx) Keys(accountID string, p fleet.Page) ([]fleet.Key, error) {
 	if p.Limit <= 0 {
 		return out, nil
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+keyColumns+` FROM api_keys k
+	rows, err := t.query(t.d.q(`SELECT `+keyColumns+` FROM api_keys k
 		WHERE k.account_id = ? AND k.id > ? ORDER BY k.id LIMIT ?`), accountID, p.After, int64(p.Limit))
 	if err != nil {
 		return nil, wrap(t.failed(err), "list keys")

@@ -142,7 +142,7 @@ func (t *tx) Vehicles(accountID string, f fleet.VehicleFilter, p fleet.Page) ([]
 	after := p.After
 	for len(out) < p.Limit {
 		args[1] = after
-		rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+vehicleColumns+` FROM vehicles v WHERE `+
+		rows, err := t.query(t.d.q(`SELECT `+vehicleColumns+` FROM vehicles v WHERE `+
 			strings.Join(where, " AND ")+` ORDER BY v.id LIMIT ?`), append(args, int64(chunk))...)
 		if err != nil {
 			return nil, wrap(t.failed(err), "list vehicles")
@@ -225,7 +225,7 @@ func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit i
 
 // vehicles runs a query of vehicleColumns and scans its rows.
 func (t *tx) vehicles(doing, query string, args ...any) ([]fleet.Vehicle, error) {
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
+	rows, err := t.query(t.d.q(query), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}
@@ -293,7 +293,7 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 			args = append(args, vehicleID, ts, p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm))
 		}
 		b.WriteString(` ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING ts`)
-		rows, err := t.tx.QueryContext(t.ctx, t.d.q(b.String()), args...)
+		rows, err := t.query(t.d.q(b.String()), args...)
 		if err != nil {
 			if classify(err) == errForeignKey {
 				return nil, &codedError{fleet.NotFound("vehicle", vehicleID), err}
@@ -326,7 +326,7 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 // Points implements fleet.Tx.
 func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Point, error) {
 	out := []fleet.Point{}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT ts, lat, lon, speed, heading, odometer_km FROM points
+	rows, err := t.query(t.d.q(`SELECT ts, lat, lon, speed, heading, odometer_km FROM points
 		WHERE vehicle_id = ? AND ts >= ? AND ts <= ? ORDER BY ts LIMIT ?`), vehicleID, toDB(from), toDB(to), int64(limit))
 	if err != nil {
 		return nil, wrap(t.failed(err), "read points")
@@ -389,7 +389,7 @@ func (t *tx) Events(accountID string, f fleet.EventFilter, p fleet.Page) ([]flee
 	if !f.From.IsZero() {
 		q, args = q+` AND created_at >= ?`, append(args, toDB(f.From))
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(q+` ORDER BY id LIMIT ?`), append(args, int64(p.Limit))...)
+	rows, err := t.query(t.d.q(q+` ORDER BY id LIMIT ?`), append(args, int64(p.Limit))...)
 	if err != nil {
 		return nil, wrap(t.failed(err), "list events")
 	}
@@ -415,10 +415,32 @@ func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) 
 }
 
 func (s *Store) purge(ctx context.Context, query string, before time.Time, doing string) (int, error) {
-	res, err := s.wdb.ExecContext(ctx, s.d.q(query), toDB(before))
-	if err != nil {
-		return 0, wrap(err, doing)
+	// A purge is background work that may delete a large backlog at once:
+	// it gets PurgeTimeout rather than a request's deadline (and, on
+	// PostgreSQL, the same as its statement_timeout).
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, PurgeTimeout)
+		defer cancel()
 	}
-	n, err := res.RowsAffected()
-	return int(n), wrap(err, doing)
+	var n int64
+	_, err := s.runOnce(ctx, s.wdb, &sql.TxOptions{}, false, func(t *tx) error {
+		if s.d.name == Postgres && s.timeout > 0 {
+			if _, err := t.tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", PurgeTimeout.Milliseconds())); err != nil {
+				return err
+			}
+		}
+		res, err := t.tx.ExecContext(ctx, s.d.q(query), toDB(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), wrap(faultIn(ctx, err), doing)
 }
+
+// PurgeTimeout bounds each purge of expired records when the store has a
+// deadline (Options.Timeout): purges run in the background and may have a
+// backlog to delete.
+const PurgeTimeout = 5 * time.Minute

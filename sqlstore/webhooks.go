@@ -70,7 +70,7 @@ func (t *tx) Webhook(accountID, id string) (fleet.Webhook, error) {
 }
 
 func (t *tx) webhooks(doing, where string, args ...any) ([]fleet.Webhook, error) {
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+webhookColumns+` FROM webhooks w WHERE `+where), args...)
+	rows, err := t.query(t.d.q(`SELECT `+webhookColumns+` FROM webhooks w WHERE `+where), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}
@@ -206,7 +206,7 @@ func (t *tx) Delivery(accountID, id string) (fleet.Delivery, error) {
 }
 
 func (t *tx) deliveries(doing, query string, args ...any) ([]fleet.Delivery, error) {
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
+	rows, err := t.query(t.d.q(query), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}

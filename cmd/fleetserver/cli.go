@@ -43,7 +43,9 @@ func commands() []command {
 		serveCommand(),
 		accountsCreateCommand(), accountsListCommand(),
 		keysCreateCommand(), keysListCommand(), keysRevokeCommand(),
-		migrateCommand(), checkCommand(),
+		usersCreateCommand(),
+		migrateCommand(), checkCommand(), backupCommand(),
+		loadCommand(),
 		versionCommand(),
 	}
 }
@@ -232,16 +234,11 @@ func (f *flags) db() *string {
 	return s
 }
 
-// parse applies the environment, then the arguments (flags may come before
-// or after positional arguments), and returns the positional ones.
+// parse applies the arguments (flags may come before or after positional
+// arguments), then the environment to the flags not given, and returns the
+// positional ones. A flag given wins over its variable, which is then not
+// even read (a malformed value of it is no error).
 func (f *flags) parse(args []string) ([]string, error) {
-	for name, v := range f.env {
-		if val := f.getenv(v); val != "" {
-			if err := f.fs.Set(name, val); err != nil {
-				return nil, usagef(f.cmd, "%s=%q: %v", v, val, err)
-			}
-		}
-	}
 	var rest []string
 	for {
 		if err := f.fs.Parse(args); err != nil {
@@ -259,6 +256,21 @@ func (f *flags) parse(args []string) ([]string, error) {
 	}
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	names := make([]string, 0, len(f.env))
+	for name := range f.env {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if v := f.env[name]; !given[name] {
+			if val := f.getenv(v); val != "" {
+				if err := f.fs.Set(name, val); err != nil {
+					return nil, usagef(f.cmd, "%s=%q: %v", v, val, err)
+				}
+				given[name] = true
+			}
+		}
+	}
 	for _, n := range f.required {
 		if !given[n] {
 			return nil, usagef(f.cmd, "--%s is required", n)
@@ -306,10 +318,14 @@ func (f *flags) explain(err error, args []string) error {
 func knownEnv() map[string]bool {
 	known := map[string]bool{
 		"FLEET_TEST_POSTGRES":     true, // the tests' database
+		"FLEET_README_SESSION":    true, // internal/readmetest: require the README session
 		"FLEET_URL":               true, // examples/client
 		"FLEET_KEY":               true, // examples/client
 		"FLEET_WEBHOOK_SECRET":    true, // examples/webhook-receiver
 		"FLEET_INSECURE_WEBHOOKS": true, // examples/embed
+		"FLEET_CHROMIUM":          true, // the dashboard's browser tests
+		"FLEET_REQUIRE_BROWSER":   true, // CI: those tests may not skip
+		"FLEET_SCREENSHOTS":       true, // those tests refresh docs/screenshots
 	}
 	c := &cli{getenv: func(string) string { return "" }, stdout: io.Discard, stderr: io.Discard}
 	for _, cmd := range commands() {

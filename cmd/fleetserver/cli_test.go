@@ -39,6 +39,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"accounts", "create", "--help"}, []string{"--company", "required", "--plan", "(default free)", "--rate-limit", "--json", "Example:"}},
 		{[]string{"help", "keys", "revoke"}, []string{"fleetserver keys revoke KEY_ID", "5 seconds"}},
 		{[]string{"check", "--help"}, []string{"integrity_check", "does not exist"}},
+		{[]string{"load", "--help"}, []string{"--devices", "--interval", "--batch", "--streams", "--readers", "[$FLEET_URL]", "[$FLEET_KEY]", "Example:"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			is := is.New(t)

@@ -73,6 +73,10 @@ func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Wr
 		return fmt.Errorf("seed the demo fleet: %w", err)
 	}
 	go f.Run(ctx, demoEvery)
+	password, err := seedDemoUser(ctx, svc, a)
+	if err != nil {
+		return fmt.Errorf("seed the demo user: %w", err)
+	}
 	again := ""
 	if found {
 		again = " (the one of an earlier --demo run on this store: its vehicles move again, and its earlier keys are revoked)"
@@ -83,7 +87,31 @@ func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Wr
 		"  curl -N -H 'Authorization: Bearer %s' %s/v1/vehicles/locations/stream\n"+
 		"  curl -s -H 'Authorization: Bearer %s' '%s/v1/alerts?status=open'\n\n",
 		a.ID, again, len(f.VehicleIDs()), demoEvery, secret, secret, base, secret, base, secret, base, secret, base)
+	fmt.Fprintf(stdout, "Dashboard: %s/ — sign in as %s with the password %s (new each run)\n\n", base, demoEmail, password)
 	return nil
+}
+
+// demoEmail is the demo account's admin in the dashboard.
+const demoEmail = "demo@example.com"
+
+// seedDemoUser makes the demo account's admin, or gives the one of an
+// earlier run a new password (the old one was printed to a terminal), and
+// returns the password.
+func seedDemoUser(ctx context.Context, svc *fleet.Service, a fleet.Account) (string, error) {
+	password := "demo-" + fleet.NewSecret()[len(fleet.SecretPrefix):][:20]
+	op := svc.Operator()
+	u, err := op.UserByEmail(ctx, demoEmail)
+	switch {
+	case fleet.ErrorCode(err) == fleet.CodeNotFound:
+		_, _, err = op.CreateUser(ctx, a.ID, fleet.UserParams{Email: demoEmail, Name: "Demo admin", Role: fleet.RoleAdmin}, password)
+		return password, err
+	case err != nil:
+		return "", err
+	case u.AccountID != a.ID:
+		return "", fmt.Errorf("%s belongs to another account than the demo's", demoEmail)
+	}
+	_, err = op.SetPassword(ctx, demoEmail, password)
+	return password, err
 }
 
 // findDemo returns the demo account of an earlier run, if the store has one.

@@ -231,23 +231,7 @@ func checkKillDuringIngest(t *testing.T, dsn string, rounds int, afterKill func(
 	// Started again on the same database, the server has every point of
 	// every acknowledged batch; each batch is there whole or not at all.
 	srv = startChild(t, bin, dsn)
-	for w, veh := range vehicles {
-		have := history(t, client, srv.base, key, veh, base, pointAt(rounds*maxBatches, 0))
-		byBatch := map[int]int{}
-		for ms := range have {
-			byBatch[int(ms)/batchSize]++
-		}
-		for b, n := range byBatch {
-			if n != batchSize {
-				t.Errorf("writer %d batch %d: %d of %d points stored", w, b, n, batchSize)
-			}
-		}
-		for _, b := range acked[w] {
-			if byBatch[b] != batchSize {
-				t.Errorf("writer %d batch %d was acknowledged, but %d of its %d points are stored", w, b, byBatch[b], batchSize)
-			}
-		}
-	}
+	checkBatchesWhole(t, client, srv.base, key, vehicles, base, pointAt(rounds*maxBatches, 0), batchSize, &acked, "stored")
 	// A graceful stop ends the last run.
 	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
 	is.NoErr(srv.wait(t))
@@ -422,5 +406,29 @@ func history(t *testing.T, client *http.Client, base, key, vehicle string, from,
 			return have
 		}
 		cursor = next
+	}
+}
+
+// checkBatchesWhole reads each writer's vehicle's history from from to to
+// on the server at base and fails the test for a batch of size points that
+// is there in part, or for an acknowledged batch that is not there whole.
+// where says where the points are looked for ("stored", "in the copy").
+func checkBatchesWhole(t *testing.T, client *http.Client, base, key string, vehicles []string, from, to time.Time, size int, acked *[writers][]int, where string) {
+	t.Helper()
+	for w, veh := range vehicles {
+		byBatch := map[int]int{}
+		for ms := range history(t, client, base, key, veh, from, to) {
+			byBatch[int(ms)/size]++
+		}
+		for b, n := range byBatch {
+			if n != size {
+				t.Errorf("writer %d batch %d: %d of %d points %s", w, b, n, size, where)
+			}
+		}
+		for _, b := range acked[w] {
+			if byBatch[b] != size {
+				t.Errorf("writer %d batch %d was acknowledged, but %d of its %d points are %s", w, b, byBatch[b], size, where)
+			}
+		}
 	}
 }

@@ -4,7 +4,9 @@
 //	fleetserver [serve] [flags]          serve the API (the default)
 //	fleetserver accounts create|list     accounts, from the shell
 //	fleetserver keys create|list|revoke  an account's API keys
+//	fleetserver users create             people who sign in to the dashboard
 //	fleetserver migrate | check          the store's schema and integrity
+//	fleetserver backup --to PATH         a consistent copy of a SQLite store, checked
 //	fleetserver version                  this build (also --version)
 //
 // `fleetserver help` lists the commands and `fleetserver COMMAND --help`

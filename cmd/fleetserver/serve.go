@@ -8,12 +8,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/fleetstore"
+	"github.com/fleetkit/fleetapi/fleetweb"
+	"github.com/fleetkit/fleetapi/internal/logbuf"
+	"github.com/fleetkit/fleetapi/sqlstore"
 )
 
 func serveCommand() command {
@@ -43,6 +47,11 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	bodyTimeout := fs.Duration("body-timeout", fleethttp.DefaultBodyTimeout, "cut off a request body that takes longer than this to arrive")
 	batchBodyTimeout := fs.Duration("batch-body-timeout", fleethttp.DefaultBatchBodyTimeout, "cut off a location batch that takes longer than this to arrive")
 	maxConns := fs.Int("max-connections", fleethttp.DefaultMaxConnections, "answer 503 to connections beyond `N` open at once (0: no cap)")
+	storeTimeout := fs.Duration("store-timeout", sqlstore.DefaultTimeout, "answer 503 to a request whose store call takes longer than this (PostgreSQL's statement_timeout and connect_timeout too)")
+	corsOrigins := fs.String("cors-origins", "", "let browser pages from these `ORIGINS` call the API (comma-separated, e.g. https://app.example.com; none by default)")
+	signup := fs.Bool("signup", false, "open the dashboard's sign-up page: anyone may open a free account with its first admin")
+	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
+	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
 	return func(ctx context.Context, args []string) error {
@@ -56,7 +65,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		if addressLimit == 0 {
 			addressLimit = fleet.AddressLimitOff
 		}
-		for name, d := range map[string]time.Duration{"body-timeout": *bodyTimeout, "batch-body-timeout": *batchBodyTimeout, "read-header-timeout": *headerTimeout} {
+		for name, d := range map[string]time.Duration{"store-timeout": *storeTimeout, "body-timeout": *bodyTimeout, "batch-body-timeout": *batchBodyTimeout, "read-header-timeout": *headerTimeout} {
 			if err := positive(name, d); err != nil {
 				return usagef("serve", "%v", err)
 			}
@@ -64,14 +73,27 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		if *maxConns < 0 {
 			return usagef("serve", "--max-connections must be 0 (no cap) or more, not %d", *maxConns)
 		}
+		origins, err := fleethttp.ParseOrigins(*corsOrigins)
+		if err != nil {
+			return usagef("serve", "--cors-origins: %v", err)
+		}
+		if *insecureCookies && !loopback(*addr) {
+			return usagef("serve", "--dashboard-insecure-cookies needs a loopback --addr (127.0.0.1, ::1 or localhost), not %q: over a network the session cookie must be Secure", *addr)
+		}
 		var level slog.Level
 		if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 			return usagef("serve", "--log-level must be debug, info, warn or error, not %q", *logLevel)
 		}
 		hopts := &slog.HandlerOptions{Level: level}
-		var lh slog.Handler = slog.NewTextHandler(c.stderr, hopts)
+		// Log lines (the access log's, one a request) are buffered and
+		// written every logFlushInterval, or sooner when 64 KiB collect:
+		// a write per request would cost a system call each. A process
+		// killed outright loses at most that interval's lines.
+		logOut := logbuf.New(c.stderr, logFlushInterval)
+		defer logOut.Close()
+		var lh slog.Handler = slog.NewTextHandler(logOut, hopts)
 		if *logJSON {
-			lh = slog.NewJSONHandler(c.stderr, hopts)
+			lh = slog.NewJSONHandler(logOut, hopts)
 		}
 		log := slog.New(lh)
 		if *insecure {
@@ -81,14 +103,19 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			log.Warn("--anonymous-limit is 0: requests without a valid API key are not limited per address; never use this in production")
 		}
 
-		store, err := fleetstore.Open(ctx, *dsn)
+		store, err := fleetstore.OpenWith(ctx, *dsn, fleetstore.Options{Timeout: *storeTimeout})
 		if err != nil {
 			return err
 		}
 		defer store.Close()
 		svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
 		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
-		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout))
+		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout),
+			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins))
+		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, Logger: log})
+		if *insecureCookies {
+			log.Warn("--dashboard-insecure-cookies is on: the dashboard's session cookie travels over plain http; development only")
+		}
 
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
@@ -97,12 +124,15 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		base := "http://" + ln.Addr().String()
 		ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
 		srv := &http.Server{
-			Handler:           handler,
+			Handler:           withDashboard(handler, web),
 			ReadHeaderTimeout: *headerTimeout,
 			IdleTimeout:       120 * time.Second,
 			MaxHeaderBytes:    64 << 10,
 			ErrorLog:          slog.NewLogLogger(lh, slog.LevelWarn),
 		}
+		// Live streams never finish by themselves: end them when shutting
+		// down, so that the requests in flight finish and the server stops.
+		srv.RegisterOnShutdown(func() { svc.Jobs().EndStreams() })
 
 		bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 		bgDone := make(chan struct{})
@@ -130,6 +160,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 				stop()
 				return err
 			}
+			handler.WatchSender(sender)
 			mux := http.NewServeMux()
 			mux.Handle("GET /metrics", handler.Metrics())
 			msrv := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
@@ -137,7 +168,13 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			defer msrv.Close()
 			fmt.Fprintf(c.stdout, "metrics on http://%s/metrics\n", mln.Addr())
 		}
+		logOut.Flush() // the start's warnings are there before the server answers
 		fmt.Fprintf(c.stdout, "fleetserver listening on %s (store %s)\n", base, fleetstore.Redact(*dsn))
+		if *insecureCookies {
+			fmt.Fprintf(c.stdout, "dashboard at %s/ (plain http on loopback: development only)\n", base)
+		} else {
+			fmt.Fprintf(c.stdout, "dashboard at %s/ — its session cookie is Secure, so browsers sign in over https (a TLS proxy in front); for plain http on loopback add --dashboard-insecure-cookies\n", base)
+		}
 
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
@@ -158,4 +195,33 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		log.Info("stopped")
 		return nil
 	}
+}
+
+// logFlushInterval is how long a log line may wait in the buffer.
+const logFlushInterval = 100 * time.Millisecond
+
+// withDashboard sends the API's paths (/v1..., /healthz, /readyz) to the
+// API and every other path to the dashboard.
+func withDashboard(api, web http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/healthz" || p == "/readyz" {
+			api.ServeHTTP(w, r)
+			return
+		}
+		web.ServeHTTP(w, r)
+	})
+}
+
+// loopback reports whether a listen address's host is a loopback one.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

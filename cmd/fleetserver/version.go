@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
 )
 
 func versionCommand() command {
@@ -27,12 +26,16 @@ func versionCommand() command {
 
 // buildVersion describes the build from its build information: the module
 // version ("(devel)" when built from a checkout) and the commit, with its
-// time and whether the tree had changes.
+// time and whether the tree had changes, then the Go version.
 func buildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"
 	}
+	return describeBuild(bi)
+}
+
+func describeBuild(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
@@ -43,7 +46,7 @@ func buildVersion() string {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.time":
-			at = s.Value
+			at = ", " + s.Value
 		case "vcs.modified":
 			if s.Value == "true" {
 				dirty = ", modified"
@@ -56,5 +59,5 @@ func buildVersion() string {
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	return fmt.Sprintf("%s (commit %s, %s%s) %s", v, rev, strings.TrimSuffix(at, "Z"), dirty, bi.GoVersion)
+	return fmt.Sprintf("%s (commit %s%s%s) %s", v, rev, at, dirty, bi.GoVersion)
 }

@@ -37,6 +37,9 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	RunMaintenance(t, open)
 	RunAlerts(t, open)
 	RunWebhooks(t, open)
+	RunStreamTokens(t, open)
+	RunTrips(t, open)
+	RunUsers(t, open)
 }
 
 // RunTransactions checks Store.Update and Store.View: all or nothing,

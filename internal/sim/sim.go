@@ -1,6 +1,7 @@
 // Package sim drives a simulated fleet through the fleet service: vehicles
-// that loop around their depots, stop now and then, and report their
-// positions as a gateway would. The demo server and the load tools use it.
+// that loop around their depots, halt now and then (under the stop
+// threshold: their trip goes on), stand for deliveries (over it: their trip
+// ends), and report their positions as a gateway would. The demo server and the load tools use it.
 package sim
 
 import (
@@ -29,6 +30,21 @@ type car struct {
 	speed        float64 // km/h when driving
 	stoppedTicks int
 	odometer     float64
+	// Deliveries: after driving deliverAfter (then every deliverEvery),
+	// the vehicle stands for deliverFor, long enough to end its trip.
+	driven                                 time.Duration
+	deliverAfter, deliverEvery, deliverFor time.Duration
+	delivering                             time.Duration
+}
+
+// deliveries plans the i-th vehicle's delivery stops: the first after 90 s
+// to 3 minutes of driving, so that the demo completes trips within a few
+// minutes, then every 12 to 24 minutes, each 5.5 to 7.75 minutes long.
+func (c *car) deliveries(i int) *car {
+	c.deliverAfter = 90*time.Second + time.Duration(i%8)*15*time.Second
+	c.deliverEvery = 12*time.Minute + time.Duration(i%7)*2*time.Minute
+	c.deliverFor = 330*time.Second + time.Duration(i%4)*45*time.Second
+	return c
 }
 
 var cities = []struct {
@@ -53,10 +69,10 @@ func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed
 		if err != nil {
 			return nil, err
 		}
-		f.vehicles = append(f.vehicles, &car{
+		f.vehicles = append(f.vehicles, (&car{
 			id: v.ID, lat0: city.lat + (f.rng.Float64()-0.5)*0.1, lon0: city.lon + (f.rng.Float64()-0.5)*0.15,
 			radiusKm: 2 + f.rng.Float64()*6, angle: f.rng.Float64() * 2 * math.Pi, speed: 25 + f.rng.Float64()*45, odometer: odo,
-		})
+		}).deliveries(i))
 	}
 	return f, nil
 }
@@ -98,10 +114,10 @@ func Resume(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, s
 		if v.OdometerKm != nil {
 			odo = *v.OdometerKm
 		}
-		f.vehicles = append(f.vehicles, &car{
+		f.vehicles = append(f.vehicles, (&car{
 			id: v.ID, lat0: lat0, lon0: lon0, radiusKm: 2 + f.rng.Float64()*6, angle: f.rng.Float64() * 2 * math.Pi,
 			speed: 25 + f.rng.Float64()*45, odometer: odo,
-		})
+		}).deliveries(i))
 	}
 	return f, nil
 }
@@ -122,12 +138,22 @@ func (f *Fleet) Step(ctx context.Context, now time.Time, dt time.Duration) error
 	for _, c := range f.vehicles {
 		speed := c.speed * (0.85 + 0.3*f.rng.Float64())
 		switch {
+		case c.delivering > 0:
+			c.delivering -= dt
+			speed = 0
+		case c.driven >= c.deliverAfter:
+			c.driven, c.deliverAfter = 0, c.deliverEvery
+			c.delivering = c.deliverFor - dt
+			speed = 0
 		case c.stoppedTicks > 0:
 			c.stoppedTicks--
 			speed = 0
 		case f.rng.Float64() < 0.01: // a delivery stop of up to ~4 minutes
 			c.stoppedTicks = 10 + f.rng.IntN(110)
 			speed = 0
+		}
+		if speed > 0 {
+			c.driven += dt
 		}
 		km := speed * dt.Hours()
 		c.odometer += km

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+func TestUsersCreate(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{"FLEET_DB": "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")}
+	out, err := cmdRun(env, "accounts", "create", "--company", "Acme", "--json")
+	is.NoErr(err)
+	var acc map[string]string
+	is.NoErr(json.Unmarshal([]byte(out), &acc))
+
+	old := stdin
+	t.Cleanup(func() { stdin = old })
+	stdin = strings.NewReader("a-long-admin-passphrase\n")
+	out, err = cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "Ada@Acme.test", "--role", "admin", "--password-stdin")
+	is.NoErr(err)
+	is.True(strings.Contains(out, "ada@acme.test, admin"))
+	is.True(!strings.Contains(out, "a-long-admin-passphrase"))
+	is.True(!strings.Contains(out, "sign-in link"))
+
+	out, err = cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "viv@acme.test", "--url", "https://fleet.example.com/")
+	is.NoErr(err)
+	is.True(regexp.MustCompile(`https://fleet\.example\.com/welcome\?token=[A-Za-z0-9_-]{43}`).MatchString(out)) // a one-time link
+	is.True(strings.Contains(out, "viewer"))                                                                     // the default role
+
+	_, err = cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "viv@acme.test")
+	is.True(err != nil && strings.Contains(err.Error(), "exists"))
+	_, err = cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "x@acme.test", "--role", "owner")
+	is.True(err != nil && strings.Contains(err.Error(), "--role"))
+	stdin = strings.NewReader("password1234\n")
+	_, err = cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "y@acme.test", "--password-stdin")
+	is.True(err != nil && strings.Contains(err.Error(), "too common"))
+	_, err = cmdRun(env, "users", "create", "--account", "acc_missing", "--email", "z@acme.test")
+	is.True(err != nil)
+}
+
+func TestServeDashboardBesideAPI(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--demo", "--dashboard-insecure-cookies", "--map-tiles", "off")
+	key := s.stdout.waitFor(t, regexp.MustCompile(`API key \(shown once\): (\S+)`))
+	email := s.stdout.waitFor(t, regexp.MustCompile(`sign in as (\S+) with the password`))
+	password := s.stdout.waitFor(t, regexp.MustCompile(`with the password (\S+)`))
+
+	status, _ := get(t, s.base+"/v1/account", key)
+	is.Equal(status, 200) // the API is where it was
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	res, err := c.PostForm(s.base+"/sign-in", url.Values{"email": {email}, "password": {password}})
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200) // followed to the overview
+	is.Equal(res.Request.URL.Path, "/")
+	u, _ := url.Parse(s.base)
+	is.Equal(len(jar.Cookies(u)), 1)
+	is.Equal(jar.Cookies(u)[0].Name, "fleet_session")
+	res, err = c.Get(s.base + "/settings/api-keys")
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200)
+	is.True(!strings.Contains(s.stderr.String(), password)) // never logged
+}
+
+func TestInsecureCookiesOnlyOnLoopback(t *testing.T) {
+	is := is.New(t)
+	_, err := cmdRun(map[string]string{"FLEET_DB": "memory:"}, "serve", "--addr", "0.0.0.0:0", "--dashboard-insecure-cookies")
+	is.True(err != nil && strings.Contains(err.Error(), "loopback"))
+	_, err = cmdRun(map[string]string{"FLEET_DB": "memory:", "FLEET_DASHBOARD_INSECURE_COOKIES": "true"}, "serve", "--addr", "192.0.2.1:0")
+	is.True(err != nil && strings.Contains(err.Error(), "loopback")) // the flag's FLEET_* variable too
+}

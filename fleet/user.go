@@ -1,0 +1,294 @@
+package fleet
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"net/mail"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Role is what a person may do in the dashboard of their account.
+type Role string
+
+const (
+	// RoleAdmin may do everything in the account: keys, users, settings.
+	RoleAdmin Role = "admin"
+	// RoleViewer sees everything and changes nothing.
+	RoleViewer Role = "viewer"
+)
+
+// Roles lists every role.
+func Roles() []Role { return []Role{RoleAdmin, RoleViewer} }
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleAdmin || r == RoleViewer }
+
+// Permissions returns what the role may do, in the terms of the permission
+// table (PermissionOf): an admin holds "*", a viewer every read permission.
+// The dashboard acts with these, so a viewer is refused every change by the
+// same rules that refuse a read-only API key.
+func (r Role) Permissions() Permissions {
+	if r == RoleAdmin {
+		return Permissions{PermAll}
+	}
+	var ps Permissions
+	for _, p := range allPermissions {
+		if strings.HasSuffix(p, ":read") {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// PrefixUser is the id prefix of users.
+const PrefixUser = "usr"
+
+// User is a person who signs in to the dashboard of one account.
+type User struct {
+	ID        string
+	AccountID string
+	Email     string // lower case; unique across accounts
+	Name      string
+	Role      Role
+	// PasswordHash is the argon2id hash in PHC form; "" until the user
+	// sets a password (with a sign-in link).
+	PasswordHash string
+	CreatedAt    time.Time
+	LastLoginAt  *time.Time
+}
+
+// Session is a signed-in browser. Its secret is never kept; Hash is its
+// SHA-256.
+type Session struct {
+	Hash       [32]byte
+	UserID     string
+	AccountID  string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+}
+
+// SignInLink lets a person sign in once without a password, within
+// SignInLinkTTL, and set one. Its secret is never kept; Hash is its SHA-256.
+type SignInLink struct {
+	Hash      [32]byte
+	UserID    string
+	AccountID string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// Session and sign-in link lifetimes.
+const (
+	// SessionIdle ends a session not used for this long.
+	SessionIdle = 12 * time.Hour
+	// SessionMaxAge ends a session this long after sign-in, used or not.
+	SessionMaxAge = 7 * 24 * time.Hour
+	// sessionTouchEvery is how stale a session's LastSeenAt may be before
+	// a request writes it again: one write a minute per browser at most.
+	sessionTouchEvery = time.Minute
+	// SignInLinkTTL is how long a one-time sign-in link is valid.
+	SignInLinkTTL = 24 * time.Hour
+)
+
+// Expired reports whether the session has ended at now, idle or too old.
+func (s Session) Expired(now time.Time) bool {
+	return !now.Before(s.LastSeenAt.Add(SessionIdle)) || !now.Before(s.CreatedAt.Add(SessionMaxAge))
+}
+
+// Password rules.
+const (
+	MinPasswordLen = 12
+	MaxPasswordLen = 256
+	MaxUserName    = 100
+	MaxEmail       = 254
+)
+
+//go:embed common_passwords.txt
+var commonPasswordsText string
+
+var commonPasswords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(commonPasswordsText))
+	for sc.Scan() {
+		if w := strings.TrimSpace(sc.Text()); w != "" && !strings.HasPrefix(w, "#") {
+			m[strings.ToLower(w)] = true
+		}
+	}
+	return m
+})
+
+// CheckPassword returns a validation_error naming field unless password is
+// 12 to 256 characters long and not in the embedded list of common
+// passwords (compared without regard to case).
+func CheckPassword(field, password string) error {
+	var v Validator
+	checkPassword(&v, field, password)
+	return v.Err()
+}
+
+func checkPassword(v *Validator, field, password string) {
+	n := utf8.RuneCountInString(password)
+	switch {
+	case n < MinPasswordLen:
+		v.Add(field, "must be at least %d characters", MinPasswordLen)
+	case n > MaxPasswordLen:
+		v.Add(field, "must be at most %d characters", MaxPasswordLen)
+	case commonPasswords()[strings.ToLower(password)]:
+		v.Add(field, "is too common: choose another")
+	}
+}
+
+// NormaliseEmail returns the address in the form users are stored and
+// looked up by: trimmed and lower case.
+func NormaliseEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// UserParams are what an admin (or the operator) chooses when adding a user.
+type UserParams struct {
+	Email string
+	Name  string
+	Role  Role // "": viewer
+}
+
+func (p *UserParams) validate(v *Validator) {
+	p.Email = NormaliseEmail(p.Email)
+	p.Name = strings.TrimSpace(p.Name)
+	if p.Role == "" {
+		p.Role = RoleViewer
+	}
+	addr, err := mail.ParseAddress(p.Email)
+	v.Check(err == nil && addr.Address == p.Email && len(p.Email) <= MaxEmail, "email", "must be an e-mail address")
+	v.Check(utf8.RuneCountInString(p.Name) <= MaxUserName, "name", "must be at most %d characters", MaxUserName)
+	v.Text("name", p.Name)
+	v.Check(p.Role.Valid(), "role", "must be admin or viewer")
+}
+
+// OWASP's argon2id parameters (Password Storage Cheat Sheet): 19 MiB of
+// memory, 2 passes, 1 thread; 16-byte salt, 32-byte hash.
+const (
+	argonMemory  = 19 * 1024
+	argonTime    = 2
+	argonThreads = 1
+	argonKeyLen  = 32
+)
+
+var b64 = base64.RawStdEncoding
+
+// HashPassword returns the argon2id hash of password in PHC string form.
+func HashPassword(password string) string {
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+		b64.EncodeToString(salt), b64.EncodeToString(sum))
+}
+
+// VerifyPassword reports whether password matches a hash made by
+// HashPassword (with whatever parameters the hash names).
+func VerifyPassword(hash, password string) bool {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false
+	}
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || m > 1<<20 || t == 0 || t > 100 || p == 0 {
+		return false
+	}
+	salt, err1 := b64.DecodeString(parts[4])
+	want, err2 := b64.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 || len(want) > 128 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// dummyHash is verified against when no user has the e-mail given at
+// sign-in, so that an unknown address costs the same time as a wrong
+// password.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("not a password of anyone") })
+
+// newToken returns a random 256-bit secret, URL-safe, and its SHA-256.
+func newToken() (string, [32]byte) {
+	var b [32]byte
+	rand.Read(b[:])
+	s := base64.RawURLEncoding.EncodeToString(b[:])
+	return s, HashToken(s)
+}
+
+// HashToken returns the SHA-256 of a session or sign-in link secret, the
+// only form in which one is stored.
+func HashToken(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// loginThrottle counts failed sign-ins per subject (an e-mail address or a
+// client address) over a sliding window, in memory. Decision: the count is
+// per server process (several servers sharing a store each allow the
+// limit); it bounds guessing, it is not an account lock-out.
+type loginThrottle struct {
+	mu       sync.Mutex
+	failures map[string][]time.Time
+}
+
+// Login throttle: at most LoginFailures failed sign-ins per e-mail address
+// and per client address within LoginWindow.
+const (
+	LoginFailures = 10
+	LoginWindow   = 15 * time.Minute
+)
+
+func (l *loginThrottle) recent(subject string, now time.Time) []time.Time {
+	ts := l.failures[subject]
+	i := 0
+	for i < len(ts) && !now.Before(ts[i].Add(LoginWindow)) {
+		i++
+	}
+	ts = ts[i:]
+	if len(ts) == 0 {
+		delete(l.failures, subject)
+	} else {
+		l.failures[subject] = ts
+	}
+	return ts
+}
+
+// blocked returns how long until subjects may try again, or 0.
+func (l *loginThrottle) blocked(now time.Time, subjects ...string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var wait time.Duration
+	for _, s := range subjects {
+		if ts := l.recent(s, now); len(ts) >= LoginFailures {
+			wait = max(wait, ts[len(ts)-LoginFailures].Add(LoginWindow).Sub(now))
+		}
+	}
+	return wait
+}
+
+func (l *loginThrottle) fail(now time.Time, subjects ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failures == nil || len(l.failures) > 100_000 {
+		l.failures = map[string][]time.Time{} // bound memory
+	}
+	for _, s := range subjects {
+		ts := l.recent(s, now)
+		if len(ts) >= 2*LoginFailures {
+			ts = ts[1:]
+		}
+		l.failures[s] = append(ts, now)
+	}
+}

@@ -1,0 +1,205 @@
+package fleet_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/memstore"
+	"github.com/matryer/is"
+)
+
+const goodPassword = "tawny-owl-rides-at-dawn"
+
+// userService returns a service on a fresh memstore with a settable clock,
+// an account and its admin.
+func userService(t testing.TB) (*fleet.Service, *testclock.Clock, fleet.Account) {
+	t.Helper()
+	clock := testclock.New(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
+	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now})
+	a, _, err := svc.Operator().CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Operator().CreateUser(context.Background(), a.ID, fleet.UserParams{Email: "Ada@Example.com", Role: fleet.RoleAdmin}, goodPassword); err != nil {
+		t.Fatal(err)
+	}
+	return svc, clock, a
+}
+
+func TestPasswordRules(t *testing.T) {
+	is := is.New(t)
+	is.Equal(fleet.ErrorCode(fleet.CheckPassword("password", "short")), fleet.CodeValidation)
+	is.Equal(fleet.ErrorCode(fleet.CheckPassword("password", "Password1234")), fleet.CodeValidation) // common, any case
+	is.Equal(fleet.ErrorCode(fleet.CheckPassword("password", strings.Repeat("x", 257))), fleet.CodeValidation)
+	is.NoErr(fleet.CheckPassword("password", goodPassword))
+
+	h := fleet.HashPassword(goodPassword)
+	is.True(strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$")) // OWASP parameters
+	is.True(!strings.Contains(h, goodPassword))
+	is.True(fleet.VerifyPassword(h, goodPassword))
+	is.True(!fleet.VerifyPassword(h, goodPassword+"x"))
+	is.True(fleet.HashPassword(goodPassword) != h) // salted
+	is.True(!fleet.VerifyPassword("$argon2id$garbage", goodPassword))
+}
+
+func TestSignInSameErrorAndSession(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, clock, a := userService(t)
+	_, _, errWrong := svc.SignIn(ctx, "ada@example.com", "wrong password here", "1.2.3.4")
+	_, _, errUnknown := svc.SignIn(ctx, "nobody@example.com", goodPassword, "1.2.3.4")
+	is.Equal(fleet.ErrorCode(errWrong), fleet.CodeUnauthorized)
+	is.Equal(errWrong.Error(), errUnknown.Error()) // no hint whether the address exists
+
+	us, secret, err := svc.SignIn(ctx, " ADA@example.com ", goodPassword, "1.2.3.4")
+	is.NoErr(err)
+	is.Equal(us.Account.ID, a.ID)
+	is.True(us.User.LastLoginAt != nil)
+	got, err := svc.Session(ctx, secret)
+	is.NoErr(err)
+	is.Equal(got.User.ID, us.User.ID)
+
+	// Idle expiry: used within 12 h it lives on; 12 h unused ends it.
+	clock.Advance(11 * time.Hour)
+	_, err = svc.Session(ctx, secret)
+	is.NoErr(err)
+	clock.Advance(12 * time.Hour)
+	_, err = svc.Session(ctx, secret)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
+
+	// Absolute expiry: 7 days however often it is used.
+	_, secret, err = svc.SignIn(ctx, "ada@example.com", goodPassword, "1.2.3.4")
+	is.NoErr(err)
+	for range 20 {
+		clock.Advance(11 * time.Hour)
+		if _, err = svc.Session(ctx, secret); err != nil {
+			break
+		}
+	}
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
+
+	is.NoErr(svc.SignOut(ctx, secret))
+	_, err = svc.Session(ctx, "not-a-session")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
+}
+
+func TestSignInThrottle(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, clock, _ := userService(t)
+	for i := range fleet.LoginFailures {
+		_, _, err := svc.SignIn(ctx, "ada@example.com", "wrong password here", "10.0.0."+string(rune('0'+i)))
+		is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
+	}
+	// Per e-mail: the right password from a fresh address is refused now.
+	_, _, err := svc.SignIn(ctx, "ada@example.com", goodPassword, "10.9.9.9")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeRateLimitExceeded)
+	clock.Advance(fleet.LoginWindow)
+	_, _, err = svc.SignIn(ctx, "ada@example.com", goodPassword, "10.9.9.9")
+	is.NoErr(err)
+
+	// Per address: ten unknown e-mails from one address block it.
+	for i := range fleet.LoginFailures {
+		_, _, err := svc.SignIn(ctx, "guess"+string(rune('a'+i))+"@example.com", "wrong password here", "10.1.1.1")
+		is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
+	}
+	_, _, err = svc.SignIn(ctx, "ada@example.com", goodPassword, "10.1.1.1")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeRateLimitExceeded)
+}
+
+func TestRolesActThroughTheKeyUseCases(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, _, a := userService(t)
+	admin, _, err := svc.SignIn(ctx, "ada@example.com", goodPassword, "1.2.3.4")
+	is.NoErr(err)
+	nk, err := svc.CreateKey(ctx, admin.Principal(), fleet.KeyParams{Name: "Dashboard key", Environment: "development",
+		Permissions: []fleet.Permission{fleet.PermVehiclesRead}})
+	is.NoErr(err)
+	is.Equal(nk.Key.AccountID, a.ID)
+
+	_, link, err := svc.AddUser(ctx, admin, fleet.UserParams{Email: "viv@example.com", Role: fleet.RoleViewer})
+	is.NoErr(err)
+	is.True(link != "")
+	viewer, _, err := svc.SignInWithLink(ctx, link, goodPassword+"!")
+	is.NoErr(err)
+	_, _, err = svc.SignInWithLink(ctx, link, goodPassword+"?")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized) // a link works once
+
+	_, err = svc.CreateKey(ctx, viewer.Principal(), fleet.KeyParams{Name: "nope"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	_, err = svc.RevokeKey(ctx, viewer.Principal(), nk.Key.ID)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	_, _, err = svc.AddUser(ctx, viewer, fleet.UserParams{Email: "eve@example.com", Role: fleet.RoleAdmin})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	keys, err := svc.ListKeys(ctx, viewer.Principal(), fleet.ListQuery{})
+	is.NoErr(err) // a viewer sees everything
+	is.Equal(len(keys.Items), 2)
+
+	users, err := svc.ListUsers(ctx, viewer)
+	is.NoErr(err)
+	is.Equal(len(users), 2)
+	_, _, err = svc.AddUser(ctx, admin, fleet.UserParams{Email: "VIV@example.com"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeConflict)
+}
+
+func TestChangePasswordEndsEverySession(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, _, _ := userService(t)
+	us, s1, err := svc.SignIn(ctx, "ada@example.com", goodPassword, "1.2.3.4")
+	is.NoErr(err)
+	_, s2, err := svc.SignIn(ctx, "ada@example.com", goodPassword, "5.6.7.8")
+	is.NoErr(err)
+	_, _, err = svc.ChangePassword(ctx, us, "not my password", "a-brand-new-passphrase")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+	_, _, err = svc.ChangePassword(ctx, us, goodPassword, "password1234")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+	_, s3, err := svc.ChangePassword(ctx, us, goodPassword, "a-brand-new-passphrase")
+	is.NoErr(err)
+	for _, old := range []string{s1, s2} {
+		_, err = svc.Session(ctx, old)
+		is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
+	}
+	_, err = svc.Session(ctx, s3)
+	is.NoErr(err)
+	_, _, err = svc.SignIn(ctx, "ada@example.com", "a-brand-new-passphrase", "1.2.3.4")
+	is.NoErr(err)
+}
+
+func TestSignUpOpensFreeAccount(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, _, _ := userService(t)
+	us, secret, err := svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Newco", Email: "new@example.com", Password: goodPassword})
+	is.NoErr(err)
+	is.True(secret != "")
+	is.Equal(us.Account.Plan, fleet.PlanFree)
+	is.Equal(us.User.Role, fleet.RoleAdmin)
+	_, _, err = svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Other", Email: "ada@example.com", Password: goodPassword})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeConflict)
+	_, _, err = svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "", Email: "bad", Password: "short"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+}
+
+func TestSignUpThrottledPerAddress(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, clock, _ := userService(t)
+	for i := range fleet.LoginFailures {
+		_, _, err := svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Co", Email: "u" + string(rune('a'+i)) + "@example.com",
+			Password: goodPassword, ClientAddr: "203.0.113.9"})
+		is.NoErr(err)
+	}
+	_, _, err := svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Co", Email: "more@example.com", Password: goodPassword, ClientAddr: "203.0.113.9"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeRateLimitExceeded)
+	_, _, err = svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Co", Email: "more@example.com", Password: goodPassword, ClientAddr: "203.0.113.10"})
+	is.NoErr(err) // another address
+	clock.Advance(fleet.LoginWindow)
+	_, _, err = svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Co", Email: "later@example.com", Password: goodPassword, ClientAddr: "203.0.113.9"})
+	is.NoErr(err)
+}

@@ -1,0 +1,97 @@
+package fleethttp
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// StreamToken is a token that opens one live stream of the key that made
+// it, passed as ?token= where a client cannot send Authorization (a
+// browser's EventSource). It is shown this once.
+type StreamToken struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func (h *Handler) createStreamToken(c *call) error {
+	if _, err := decode[struct{}](c.body, true); err != nil {
+		return err
+	}
+	t, err := h.svc.CreateStreamToken(c.r.Context(), c.p)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusCreated, StreamToken{Token: t.Token, ExpiresAt: t.ExpiresAt})
+}
+
+// tokenParam is the query parameter that carries a stream token.
+const tokenParam = "token"
+
+// streamTokenOf returns the stream token of a request to a route that
+// takes one (opDoc.tokenAuth), if the request carries one.
+func (h *Handler) streamTokenOf(r *http.Request) (string, bool) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return "", false
+	}
+	if !h.tokenPaths[r.URL.Path] || !strings.Contains(r.URL.RawQuery, tokenParam) {
+		return "", false
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", false
+	}
+	v, ok := q[tokenParam]
+	if !ok {
+		return "", false
+	}
+	if len(v) != 1 {
+		return "", true // more than one: no token
+	}
+	return v[0], true
+}
+
+// redactQuery returns a raw query string for the access log with the
+// value of every token parameter (in any case or spelling) replaced, and
+// of every parameter whose value looks like a stream token or a key secret
+// (a credential sent under the wrong name is a credential all the same).
+func redactQuery(raw string) string {
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		k, v, _ := strings.Cut(p, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if uv, err := url.QueryUnescape(v); err == nil {
+			v = uv
+		}
+		if strings.EqualFold(k, tokenParam) || strings.Contains(v, fleet.StreamTokenPrefix) || strings.Contains(v, fleet.SecretPrefix) {
+			parts[i] = url.QueryEscape(k) + "=REDACTED"
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// CreateStreamToken makes a token that opens one live stream of the
+// client's key within 60 seconds, for a client that cannot send the key in
+// a header: the URL of StreamURL.
+func (c *Client) CreateStreamToken(ctx context.Context) (StreamToken, error) {
+	var t StreamToken
+	_, err := c.do(ctx, http.MethodPost, "/stream_tokens", nil, struct{}{}, &t)
+	return t, err
+}
+
+// StreamURL returns the address of the live stream opened with a stream
+// token (no Authorization header needed), of the given vehicles only when
+// any are named: what a browser's EventSource is given.
+func (c *Client) StreamURL(token string, vehicleIDs ...string) string {
+	q := url.Values{tokenParam: {token}}
+	for _, id := range vehicleIDs {
+		q.Add("vehicle_id", id)
+	}
+	return c.base + "/vehicles/locations/stream?" + q.Encode()
+}

@@ -1,0 +1,272 @@
+package fleethttp
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// mediaCSV is what a client sends in Accept to have a report as CSV.
+const mediaCSV = "text/csv"
+
+// NextCursorHeader carries, on a CSV page, the cursor of the next page
+// (absent on the last page): CSV has no envelope to hold it.
+const NextCursorHeader = "Next-Cursor"
+
+// wantsCSV reports whether the request's Accept names text/csv.
+func wantsCSV(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if strings.EqualFold(strings.TrimSpace(mt), mediaCSV) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeCSV writes a header row and rows (RFC 4180: CRLF line ends, fields
+// quoted where they must be).
+func (c *call) writeCSV(header []string, rows [][]string, next string) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.UseCRLF = true
+	w.Write(header)
+	w.WriteAll(rows)
+	if err := w.Error(); err != nil {
+		return err
+	}
+	h := c.w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8; header=present")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	if next != "" {
+		h.Set(NextCursorHeader, next)
+	}
+	c.w.WriteHeader(http.StatusOK)
+	c.w.Write(buf.Bytes())
+	return nil
+}
+
+func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func csvOptFloat(f *float64) string {
+	if f == nil {
+		return ""
+	}
+	return csvFloat(*f)
+}
+
+func csvTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// tripQuery reads from, to, cursor and limit.
+func tripQuery(q url.Values) (fleet.TripQuery, error) {
+	tq := fleet.TripQuery{Cursor: q.Get("cursor")}
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"from", &tq.From}, {"to", &tq.To}} {
+		if s := q.Get(p.name); s != "" {
+			t, err := parseTime(p.name, s)
+			if err != nil {
+				return tq, err
+			}
+			*p.dst = &t
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return tq, fleet.Errorf(fleet.CodeInvalidRequest, "limit must be a whole number from 1 to %d.", fleet.MaxPageLimit)
+		}
+		tq.Limit = n
+	}
+	return tq, nil
+}
+
+var tripCSVHeader = []string{"trip_id", "vehicle_id", "status", "start_timestamp", "start_latitude", "start_longitude",
+	"end_timestamp", "end_latitude", "end_longitude", "distance_km", "duration_seconds", "moving_seconds", "max_speed",
+	"avg_speed", "start_odometer_km", "end_odometer_km", "points", "ignored_points"}
+
+func (h *Handler) listTrips(c *call) error {
+	tq, err := vehicleTripQuery(c)
+	if err != nil {
+		return err
+	}
+	l, err := h.svc.ListTrips(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), tq)
+	if err != nil {
+		return err
+	}
+	return listOrCSV(c, l, tripCSVHeader, func(t fleet.Trip) []string {
+		return []string{t.ID, t.VehicleID, string(t.Status), csvTime(&t.Start.Timestamp), csvFloat(t.Start.Latitude),
+			csvFloat(t.Start.Longitude), csvTime(&t.End.Timestamp), csvFloat(t.End.Latitude), csvFloat(t.End.Longitude),
+			csvFloat(t.DistanceKm), csvFloat(t.DurationSeconds), csvFloat(t.MovingSeconds), csvFloat(t.MaxSpeed),
+			csvFloat(t.AvgSpeed), csvOptFloat(t.StartOdometerKm), csvOptFloat(t.EndOdometerKm),
+			strconv.Itoa(t.Points), strconv.Itoa(t.IgnoredPoints)}
+	})
+}
+
+var stopCSVHeader = []string{"vehicle_id", "start", "end", "duration_seconds", "latitude", "longitude"}
+
+func (h *Handler) listStops(c *call) error {
+	tq, err := vehicleTripQuery(c)
+	if err != nil {
+		return err
+	}
+	l, err := h.svc.ListStops(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), tq)
+	if err != nil {
+		return err
+	}
+	return listOrCSV(c, l, stopCSVHeader, func(s fleet.Stop) []string {
+		return []string{s.VehicleID, csvTime(&s.Start), csvTime(s.End), csvFloat(s.DurationSeconds),
+			csvFloat(s.Location.Latitude), csvFloat(s.Location.Longitude)}
+	})
+}
+
+// vehicleTripQuery reads the query of a vehicle's trips or stops.
+func vehicleTripQuery(c *call) (fleet.TripQuery, error) {
+	q, err := c.query()
+	if err != nil {
+		return fleet.TripQuery{}, err
+	}
+	return tripQuery(q)
+}
+
+// listOrCSV answers a page as the JSON list, or with Accept: text/csv as
+// CSV: header, then a row of each item.
+func listOrCSV[T any](c *call, l fleet.List[T], header []string, row func(T) []string) error {
+	if !wantsCSV(c.r) {
+		return c.list(l.Items, l.NextCursor, l.HasMore)
+	}
+	rows := make([][]string, len(l.Items))
+	for i, it := range l.Items {
+		rows[i] = row(it)
+	}
+	return c.writeCSV(header, rows, l.NextCursor)
+}
+
+func (h *Handler) getTrip(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	points := false
+	switch inc := q.Get("include"); inc {
+	case "":
+	case "points":
+		points = true
+	default:
+		return fleet.Errorf(fleet.CodeInvalidRequest, "include must be points.")
+	}
+	d, err := h.svc.Trip(c.r.Context(), c.p, c.r.PathValue("trip_id"), points)
+	if err != nil {
+		return err
+	}
+	return c.ok(http.StatusOK, d)
+}
+
+var summaryCSVHeader = []string{"vehicle_id", "day", "distance_km", "trips", "driving_seconds", "stopped_seconds",
+	"max_speed", "first_departure", "last_arrival"}
+
+func (h *Handler) summary(c *call) error {
+	q, err := c.query()
+	if err != nil {
+		return err
+	}
+	tq, err := tripQuery(url.Values{"from": q["from"], "to": q["to"]})
+	if err != nil {
+		return err
+	}
+	sq := fleet.SummaryQuery{From: tq.From, To: tq.To, VehicleID: q.Get("vehicle_id"), GroupBy: q.Get("group_by"),
+		TZ: q.Get("tz"), Cursor: q.Get("cursor")}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fleet.Errorf(fleet.CodeInvalidRequest, "limit must be a whole number from 1 to %d.", fleet.MaxSummaryLimit)
+		}
+		sq.Limit = n
+	}
+	l, err := h.svc.Summary(c.r.Context(), c.p, sq)
+	if err != nil {
+		return err
+	}
+	return listOrCSV(c, l, summaryCSVHeader, func(r fleet.SummaryRow) []string {
+		return []string{r.VehicleID, r.Day, csvFloat(r.DistanceKm), strconv.Itoa(r.Trips), csvFloat(r.DrivingSeconds),
+			csvFloat(r.StoppedSeconds), csvFloat(r.MaxSpeed), csvTime(r.FirstDeparture), csvTime(r.LastArrival)}
+	})
+}
+
+func tripParams() []param {
+	return []param{
+		timeParam("from", "Default: 24 hours before `to`. Clamped to the plan's reach ("+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days)."),
+		timeParam("to", "Default: now."),
+		pageParams()[0], pageParams()[1],
+	}
+}
+
+func summaryParams() []param {
+	return []param{
+		timeParam("from", "Default: 24 hours before `to`. Clamped to the plan's reach ("+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days)."),
+		timeParam("to", "Default: now."),
+		idFilter("vehicle_id", "Only this vehicle (404 if the account has no such vehicle)."),
+		{name: "group_by", desc: "`day` (default): a row per vehicle and day in `tz`; `vehicle`: a row per vehicle.", schema: o("type", "string", "enum", []string{fleet.GroupByDay, fleet.GroupByVehicle})},
+		{name: "tz", desc: "The IANA time zone the days are counted in (Europe/Berlin); default UTC.", schema: o("type", "string")},
+		{name: "limit", desc: "Page size (rows).", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxSummaryLimit, "default", fleet.DefaultSummaryLimit)},
+		pageParams()[1],
+	}
+}
+
+func descTrips() string {
+	th := fleet.DefaultStatusThresholds
+	return fmt.Sprintf("A trip starts at the first report at or above %g km/h and ends, at its last such report, once the vehicle has stood still for %s (status `stopped`) or sent nothing for %s (status `offline`); a shorter halt, at a light say, stays within the trip. "+
+		"Trips are computed as reports arrive: the open one is `in_progress`, and `trip.started` and `trip.completed` events (the trip as data) go to the event log and to webhooks. "+
+		"Reports that arrive late or out of order recompute the trips they fall in from the stored reports; reports older than the end of the vehicle's last trip by more than %s are history only and change no trip. "+
+		"A trip that the clock completed (no report for %s) while its reports were still on their way goes on when they arrive, and completes again.",
+		th.MovingSpeed, minutes(th.StopAfter), minutes(th.OfflineAfter), fleet.TripReopenWindow, minutes(th.OfflineAfter))
+}
+
+func descSummary() string {
+	return "Read from the stored trips, never from the reports. Rows exist for the vehicles with a trip that meets [from, to]. " +
+		"`distance_km` and `driving_seconds` fall into days by the trip's reports (a step counts on the day of the report it ends at; trips keep them in 15-minute UTC slices, so zones whose offset is not a multiple of 15 minutes split days to the slice). " +
+		"`trips` counts the trips that start in the row's range; `stopped_seconds` is the time of stops within it (before the vehicle's first trip in the range only if it had an earlier trip; after its last trip until `to` or now); `max_speed` is the top speed of the trips driving in it; `first_departure` the earliest trip start and `last_arrival` the latest end of a completed trip in it."
+}
+
+func registerTripComponents(g *generator) {
+	whole[fleet.TripStatus](g, "TripStatus", func() *obj {
+		return enum([]fleet.TripStatus{fleet.TripInProgress, fleet.TripCompleted}, "in_progress while the trip may grow; completed once it has ended.")
+	})
+	comp[fleet.TripPlace](g, "TripPlace", output, nil)
+	comp[fleet.Trip](g, "Trip", output, func(s *shape) {
+		s.describe("A drive from the first moving report to the last one before a stop or a silence.").
+			replace("trip_id", id(fleet.PrefixTrip)).replace("status", ref("TripStatus")).
+			with("end", "description", "The last moving report so far (in_progress) or of the trip.").
+			with("distance_km", "description", fmt.Sprintf("The sum of the great-circle distances between consecutive reports of the trip, reports implying more than %d km/h (GPS jumps) left out; or, when every report of the trip carries one, the odometer difference.", fleet.MaxTripSpeed)).
+			with("duration_seconds", "description", "From start to end.").
+			with("moving_seconds", "description", "The time between consecutive reports of which at least one is at or above the moving speed.").
+			with("max_speed", "description", "km/h, the top reported speed.").
+			with("avg_speed", "description", "km/h: distance_km over moving_seconds.").
+			with("start_odometer_km end_odometer_km", "description", "The odometer at the start and end report, when they carry one.").
+			with("points", "description", "Reports the trip is made of.").
+			with("ignored_points", "description", fmt.Sprintf("Reports left out as GPS jumps (more than %d km/h from the report before).", fleet.MaxTripSpeed))
+	})
+	comp[fleet.StopLocation](g, "StopLocation", output, nil)
+	comp[fleet.Stop](g, "Stop", output, func(s *shape) {
+		s.describe("The time a vehicle stood between two trips.").
+			with("end", "description", "null while the vehicle stands.")
+	})
+	comp[fleet.SummaryRow](g, "SummaryRow", output, func(s *shape) {
+		s.with("day", "format", "date", "description", "The day in `tz` (group_by=day only).")
+	})
+}

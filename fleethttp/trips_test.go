@@ -1,0 +1,185 @@
+package fleethttp_test
+
+import (
+	"context"
+	"encoding/csv"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/matryer/is"
+)
+
+// drive posts a vehicle's reports every 30 s ending at the clock's time:
+// 10 minutes at 50 km/h, 8 standing (a delivery), 10 driving, 6 standing.
+func (e *env) drive(secret, vehicleID string) {
+	e.t.Helper()
+	var pts []map[string]any
+	start := e.clock.Now().Add(-34 * time.Minute)
+	lon := 13.0
+	for i := 1; i <= 68; i++ {
+		speed := 50.0
+		if i > 20 && i <= 36 || i > 56 {
+			speed = 0
+		}
+		if speed > 0 {
+			lon += 0.0061 // about 0.42 km at 52 N
+		}
+		pts = append(pts, pt(start.Add(time.Duration(i)*30*time.Second), 52.0, lon, speed))
+	}
+	r := e.do("POST", "/v1/vehicles/"+vehicleID+"/locations", secret, batch(pts...))
+	if r.status != http.StatusOK && r.status != http.StatusCreated {
+		e.t.Fatalf("ingest: %d %s", r.status, r.body)
+	}
+}
+
+func readCSV(t *testing.T, r *response) [][]string {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		t.Fatalf("Content-Type %q, body %s", ct, r.body)
+	}
+	if !strings.Contains(string(r.body), "\r\n") {
+		t.Fatal("CSV lines must end in CRLF")
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestTripsEndToEnd(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	vid := e.vehicle(key, "Van 3")
+	e.drive(key, vid)
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(1))
+	ctx := context.Background()
+
+	trips := collect(t, c.Trips(ctx, vid, time.Time{}, time.Time{}))
+	is.Equal(len(trips), 2) // the delivery stop splits the drive; two pages of one
+	for _, tr := range trips {
+		is.Equal(tr.Status, fleet.TripCompleted)
+		is.Equal(tr.VehicleID, vid)
+		is.Equal(tr.Points, 20)
+		is.True(tr.DistanceKm > 7.5 && tr.DistanceKm < 8.5)
+	}
+	stops := collect(t, c.Stops(ctx, vid, time.Time{}, time.Time{}))
+	is.Equal(len(stops), 2)
+	is.True(stops[0].Start.Equal(trips[0].End.Timestamp))
+	is.True(stops[0].End.Equal(trips[1].Start.Timestamp))
+	is.Equal(stops[1].End, nil) // still standing
+
+	d, err := c.Trip(ctx, trips[0].ID, true)
+	is.NoErr(err)
+	is.Equal(d.ID, trips[0].ID)
+	is.Equal(len(d.Locations), 20) // its reports from start to end
+	d, err = c.Trip(ctx, trips[0].ID, false)
+	is.NoErr(err)
+	is.Equal(d.Locations, nil)
+
+	rows := collect(t, c.Summary(ctx, fleethttp.SummaryQuery{}))
+	is.Equal(len(rows), 1)
+	is.Equal(rows[0].Day, T0.Format(time.DateOnly))
+	is.Equal(rows[0].Trips, 2)
+	is.True(rows[0].StoppedSeconds >= 8*60) // the delivery, and the stop since
+	is.True(rows[0].FirstDeparture.Equal(trips[0].Start.Timestamp))
+	is.True(rows[0].LastArrival.Equal(trips[1].End.Timestamp))
+	byVehicle := collect(t, c.Summary(ctx, fleethttp.SummaryQuery{GroupBy: fleet.GroupByVehicle, VehicleID: vid, TZ: "America/New_York"}))
+	is.Equal(len(byVehicle), 1)
+	is.Equal(byVehicle[0].Day, "")
+
+	// The trip events are in the log.
+	started := collect(t, c.Events(ctx, fleet.EventTripStarted, time.Time{}))
+	completed := collect(t, c.Events(ctx, fleet.EventTripCompleted, time.Time{}))
+	is.Equal(len(started), 2)
+	is.Equal(len(completed), 2)
+	// And webhooks may ask for them.
+	wh := e.do("POST", "/v1/webhooks", key, map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"trip.started", "trip.completed"}})
+	is.Equal(wh.status, http.StatusCreated)
+}
+
+func TestTripsCSV(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	vid := e.vehicle(key, "Van, \"the blue one\"")
+	e.drive(key, vid)
+
+	r := e.do("GET", "/v1/vehicles/"+vid+"/trips?limit=1", key, nil, "Accept", "text/csv")
+	is.Equal(r.status, http.StatusOK)
+	rows := readCSV(t, r)
+	is.Equal(rows[0][:3], []string{"trip_id", "vehicle_id", "status"}) // the header row
+	is.Equal(len(rows), 2)
+	is.Equal(rows[1][1], vid)
+	is.Equal(rows[1][2], "completed")
+	next := r.header.Get(fleethttp.NextCursorHeader)
+	is.True(next != "")
+	r = e.do("GET", "/v1/vehicles/"+vid+"/trips?limit=1&cursor="+url.QueryEscape(next), key, nil, "Accept", "text/csv")
+	rows2 := readCSV(t, r)
+	is.Equal(len(rows2), 2)
+	is.True(rows2[1][0] != rows[1][0])
+	is.Equal(r.header.Get(fleethttp.NextCursorHeader), "") // the last page
+
+	r = e.do("GET", "/v1/vehicles/"+vid+"/stops", key, nil, "Accept", "text/csv")
+	rows = readCSV(t, r)
+	is.Equal(rows[0], []string{"vehicle_id", "start", "end", "duration_seconds", "latitude", "longitude"})
+	is.Equal(len(rows), 3)
+	is.Equal(rows[2][2], "") // ongoing: no end
+
+	r = e.do("GET", "/v1/reports/summary?tz=Europe/Berlin", key, nil, "Accept", "text/csv, application/json;q=0.5")
+	rows = readCSV(t, r)
+	is.Equal(rows[0], []string{"vehicle_id", "day", "distance_km", "trips", "driving_seconds", "stopped_seconds", "max_speed", "first_departure", "last_arrival"})
+	is.Equal(len(rows), 2)
+	is.Equal(rows[1][3], "2")
+
+	// JSON unless CSV is asked for.
+	r = e.do("GET", "/v1/reports/summary", key, nil)
+	is.True(strings.HasPrefix(r.header.Get("Content-Type"), "application/json"))
+}
+
+func TestTripsBadInput(t *testing.T) {
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	vid := e.vehicle(key, "Van")
+	e.drive(key, vid)
+	_, other := e.account(fleet.PlanPro)
+	otherVehicle := e.vehicle(other, "Theirs")
+	tripID := e.do("GET", "/v1/vehicles/"+vid+"/trips", key, nil).list()[0].(map[string]any)["trip_id"].(string)
+	for _, tc := range []struct {
+		path   string
+		secret string
+		status int
+		code   string
+	}{
+		{"/v1/reports/summary?tz=Mars/Olympus", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/reports/summary?group_by=week", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/reports/summary?limit=0", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/reports/summary?from=2026-11-22T10:00:00Z&to=2026-11-21T10:00:00Z", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/reports/summary?vehicle_id=" + otherVehicle, key, 404, fleet.CodeNotFound},
+		{"/v1/reports/summary?from=yesterday", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/vehicles/" + vid + "/trips?cursor=nope", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/vehicles/" + vid + "/stops?limit=501", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/vehicles/" + otherVehicle + "/trips", key, 404, fleet.CodeNotFound},
+		{"/v1/trips/" + tripID + "?include=stops", key, 400, fleet.CodeInvalidRequest},
+		{"/v1/trips/" + tripID, other, 404, fleet.CodeNotFound},
+		{"/v1/trips/trip_nope", key, 404, fleet.CodeNotFound},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			is := is.New(t)
+			r := e.do("GET", tc.path, tc.secret, nil)
+			is.Equal(r.status, tc.status)
+			is.Equal(r.json()["error"].(map[string]any)["code"], tc.code)
+		})
+	}
+	// Another account's summary holds none of this one's vehicles.
+	rows := e.do("GET", "/v1/reports/summary", other, nil).list()
+	if len(rows) != 0 {
+		t.Fatalf("another account's rows: %v", rows)
+	}
+}

@@ -1,0 +1,411 @@
+// Package fleetweb is the dashboard: server-rendered pages where the people
+// of an account sign in, make, rotate and revoke API keys, watch each key's
+// usage, add users and follow the fleet on a live map.
+//
+// It is an adapter beside fleethttp (neither imports the other) over the
+// same fleet.Service: every change goes through the Service's use cases
+// with the signed-in person's principal (fleet.UserSession.Principal), so
+// the dashboard obeys the same caps, permissions and rules as the API. Pages
+// are html/template, assets are embedded (no CDN, no build step): the map is
+// Leaflet, vendored under static/leaflet with its licence.
+//
+// Security: the session cookie is __Host-fleet_session (Secure, HttpOnly,
+// SameSite=Lax; fleet_session without Secure when Options.InsecureCookies
+// is set, for plain http on loopback in development); a new session id is
+// issued at every sign-in, so no id planted before it survives; every
+// state-changing request passes net/http.CrossOriginProtection; pages carry
+// a Content-Security-Policy that allows scripts, styles and connections to
+// the dashboard's own origin only (and images from the map's tile server).
+//
+// Mount it at "/" next to the API (as fleetserver does) or anywhere an
+// embedding program likes: it serves absolute paths (/sign-in, /settings/...,
+// /map, /static/...), so when mounted under a prefix, strip the prefix first.
+package fleetweb
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// DefaultMapTiles is the map's tile URL template by default: OpenStreetMap's
+// standard tiles (see their tile usage policy before heavy use).
+const DefaultMapTiles = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+
+// Options configure the dashboard. The zero value is usable: no sign-up,
+// Secure cookies, OpenStreetMap tiles.
+type Options struct {
+	// Signup opens /sign-up, where anyone may open a free account with its
+	// first admin. Off by default.
+	Signup bool
+	// InsecureCookies names the session cookie fleet_session and drops its
+	// Secure flag, so that a browser keeps it over plain http: for
+	// development on a loopback address only. (A __Host- cookie must be
+	// Secure.)
+	InsecureCookies bool
+	// MapTiles is the tile URL template of the live map ({z}, {x}, {y} and
+	// optionally {s}); DefaultMapTiles when empty, "off" for no tiles (the
+	// vehicle list still works).
+	MapTiles string
+	// MapAttribution is shown on the map; OpenStreetMap's by default.
+	MapAttribution string
+	// Logger receives the dashboard's errors; slog.Default when nil. No
+	// password, session id, sign-in link or key secret is ever logged.
+	Logger *slog.Logger
+	// ClientAddr returns the client address that sign-in attempts are
+	// throttled by; the host of the request's RemoteAddr when nil (set it
+	// behind a trusted proxy).
+	ClientAddr func(*http.Request) string
+	// TrustedOrigins are origins ("https://fleet.example.com") whose
+	// state-changing requests are accepted although they differ from the
+	// request's Host: for a proxy that rewrites Host. Without them a form
+	// posted through such a proxy is refused as cross-site. New panics on
+	// a malformed origin.
+	TrustedOrigins []string
+}
+
+// Handler serves the dashboard. Create it with New.
+type Handler struct {
+	svc   *fleet.Service
+	opts  Options
+	log   *slog.Logger
+	mux   *http.ServeMux
+	root  http.Handler
+	pages map[string]*template.Template
+	csp   string
+}
+
+// New returns the dashboard over svc.
+func New(svc *fleet.Service, opts Options) *Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MapTiles == "" {
+		opts.MapTiles = DefaultMapTiles
+	}
+	if opts.MapTiles == "off" {
+		opts.MapTiles = ""
+	}
+	if opts.MapAttribution == "" {
+		opts.MapAttribution = "© OpenStreetMap contributors"
+	}
+	if opts.ClientAddr == nil {
+		opts.ClientAddr = func(r *http.Request) string {
+			host, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				return r.RemoteAddr
+			}
+			return host
+		}
+	}
+	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
+		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "map", "alerts", "webhooks", "error"} {
+		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	static, _ := fs.Sub(staticFS, "static")
+	files := http.FileServerFS(static)
+	h.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(files)))
+
+	h.mux.HandleFunc("GET /sign-in", h.signInPage)
+	h.mux.HandleFunc("POST /sign-in", h.signIn)
+	h.mux.HandleFunc("POST /sign-out", h.signOut)
+	h.mux.HandleFunc("GET /sign-up", h.signUpPage)
+	h.mux.HandleFunc("POST /sign-up", h.signUp)
+	h.mux.HandleFunc("GET /welcome", h.welcomePage)
+	h.mux.HandleFunc("POST /welcome", h.welcome)
+
+	h.mux.HandleFunc("GET /{$}", h.auth(h.overview))
+	h.mux.HandleFunc("GET /settings/password", h.auth(h.passwordPage))
+	h.mux.HandleFunc("POST /settings/password", h.auth(h.changePassword))
+	h.mux.HandleFunc("GET /settings/api-keys", h.auth(h.keysPage))
+	h.mux.HandleFunc("POST /settings/api-keys", h.auth(h.createKey))
+	h.mux.HandleFunc("GET /settings/api-keys/{key_id}", h.auth(h.usagePage))
+	h.mux.HandleFunc("POST /settings/api-keys/{key_id}/rotate", h.auth(h.rotateKey))
+	h.mux.HandleFunc("GET /settings/api-keys/{key_id}/revoke", h.auth(h.revokePage))
+	h.mux.HandleFunc("POST /settings/api-keys/{key_id}/revoke", h.auth(h.revokeKey))
+	h.mux.HandleFunc("GET /users", h.auth(h.usersPage))
+	h.mux.HandleFunc("POST /users", h.auth(h.addUser))
+	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
+	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
+	h.mux.HandleFunc("POST /alerts/{alert_id}/resolve", h.auth(h.moveAlert(fleet.AlertResolved)))
+	h.mux.HandleFunc("GET /webhooks", h.auth(h.webhooksPage))
+	h.mux.HandleFunc("GET /map", h.auth(h.mapPage))
+	h.mux.HandleFunc("GET /map/events", h.mapEvents)
+	h.mux.HandleFunc("/", h.notFound)
+
+	// Every state-changing request must come from the dashboard's own
+	// origin (Sec-Fetch-Site, or Origin against Host): a form posted from
+	// another site is refused with 403 before any handler runs.
+	cop := http.NewCrossOriginProtection()
+	for _, o := range opts.TrustedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			panic("fleetweb: Options.TrustedOrigins: " + err.Error())
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused. Reload the page and try again.")
+	}))
+	h.root = cop.Handler(h.mux)
+	return h
+}
+
+// tileOrigin returns " ORIGIN" of a tile URL template for the CSP's
+// img-src, or "" when there is none.
+func tileOrigin(tiles string) string {
+	if tiles == "" {
+		return ""
+	}
+	u, err := url.Parse(strings.ReplaceAll(tiles, "{s}", "SUB"))
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := strings.ReplaceAll(u.Host, "SUB", "*")
+	host = strings.NewReplacer("{", "", "}", "", ";", "", " ", "", "'", "").Replace(host)
+	return " " + u.Scheme + "://" + host
+}
+
+func cacheStatic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves the dashboard.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Content-Security-Policy", h.csp)
+	hd.Set("Cache-Control", "no-store")
+	h.root.ServeHTTP(w, r)
+}
+
+// CookieName returns the name of the session cookie under opts.
+func CookieName(opts Options) string {
+	if opts.InsecureCookies {
+		return "fleet_session"
+	}
+	return "__Host-fleet_session"
+}
+
+func (h *Handler) setSessionCookie(w http.ResponseWriter, secret string) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName(h.opts), Value: secret, Path: "/",
+		MaxAge: int(fleet.SessionMaxAge / time.Second), Secure: !h.opts.InsecureCookies, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+}
+
+func (h *Handler) clearSessionCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName(h.opts), Value: "", Path: "/", MaxAge: -1,
+		Secure: !h.opts.InsecureCookies, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+}
+
+func (h *Handler) sessionSecret(r *http.Request) string {
+	c, err := r.Cookie(CookieName(h.opts))
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// session returns the signed-in person, or an error (unauthorized when
+// there is none).
+func (h *Handler) session(r *http.Request) (fleet.UserSession, error) {
+	secret := h.sessionSecret(r)
+	if secret == "" {
+		return fleet.UserSession{}, fleet.Errorf(fleet.CodeUnauthorized, "Please sign in.")
+	}
+	return h.svc.Session(r.Context(), secret)
+}
+
+type userFunc func(w http.ResponseWriter, r *http.Request, us fleet.UserSession)
+
+// auth runs fn for a signed-in person; anyone else is sent to the sign-in
+// page, which brings them back after.
+func (h *Handler) auth(fn userFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		us, err := h.session(r)
+		if err != nil {
+			if fleet.ErrorCode(err) != fleet.CodeUnauthorized {
+				h.fail(w, r, nil, err)
+				return
+			}
+			if h.sessionSecret(r) != "" {
+				h.clearSessionCookie(w)
+			}
+			next := "/"
+			if r.Method == http.MethodGet {
+				next = r.URL.RequestURI()
+			}
+			http.Redirect(w, r, "/sign-in?next="+url.QueryEscape(next), http.StatusSeeOther)
+			return
+		}
+		fn(w, r, us)
+	}
+}
+
+// page is what every template gets.
+type page struct {
+	Title  string
+	Nav    string
+	User   *fleet.UserSession
+	Signup bool
+	Notice string
+	Error  string
+	Fields []fleet.FieldError
+	Data   any
+}
+
+func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
+	p.Signup = h.opts.Signup
+	var buf bytes.Buffer
+	if err := h.pages[name].ExecuteTemplate(&buf, "layout", p); err != nil {
+		h.log.Error("dashboard: render page", "page", name, "err", err)
+		http.Error(w, "The page could not be shown.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	var u *fleet.UserSession
+	if us, err := h.session(r); err == nil {
+		u = &us
+	}
+	h.render(w, status, "error", page{Title: http.StatusText(status), User: u, Error: msg})
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	h.renderError(w, r, http.StatusNotFound, "There is no such page.")
+}
+
+// statusOf maps a domain error to the HTTP status the page is served with,
+// as the API does.
+func statusOf(err error) int {
+	switch fleet.ErrorCode(err) {
+	case fleet.CodeInvalidRequest:
+		return http.StatusBadRequest
+	case fleet.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case fleet.CodeInsufficientPermissions:
+		return http.StatusForbidden
+	case fleet.CodeNotFound:
+		return http.StatusNotFound
+	case fleet.CodeConflict, fleet.CodeInvalidStateTransition:
+		return http.StatusConflict
+	case fleet.CodeValidation:
+		return http.StatusUnprocessableEntity
+	case fleet.CodeRateLimitExceeded:
+		return http.StatusTooManyRequests
+	case fleet.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// errorPage sets the page's error from err: the domain's message (never
+// internals) and its bad fields. A viewer's refused change gets a message
+// about roles rather than about API keys.
+func errorPage(p *page, err error) {
+	p.Error = fleet.ErrorMessage(err)
+	if fleet.ErrorCode(err) == fleet.CodeInsufficientPermissions && p.User != nil && !p.User.IsAdmin() {
+		p.Error = "Your role is viewer: you can see everything but change nothing. Ask an admin of your account."
+	}
+	var fe *fleet.Error
+	if errors.As(err, &fe) {
+		p.Fields = fe.Details
+	}
+}
+
+// fail shows an error page for err; errors of the store are logged.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, us *fleet.UserSession, err error) {
+	status := statusOf(err)
+	if status >= 500 {
+		h.log.Error("dashboard", "path", r.URL.Path, "err", err)
+	}
+	p := page{Title: http.StatusText(status), User: us}
+	errorPage(&p, err)
+	h.render(w, status, "error", p)
+}
+
+// walk reads every page of a list, at most max items.
+func walk[T any](ctx context.Context, max int, list func(fleet.ListQuery) (fleet.List[T], error)) ([]T, bool, error) {
+	var out []T
+	q := fleet.ListQuery{Limit: fleet.MaxPageLimit}
+	for {
+		l, err := list(q)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, l.Items...)
+		if !l.HasMore {
+			return out, false, nil
+		}
+		if len(out) >= max || ctx.Err() != nil {
+			return out, true, ctx.Err()
+		}
+		q.Cursor = l.NextCursor
+	}
+}
+
+// safeNext returns where to go after signing in: a path of this site, or /.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+		return "/"
+	}
+	return next
+}
+
+var funcs = template.FuncMap{
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04 UTC")
+		case *time.Time:
+			if v == nil {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		return fmt.Sprint(t)
+	},
+	"join":  func(ps []string) string { return strings.Join(ps, ", ") },
+	"deref": func(f *float64) float64 { return *f },
+	"clock": func(t *time.Time) string {
+		if t == nil {
+			return "—"
+		}
+		return t.UTC().Format("15:04:05")
+	},
+	"pct": func(n, of int) int {
+		if of <= 0 {
+			return 0
+		}
+		return min(100, n*100/of)
+	},
+}

@@ -1,0 +1,125 @@
+package fleetweb
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// mapVehicle is a vehicle as the map page and its event stream carry it.
+type mapVehicle struct {
+	ID        string              `json:"vehicle_id"`
+	Name      string              `json:"name"`
+	Status    fleet.VehicleStatus `json:"status"`
+	Latitude  *float64            `json:"latitude"`
+	Longitude *float64            `json:"longitude"`
+	Speed     *float64            `json:"speed"`
+	Timestamp *time.Time          `json:"timestamp"`
+}
+
+type mapData struct {
+	Vehicles    []mapVehicle
+	More        bool
+	Tiles       string
+	Attribution string
+}
+
+// mapPage shows the account's vehicles on a map and in a list with their
+// status; the page's script moves them as reports arrive on /map/events.
+// Without tiles (none configured, or the tile server unreachable) the list
+// still shows every vehicle and still updates.
+func (h *Handler) mapPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	ctx := r.Context()
+	vehicles, more, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
+		return h.svc.ListVehicles(ctx, us.Principal(), fleet.VehicleFilter{}, q)
+	})
+	if err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	d := mapData{More: more, Tiles: h.opts.MapTiles, Attribution: h.opts.MapAttribution, Vehicles: []mapVehicle{}}
+	for _, v := range vehicles {
+		mv := mapVehicle{ID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed}
+		if rec, ok := v.Record(); ok {
+			mv.Latitude, mv.Longitude = &rec.Location.Latitude, &rec.Location.Longitude
+			t := rec.Location.Timestamp
+			mv.Timestamp = &t
+		}
+		d.Vehicles = append(d.Vehicles, mv)
+	}
+	h.render(w, http.StatusOK, "map", page{Title: "Live map", Nav: "map", User: &us, Data: d})
+}
+
+// How often the map's event stream sends a keep-alive comment, and checks
+// that its session still holds.
+const (
+	mapHeartbeat    = 15 * time.Second
+	mapSessionCheck = 30 * time.Second
+)
+
+// mapEvents is the live map's Server-Sent Events stream, authenticated by
+// the session cookie (an EventSource of the page's own origin sends it):
+// the account's location reports as "location" events, resumable with
+// Last-Event-ID. It ends when the session does (checked every 30 s) and
+// counts against the plan's streams per key, the person counting as one key.
+func (h *Handler) mapEvents(w http.ResponseWriter, r *http.Request) {
+	secret := h.sessionSecret(r)
+	us, err := h.session(r)
+	if err != nil {
+		http.Error(w, fleet.ErrorMessage(err), statusOf(err))
+		return
+	}
+	sub, err := h.svc.Subscribe(r.Context(), us.Principal(), nil, r.Header.Get("Last-Event-ID"))
+	if err != nil {
+		http.Error(w, fleet.ErrorMessage(err), statusOf(err))
+		return
+	}
+	defer sub.Close()
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 3000\n\n")
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	beat := time.NewTicker(mapHeartbeat)
+	defer beat.Stop()
+	check := time.NewTicker(mapSessionCheck)
+	defer check.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.Done():
+			return
+		case <-check.C:
+			if _, err := h.svc.Session(r.Context(), secret); err != nil {
+				fmt.Fprint(w, "event: signed-out\ndata: {}\n\n")
+				rc.Flush()
+				return
+			}
+		case <-beat.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		case <-sub.Ready():
+			items, err := sub.Next(256)
+			if err != nil {
+				return
+			}
+			for _, it := range items {
+				rec := it.Record
+				t := rec.Location.Timestamp
+				b, _ := json.Marshal(mapVehicle{ID: it.VehicleID, Name: rec.Name, Status: rec.Status,
+					Latitude: &rec.Location.Latitude, Longitude: &rec.Location.Longitude, Speed: rec.Speed, Timestamp: &t})
+				fmt.Fprintf(w, "id: %s\nevent: location\ndata: %s\n\n", it.ID, b)
+			}
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+)
+
+// SQLiteBusyTimeout is how long SQLite waits for another process's lock.
+const SQLiteBusyTimeout = sqliteBusyTimeout
+
+// Fault is fault, for the tests of the classification.
+var Fault = fault
+
+// SetMaxPageCount sets PRAGMA max_page_count on the SQLite writer
+// connection (the pragma is per connection), so that a test can fill the
+// file up; n below the file's size is taken as its size.
+func SetMaxPageCount(ctx context.Context, s *Store, n int64) error {
+	_, err := s.wdb.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n))
+	return err
+}
+
+// PageCount returns the SQLite file's size in pages.
+func PageCount(ctx context.Context, s *Store) (int64, error) {
+	var n int64
+	err := s.wdb.QueryRowContext(ctx, "PRAGMA page_count").Scan(&n)
+	return n, err
+}
+
+// Setting returns a runtime setting of a connection of the reader pool
+// (PostgreSQL's SHOW).
+func Setting(ctx context.Context, s *Store, name string) (string, error) {
+	var v string
+	err := s.rdb.QueryRowContext(ctx, "SHOW "+name).Scan(&v)
+	return v, err
+}

@@ -1,0 +1,313 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Group commit (SQLite).
+//
+// SQLite has one writer and each synced commit costs one fsync, so write
+// transactions that run one after another cap the writes per second at
+// the disk's syncs per second. Instead, write transactions that arrive
+// while the writer is busy join the group that is forming: when the writer
+// is free, the group's members run one after another in ONE database
+// transaction, each inside its own SAVEPOINT, and then the group commits
+// with one sync. A member whose function fails (or panics) is rolled back
+// to its savepoint, alone, and gets its own error; every member returns
+// only after the group's COMMIT has reached the disk, with the commit's
+// error if it failed. So "Update returned nil" still means "durable".
+//
+// Bounds: a group holds at most maxGroup members (later arrivals form the
+// next group), and a lone writer is not delayed: when the writer is free a
+// caller starts at once, alone. No caller waits for others to arrive; a
+// group forms only while the previous one runs and syncs (about one fsync),
+// which is how long its first member has waited at most, besides the
+// length of the group ahead of it.
+//
+// Isolation is unchanged: members run one at a time on the one writer
+// connection, each seeing the writes of the members before it, as it would
+// have seen them committed had they run alone. A member's statements run
+// with its own context; a member whose context is done before its turn
+// does not run and gets the context's error.
+//
+// When the group's transaction cannot go on (SQLite rolled it back itself:
+// on a full disk, or when a member's write statement was interrupted by
+// its context, so that a savepoint cannot be rolled back to), the
+// members whose functions had succeeded, and those not yet run, run again
+// in a later group, as a PostgreSQL transaction that was aborted to keep
+// it serialisable runs again: fleet.Store allows a store to run fn more
+// than once.
+
+// A claim of webhook deliveries is a lease (Store.writeLease): a crash
+// that loses it only makes its deliveries due again. It joins groups too;
+// a group of leases only commits without waiting for the disk, and a group
+// with any other member syncs for all.
+
+// maxGroup bounds how many write transactions share one commit.
+const maxGroup = 256
+
+// groupCommit forms and runs the groups of one SQLite store.
+type groupCommit struct {
+	db    *sql.DB // the writer: one connection
+	s     *Store
+	mu    sync.Mutex
+	queue []*group // groups waiting for the writer, oldest first
+	busy  bool     // a group holds the writer
+	// commits counts the groups that committed, members their members.
+	commits, members atomic.Int64
+}
+
+// group is one transaction shared by its members.
+type group struct {
+	members []*member
+	conn    *sql.Conn // the writer connection, held for the group
+	relaxed bool      // every member is a lease: commit without a sync
+	tx      *sql.Tx
+	// broken is set when the transaction can no longer be used.
+	broken error
+}
+
+// member is one caller's write transaction in a group.
+type member struct {
+	ctx   context.Context
+	fn    func(*tx) error
+	lease bool // its commit need not reach the disk (see Store.writeLease)
+	index int
+	turn  chan struct{} // receives when it is this member's turn
+	done  chan struct{} // closed when the group has committed or failed
+	// ran reports that fn ran and its savepoint was released; fnErr is the
+	// error fn returned (its work was rolled back).
+	ran   bool
+	fnErr error
+	// result is what Update returns; rerun asks for another group.
+	result error
+	rerun  bool
+}
+
+// update runs fn as a member of a group, again (in a later group) when the
+// group's transaction broke before committing fn's work.
+func (gc *groupCommit) update(ctx context.Context, lease bool, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		m, left := gc.join(ctx, lease, fn)
+		if left {
+			return fmt.Errorf("sqlstore: wait for the writer: %w", ctx.Err())
+		}
+		if !m.rerun || attempt == maxAttempts {
+			return m.result
+		}
+	}
+}
+
+// join adds a member to the forming group, waits for its turn, runs it and
+// waits for the group's end. When ctx ends before the member's turn, it
+// leaves (left): a goroutine takes the turn for it, and run, seeing ctx
+// ended, passes it on without running fn.
+func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error) (_ *member, left bool) {
+	m := &member{ctx: ctx, fn: fn, lease: lease, turn: make(chan struct{}, 1), done: make(chan struct{})}
+	gc.mu.Lock()
+	var g *group
+	if n := len(gc.queue); n > 0 && len(gc.queue[n-1].members) < maxGroup {
+		g = gc.queue[n-1]
+	} else {
+		g = &group{}
+		gc.queue = append(gc.queue, g)
+	}
+	m.index = len(g.members)
+	g.members = append(g.members, m)
+	lead := !gc.busy
+	if lead {
+		gc.busy = true
+		gc.queue = gc.queue[1:] // g is the only group: the writer was free
+	}
+	gc.mu.Unlock()
+	if lead {
+		// In its own goroutine, so that the leader too stops waiting at
+		// its deadline when the writer cannot begin (a lock held by
+		// another process, up to the busy timeout).
+		go gc.begin(g)
+	}
+	select {
+	case <-m.turn:
+		gc.run(g, m)
+		<-m.done
+	case <-m.done: // the group's transaction did not begin
+	case <-ctx.Done():
+		go func() {
+			select {
+			case <-m.turn:
+				gc.run(g, m)
+			case <-m.done:
+			}
+		}()
+		return m, true
+	}
+	return m, false
+}
+
+// begin starts group g's transaction and gives the turn to its first
+// member; the group's members fixed (g is out of the queue). When the
+// transaction cannot begin, every member gets the error.
+func (gc *groupCommit) begin(g *group) {
+	// The transaction outlives each member's context, so it has none.
+	bg := context.Background()
+	g.relaxed = true
+	for _, m := range g.members {
+		g.relaxed = g.relaxed && m.lease
+	}
+	conn, err := gc.db.Conn(bg)
+	if err == nil {
+		g.conn = conn
+		if g.relaxed {
+			// Only leases: in WAL mode the next synced commit syncs this
+			// one too, and a crash before that drops it whole.
+			_, err = conn.ExecContext(bg, "PRAGMA synchronous=NORMAL")
+		}
+	}
+	if err == nil {
+		g.tx, err = g.conn.BeginTx(bg, nil)
+	}
+	if err != nil {
+		g.broken = fmt.Errorf("sqlstore: begin: %w", err)
+		for _, m := range g.members {
+			m.result = g.broken
+		}
+		gc.finish(g)
+		return
+	}
+	g.members[0].turn <- struct{}{}
+}
+
+// run runs member m of g inside its savepoint, then passes the turn on
+// (the last member commits). A panic of fn rolls its savepoint back, lets
+// the group go on, and goes on in m's goroutine.
+func (gc *groupCommit) run(g *group, m *member) {
+	if g.broken != nil {
+		gc.pass(g, m)
+		return
+	}
+	if err := m.ctx.Err(); err != nil {
+		m.fnErr = fmt.Errorf("sqlstore: begin: %w", err)
+		gc.pass(g, m)
+		return
+	}
+	// Each member's savepoint is released before the next member's is
+	// taken, so one name serves them all, and its statements are prepared
+	// once.
+	t := &tx{ctx: m.ctx, d: gc.s.d, tx: g.tx, claim: &gc.s.claim, stmts: gc.s.wstmts}
+	bg := &tx{ctx: context.Background(), d: gc.s.d, tx: g.tx, stmts: gc.s.wstmts}
+	if _, err := bg.exec("SAVEPOINT member"); err != nil {
+		g.broken = err
+		gc.pass(g, m)
+		return
+	}
+	undo := func() {
+		if _, err := bg.exec("ROLLBACK TO member"); err != nil {
+			g.broken = err
+			return
+		}
+		if _, err := bg.exec("RELEASE member"); err != nil {
+			g.broken = err
+		}
+	}
+	finished := false
+	defer func() {
+		if !finished { // fn panicked: the panic goes on after the group does
+			m.fnErr = errors.New("sqlstore: the transaction's function panicked")
+			undo()
+			gc.pass(g, m)
+		}
+	}()
+	err := m.fn(t)
+	finished = true
+	if err != nil {
+		m.fnErr = err
+		undo()
+	} else if _, err := bg.exec("RELEASE member"); err != nil {
+		g.broken = err
+	} else {
+		m.ran = true
+	}
+	gc.pass(g, m)
+}
+
+// pass gives the turn to the member after m, or ends the group when m is
+// its last.
+func (gc *groupCommit) pass(g *group, m *member) {
+	if next := m.index + 1; next < len(g.members) {
+		g.members[next].turn <- struct{}{}
+		return
+	}
+	var err error
+	if g.broken != nil {
+		g.tx.Rollback() // SQLite has rolled it back already
+	} else if err = g.tx.Commit(); err != nil {
+		err = fmt.Errorf("sqlstore: commit: %w", err)
+	} else {
+		gc.commits.Add(1)
+		gc.members.Add(int64(len(g.members)))
+	}
+	for _, m := range g.members {
+		switch {
+		case m.fnErr != nil:
+			m.result = m.fnErr
+		case g.broken != nil:
+			m.rerun, m.result = true, fmt.Errorf("sqlstore: group transaction: %w", g.broken)
+		default:
+			m.result = err
+		}
+	}
+	gc.finish(g)
+}
+
+// finish releases g's members and hands the writer to the next group.
+func (gc *groupCommit) finish(g *group) {
+	if g.conn != nil {
+		if g.relaxed {
+			if _, err := g.conn.ExecContext(context.Background(), "PRAGMA synchronous=FULL"); err != nil {
+				// Never leave the writer without its syncs: the pool drops it.
+				g.conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}
+		g.conn.Close()
+	}
+	for _, m := range g.members {
+		close(m.done)
+	}
+	gc.mu.Lock()
+	if len(gc.queue) == 0 {
+		gc.busy = false
+		gc.mu.Unlock()
+		return
+	}
+	next := gc.queue[0]
+	gc.queue = gc.queue[1:]
+	gc.mu.Unlock()
+	gc.begin(next)
+}
+
+// waiting returns how many callers wait for the writer (tests).
+func (gc *groupCommit) waiting() int {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	n := 0
+	for _, g := range gc.queue {
+		n += len(g.members)
+	}
+	return n
+}
+
+// WriteGroups reports, on SQLite, how many group commits the store has made
+// and how many write transactions they carried (their ratio is the mean
+// group size); zeros on PostgreSQL.
+func (s *Store) WriteGroups() (commits, transactions int64) {
+	if s.group == nil {
+		return 0, 0
+	}
+	return s.group.commits.Load(), s.group.members.Load()
+}

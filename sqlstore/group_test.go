@@ -1,0 +1,231 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+func openGroupTestStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "fleet.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newAccount(name string) fleet.Account {
+	return fleet.Account{ID: fleet.NewID(fleet.PrefixAccount), CompanyName: name, Plan: fleet.PlanFree, CreatedAt: time.Unix(1700000000, 0).UTC()}
+}
+
+// holdWriter starts an Update that keeps the writer until release is
+// closed, and returns once it holds it.
+func holdWriter(t *testing.T, s *Store, release chan struct{}) <-chan error {
+	held := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Update(context.Background(), func(tx fleet.Tx) error {
+			close(held)
+			<-release
+			return tx.CreateAccount(newAccount("holder"))
+		})
+	}()
+	<-held
+	return done
+}
+
+// waitForWaiting polls until n callers wait for the writer.
+func waitForWaiting(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.group.waiting() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers waiting, want %d", s.group.waiting(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func accountExists(s *Store, id string) bool {
+	err := s.View(context.Background(), func(tx fleet.Tx) error { _, err := tx.Account(id); return err })
+	return err == nil
+}
+
+// TestGroupCommitSharesOneTransaction: writers that arrive while the writer
+// is busy commit together, once; the one whose function fails gets its own
+// error and only its work is rolled back.
+func TestGroupCommitSharesOneTransaction(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	release := make(chan struct{})
+	holder := holdWriter(t, s, release)
+	commits0, members0 := s.group.commits.Load(), s.group.members.Load()
+
+	const n = 40
+	accounts := make([]fleet.Account, n)
+	errs := make([]error, n)
+	boom := errors.New("member 7 fails")
+	var wg sync.WaitGroup
+	for i := range n {
+		accounts[i] = newAccount("member")
+		wg.Go(func() {
+			errs[i] = s.Update(context.Background(), func(tx fleet.Tx) error {
+				if err := tx.CreateAccount(accounts[i]); err != nil {
+					return err
+				}
+				if i == 7 {
+					return boom
+				}
+				return nil
+			})
+		})
+	}
+	waitForWaiting(t, s, n)
+	close(release)
+	wg.Wait()
+	is.NoErr(<-holder)
+
+	for i := range n {
+		if i == 7 {
+			is.Equal(errs[i], boom)                    // its own error
+			is.True(!accountExists(s, accounts[i].ID)) // and its write undone
+			continue
+		}
+		is.NoErr(errs[i])
+		is.True(accountExists(s, accounts[i].ID))
+	}
+	is.Equal(s.group.commits.Load()-commits0, int64(2))   // the holder's, then one for all the others
+	is.Equal(s.group.members.Load()-members0, int64(n+1)) // every member counted once
+}
+
+// TestGroupCommitBounded: no group holds more than maxGroup members.
+func TestGroupCommitBounded(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	release := make(chan struct{})
+	holder := holdWriter(t, s, release)
+	commits0 := s.group.commits.Load()
+	const n = maxGroup + 10
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			errs <- s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(newAccount("b")) })
+		})
+	}
+	waitForWaiting(t, s, n)
+	s.group.mu.Lock()
+	groups := len(s.group.queue)
+	s.group.mu.Unlock()
+	is.Equal(groups, 2) // 256 and 10
+	close(release)
+	wg.Wait()
+	is.NoErr(<-holder)
+	close(errs)
+	for err := range errs {
+		is.NoErr(err)
+	}
+	is.Equal(s.group.commits.Load()-commits0, int64(3))
+}
+
+// TestGroupCommitPanicStaysWithItsCaller: a panicking member's panic goes on
+// in its own goroutine; the rest of its group commits.
+func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	release := make(chan struct{})
+	holder := holdWriter(t, s, release)
+	a, b, c := newAccount("a"), newAccount("b"), newAccount("c")
+	var wg sync.WaitGroup
+	var errA, errC error
+	panicked := make(chan any, 1)
+	wg.Go(func() {
+		errA = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(a) })
+	})
+	waitForWaiting(t, s, 1)
+	wg.Go(func() {
+		defer func() { panicked <- recover() }()
+		s.Update(context.Background(), func(tx fleet.Tx) error {
+			tx.CreateAccount(b)
+			panic("boom")
+		})
+	})
+	waitForWaiting(t, s, 2)
+	wg.Go(func() {
+		errC = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(c) })
+	})
+	waitForWaiting(t, s, 3)
+	close(release)
+	wg.Wait()
+	is.NoErr(<-holder)
+	is.Equal(<-panicked, "boom")
+	is.NoErr(errA)
+	is.NoErr(errC)
+	is.True(accountExists(s, a.ID))
+	is.True(!accountExists(s, b.ID)) // rolled back
+	is.True(accountExists(s, c.ID))
+}
+
+// TestGroupCommitRerunsAfterBrokenTransaction: when the group's transaction
+// is rolled back under it, the members that had succeeded run again and
+// commit; the member that broke it gets its error.
+func TestGroupCommitRerunsAfterBrokenTransaction(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	release := make(chan struct{})
+	holder := holdWriter(t, s, release)
+	a, c := newAccount("a"), newAccount("c")
+	var runsA int
+	var errA, errB, errC error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		errA = s.Update(context.Background(), func(tx fleet.Tx) error { runsA++; return tx.CreateAccount(a) })
+	})
+	waitForWaiting(t, s, 1)
+	wg.Go(func() {
+		errB = s.Update(context.Background(), func(ftx fleet.Tx) error {
+			// What SQLite does on its own on a full disk or an interrupt.
+			_, err := ftx.(*tx).tx.ExecContext(context.Background(), "ROLLBACK")
+			if err != nil {
+				return err
+			}
+			return sql.ErrTxDone
+		})
+	})
+	waitForWaiting(t, s, 2)
+	wg.Go(func() {
+		errC = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(c) })
+	})
+	waitForWaiting(t, s, 3)
+	close(release)
+	wg.Wait()
+	is.NoErr(<-holder)
+	is.Equal(errB, sql.ErrTxDone)
+	is.NoErr(errA)
+	is.NoErr(errC)
+	is.Equal(runsA, 2) // ran again in a later group
+	is.True(accountExists(s, a.ID))
+	is.True(accountExists(s, c.ID))
+}
+
+// TestLoneWriterNotDelayed: with nobody else waiting, an Update starts at
+// once and commits alone.
+func TestLoneWriterNotDelayed(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	c0, m0 := s.group.commits.Load(), s.group.members.Load()
+	for range 5 {
+		is.NoErr(s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(newAccount("l")) }))
+	}
+	is.Equal(s.group.commits.Load()-c0, int64(5))
+	is.Equal(s.group.members.Load()-m0, int64(5))
+}

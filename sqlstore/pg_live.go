@@ -1,0 +1,262 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/jackc/pgx/v5"
+)
+
+// The live feed shared by the servers on a PostgreSQL database
+// (fleet.LiveFeed). Each server appends the reports it ingests to
+// live_reports, taking their ids from live_seq in the same statement, and
+// notifies the channel liveChannel; each server listens on that channel and
+// reads the rows after the last id it took. The row of live_seq stays
+// locked until the appending statement commits, so ids become visible in
+// order: a reader that sees an id has seen every smaller one, and reading
+// "after the last id" misses nothing. A notification only wakes the
+// readers; they also read every liveIdle, so a lost one delays reports by
+// at most that.
+
+// liveChannel is the channel of the notifications. Channels are
+// database-wide: servers on other schemas of the database wake for nothing
+// and find no rows.
+const liveChannel = "fleet_live"
+
+// liveIdle is how long a reader waits for a notification before it reads
+// all the same.
+const liveIdle = time.Second
+
+// liveReadLimit bounds the rows a reader takes per query.
+const liveReadLimit = 500
+
+// liveItem is one report as live_reports.items holds it.
+type liveItem struct {
+	VehicleID string               `json:"v"`
+	Record    fleet.LocationRecord `json:"r"`
+}
+
+// appendLiveSQL appends the rows of several ingests in one statement. $1 is
+// the number of ids they take; the arrays hold, per row, its first id's
+// offset from the first of the statement, its count, account, items and
+// time.
+const appendLiveSQL = `WITH s AS (UPDATE live_seq SET last = last + $1::bigint WHERE id = 1 RETURNING last),
+	ins AS (INSERT INTO live_reports (first_id, count, account_id, items, created_at)
+		SELECT s.last - $1::bigint + 1 + u.off, u.n, u.acct, u.items, u.at
+		FROM s, unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[]) AS u(off, n, acct, items, at)
+		RETURNING 1)
+	SELECT (SELECT COUNT(*) FROM ins), pg_notify('` + liveChannel + `', '')`
+
+// liveAppender coalesces the appends of one server: while a statement is on
+// its way, the appends that arrive queue, and the next statement takes them
+// all (as quotaBatcher does). AppendLive returns once its reports are in
+// the feed: a client that posts one report and then, after the answer,
+// another (to any server) finds them on every stream in that order.
+// Appending in the background would spare the request that round trip, but
+// two servers' queues could then put the second before the first.
+type liveAppender struct {
+	mu      sync.Mutex
+	busy    bool
+	waiting []*liveWaiter
+}
+
+type liveWaiter struct {
+	accountID string
+	items     string
+	n         int
+	at        time.Time
+	done      chan struct{}
+	lead      []*liveWaiter
+	err       error
+}
+
+// AppendLive implements fleet.LiveFeed.
+func (s *Store) AppendLive(ctx context.Context, accountID string, items []fleet.StreamItem, at time.Time) error {
+	if s.fast == nil {
+		return fleet.ErrNoLiveFeed
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	li := make([]liveItem, len(items))
+	for i, it := range items {
+		li[i] = liveItem{VehicleID: it.VehicleID, Record: it.Record}
+	}
+	b, err := json.Marshal(li)
+	if err != nil {
+		return err
+	}
+	me := &liveWaiter{accountID: accountID, items: string(b), n: len(items), at: at}
+	a := &s.liveAppend
+	a.mu.Lock()
+	if a.busy {
+		me.done = make(chan struct{})
+		a.waiting = append(a.waiting, me)
+		a.mu.Unlock()
+		<-me.done // bounded by the statement's timeout
+		if me.lead != nil {
+			s.runLiveAppend(me.lead)
+		}
+		return me.err
+	}
+	a.busy = true
+	a.mu.Unlock()
+	s.runLiveAppend([]*liveWaiter{me})
+	return me.err
+}
+
+// runLiveAppend sends one statement for batch (whose first waiter is the
+// caller) and passes the appender on, as runQuotaBatch does.
+func (s *Store) runLiveAppend(batch []*liveWaiter) {
+	total := 0
+	offs := make([]int64, len(batch))
+	ns := make([]int64, len(batch))
+	accts := make([]string, len(batch))
+	items := make([]string, len(batch))
+	ats := make([]int64, len(batch))
+	for i, w := range batch {
+		offs[i], ns[i], accts[i], items[i], ats[i] = int64(total), int64(w.n), w.accountID, w.items, toDB(w.at)
+		total += w.n
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
+	var rows int64
+	var notified string
+	err := s.fast.QueryRowContext(ctx, appendLiveSQL, int64(total), offs, ns, accts, items, ats).Scan(&rows, &notified)
+	cancel()
+	if err == nil && rows != int64(len(batch)) {
+		err = fmt.Errorf("sqlstore: live feed: appended %d rows of %d", rows, len(batch))
+	}
+	for _, w := range batch {
+		w.err = wrap(err, "append to the live feed")
+	}
+	a := &s.liveAppend
+	a.mu.Lock()
+	var next []*liveWaiter
+	if n := min(len(a.waiting), maxQuotaBatch); n > 0 {
+		next = a.waiting[:n:n]
+		a.waiting = a.waiting[n:]
+		if len(a.waiting) == 0 {
+			a.waiting = nil
+		}
+	} else {
+		a.busy = false
+	}
+	a.mu.Unlock()
+	for _, w := range batch[1:] {
+		close(w.done)
+	}
+	if next != nil {
+		next[0].lead = next
+		close(next[0].done)
+	}
+}
+
+// FollowLive implements fleet.LiveFeed on a connection of its own, which
+// listens on liveChannel.
+func (s *Store) FollowLive(ctx context.Context, since time.Time, deliver func([]fleet.LiveBatch)) error {
+	if s.fast == nil {
+		return fleet.ErrNoLiveFeed
+	}
+	conn, err := pgx.Connect(ctx, s.dsn)
+	if err != nil {
+		return fmt.Errorf("sqlstore: live feed: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+liveChannel); err != nil {
+		return fmt.Errorf("sqlstore: live feed: %w", err)
+	}
+	// Ids keep increasing across the servers' restarts and after the ids
+	// a server gave before it followed the feed: they are at least the
+	// start time in microseconds, times 1000 (as fleet's own ids).
+	var last int64
+	if err := conn.QueryRow(ctx, `UPDATE live_seq SET last = GREATEST(last, $1::bigint) WHERE id = 1 RETURNING last`,
+		time.Now().UnixMicro()*1000).Scan(&last); err != nil {
+		return fmt.Errorf("sqlstore: live feed: %w", err)
+	}
+	// What the feed holds since `since`, up to last, first.
+	var first []fleet.LiveBatch
+	after := int64(0)
+	for {
+		bs, err := readLive(ctx, conn, after, last, toDB(since))
+		if err != nil {
+			return err
+		}
+		first = append(first, bs...)
+		if len(bs) < liveReadLimit {
+			break
+		}
+		after = int64(bs[len(bs)-1].FirstID)
+	}
+	deliver(first)
+	for {
+		for {
+			bs, err := readLive(ctx, conn, last, -1, 0)
+			if err != nil {
+				return err
+			}
+			if len(bs) > 0 {
+				b := bs[len(bs)-1]
+				last = int64(b.FirstID) + int64(len(b.Items)) - 1
+				deliver(bs)
+			}
+			if len(bs) < liveReadLimit {
+				break
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, liveIdle)
+		_, err := conn.WaitForNotification(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("sqlstore: live feed: %w", err)
+		}
+	}
+}
+
+// readLive reads the batches with first ids after `after` (and at most
+// upTo unless it is -1) created at or after since, in id order.
+func readLive(ctx context.Context, conn *pgx.Conn, after, upTo, since int64) ([]fleet.LiveBatch, error) {
+	rows, err := conn.Query(ctx, `SELECT first_id, account_id, items, created_at FROM live_reports
+		WHERE first_id > $1::bigint AND ($2::bigint < 0 OR first_id <= $2::bigint) AND created_at >= $3::bigint
+		ORDER BY first_id LIMIT `+fmt.Sprint(liveReadLimit), after, upTo, since)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: live feed: %w", err)
+	}
+	defer rows.Close()
+	var out []fleet.LiveBatch
+	for rows.Next() {
+		var firstID, created int64
+		var accountID, items string
+		if err := rows.Scan(&firstID, &accountID, &items, &created); err != nil {
+			return nil, fmt.Errorf("sqlstore: live feed: %w", err)
+		}
+		var li []liveItem
+		if err := json.Unmarshal([]byte(items), &li); err != nil {
+			return nil, fmt.Errorf("sqlstore: live feed: row %d: %w", firstID, err)
+		}
+		b := fleet.LiveBatch{FirstID: uint64(firstID), AccountID: accountID, At: fromDB(created), Items: make([]fleet.StreamItem, len(li))}
+		for i, it := range li {
+			b.Items[i] = fleet.StreamItem{VehicleID: it.VehicleID, Record: it.Record}
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: live feed: %w", err)
+	}
+	return out, nil
+}
+
+// PurgeLive implements fleet.LiveFeed.
+func (s *Store) PurgeLive(ctx context.Context, before time.Time) (int, error) {
+	if s.fast == nil {
+		return 0, nil
+	}
+	return s.purge(ctx, `DELETE FROM live_reports WHERE created_at < ?`, before, "purge the live feed")
+}

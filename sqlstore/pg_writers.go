@@ -1,0 +1,36 @@
+package sqlstore
+
+import "context"
+
+// pgWriters is how many of a server's SERIALIZABLE write transactions run
+// on PostgreSQL at once; the others wait their turn. Transactions that run
+// together on the same rows, or on the same index pages (PostgreSQL's
+// predicate locks cover a page once they hold a few of its rows), abort
+// each other, are run again, and under 32 concurrent single-point reports
+// ran out of attempts (a 500); a few at a time keep the database busy with
+// far fewer aborts.
+const pgWriters = 4
+
+// writerGate is a counting semaphore; the zero value lets everyone
+// through (SQLite, whose one writer connection already takes turns).
+type writerGate chan struct{}
+
+func newWriterGate(n int) writerGate { return make(writerGate, n) }
+
+func (g writerGate) acquire(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	select {
+	case g <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g writerGate) release() {
+	if g != nil {
+		<-g
+	}
+}
