@@ -25,6 +25,10 @@ type stmtCache struct {
 	m       map[string]*sql.Stmt
 	pending map[string]bool // being prepared, or failed to prepare
 	closed  bool
+	// preparing counts the background prepares under way: close waits for
+	// them, so that none holds a connection of the pool once the store is
+	// closed (a SQLite file reopened at once would find it locked).
+	preparing sync.WaitGroup
 }
 
 const maxCachedStmts = 512
@@ -44,7 +48,7 @@ func (c *stmtCache) get(query string) *sql.Stmt {
 	st := c.m[query]
 	if st == nil && !c.closed && !c.pending[query] && len(c.m)+len(c.pending) < maxCachedStmts {
 		c.pending[query] = true
-		go c.prepare(query)
+		c.preparing.Go(func() { c.prepare(query) })
 	}
 	return st
 }
@@ -70,8 +74,11 @@ func (c *stmtCache) close() error {
 		return nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
+	c.mu.Unlock()
+	c.preparing.Wait() // each closes its statement, seeing closed
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var first error
 	for q, st := range c.m {
 		if err := st.Close(); err != nil && first == nil {
