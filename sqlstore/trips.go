@@ -153,9 +153,18 @@ func (t *tx) LatestTrips(vehicleIDs []string) (map[string]fleet.Trip, error) {
 	if len(vehicleIDs) == 0 {
 		return out, nil
 	}
-	ts, err := t.trips("read latest trips", `SELECT `+tripColumns+` FROM trips WHERE `+
-		strings.Replace(t.d.idsIn, "id", "vehicle_id", 1)+
-		` AND start_at = (SELECT MAX(u.start_at) FROM trips u WHERE u.vehicle_id = trips.vehicle_id)`, t.d.idsArg(vehicleIDs))
+	var ts []fleet.Trip
+	var err error
+	if len(vehicleIDs) == 1 {
+		// A device's report: one seek down trips_vehicle_start.
+		ts, err = t.trips("read latest trips", `SELECT `+tripColumns+` FROM trips WHERE vehicle_id = ?
+			ORDER BY start_at DESC LIMIT 1`, vehicleIDs[0])
+	} else {
+		// Each vehicle's latest start from trips_vehicle_start, then its row.
+		ts, err = t.trips("read latest trips", `SELECT `+tripColumns+` FROM trips WHERE (vehicle_id, start_at) IN
+			(SELECT vehicle_id, MAX(start_at) FROM trips WHERE `+strings.Replace(t.d.idsIn, "id", "vehicle_id", 1)+
+			` GROUP BY vehicle_id)`, t.d.idsArg(vehicleIDs))
+	}
 	for _, tr := range ts {
 		out[tr.VehicleID] = tr
 	}
@@ -170,7 +179,7 @@ func (t *tx) LastTripBefore(vehicleID string, before time.Time) (fleet.Trip, boo
 
 func (t *tx) trips(doing, query string, args ...any) ([]fleet.Trip, error) {
 	out := []fleet.Trip{}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(query), args...)
+	rows, err := t.query(t.d.q(query), args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), doing)
 	}

@@ -61,7 +61,7 @@ func (t *tx) Users(accountID string, p fleet.Page) ([]fleet.User, error) {
 	if p.Limit <= 0 {
 		return out, nil
 	}
-	rows, err := t.tx.QueryContext(t.ctx, t.d.q(`SELECT `+userColumns+` FROM users u
+	rows, err := t.query(t.d.q(`SELECT `+userColumns+` FROM users u
 		WHERE u.account_id = ? AND u.id > ? ORDER BY u.id LIMIT ?`), accountID, p.After, int64(p.Limit))
 	if err != nil {
 		return nil, wrap(t.failed(err), "list users")

@@ -140,6 +140,10 @@ func testTripRanges(t *testing.T, s fleet.Store) {
 		is.NoErr(err)
 		is.Equal(latest[v.ID].ID, trips[4].ID) // the latest start, put first
 		is.Equal(latest[w.ID].VehicleID, w.ID)
+		one, err := tx.LatestTrips([]string{v.ID}) // a device's report asks for one
+		is.NoErr(err)
+		is.Equal(len(one), 1)
+		is.Equal(one[v.ID].ID, trips[4].ID)
 		acc, err := tx.AccountTrips(a.ID, "", T0.Add(80*time.Minute), T0.Add(3*time.Hour))
 		is.NoErr(err)
 		want := []string{trips[1].ID, trips[2].ID, trips[3].ID}
