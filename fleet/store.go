@@ -45,6 +45,7 @@ type Store interface {
 // Reads scoped by account return not_found for another account's resource.
 // A method that fails (a conflict, say) leaves the transaction usable: fn
 // may go on, and only returning an error from fn rolls everything back.
+// The exception is TripTx.PutTrips, whose failure fn returns.
 type Tx interface {
 	KeyTx
 	VehicleTx

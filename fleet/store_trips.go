@@ -13,7 +13,9 @@ type TripTx interface {
 	// no vehicle t.VehicleID. That the vehicle is of the trip's account is
 	// the caller's to know (the ingest read it in the same transaction):
 	// the ingest calls this once per batch, with the trips of all its
-	// vehicles, and pays no further read for it.
+	// vehicles, and pays no further read for it. Its failure may leave
+	// the transaction unusable (on PostgreSQL it runs without a savepoint,
+	// two round trips fewer on every report): fn returns the error.
 	PutTrips(ts []Trip) error
 	// DeleteTrip deletes a vehicle's trip; deleting one that is not
 	// stored is no error.

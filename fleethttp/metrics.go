@@ -200,7 +200,7 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // poolStater is a store with connection pools (sqlstore: "read" and
-// "write" on SQLite, "main" on PostgreSQL).
+// "write" on SQLite, "main" and "serializable" on PostgreSQL).
 type poolStater interface {
 	PoolStats() map[string]sql.DBStats
 }

@@ -96,8 +96,10 @@ type Store struct {
 	// fast is a small pool whose commits do not wait for the disk, for
 	// rate limiting and the live feed; quotaStmt is takeQuotaSQL prepared
 	// on it, and quotaBatch coalesces the takes of one subject.
-	addrQuota  *memQuota
-	fast       *sql.DB
+	addrQuota *memQuota
+	fast      *sql.DB
+	// sdb is the pool of Update's SERIALIZABLE transactions (pg_fast.go).
+	sdb        *sql.DB
 	quotaStmt  *sql.Stmt
 	quotaBatch quotaBatcher
 	// dsn is the database's, for the live feed's listening connection;
@@ -305,8 +307,8 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
 	}
-	db.SetMaxOpenConns(postgresConns)
-	db.SetMaxIdleConns(postgresConns)
+	db.SetMaxOpenConns(postgresConns - pgWriters) // Update has its own pool
+	db.SetMaxIdleConns(postgresConns - pgWriters)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
@@ -317,7 +319,13 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{d: newDialect(Postgres), rdb: db, wdb: db, fast: fast, addrQuota: newMemQuota(), dsn: dsn,
+	sdb, err := openSerializablePostgres(ctx, dsn)
+	if err != nil {
+		db.Close()
+		fast.Close()
+		return nil, err
+	}
+	return &Store{d: newDialect(Postgres), rdb: db, wdb: db, sdb: sdb, fast: fast, addrQuota: newMemQuota(), dsn: dsn,
 		writers: newWriterGate(pgWriters)}, nil
 }
 
@@ -405,6 +413,9 @@ func (s *Store) closeDBs() error {
 	if s.fast != nil {
 		err = errors.Join(err, s.fast.Close())
 	}
+	if s.sdb != nil {
+		err = errors.Join(err, s.sdb.Close())
+	}
 	err = errors.Join(err, s.wdb.Close())
 	if s.rdb != s.wdb {
 		err = errors.Join(err, s.rdb.Close())
@@ -430,19 +441,9 @@ func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) error {
 		return err
 	}
 	defer s.writers.release()
-	return s.run(ctx, s.wdb, opts, false, func(t *tx) error {
-		// A SERIALIZABLE transaction that scans a table sequentially
-		// depends on the whole table, so that any concurrent write to it
-		// makes one of the two fail; found through an index, it depends on
-		// the rows and index pages it read. The planner scans small tables
-		// (a new fleet's vehicles) sequentially, and then two ingests of
-		// different vehicles aborted each other. Index scans make them
-		// independent, as they are in larger tables.
-		if _, err := t.tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-			return t.failed(err)
-		}
-		return fn(t)
-	})
+	// On its own pool, whose sessions plan with index scans
+	// (openSerializablePostgres).
+	return s.run(ctx, s.sdb, opts, false, func(t *tx) error { return fn(t) })
 }
 
 // View implements fleet.Store: fn runs in a read-only transaction that sees
@@ -573,10 +574,11 @@ func backoff(ctx context.Context, attempt int) error {
 
 // PoolStats returns the figures of the store's connection pools, by name:
 // "read" and "write" on SQLite (the readers' pool and the one writer),
-// "main" on PostgreSQL (one pool of pgx connections through database/sql).
+// "main" and "serializable" on PostgreSQL (pools of pgx connections through
+// database/sql; the second runs Update's transactions).
 func (s *Store) PoolStats() map[string]sql.DBStats {
 	if s.rdb == s.wdb {
-		return map[string]sql.DBStats{"main": s.wdb.Stats()}
+		return map[string]sql.DBStats{"main": s.wdb.Stats(), "serializable": s.sdb.Stats()}
 	}
 	return map[string]sql.DBStats{"read": s.rdb.Stats(), "write": s.wdb.Stats()}
 }

@@ -107,7 +107,10 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 			odometer_all = excluded.odometer_all, points = excluded.points, ignored_points = excluded.ignored_points,
 			pending_ignored = excluded.pending_ignored,
 			last_at = excluded.last_at, stationary_since = excluded.stationary_since, slices = excluded.slices`)
-		err := t.insert(b.String(), args...)
+		// Without a savepoint (fleet.TripTx): a failure ends the
+		// transaction on PostgreSQL, and the caller returns it.
+		_, err := t.exec(t.d.q(b.String()), args...)
+		err = t.failed(err)
 		switch classify(err) {
 		case errUnique:
 			return conflict(err, "A trip of one of these vehicles starting at the same time exists.")

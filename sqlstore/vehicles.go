@@ -180,7 +180,14 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 	}
 	args = append(args[:len(args)-3], toDB(v.UpdatedAt), v.AlertsVersion, v.ID, v.AccountID) // created_at never changes
 	var n int64
-	err = t.savepoint(func() (err error) {
+	write := t.savepoint
+	if v.ExternalID == "" {
+		// NULL takes no place in vehicles_external_id: nothing in the
+		// statement can fail but the transaction itself, so it needs no
+		// savepoint (two round trips fewer on every report on PostgreSQL).
+		write = func(fn func() error) error { return fn() }
+	}
+	err = write(func() (err error) {
 		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
 			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)

@@ -1,0 +1,37 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+// setting returns a run-time parameter as fn's transaction sees it.
+func setting(t *testing.T, run func(context.Context, func(fleet.Tx) error) error, name string) string {
+	t.Helper()
+	var v string
+	err := run(context.Background(), func(ftx fleet.Tx) error {
+		return ftx.(*tx).tx.QueryRowContext(context.Background(), "SELECT current_setting($1)", name).Scan(&v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestPostgresUpdatePlansWithIndexes: Update's SERIALIZABLE transactions
+// run on sessions that plan without sequential scans (so that two ingests
+// of different vehicles do not depend on each other's whole table), with
+// no statement of their own for it; reads plan as usual.
+func TestPostgresUpdatePlansWithIndexes(t *testing.T) {
+	is := is.New(t)
+	s := openPostgresForTest(t)
+	is.Equal(setting(t, s.Update, "enable_seqscan"), "off")
+	is.Equal(setting(t, s.Update, "transaction_isolation"), "serializable")
+	is.Equal(setting(t, s.View, "enable_seqscan"), "on")
+	pools := s.PoolStats()
+	is.Equal(pools["serializable"].MaxOpenConnections, pgWriters)
+	is.Equal(pools["main"].MaxOpenConnections+pgWriters, postgresConns) // the server's connections in all
+}
