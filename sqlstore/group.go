@@ -32,13 +32,14 @@ import (
 //
 // Isolation is unchanged: members run one at a time on the one writer
 // connection, each seeing the writes of the members before it, as it would
-// have seen them committed had they run alone. A member's statements run
-// with its own context; a member whose context is done before its turn
-// does not run and gets the context's error.
+// have seen them committed had they run alone. A member whose context is
+// done before its turn does not run and gets the context's error; once
+// running, its context is checked before each of its statements, which
+// SQLite does not interrupt.
 //
-// When the group's transaction cannot go on (SQLite rolled it back itself:
-// on a full disk, or when a member's write statement was interrupted by
-// its context, so that a savepoint cannot be rolled back to), the
+// When the group's transaction cannot go on (SQLite rolled it back itself,
+// on a full disk for instance, so that a savepoint cannot be rolled back
+// to), the
 // members whose functions had succeeded, and those not yet run, run again
 // in a later group, as a PostgreSQL transaction that was aborted to keep
 // it serialisable runs again: fleet.Store allows a store to run fn more
@@ -199,7 +200,11 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// Each member's savepoint is released before the next member's is
 	// taken, so one name serves them all, and its statements are prepared
 	// once.
-	t := &tx{ctx: m.ctx, d: gc.s.d, tx: g.tx, claim: &gc.s.claim, stmts: gc.s.wstmts}
+	// The member's statements are not interrupted by its context: an
+	// interrupted write breaks the group's transaction for every member
+	// (and SQLite starts a goroutine per statement to watch a context).
+	// The context is checked before each statement instead (tx.stop).
+	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.s.d, tx: g.tx, claim: &gc.s.claim, stmts: gc.s.wstmts}
 	bg := &tx{ctx: context.Background(), d: gc.s.d, tx: g.tx, stmts: gc.s.wstmts}
 	if _, err := bg.exec("SAVEPOINT member"); err != nil {
 		g.broken = err

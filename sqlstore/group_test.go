@@ -229,3 +229,51 @@ func TestLoneWriterNotDelayed(t *testing.T) {
 	is.Equal(s.group.commits.Load()-c0, int64(5))
 	is.Equal(s.group.members.Load()-m0, int64(5))
 }
+
+// TestGroupMemberCancelledMidwayStopsAlone: a member whose context ends
+// while its function runs fails at its next statement, with the context's
+// error, and its work is undone; the group's other members, before and
+// after it, commit with one transaction as usual (no statement was
+// interrupted, so the group's transaction never broke).
+func TestGroupMemberCancelledMidwayStopsAlone(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	release := make(chan struct{})
+	holder := holdWriter(t, s, release)
+	commits0 := s.group.commits.Load()
+
+	before, after, first, second := newAccount("before"), newAccount("after"), newAccount("first"), newAccount("second")
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		errs[0] = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(before) })
+	})
+	waitForWaiting(t, s, 1)
+	wg.Go(func() {
+		errs[1] = s.Update(ctx, func(tx fleet.Tx) error {
+			if err := tx.CreateAccount(first); err != nil {
+				return err
+			}
+			cancel() // the client goes away between two statements
+			return tx.CreateAccount(second)
+		})
+	})
+	waitForWaiting(t, s, 2)
+	wg.Go(func() {
+		errs[2] = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(after) })
+	})
+	waitForWaiting(t, s, 3)
+	close(release)
+	wg.Wait()
+	is.NoErr(<-holder)
+
+	is.NoErr(errs[0])
+	is.True(errors.Is(errs[1], context.Canceled)) // the member's own error
+	is.NoErr(errs[2])
+	is.True(accountExists(s, before.ID))
+	is.True(accountExists(s, after.ID))
+	is.True(!accountExists(s, first.ID))  // undone with its savepoint
+	is.True(!accountExists(s, second.ID)) // never written
+	is.Equal(s.group.commits.Load()-commits0, int64(2)) // the holder's, then the group's: no rerun
+}

@@ -99,8 +99,20 @@ func (t *tx) stmt(query string) *sql.Stmt {
 	return t.tx.StmtContext(t.ctx, st)
 }
 
+// stopped returns the error of a member's context that is done (see
+// tx.stop).
+func (t *tx) stopped() error {
+	if t.stop == nil {
+		return nil
+	}
+	return t.stop.Err()
+}
+
 // exec runs a statement (its placeholders in the dialect's form).
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if err := t.stopped(); err != nil {
+		return nil, err
+	}
 	if st := t.stmt(query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}
@@ -109,6 +121,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 
 // query runs a query (its placeholders in the dialect's form).
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if err := t.stopped(); err != nil {
+		return nil, err
+	}
 	if st := t.stmt(query); st != nil {
 		return st.QueryContext(t.ctx, args...)
 	}

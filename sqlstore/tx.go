@@ -13,7 +13,11 @@ import (
 // tx is the fleet.Tx of one Update or View. Its statements run with the
 // context given to Update or View.
 type tx struct {
-	ctx      context.Context
+	ctx context.Context
+	// stop, when set, is the caller's context while ctx is its values
+	// without its cancellation: a group commit's member (group.go) checks
+	// it before each statement instead of having SQLite interrupt one.
+	stop     context.Context
 	d        *dialect
 	tx       *sql.Tx
 	readOnly bool
@@ -97,6 +101,9 @@ func (t *tx) update(query string, args ...any) (int64, error) {
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	q := t.d.q(query)
+	if t.stopped() != nil {
+		return t.tx.QueryRowContext(t.stop, q, args...) // carries the context's error
+	}
 	if st := t.stmt(q); st != nil {
 		return st.QueryRowContext(t.ctx, args...)
 	}
