@@ -273,7 +273,7 @@ func TestGroupMemberCancelledMidwayStopsAlone(t *testing.T) {
 	is.NoErr(errs[2])
 	is.True(accountExists(s, before.ID))
 	is.True(accountExists(s, after.ID))
-	is.True(!accountExists(s, first.ID))  // undone with its savepoint
-	is.True(!accountExists(s, second.ID)) // never written
+	is.True(!accountExists(s, first.ID))                // undone with its savepoint
+	is.True(!accountExists(s, second.ID))               // never written
 	is.Equal(s.group.commits.Load()-commits0, int64(2)) // the holder's, then the group's: no rerun
 }

@@ -66,11 +66,12 @@ func randomQuotaCase(r *rand.Rand, now time.Time) quotaCase {
 }
 
 // TestTakeQuotaStatementAgreesWithTakeQuota: the one statement of
-// PostgreSQL's TakeQuota, taking n requests at once, answers each as n
-// calls of fleet.TakeQuota at the same time answer them, one after the
-// other, and leaves the window they leave, over random cases that favour
-// the edges (window roll-over, at the limit, over it, refused requests not
-// counted, limits of 0 and 1).
+// PostgreSQL's TakeQuota, taking n requests of each of several subjects at
+// once, answers each as n calls of fleet.TakeQuota at the same time answer
+// them, one after the other, and leaves the window they leave, over random
+// cases that favour the edges (window roll-over, at the limit, over it,
+// refused requests not counted, limits of 0 and 1), one to twelve subjects
+// a statement.
 func TestTakeQuotaStatementAgreesWithTakeQuota(t *testing.T) {
 	s := openPostgresForTest(t)
 	ctx := context.Background()
@@ -78,37 +79,82 @@ func TestTakeQuotaStatementAgreesWithTakeQuota(t *testing.T) {
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 0))
 	now := fleet.Timestamp(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	for i := range 1500 {
-		c := randomQuotaCase(r, now.Add(time.Duration(r.Int64N(int64(time.Hour)))).Truncate(time.Microsecond))
-		subject := fmt.Sprintf("key_%d", i)
-		if c.stored {
-			if _, err := s.wdb.ExecContext(ctx, `INSERT INTO quotas (subject, window_start, used) VALUES ($1, $2, $3)`,
-				subject, toDB(c.state.WindowStart), int64(c.state.Count)); err != nil {
+	type drawn struct {
+		c     quotaCase
+		want  []fleet.Quota
+		final fleet.QuotaState
+	}
+	for i := 0; i < 1500; {
+		var cases []drawn
+		var takes []quotaTake
+		for range 1 + r.IntN(12) {
+			c := randomQuotaCase(r, now.Add(time.Duration(r.Int64N(int64(time.Hour)))).Truncate(time.Microsecond))
+			subject := fmt.Sprintf("key_%d", i)
+			i++
+			if c.stored {
+				if _, err := s.wdb.ExecContext(ctx, `INSERT INTO quotas (subject, window_start, used) VALUES ($1, $2, $3)`,
+					subject, toDB(c.state.WindowStart), int64(c.state.Count)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := drawn{c: c, want: make([]fleet.Quota, c.n), final: c.state}
+			for j := range d.want {
+				d.final, d.want[j] = fleet.TakeQuota(d.final, c.limit, c.now)
+			}
+			cases = append(cases, d)
+			takes = append(takes, quotaTake{subject: subject, now: c.now, n: c.n, limit: c.limit})
+		}
+		if err := s.sendQuotaTakes(ctx, [][]quotaTake{takes}); err != nil {
+			t.Fatalf("%v: %v", cases[0].c, err)
+		}
+		for k, d := range cases {
+			tk := takes[k]
+			for j := range d.want {
+				if got := quotaOutcome(j, tk.start, tk.used, tk.taken, d.c.limit); got != d.want[j] {
+					t.Fatalf("%v (subject %d of %d in the statement): request %d: got %+v, want %+v", d.c, k+1, len(cases), j, got, d.want[j])
+				}
+			}
+			var ws, u int64
+			if err := s.rdb.QueryRowContext(ctx, `SELECT window_start, used FROM quotas WHERE subject = $1`, tk.subject).Scan(&ws, &u); err != nil {
 				t.Fatal(err)
 			}
-		}
-		want := make([]fleet.Quota, c.n)
-		st := c.state
-		for j := range want {
-			st, want[j] = fleet.TakeQuota(st, c.limit, c.now)
-		}
-		start, used, taken, err := s.takeQuotaN(ctx, subject, c.n, c.limit, c.now)
-		if err != nil {
-			t.Fatalf("%v: %v", c, err)
-		}
-		for j := range want {
-			if got := quotaOutcome(j, start, used, taken, c.limit); got != want[j] {
-				t.Fatalf("%v: request %d: got %+v, want %+v", c, j, got, want[j])
+			if got := (fleet.QuotaState{WindowStart: fromDB(ws), Count: int(u)}); !got.WindowStart.Equal(d.final.WindowStart) || got.Count != d.final.Count {
+				t.Fatalf("%v: stored %+v, want %+v", d.c, got, d.final)
 			}
 		}
-		var ws, u int64
-		if err := s.rdb.QueryRowContext(ctx, `SELECT window_start, used FROM quotas WHERE subject = $1`, subject).Scan(&ws, &u); err != nil {
-			t.Fatal(err)
-		}
-		if got := (fleet.QuotaState{WindowStart: fromDB(ws), Count: int(u)}); !got.WindowStart.Equal(st.WindowStart) || got.Count != st.Count {
-			t.Fatalf("%v: stored %+v, want %+v", c, got, st)
-		}
 	}
+}
+
+// TestTakeQuotaOneSubjectTwoLimits: requests of one subject under two
+// limits in one round trip (its account's limit changed meanwhile) are two
+// statements of the round trip, each exact, the second seeing the first.
+func TestTakeQuotaOneSubjectTwoLimits(t *testing.T) {
+	is := is.New(t)
+	s := openPostgresForTest(t)
+	now := fleet.Timestamp(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	mk := func(limit, n int) *quotaGroup {
+		g := &quotaGroup{key: quotaLaneKey{"key_two_limits", limit}, now: now}
+		for range n {
+			g.waiters = append(g.waiters, &quotaWaiter{key: g.key, now: now})
+		}
+		return g
+	}
+	low, high, other := mk(3, 2), mk(5, 4), mk(10, 1)
+	other.key.subject = "key_other"
+	is.NoErr(s.sendQuotaGroups([]*quotaGroup{low, high, other}))
+	allowed := func(g *quotaGroup) (n int) {
+		for _, w := range g.waiters {
+			if w.q.Allowed {
+				n++
+			}
+		}
+		return n
+	}
+	is.Equal(allowed(low), 2)                 // both under 3
+	is.Equal(allowed(high), 3)                // 5 less the 2 already counted
+	is.Equal(high.waiters[2].q.Used, 5)       // the third of them is the fifth
+	is.True(!high.waiters[3].q.Allowed)       // and the fourth is refused
+	is.Equal(other.waiters[0].q.Remaining, 9) // another subject, in the first statement
 }
 
 // TestTakeQuotaCoalesces: many simultaneous requests of one key on one
@@ -155,7 +201,7 @@ func TestTakeQuotaCoalesces(t *testing.T) {
 	is.Equal(allowed, limit)
 	is.Equal(refused, requests-limit)
 	sent := s.quotaBatch.sent.Load() - before
-	t.Logf("%d requests, %d statements", requests, sent)
+	t.Logf("%d requests, %d subject takes", requests, sent)
 	is.True(sent < requests) // requests shared statements
 	s.quotaBatch.mu.Lock()
 	is.True(!s.quotaBatch.busy) // nothing left in flight
@@ -205,7 +251,7 @@ func TestTakeQuotaManyKeysShareRoundTrips(t *testing.T) {
 		is.Equal(granted[fmt.Sprintf("key_%02d", k)], k%10) // exactly the limit of each key
 	}
 	for _, s := range servers {
-		t.Logf("%d round trips, %d statements for %d requests", s.quotaBatch.trips.Load(), s.quotaBatch.sent.Load(), keys*perKey/2)
+		t.Logf("%d round trips, %d subject takes for %d requests", s.quotaBatch.trips.Load(), s.quotaBatch.sent.Load(), keys*perKey/2)
 		is.True(s.quotaBatch.trips.Load() < keys*perKey/2)
 	}
 }

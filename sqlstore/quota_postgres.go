@@ -16,27 +16,41 @@ import (
 
 // Rate limiting on PostgreSQL, the one store call of every request.
 //
-// takeQuotaSQL is fleet.TakeQuota in one statement: it inserts the
-// subject's row or updates it in place, holding the row lock only for the
-// statement (an autocommit transaction that does not wait for the disk:
-// synchronous_commit is off for the store's quota connections... see
-// takeQuotaPostgres). It takes n requests at once, all at the same time
-// now: the window rolls over as TakeQuota rolls it, then as many of the n
-// as the allowance has left are counted, the first ones, and `taken` says
-// how many, so that each request learns its own outcome (see quotaOutcome).
-// Concurrent statements on one subject take turns on its row, so the count
-// is exact over every server sharing the database.
+// takeQuotaSQL is fleet.TakeQuota in one statement, for several subjects
+// at once: for each it inserts the subject's row or updates it in place,
+// holding the row lock only for the statement (an autocommit transaction
+// that does not wait for the disk: synchronous_commit is off for the
+// store's quota connections, see takeQuotaPostgres). It takes n requests of
+// a subject at once, all at the same time now: the window rolls over as
+// TakeQuota rolls it, then as many of the n as the allowance has left are
+// counted, the first ones, and `taken` says how many, so that each request
+// learns its own outcome (see quotaOutcome). Concurrent statements on one
+// subject take turns on its row, so the count is exact over every server
+// sharing the database; rows are taken in subject order, so statements of
+// several servers do not deadlock.
 //
-// The arguments are: $1 subject, $2 now (Unix µs), $3 n, $4 the limit,
-// $5 the window (µs), $6 the zero window start (a subject never seen).
-const takeQuotaSQL = `INSERT INTO quotas AS q (subject, window_start, used, taken)
-	VALUES ($1, $2, LEAST($3, GREATEST($4, 0)), LEAST($3, GREATEST($4, 0)))
+// The arguments are arrays, an element per subject (no subject twice):
+// $1 subjects, $2 now (Unix µs), $3 n, $4 the limit; then $5 the window
+// (µs) and $6 the zero window start (a subject never seen). The update
+// reads a subject's n and limit from the row it would have inserted
+// (excluded.req, excluded.lim: columns kept for that, migration 0013). One
+// statement for all the subjects of a round trip costs the database about
+// 30% less than one statement each in a pipeline (pgbench, 32 subjects).
+const takeQuotaSQL = `INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
+	SELECT s, n, LEAST(r, GREATEST(l, 0)), LEAST(r, GREATEST(l, 0)), r, l
+	FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS t(s, n, r, l)
+	ORDER BY s
 	ON CONFLICT (subject) DO UPDATE SET
-		window_start = CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN $2 ELSE q.window_start END,
-		used = CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN 0 ELSE q.used END
-			+ LEAST($3, GREATEST($4 - CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN 0 ELSE q.used END, 0)),
-		taken = LEAST($3, GREATEST($4 - CASE WHEN q.window_start = $6 OR $2 >= q.window_start + $5 THEN 0 ELSE q.used END, 0))
-	RETURNING window_start, used, taken`
+		window_start = CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5
+			THEN excluded.window_start ELSE q.window_start END,
+		used = CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END
+			+ LEAST(excluded.req, GREATEST(excluded.lim
+				- CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END, 0)),
+		taken = LEAST(excluded.req, GREATEST(excluded.lim
+			- CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END, 0)),
+		req = excluded.req,
+		lim = excluded.lim
+	RETURNING subject, window_start, used, taken`
 
 // quotaOutcome is the outcome of the i-th (from 0) of the requests one
 // take counted for: the window starting at start holds used requests after
@@ -51,12 +65,83 @@ func quotaOutcome(i int, start time.Time, used, taken, limit int) fleet.Quota {
 	return q
 }
 
+// quotaTake is one subject's row of takeQuotaSQL: n requests at now under
+// limit, and what the statement returned for them.
+type quotaTake struct {
+	subject     string
+	now         time.Time
+	n, limit    int
+	start       time.Time
+	used, taken int
+}
+
 // takeQuotaN runs takeQuotaSQL for n requests of subject at now.
 func (s *Store) takeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (start time.Time, used, taken int, err error) {
-	var ws, u, tk int64
-	err = s.quotaStmt.QueryRowContext(ctx, subject, toDB(now), int64(n), int64(limit),
-		fleet.QuotaWindow.Microseconds(), toDB(time.Time{})).Scan(&ws, &u, &tk)
-	return fromDB(ws), int(u), int(tk), err
+	t := []quotaTake{{subject: subject, now: now, n: n, limit: limit}}
+	err = s.sendQuotaTakes(ctx, [][]quotaTake{t})
+	return t[0].start, t[0].used, t[0].taken, err
+}
+
+// sendQuotaTakes runs takeQuotaSQL once for each element of statements
+// (whose subjects differ), all in one round trip, and fills in each take's
+// outcome.
+func (s *Store) sendQuotaTakes(ctx context.Context, statements [][]quotaTake) error {
+	conn, err := s.fast.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		var pb pgx.Batch
+		for _, takes := range statements {
+			subjects := make([]string, len(takes))
+			nows, ns, limits := make([]int64, len(takes)), make([]int64, len(takes)), make([]int64, len(takes))
+			for i, t := range takes {
+				subjects[i], nows[i], ns[i], limits[i] = t.subject, toDB(t.now), int64(t.n), int64(t.limit)
+			}
+			pb.Queue(takeQuotaSQL, subjects, nows, ns, limits, fleet.QuotaWindow.Microseconds(), toDB(time.Time{}))
+		}
+		br := sc.Conn().SendBatch(ctx, &pb)
+		for _, takes := range statements {
+			rows, err := br.Query()
+			if err != nil {
+				br.Close()
+				return err
+			}
+			got := 0
+			for rows.Next() {
+				var subject string
+				var ws, u, tk int64
+				if err := rows.Scan(&subject, &ws, &u, &tk); err != nil {
+					rows.Close()
+					br.Close()
+					return err
+				}
+				i := slices.IndexFunc(takes, func(t quotaTake) bool { return t.subject == subject })
+				if i < 0 {
+					rows.Close()
+					br.Close()
+					return fmt.Errorf("sqlstore: quota: the database returned subject %q, not asked for", subject)
+				}
+				takes[i].start, takes[i].used, takes[i].taken = fromDB(ws), int(u), int(tk)
+				got++
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				br.Close()
+				return err
+			}
+			if got != len(takes) {
+				br.Close()
+				return fmt.Errorf("sqlstore: quota: %d rows returned for %d subjects", got, len(takes))
+			}
+		}
+		return br.Close()
+	})
 }
 
 // quotaBatcher coalesces the takes of one server: while a round trip is on
@@ -77,7 +162,7 @@ type quotaBatcher struct {
 	mu      sync.Mutex
 	busy    bool
 	waiting []*quotaWaiter
-	sent    atomic.Int64 // statements sent, for tests
+	sent    atomic.Int64 // subjects' takes sent (a row of a statement each), for tests
 	trips   atomic.Int64 // round trips, for tests
 }
 
@@ -204,53 +289,39 @@ func (s *Store) runQuotaBatch(batch []*quotaWaiter) {
 	}
 }
 
-// sendQuotaGroups sends the statements of groups in one round trip and
-// sets each waiter's outcome.
+// sendQuotaGroups takes the requests of groups in one round trip and sets
+// each waiter's outcome: one statement for all the subjects, or more when a
+// subject has groups of different limits (an account's limit changed while
+// its requests were on their way), since a statement takes a subject once.
 func (s *Store) sendQuotaGroups(groups []*quotaGroup) error {
 	b := &s.quotaBatch
 	b.trips.Add(1)
 	b.sent.Add(int64(len(groups)))
 	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
 	defer cancel()
-	if len(groups) == 1 {
-		g := groups[0]
-		start, used, taken, err := s.takeQuotaN(ctx, g.key.subject, len(g.waiters), g.key.limit, g.now)
-		if err != nil {
-			return err
+	var statements [][]quotaTake
+	var where [][2]int // group i's take: statements[where[i][0]][where[i][1]]
+	for _, g := range groups {
+		k := 0
+		for k < len(statements) && slices.ContainsFunc(statements[k], func(t quotaTake) bool { return t.subject == g.key.subject }) {
+			k++
 		}
-		for i, w := range g.waiters {
-			w.q = quotaOutcome(i, start, used, taken, g.key.limit)
+		if k == len(statements) {
+			statements = append(statements, nil)
 		}
-		return nil
+		where = append(where, [2]int{k, len(statements[k])})
+		statements[k] = append(statements[k], quotaTake{subject: g.key.subject, now: g.now, n: len(g.waiters), limit: g.key.limit})
 	}
-	conn, err := s.fast.Conn(ctx)
-	if err != nil {
+	if err := s.sendQuotaTakes(ctx, statements); err != nil {
 		return err
 	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("unexpected driver connection %T", dc)
+	for i, g := range groups {
+		t := statements[where[i][0]][where[i][1]]
+		for j, w := range g.waiters {
+			w.q = quotaOutcome(j, t.start, t.used, t.taken, g.key.limit)
 		}
-		var pb pgx.Batch
-		for _, g := range groups {
-			pb.Queue(takeQuotaSQL, g.key.subject, toDB(g.now), int64(len(g.waiters)), int64(g.key.limit),
-				fleet.QuotaWindow.Microseconds(), toDB(time.Time{}))
-		}
-		br := sc.Conn().SendBatch(ctx, &pb)
-		for _, g := range groups {
-			var ws, u, tk int64
-			if err := br.QueryRow().Scan(&ws, &u, &tk); err != nil {
-				br.Close()
-				return err
-			}
-			for i, w := range g.waiters {
-				w.q = quotaOutcome(i, fromDB(ws), int(u), int(tk), g.key.limit)
-			}
-		}
-		return br.Close()
-	})
+	}
+	return nil
 }
 
 // isAddress reports whether subject is a client address's (the brake on

@@ -94,14 +94,13 @@ type Store struct {
 	// On PostgreSQL: addrQuota holds the windows of client addresses (the
 	// brake on requests without a valid key) in this process's memory;
 	// fast is a small pool whose commits do not wait for the disk, for
-	// rate limiting and the live feed; quotaStmt is takeQuotaSQL prepared
-	// on it, and quotaBatch coalesces the takes of one subject.
-	addrQuota *memQuota
-	fast      *sql.DB
-	// sdb is the pool of Update's SERIALIZABLE transactions (pg_fast.go).
-	sdb        *sql.DB
-	quotaStmt  *sql.Stmt
+	// rate limiting and the live feed; quotaBatch coalesces the takes of
+	// the server's requests into round trips on it.
+	addrQuota  *memQuota
+	fast       *sql.DB
 	quotaBatch quotaBatcher
+	// sdb is the pool of Update's SERIALIZABLE transactions (pg_fast.go).
+	sdb *sql.DB
 	// dsn is the database's, for the live feed's listening connection;
 	// liveAppend coalesces the appends to the feed.
 	dsn        string
@@ -179,12 +178,6 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 		if err := s.quota.load(ctx, s); err != nil {
 			s.closeDBs()
 			return nil, err
-		}
-	}
-	if s.fast != nil {
-		if s.quotaStmt, err = s.fast.PrepareContext(ctx, takeQuotaSQL); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("sqlstore: prepare: %w", err)
 		}
 	}
 	if s.keyByHash, err = s.rdb.PrepareContext(ctx, s.d.q(keyByHashQuery)); err != nil {
@@ -407,9 +400,6 @@ func (s *Store) closeDBs() error {
 		err = s.keyByHash.Close()
 	}
 	err = errors.Join(err, s.claim.close(), s.wstmts.close(), s.rstmts.close())
-	if s.quotaStmt != nil {
-		err = errors.Join(err, s.quotaStmt.Close())
-	}
 	if s.fast != nil {
 		err = errors.Join(err, s.fast.Close())
 	}
