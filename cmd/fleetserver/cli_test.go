@@ -218,11 +218,17 @@ func TestDemoIsReused(t *testing.T) {
 	is.Equal(strings.Count(out, "Demo Logistics"), 1) // one demo account
 }
 
-// A server with no account says how to make one.
+// A server with no account says how to make one: with accounts create on
+// its store, or, on a memory: store that no other process reaches, with
+// --demo or a file.
 func TestServeHintsAtAccountsCreate(t *testing.T) {
 	is := is.New(t)
-	s := start(t, map[string]string{"FLEET_DB": "memory:"})
-	is.True(strings.Contains(s.stdout.String(), "No account yet: make one with `fleetserver accounts create --company NAME"))
+	db := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
+	s := start(t, map[string]string{"FLEET_DB": db})
+	is.True(strings.Contains(s.stdout.String(), "No account yet: make one with `fleetserver accounts create --company NAME --db "+db+"`"))
+	mem := start(t, map[string]string{"FLEET_DB": "memory:"})
+	is.True(strings.Contains(mem.stdout.String(), "a memory: store belongs to this process alone: run with --demo"))
+	is.True(!strings.Contains(mem.stdout.String(), "--db memory:")) // no command that cannot work
 	withDemo := start(t, map[string]string{"FLEET_DB": "memory:"}, "--demo")
 	withDemo.stdout.waitFor(t, regexp.MustCompile(`API key \(shown once\): (\S+)`))
 	is.True(!strings.Contains(withDemo.stdout.String(), "No account yet"))

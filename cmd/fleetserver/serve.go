@@ -151,8 +151,15 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 				return err
 			}
 		} else if l, err := svc.Operator().Accounts(ctx, fleet.ListQuery{Limit: 1}); err == nil && len(l.Items) == 0 {
-			fmt.Fprintf(c.stdout, "No account yet: make one with `fleetserver accounts create --company NAME --db %s` (or run with --demo).\n",
-				fleetstore.Redact(*dsn))
+			if strings.HasPrefix(*dsn, "memory:") {
+				// Another process cannot reach this one's memory, so
+				// `accounts create` cannot help here.
+				fmt.Fprintln(c.stdout, "No account yet, and a memory: store belongs to this process alone: run with --demo, "+
+					"or use a file (--db sqlite:fleet.db) and make an account with `fleetserver accounts create --company NAME --db sqlite:fleet.db`.")
+			} else {
+				fmt.Fprintf(c.stdout, "No account yet: make one with `fleetserver accounts create --company NAME --db %s` (or run with --demo).\n",
+					fleetstore.Redact(*dsn))
+			}
 		}
 		if *metricsAddr != "" {
 			mln, err := net.Listen("tcp", *metricsAddr)
