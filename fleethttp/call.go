@@ -83,16 +83,12 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 			known = append(known, p.name)
 		}
 	}
-	deprecation := deprecationHeaders(rt.doc)
 	if rt.doc.tokenAuth {
 		known = append(known, tokenParam)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
 		st.route = index
-		for k, v := range deprecation {
-			w.Header()[k] = v
-		}
 		if err := checkQuery(r.URL.RawQuery, known); err != nil {
 			writeError(w, h.log, st.requestID, err)
 			return

@@ -84,6 +84,14 @@ func TestDeprecatedRouteAnswersDeprecationHeaders(t *testing.T) {
 	is.Equal(res.Header.Get("Sunset"), "") // no date of removal yet
 	is.Equal(res.Header.Get("Link"), "")
 
+	res = getWith(t, base+"/v1/legacy/account", "") // no key: 401, and still told
+	is.Equal(res.StatusCode, http.StatusUnauthorized)
+	is.Equal(res.Header.Get("Deprecation"), "@1796083200")
+	is.Equal(res.Header.Get("Sunset"), "Fri, 31 Dec 2027 00:00:00 GMT")
+	res = getWith(t, base+"/v1/legacy/account", "fleet_"+strings.Repeat("x", 38)) // a key that does not exist
+	is.Equal(res.StatusCode, http.StatusUnauthorized)
+	is.Equal(res.Header.Get("Deprecation"), "@1796083200")
+
 	for _, path := range []string{"/v1/account", "/v1/vehicles", "/healthz"} {
 		res = getWith(t, base+path, secret)
 		is.Equal(res.StatusCode, http.StatusOK)
@@ -197,4 +205,27 @@ func TestModuleVersion(t *testing.T) {
 	is.Equal(moduleVersion(self), "(devel) (commit 075f69a76f0d)") // built from a checkout
 	self.Settings = nil
 	is.Equal(moduleVersion(self), "(devel)")
+}
+
+// A deprecated route says so on a 429 too: a client over its allowance
+// learns it as well.
+func TestDeprecatedRouteSaysSoWhenLimited(t *testing.T) {
+	is := is.New(t)
+	svc := fleet.NewService(memstore.New(), fleet.Options{})
+	_, nk, err := svc.Operator().CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme Haulage", Plan: fleet.PlanFree})
+	is.NoErr(err)
+	srv := httptest.NewServer(NewHandler(svc, withLegacyRoutes, WithLogger(slog.New(slog.DiscardHandler))))
+	t.Cleanup(srv.Close)
+	limit := fleet.PlanFree.Limits().RequestsPerHour
+	for i := range limit { // the hour's allowance, spent
+		if code := getWith(t, srv.URL+"/v1/legacy/whoami", nk.Secret).StatusCode; code != http.StatusOK {
+			t.Fatalf("request %d of %d: %d", i+1, limit, code)
+		}
+	}
+	res := getWith(t, srv.URL+"/v1/legacy/whoami", nk.Secret)
+	is.Equal(res.StatusCode, http.StatusTooManyRequests)
+	is.Equal(res.Header.Get("Deprecation"), "@1796083200")
+	res = getWith(t, srv.URL+"/v1/account", nk.Secret)
+	is.Equal(res.StatusCode, http.StatusTooManyRequests)
+	is.Equal(res.Header.Get("Deprecation"), "") // not deprecated
 }

@@ -73,6 +73,9 @@ type Handler struct {
 	// use it for routes the API does not have, such as a deprecated one).
 	extraRoutes func(*Handler) []route
 	cors        map[string]bool // allowed origins (WithCORSOrigins); nil: CORS off
+	// deprecations holds the deprecation headers of deprecated routes by
+	// mux pattern; nil when no route is deprecated.
+	deprecations map[string]http.Header
 	tokenPaths  map[string]bool // paths of the routes that take a stream token
 	corsExpose  string
 }
@@ -97,6 +100,12 @@ func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
 	h.tokenPaths = map[string]bool{}
 	for i, rt := range h.routes {
 		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(i+1, rt))
+		if hd := deprecationHeaders(rt.doc); hd != nil {
+			if h.deprecations == nil {
+				h.deprecations = map[string]http.Header{}
+			}
+			h.deprecations[rt.method+" "+rt.pattern] = hd
+		}
 		if rt.doc.tokenAuth {
 			if strings.Contains(rt.pattern, "{") || rt.method != http.MethodGet {
 				panic("fleethttp: a route that takes a stream token is a GET without wildcards: " + rt.pattern)
@@ -185,6 +194,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			serveOpenAPI(w)
 			return
+		}
+	}
+	if h.deprecations != nil {
+		// Every answer of a deprecated route says so, 401 and 429
+		// included: a client learns it before its key works.
+		if _, pattern := h.mux.Handler(r); h.deprecations[pattern] != nil {
+			for k, v := range h.deprecations[pattern] {
+				w.Header()[k] = v
+			}
 		}
 	}
 	if !h.admit(w, r, st) {
