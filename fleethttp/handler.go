@@ -76,8 +76,8 @@ type Handler struct {
 	// deprecations holds the deprecation headers of deprecated routes by
 	// mux pattern; nil when no route is deprecated.
 	deprecations map[string]http.Header
-	tokenPaths  map[string]bool // paths of the routes that take a stream token
-	corsExpose  string
+	tokenPaths   map[string]bool // paths of the routes that take a stream token
+	corsExpose   string
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
