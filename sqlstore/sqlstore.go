@@ -427,6 +427,11 @@ func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) error {
 		return s.groupUpdate(ctx, false, func(t *tx) error { return fn(t) })
 	}
 	opts := &sql.TxOptions{Isolation: sql.LevelSerializable}
+	// The slot is held across the attempts, backoffs included: letting a
+	// transaction that waits to run again leave its slot let more
+	// conflicting ones run, and two servers at 3,000 vehicles (fleetserver
+	// load) answered 39 requests 503 in 30 s, p99 0.9 s, instead of none
+	// and 10-64 ms.
 	if err := s.writers.acquire(ctx); err != nil {
 		return err
 	}
