@@ -107,6 +107,10 @@ func (s *Store) sendQuotaTakes(ctx context.Context, statements [][]quotaTake) er
 		}
 		br := sc.Conn().SendBatch(ctx, &pb)
 		for _, takes := range statements {
+			index := make(map[string]int, len(takes))
+			for i, t := range takes {
+				index[t.subject] = i
+			}
 			rows, err := br.Query()
 			if err != nil {
 				br.Close()
@@ -121,8 +125,8 @@ func (s *Store) sendQuotaTakes(ctx context.Context, statements [][]quotaTake) er
 					br.Close()
 					return err
 				}
-				i := slices.IndexFunc(takes, func(t quotaTake) bool { return t.subject == subject })
-				if i < 0 {
+				i, ok := index[subject]
+				if !ok {
 					rows.Close()
 					br.Close()
 					return fmt.Errorf("sqlstore: quota: the database returned subject %q, not asked for", subject)
@@ -301,11 +305,11 @@ func (s *Store) sendQuotaGroups(groups []*quotaGroup) error {
 	defer cancel()
 	var statements [][]quotaTake
 	var where [][2]int // group i's take: statements[where[i][0]][where[i][1]]
+	// A subject's k-th group (by limit) goes in the k-th statement.
+	lanes := map[string]int{}
 	for _, g := range groups {
-		k := 0
-		for k < len(statements) && slices.ContainsFunc(statements[k], func(t quotaTake) bool { return t.subject == g.key.subject }) {
-			k++
-		}
+		k := lanes[g.key.subject]
+		lanes[g.key.subject] = k + 1
 		if k == len(statements) {
 			statements = append(statements, nil)
 		}
