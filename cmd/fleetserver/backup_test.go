@@ -29,7 +29,6 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 
 	const size = 100
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
-	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*size+j) * time.Millisecond) }
 	var (
 		mu    sync.Mutex
 		acked [writers][]int
@@ -45,12 +44,7 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 					return
 				default:
 				}
-				pts := make([]map[string]any, size)
-				for j := range pts {
-					pts[j] = map[string]any{"latitude": 48 + float64(w)/10, "longitude": 2 + float64(j)/1000,
-						"timestamp": pointAt(b, j).Format(time.RFC3339Nano)}
-				}
-				status, _, body, err := post(client, srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, map[string]any{"locations": pts})
+				status, _, body, err := post(client, srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, batchBody(base, size, w, b))
 				if err != nil || status != http.StatusOK {
 					t.Errorf("writer %d batch %d: %d %s %v", w, b, status, body, err)
 					return
@@ -88,7 +82,7 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 	is.NoErr(srv.wait(t))
 	cp := startChild(t, bin, "sqlite:"+dst)
 	// (before: the batches acknowledged before the backup began)
-	checkBatchesWhole(t, client, cp.base, key, vehicles, base, pointAt(maxBatches, 0), size, &before, "in the copy")
+	checkBatchesWhole(t, client, cp.base, key, vehicles, base, batchAt(base, size, maxBatches, 0), size, &before, "in the copy")
 	is.NoErr(cp.cmd.Process.Signal(syscall.SIGTERM))
 	is.NoErr(cp.wait(t))
 }

@@ -215,14 +215,13 @@ func checkKillDuringIngest(t *testing.T, dsn string, rounds int, afterKill func(
 	// every point has a timestamp of its own and its batch is known from it;
 	// round r numbers its batches from r*maxBatches.
 	base := time.Now().UTC().Add(-time.Duration(rounds+1) * maxBatches * batchSize * time.Millisecond).Truncate(time.Second)
-	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*batchSize+j) * time.Millisecond) }
 
 	var acked [writers][]int // acknowledged batches, by writer, of every round
 	for r := range rounds {
 		if r > 0 {
 			srv = startChild(t, bin, dsn)
 		}
-		ingestUntilKilled(t, srv, client, key, vehicles, r*maxBatches, pointAt, &acked)
+		ingestUntilKilled(t, srv, client, key, vehicles, r*maxBatches, base, &acked)
 		if afterKill != nil {
 			afterKill(t)
 		}
@@ -231,7 +230,7 @@ func checkKillDuringIngest(t *testing.T, dsn string, rounds int, afterKill func(
 	// Started again on the same database, the server has every point of
 	// every acknowledged batch; each batch is there whole or not at all.
 	srv = startChild(t, bin, dsn)
-	checkBatchesWhole(t, client, srv.base, key, vehicles, base, pointAt(rounds*maxBatches, 0), batchSize, &acked, "stored")
+	checkBatchesWhole(t, client, srv.base, key, vehicles, base, batchAt(base, batchSize, rounds*maxBatches, 0), batchSize, &acked, "stored")
 	// A graceful stop ends the last run.
 	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
 	is.NoErr(srv.wait(t))
@@ -265,13 +264,30 @@ func bootIngest(t *testing.T, bin, dsn string) (srv *child, client *http.Client,
 // first, and kills the server with SIGKILL once killAfter of them are
 // acknowledged, while others are in flight. It appends the acknowledged
 // batches to acked.
-func ingestUntilKilled(t *testing.T, srv *child, client *http.Client, key string, vehicles []string, first int, pointAt func(b, j int) time.Time, acked *[writers][]int) {
-	ingestUntilSignal(t, syscall.SIGKILL, srv, client, key, vehicles, first, pointAt, acked)
+func ingestUntilKilled(t *testing.T, srv *child, client *http.Client, key string, vehicles []string, first int, base time.Time, acked *[writers][]int) {
+	ingestUntilSignal(t, syscall.SIGKILL, srv, client, key, vehicles, first, base, acked)
+}
+
+// batchAt is the time of point j of batch b of size points after base:
+// base + (b*size + j) ms, so that every point has a timestamp of its own
+// and a stored point names its batch (checkBatchesWhole reads it so).
+func batchAt(base time.Time, size, b, j int) time.Time {
+	return base.Add(time.Duration(b*size+j) * time.Millisecond)
+}
+
+// batchBody is the body of batch b of writer w: size points at batchAt.
+func batchBody(base time.Time, size, w, b int) map[string]any {
+	pts := make([]map[string]any, size)
+	for j := range pts {
+		pts[j] = map[string]any{"latitude": 52 + float64(w)/10, "longitude": 13 + float64(j)/1000,
+			"timestamp": batchAt(base, size, b, j).Format(time.RFC3339Nano), "speed": 30}
+	}
+	return map[string]any{"locations": pts}
 }
 
 // ingestUntilSignal is ingestUntilKilled with another signal: after
 // SIGTERM the server must exit cleanly.
-func ingestUntilSignal(t *testing.T, sig syscall.Signal, srv *child, client *http.Client, key string, vehicles []string, first int, pointAt func(b, j int) time.Time, acked *[writers][]int) {
+func ingestUntilSignal(t *testing.T, sig syscall.Signal, srv *child, client *http.Client, key string, vehicles []string, first int, base time.Time, acked *[writers][]int) {
 	is := is.New(t)
 	var (
 		total    atomic.Int64 // acknowledged batches, all writers
@@ -291,13 +307,8 @@ func ingestUntilSignal(t *testing.T, sig syscall.Signal, srv *child, client *htt
 	for w := range writers {
 		wg.Go(func() {
 			for b := first; b < first+maxBatches; b++ {
-				pts := make([]map[string]any, batchSize)
-				for j := range pts {
-					pts[j] = map[string]any{"latitude": 52 + float64(w)/10, "longitude": 13 + float64(j)/1000,
-						"timestamp": pointAt(b, j).Format(time.RFC3339Nano), "speed": 30}
-				}
 				inFlight.Add(1)
-				status, body, err := call(client, "POST", srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, map[string]any{"locations": pts})
+				status, body, err := call(client, "POST", srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, batchBody(base, batchSize, w, b))
 				inFlight.Add(-1)
 				if err != nil { // the server is gone: stop
 					if !killed.Load() {
@@ -349,14 +360,13 @@ func TestSIGTERMUnderLoadLosesNothing(t *testing.T) {
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
 	srv, client, key, vehicles := bootIngest(t, bin, dsn)
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
-	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*batchSize+j) * time.Millisecond) }
 	var acked [writers][]int
-	ingestUntilSignal(t, syscall.SIGTERM, srv, client, key, vehicles, 0, pointAt, &acked)
+	ingestUntilSignal(t, syscall.SIGTERM, srv, client, key, vehicles, 0, base, &acked)
 	is.True(strings.Contains(srv.stderr.String(), "shutting down"))
 
 	srv = startChild(t, bin, dsn)
 	for w, veh := range vehicles {
-		have := history(t, client, srv.base, key, veh, base, pointAt(maxBatches, 0))
+		have := history(t, client, srv.base, key, veh, base, batchAt(base, batchSize, maxBatches, 0))
 		byBatch := map[int]int{}
 		for ms := range have {
 			byBatch[int(ms)/batchSize]++

@@ -32,7 +32,6 @@ func TestPostgresCrashUnderLoadAnswers503(t *testing.T) {
 
 	const size = 50 // points per batch
 	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
-	pointAt := func(b, j int) time.Time { return base.Add(time.Duration(b*size+j) * time.Millisecond) }
 
 	var (
 		acked    [writers][]int
@@ -49,12 +48,7 @@ func TestPostgresCrashUnderLoadAnswers503(t *testing.T) {
 					return
 				default:
 				}
-				pts := make([]map[string]any, size)
-				for j := range pts {
-					pts[j] = map[string]any{"latitude": 52 + float64(w)/10, "longitude": 13 + float64(j)/1000,
-						"timestamp": pointAt(b, j).Format(time.RFC3339Nano)}
-				}
-				status, hdr, body, err := post(client, srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, map[string]any{"locations": pts})
+				status, hdr, body, err := post(client, srv.base+"/v1/vehicles/"+vehicles[w]+"/locations", key, batchBody(base, size, w, b))
 				switch {
 				case err != nil:
 					t.Errorf("writer %d batch %d: %v", w, b, err)
@@ -98,7 +92,7 @@ func TestPostgresCrashUnderLoadAnswers503(t *testing.T) {
 	}
 	t.Logf("%d batches acknowledged, %d answered 503", ok.Load(), n503.Load())
 
-	checkBatchesWhole(t, client, srv.base, key, vehicles, base, pointAt(maxBatches*10, 0), size, &acked, "stored")
+	checkBatchesWhole(t, client, srv.base, key, vehicles, base, batchAt(base, size, maxBatches*10, 0), size, &acked, "stored")
 	is.NoErr(srv.cmd.Process.Signal(syscall.SIGTERM))
 	is.NoErr(srv.wait(t))
 }
