@@ -165,10 +165,7 @@ func BenchmarkGetAccountSaturated(b *testing.B) {
 		return body
 	}
 	same := get(api.URL + "/v1/account")
-	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(same)
-	}))
+	bare := bareServer(same)
 	defer bare.Close()
 	const perClient = 100
 	round := func(url string) time.Duration {
