@@ -79,17 +79,27 @@ type member struct {
 	ctx   context.Context
 	fn    func(*tx) error
 	lease bool // its commit need not reach the disk (see Store.writeLease)
-	index int
-	turn  chan struct{} // receives when it is this member's turn
+	// state is waiting until the group's runner takes the member
+	// (running) or its caller leaves before that (left); whichever comes
+	// first wins, so fn never runs for a caller that has gone.
+	state atomic.Int32
 	done  chan struct{} // closed when the group has committed or failed
 	// ran reports that fn ran and its savepoint was released; fnErr is the
-	// error fn returned (its work was rolled back).
-	ran   bool
-	fnErr error
+	// error fn returned (its work was rolled back); panicked holds what fn
+	// panicked with, to go on in the caller's goroutine.
+	ran      bool
+	fnErr    error
+	panicked any
 	// result is what Update returns; rerun asks for another group.
 	result error
 	rerun  bool
 }
+
+const (
+	memberWaiting int32 = iota
+	memberRunning
+	memberLeft
+)
 
 // update runs fn as a member of a group, again (in a later group) when the
 // group's transaction broke before committing fn's work.
@@ -99,18 +109,23 @@ func (gc *groupCommit) update(ctx context.Context, lease bool, fn func(*tx) erro
 		if left {
 			return fmt.Errorf("sqlstore: wait for the writer: %w", ctx.Err())
 		}
+		if m.panicked != nil {
+			panic(m.panicked)
+		}
 		if !m.rerun || attempt == maxAttempts {
 			return m.result
 		}
 	}
 }
 
-// join adds a member to the forming group, waits for its turn, runs it and
-// waits for the group's end. When ctx ends before the member's turn, it
-// leaves (left): a goroutine takes the turn for it, and run, seeing ctx
-// ended, passes it on without running fn.
+// join adds a member to the forming group and waits for the group's end.
+// One goroutine, the group's runner, runs the members' functions one after
+// another, so that no member waits for its own goroutine to be scheduled
+// to take its turn. When ctx ends before the runner takes the member, the
+// caller leaves (left) and fn does not run; once fn runs, the caller waits
+// for the group (fn's statements check ctx, so it ends soon).
 func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error) (_ *member, left bool) {
-	m := &member{ctx: ctx, fn: fn, lease: lease, turn: make(chan struct{}, 1), done: make(chan struct{})}
+	m := &member{ctx: ctx, fn: fn, lease: lease, done: make(chan struct{})}
 	gc.mu.Lock()
 	var g *group
 	if n := len(gc.queue); n > 0 && len(gc.queue[n-1].members) < maxGroup {
@@ -119,7 +134,6 @@ func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error)
 		g = &group{}
 		gc.queue = append(gc.queue, g)
 	}
-	m.index = len(g.members)
 	g.members = append(g.members, m)
 	lead := !gc.busy
 	if lead {
@@ -131,30 +145,33 @@ func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error)
 		// In its own goroutine, so that the leader too stops waiting at
 		// its deadline when the writer cannot begin (a lock held by
 		// another process, up to the busy timeout).
-		go gc.begin(g)
+		go gc.runGroups(g)
 	}
 	select {
-	case <-m.turn:
-		gc.run(g, m)
-		<-m.done
-	case <-m.done: // the group's transaction did not begin
+	case <-m.done:
+		return m, false
 	case <-ctx.Done():
-		go func() {
-			select {
-			case <-m.turn:
-				gc.run(g, m)
-			case <-m.done:
-			}
-		}()
-		return m, true
+		if m.state.CompareAndSwap(memberWaiting, memberLeft) {
+			return m, true
+		}
+		<-m.done // fn is running or ran: its result is the group's
+		return m, false
 	}
-	return m, false
 }
 
-// begin starts group g's transaction and gives the turn to its first
-// member; the group's members fixed (g is out of the queue). When the
-// transaction cannot begin, every member gets the error.
-func (gc *groupCommit) begin(g *group) {
+// runGroups runs group g, then every group that formed meanwhile, until
+// none waits for the writer.
+func (gc *groupCommit) runGroups(g *group) {
+	for g != nil {
+		gc.runGroup(g)
+		g = gc.next()
+	}
+}
+
+// runGroup runs group g's transaction: begin, each member in its
+// savepoint, commit; the group's members are fixed (g is out of the
+// queue). When the transaction cannot begin, every member gets the error.
+func (gc *groupCommit) runGroup(g *group) {
 	// The transaction outlives each member's context, so it has none.
 	bg := context.Background()
 	g.relaxed = true
@@ -181,20 +198,23 @@ func (gc *groupCommit) begin(g *group) {
 		gc.finish(g)
 		return
 	}
-	g.members[0].turn <- struct{}{}
+	for _, m := range g.members {
+		gc.run(g, m)
+	}
+	gc.commit(g)
 }
 
-// run runs member m of g inside its savepoint, then passes the turn on
-// (the last member commits). A panic of fn rolls its savepoint back, lets
-// the group go on, and goes on in m's goroutine.
+// run runs member m of g inside its savepoint. A panic of fn rolls its
+// savepoint back, lets the group go on, and goes on in m's caller.
 func (gc *groupCommit) run(g *group, m *member) {
+	if !m.state.CompareAndSwap(memberWaiting, memberRunning) {
+		return // its caller has left
+	}
 	if g.broken != nil {
-		gc.pass(g, m)
 		return
 	}
 	if err := m.ctx.Err(); err != nil {
 		m.fnErr = fmt.Errorf("sqlstore: begin: %w", err)
-		gc.pass(g, m)
 		return
 	}
 	// Each member's savepoint is released before the next member's is
@@ -208,7 +228,6 @@ func (gc *groupCommit) run(g *group, m *member) {
 	bg := &tx{ctx: context.Background(), d: gc.s.d, tx: g.tx, stmts: gc.s.wstmts}
 	if _, err := bg.exec("SAVEPOINT member"); err != nil {
 		g.broken = err
-		gc.pass(g, m)
 		return
 	}
 	undo := func() {
@@ -220,34 +239,43 @@ func (gc *groupCommit) run(g *group, m *member) {
 			g.broken = err
 		}
 	}
-	finished := false
-	defer func() {
-		if !finished { // fn panicked: the panic goes on after the group does
-			m.fnErr = errors.New("sqlstore: the transaction's function panicked")
-			undo()
-			gc.pass(g, m)
-		}
-	}()
-	err := m.fn(t)
-	finished = true
-	if err != nil {
+	err, panicked := callMember(m.fn, t)
+	switch {
+	case panicked != nil:
+		m.panicked = panicked
+		m.fnErr = errors.New("sqlstore: the transaction's function panicked")
+		undo()
+	case err != nil:
 		m.fnErr = err
 		undo()
-	} else if _, err := bg.exec("RELEASE member"); err != nil {
-		g.broken = err
-	} else {
-		m.ran = true
+	default:
+		if _, err := bg.exec("RELEASE member"); err != nil {
+			g.broken = err
+		} else {
+			m.ran = true
+		}
 	}
-	gc.pass(g, m)
 }
 
-// pass gives the turn to the member after m, or ends the group when m is
-// its last.
-func (gc *groupCommit) pass(g *group, m *member) {
-	if next := m.index + 1; next < len(g.members) {
-		g.members[next].turn <- struct{}{}
-		return
-	}
+// callMember calls fn, returning what it panicked with, if it did.
+func callMember(fn func(*tx) error, t *tx) (err error, panicked any) {
+	finished := false
+	defer func() {
+		if !finished {
+			panicked = recover()
+			if panicked == nil { // panic(nil) or runtime.Goexit
+				panicked = errors.New("sqlstore: the transaction's function panicked")
+			}
+		}
+	}()
+	err = fn(t)
+	finished = true
+	return err, nil
+}
+
+// commit ends group g after its last member: COMMIT (or the rollback of a
+// broken transaction), then each member's result.
+func (gc *groupCommit) commit(g *group) {
 	var err error
 	if g.broken != nil {
 		g.tx.Rollback() // SQLite has rolled it back already
@@ -270,7 +298,7 @@ func (gc *groupCommit) pass(g *group, m *member) {
 	gc.finish(g)
 }
 
-// finish releases g's members and hands the writer to the next group.
+// finish releases g's connection and its members.
 func (gc *groupCommit) finish(g *group) {
 	if g.conn != nil {
 		if g.relaxed {
@@ -284,16 +312,20 @@ func (gc *groupCommit) finish(g *group) {
 	for _, m := range g.members {
 		close(m.done)
 	}
+}
+
+// next takes the next group waiting for the writer, or frees the writer
+// and returns nil.
+func (gc *groupCommit) next() *group {
 	gc.mu.Lock()
+	defer gc.mu.Unlock()
 	if len(gc.queue) == 0 {
 		gc.busy = false
-		gc.mu.Unlock()
-		return
+		return nil
 	}
-	next := gc.queue[0]
+	g := gc.queue[0]
 	gc.queue = gc.queue[1:]
-	gc.mu.Unlock()
-	gc.begin(next)
+	return g
 }
 
 // waiting returns how many callers wait for the writer (tests).

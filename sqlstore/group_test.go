@@ -277,3 +277,48 @@ func TestGroupMemberCancelledMidwayStopsAlone(t *testing.T) {
 	is.True(!accountExists(s, second.ID))               // never written
 	is.Equal(s.group.commits.Load()-commits0, int64(2)) // the holder's, then the group's: no rerun
 }
+
+// TestGroupMemberThatLeftNeverRuns: a caller whose context ends while it
+// waits for the writer leaves with the context's error, and its function
+// never runs, not even later in its group; the members around it commit.
+func TestGroupMemberThatLeftNeverRuns(t *testing.T) {
+	is := is.New(t)
+	s := openGroupTestStore(t)
+	release := make(chan struct{})
+	holder := holdWriter(t, s, release)
+
+	before, after := newAccount("before"), newAccount("after")
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		errs[0] = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(before) })
+	})
+	waitForWaiting(t, s, 1)
+	leaving := make(chan struct{})
+	wg.Go(func() {
+		defer close(leaving)
+		errs[1] = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateAccount(newAccount("left")) })
+	})
+	waitForWaiting(t, s, 2)
+	wg.Go(func() {
+		errs[2] = s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(after) })
+	})
+	waitForWaiting(t, s, 3)
+	cancel()
+	<-leaving // it left while the writer was still held
+	close(release)
+	is.NoErr(<-holder)
+	wg.Wait()
+
+	is.True(errors.Is(errs[1], context.Canceled))
+	is.NoErr(errs[0])
+	is.NoErr(errs[2])
+	is.True(accountExists(s, before.ID))
+	is.True(accountExists(s, after.ID))
+	var n int
+	is.NoErr(s.View(context.Background(), func(ftx fleet.Tx) error {
+		return ftx.(*tx).tx.QueryRowContext(context.Background(), "SELECT count(*) FROM accounts WHERE company_name = 'left'").Scan(&n)
+	}))
+	is.Equal(n, 0) // its function never ran
+}
