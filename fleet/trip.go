@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -91,6 +92,16 @@ type Trip struct {
 	// End while the vehicle stood: the stationary reports are read again
 	// when it moves on, and their jumps counted then.
 	PendingIgnored int `json:"-"`
+}
+
+// Clone returns a copy of t that shares no memory with it (its slices,
+// and what its pointers point to).
+func (t Trip) Clone() Trip {
+	t.StartOdometerKm = clonePtr(t.StartOdometerKm)
+	t.EndOdometerKm = clonePtr(t.EndOdometerKm)
+	t.StationarySince = clonePtr(t.StationarySince)
+	t.Slices = slices.Clone(t.Slices)
+	return t
 }
 
 // Stop is the time a vehicle stood between two trips (at least StopAfter).

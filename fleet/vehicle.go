@@ -109,6 +109,32 @@ type Vehicle struct {
 	AlertsVersion int64 `json:"-"`
 }
 
+// Clone returns a copy of v that shares no memory with it (tags, and
+// what its pointers point to), so that a store may keep one and hand out
+// the other.
+func (v Vehicle) Clone() Vehicle {
+	v.Tags = slices.Clone(v.Tags)
+	v.Year = clonePtr(v.Year)
+	v.OdometerKm = clonePtr(v.OdometerKm)
+	v.Speed = clonePtr(v.Speed)
+	v.StationarySince = clonePtr(v.StationarySince)
+	if v.LastLocation != nil {
+		l := *v.LastLocation
+		l.Heading = clonePtr(l.Heading)
+		v.LastLocation = &l
+	}
+	return v
+}
+
+// clonePtr returns a pointer to a copy of what p points to (nil for nil).
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
 // MarshalJSON writes the vehicle as the API shows it, in responses and in
 // event data alike: unset text fields are null, tags an empty list.
 func (v Vehicle) MarshalJSON() ([]byte, error) {

@@ -72,7 +72,7 @@ func New() *Store {
 			func(k fleet.Key) string { return k.AccountID }, cloneKey),
 		keyHash: map[[32]byte]string{},
 		vehicles: newTable("vehicle", func(v fleet.Vehicle) string { return v.ID },
-			func(v fleet.Vehicle) string { return v.AccountID }, cloneVehicle),
+			func(v fleet.Vehicle) string { return v.AccountID }, fleet.Vehicle.Clone),
 		externalIDs: map[string]string{},
 		points:      map[string]*series{},
 		events: newTable("event", func(e fleet.Event) string { return e.ID },

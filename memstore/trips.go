@@ -18,14 +18,6 @@ func newTripTables() tripTables {
 	return tripTables{byID: map[string]fleet.Trip{}, byVehicle: map[string][]string{}}
 }
 
-func cloneTrip(t fleet.Trip) fleet.Trip {
-	t.StartOdometerKm = clonePtr(t.StartOdometerKm)
-	t.EndOdometerKm = clonePtr(t.EndOdometerKm)
-	t.StationarySince = clonePtr(t.StationarySince)
-	t.Slices = slices.Clone(t.Slices)
-	return t
-}
-
 // setOrder replaces a vehicle's trip ids, undoably.
 func (t *tx) setOrder(vehicleID string, ids []string) {
 	old, had := t.s.tr.byVehicle[vehicleID]
@@ -77,7 +69,7 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 
 func (t *tx) putTrip(tr fleet.Trip) {
 	old, had := t.s.tr.byID[tr.ID]
-	tr = cloneTrip(tr)
+	tr = tr.Clone()
 	t.setTrip(tr.ID, &tr)
 	if had && old.Start.Timestamp.Equal(tr.Start.Timestamp) {
 		return // in its place already
@@ -111,7 +103,7 @@ func (t *tx) deleteTripsOf(vehicleID string) {
 
 func (t *tx) Trip(accountID, id string) (fleet.Trip, error) {
 	if tr, ok := t.s.tr.byID[id]; ok && tr.AccountID == accountID {
-		return cloneTrip(tr), nil
+		return tr.Clone(), nil
 	}
 	return fleet.Trip{}, fleet.NotFound("trip", id)
 }
@@ -120,7 +112,7 @@ func (t *tx) LatestTrips(vehicleIDs []string) (map[string]fleet.Trip, error) {
 	out := make(map[string]fleet.Trip, len(vehicleIDs))
 	for _, v := range vehicleIDs {
 		if ids := t.s.tr.byVehicle[v]; len(ids) > 0 {
-			out[v] = cloneTrip(t.s.tr.byID[ids[len(ids)-1]])
+			out[v] = t.s.tr.byID[ids[len(ids)-1]].Clone()
 		}
 	}
 	return out, nil
@@ -130,7 +122,7 @@ func (t *tx) LastTripBefore(vehicleID string, before time.Time) (fleet.Trip, boo
 	ids := t.s.tr.byVehicle[vehicleID]
 	for i := len(ids) - 1; i >= 0; i-- {
 		if tr := t.s.tr.byID[ids[i]]; tr.Start.Timestamp.Before(before) {
-			return cloneTrip(tr), true, nil
+			return tr.Clone(), true, nil
 		}
 	}
 	return fleet.Trip{}, false, nil
@@ -147,7 +139,7 @@ func (t *tx) VehicleTrips(vehicleID string, from, to, after time.Time, limit int
 			break
 		}
 		if tr := t.s.tr.byID[id]; tr.Start.Timestamp.After(after) && meets(&tr, from, to) {
-			out = append(out, cloneTrip(tr))
+			out = append(out, tr.Clone())
 		}
 	}
 	return out, nil
@@ -161,7 +153,7 @@ func (t *tx) AccountTrips(accountID, vehicleID string, from, to time.Time) ([]fl
 		}
 		for _, id := range t.s.tr.byVehicle[vid] {
 			if tr := t.s.tr.byID[id]; meets(&tr, from, to) {
-				out = append(out, cloneTrip(tr))
+				out = append(out, tr.Clone())
 			}
 		}
 	}

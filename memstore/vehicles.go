@@ -11,20 +11,6 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-func cloneVehicle(v fleet.Vehicle) fleet.Vehicle {
-	v.Tags = slices.Clone(v.Tags)
-	v.Year = clonePtr(v.Year)
-	v.OdometerKm = clonePtr(v.OdometerKm)
-	v.Speed = clonePtr(v.Speed)
-	v.StationarySince = clonePtr(v.StationarySince)
-	if v.LastLocation != nil {
-		l := *v.LastLocation
-		l.Heading = clonePtr(l.Heading)
-		v.LastLocation = &l
-	}
-	return v
-}
-
 func cloneEvent(e fleet.Event) fleet.Event {
 	e.Data = slices.Clone(e.Data)
 	return e
@@ -181,7 +167,7 @@ func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit i
 		stale := !v.LastLocation.Timestamp.After(reportedBefore)
 		resting := v.Status == fleet.StatusIdle && v.StationarySince != nil && !v.StationarySince.After(stationaryBefore)
 		if stale || resting {
-			out = append(out, cloneVehicle(v))
+			out = append(out, v.Clone())
 		}
 	}
 	slices.SortFunc(out, func(a, b fleet.Vehicle) int { return a.LastLocation.Timestamp.Compare(b.LastLocation.Timestamp) })
@@ -201,7 +187,7 @@ func (t *tx) VehiclesGoneSilent(since, now time.Time, minutes []int, after strin
 		for _, m := range minutes {
 			d := time.Duration(m) * time.Minute
 			if !last.After(now.Add(-d)) && last.After(since.Add(-d)) {
-				out = append(out, cloneVehicle(v))
+				out = append(out, v.Clone())
 				break
 			}
 		}

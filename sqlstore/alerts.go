@@ -406,17 +406,30 @@ func (t *tx) LatestAlert(accountID, key string) (fleet.Alert, error) {
 
 // AlertConfigVersion implements fleet.Tx.
 func (t *tx) AlertConfigVersion(accountID string) (int64, error) {
+	if t.cache != nil {
+		if v, ok := t.cache.alerts[accountID]; ok {
+			return v, nil
+		}
+	}
 	var v int64
 	err := t.queryRow(`SELECT version FROM alert_config WHERE account_id = ?`, accountID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		v, err = 0, nil
+	}
+	if err == nil && t.cache != nil {
+		t.cache.setAlerts(accountID, v)
 	}
 	return v, wrap(t.failed(err), "read alert configuration version")
 }
 
 // BumpAlertConfig implements fleet.Tx.
 func (t *tx) BumpAlertConfig(accountID string) error {
+	t.keepsCache = true
 	_, err := t.update(`INSERT INTO alert_config (account_id, version) VALUES (?, 1)
 		ON CONFLICT (account_id) DO UPDATE SET version = alert_config.version + 1`, accountID)
+	t.keepsCache = false
+	if t.cache != nil {
+		t.cache.forgetAlerts(accountID)
+	}
 	return wrap(err, "move alert configuration version")
 }

@@ -57,6 +57,7 @@ const maxGroup = 256
 type groupCommit struct {
 	db    *sql.DB // the writer: one connection
 	s     *Store
+	cache *rowCache // the writer's row cache (rowcache.go)
 	mu    sync.Mutex
 	queue []*group // groups waiting for the writer, oldest first
 	busy  bool     // a group holds the writer
@@ -189,8 +190,14 @@ func (gc *groupCommit) runGroup(g *group) {
 	}
 	if err == nil {
 		g.tx, err = g.conn.BeginTx(bg, nil)
+		if err == nil {
+			if err = gc.cache.check(g.conn, g.tx); err != nil {
+				g.tx.Rollback()
+			}
+		}
 	}
 	if err != nil {
+		gc.cache.reset()
 		g.broken = fmt.Errorf("sqlstore: begin: %w", err)
 		for _, m := range g.members {
 			m.result = g.broken
@@ -224,13 +231,15 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// interrupted write breaks the group's transaction for every member
 	// (and SQLite starts a goroutine per statement to watch a context).
 	// The context is checked before each statement instead (tx.stop).
-	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.s.d, tx: g.tx, claim: &gc.s.claim, stmts: gc.s.wstmts}
+	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.s.d, tx: g.tx, claim: &gc.s.claim, stmts: gc.s.wstmts, cache: gc.cache}
 	bg := &tx{ctx: context.Background(), d: gc.s.d, tx: g.tx, stmts: gc.s.wstmts}
 	if _, err := bg.exec("SAVEPOINT member"); err != nil {
 		g.broken = err
 		return
 	}
+	gc.cache.memberStarts()
 	undo := func() {
+		gc.cache.memberUndone()
 		if _, err := bg.exec("ROLLBACK TO member"); err != nil {
 			g.broken = err
 			return
@@ -252,6 +261,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 		if _, err := bg.exec("RELEASE member"); err != nil {
 			g.broken = err
 		} else {
+			gc.cache.memberKept()
 			m.ran = true
 		}
 	}
@@ -279,8 +289,10 @@ func (gc *groupCommit) commit(g *group) {
 	var err error
 	if g.broken != nil {
 		g.tx.Rollback() // SQLite has rolled it back already
+		gc.cache.reset()
 	} else if err = g.tx.Commit(); err != nil {
 		err = fmt.Errorf("sqlstore: commit: %w", err)
+		gc.cache.reset()
 	} else {
 		gc.commits.Add(1)
 		gc.members.Add(int64(len(g.members)))

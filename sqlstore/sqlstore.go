@@ -247,7 +247,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlstore: sqlite: open %s: %w", path, err)
 	}
 	s := &Store{d: newDialect(SQLite), rdb: rdb, wdb: wdb, quota: newMemQuota()}
-	s.group = &groupCommit{db: wdb, s: s}
+	s.group = &groupCommit{db: wdb, s: s, cache: newRowCache()}
 	s.wstmts, s.rstmts = newStmtCache(wdb), newStmtCache(rdb)
 	return s, nil
 }

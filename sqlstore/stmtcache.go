@@ -113,6 +113,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	if err := t.stopped(); err != nil {
 		return nil, err
 	}
+	if t.cache != nil && !t.keepsCache && writesCachedRows(query) {
+		t.cache.reset() // a write the row cache does not follow
+	}
 	if st := t.stmt(query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}

@@ -109,7 +109,9 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 			last_at = excluded.last_at, stationary_since = excluded.stationary_since, slices = excluded.slices`)
 		// Without a savepoint (fleet.TripTx): a failure ends the
 		// transaction on PostgreSQL, and the caller returns it.
+		t.keepsCache = true
 		_, err := t.exec(t.d.q(b.String()), args...)
+		t.keepsCache = false
 		err = t.failed(err)
 		switch classify(err) {
 		case errUnique:
@@ -120,13 +122,28 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 		if err != nil {
 			return wrap(err, "put trips")
 		}
+		if t.cache != nil {
+			for i := range part {
+				tr, err := scanTrip(argsRow(args[23*i : 23*(i+1)]))
+				if err != nil {
+					t.cache.forgetTrip(part[i].VehicleID)
+					continue
+				}
+				t.cache.putTrip(tr)
+			}
+		}
 	}
 	return nil
 }
 
 // DeleteTrip implements fleet.Tx.
 func (t *tx) DeleteTrip(vehicleID, id string) error {
+	t.keepsCache = true
 	_, err := t.update(`DELETE FROM trips WHERE id = ? AND vehicle_id = ?`, id, vehicleID)
+	t.keepsCache = false
+	if t.cache != nil {
+		t.cache.forgetTrip(vehicleID)
+	}
 	return wrap(err, "delete trip")
 }
 
@@ -152,6 +169,34 @@ func (t *tx) oneTrip(doing, query string, args ...any) (fleet.Trip, bool, error)
 
 // LatestTrips implements fleet.Tx.
 func (t *tx) LatestTrips(vehicleIDs []string) (map[string]fleet.Trip, error) {
+	out := make(map[string]fleet.Trip, len(vehicleIDs))
+	if c := t.cache; c != nil {
+		missing := vehicleIDs[:0:0]
+		for _, id := range vehicleIDs {
+			if lt, ok := c.trips[id]; !ok {
+				missing = append(missing, id)
+			} else if lt.ok {
+				out[id] = lt.trip.Clone()
+			}
+		}
+		read, err := t.latestTrips(missing)
+		if err != nil {
+			return out, err
+		}
+		for _, id := range missing {
+			tr, ok := read[id]
+			if ok {
+				out[id] = tr
+			}
+			c.setTrip(id, latestTrip{tr.Clone(), ok})
+		}
+		return out, nil
+	}
+	return t.latestTrips(vehicleIDs)
+}
+
+// latestTrips reads each vehicle's latest trip.
+func (t *tx) latestTrips(vehicleIDs []string) (map[string]fleet.Trip, error) {
 	out := make(map[string]fleet.Trip, len(vehicleIDs))
 	if len(vehicleIDs) == 0 {
 		return out, nil

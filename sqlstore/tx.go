@@ -31,6 +31,11 @@ type tx struct {
 	// stmts is the pool's statement cache; nil on PostgreSQL (pgx keeps
 	// its own).
 	stmts *stmtCache
+	// cache is the writer's row cache (rowcache.go), set for a group
+	// member's transaction on SQLite; keepsCache is set while a statement
+	// that keeps it up to date itself runs.
+	cache      *rowCache
+	keepsCache bool
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")

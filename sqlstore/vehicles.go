@@ -95,6 +95,9 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
+	// A new row makes no cached one stale.
+	t.keepsCache = true
+	defer func() { t.keepsCache = false }()
 	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
 			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
 			alert_version)
@@ -110,9 +113,17 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 
 // Vehicle implements fleet.Tx.
 func (t *tx) Vehicle(accountID, id string) (fleet.Vehicle, error) {
+	if t.cache != nil {
+		if v, ok := t.cache.vehicles[id]; ok && v.AccountID == accountID {
+			return v.Clone(), nil
+		}
+	}
 	v, err := scanVehicle(t.queryRow(`SELECT `+vehicleColumns+` FROM vehicles v WHERE v.id = ? AND v.account_id = ?`, id, accountID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fleet.Vehicle{}, fleet.NotFound("vehicle", id)
+	}
+	if err == nil && t.cache != nil {
+		t.cache.setVehicle(v.Clone())
 	}
 	return v, wrap(t.failed(err), "read vehicle")
 }
@@ -178,7 +189,8 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
-	args = append(args[:len(args)-3], toDB(v.UpdatedAt), v.AlertsVersion, v.ID, v.AccountID) // created_at never changes
+	kept := len(args) - 3                                                             // args[:kept] are the same in the row cache's copy
+	args = append(args[:kept], toDB(v.UpdatedAt), v.AlertsVersion, v.ID, v.AccountID) // created_at never changes
 	var n int64
 	write := t.savepoint
 	if v.ExternalID == "" {
@@ -187,12 +199,14 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 		// savepoint (two round trips fewer on every report on PostgreSQL).
 		write = func(fn func() error) error { return fn() }
 	}
+	t.keepsCache = true
 	err = write(func() (err error) {
 		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
 			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
 		return err
 	})
+	t.keepsCache = false
 	if classify(err) == errUnique {
 		return conflict(err, "A vehicle with external_id %q exists.", v.ExternalID)
 	}
@@ -202,12 +216,31 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 	if n == 0 {
 		return fleet.NotFound("vehicle", v.ID)
 	}
+	if c := t.cache; c != nil {
+		// The row as a read would return it: created_at is the stored one,
+		// which only a cached copy knows without reading.
+		old, ok := c.vehicles[v.ID]
+		if ok && old.AccountID == v.AccountID {
+			row := append(argsRow{v.ID, v.AccountID}, args[:kept]...)
+			if nv, err := scanVehicle(append(row, toDB(old.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion)); err == nil {
+				c.setVehicle(nv)
+				return nil
+			}
+		}
+		c.forgetVehicle(v.ID)
+	}
 	return nil
 }
 
 // DeleteVehicle implements fleet.Tx; its points go by ON DELETE CASCADE.
 func (t *tx) DeleteVehicle(accountID, id string) error {
+	t.keepsCache = true
 	n, err := t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
+	t.keepsCache = false
+	if c := t.cache; c != nil {
+		c.forgetVehicle(id)
+		c.forgetTrip(id) // its trips go with it
+	}
 	if err != nil {
 		return wrap(err, "delete vehicle")
 	}
