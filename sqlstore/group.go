@@ -237,7 +237,6 @@ func (gc *groupCommit) run(g *group, m *member) {
 		g.broken = err
 		return
 	}
-	gc.cache.memberStarts()
 	undo := func() {
 		gc.cache.memberUndone()
 		if _, err := bg.exec("ROLLBACK TO member"); err != nil {

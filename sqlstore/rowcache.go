@@ -42,7 +42,9 @@ type rowCache struct {
 	vehicles map[string]fleet.Vehicle
 	trips    map[string]latestTrip // by vehicle id
 	alerts   map[string]int64      // alert configuration version by account
-	undo     []cacheUndo           // the running member's changes, newest last
+	// undo restores, newest last, what the running member changed; it is
+	// empty between members.
+	undo []func()
 }
 
 // latestTrip is a vehicle's latest trip, or that it has none (ok false).
@@ -53,16 +55,6 @@ type latestTrip struct {
 
 // maxCachedRows bounds each of the cache's maps.
 const maxCachedRows = 100_000
-
-// cacheUndo restores one entry as it was before a member changed it.
-type cacheUndo struct {
-	kind    byte // 'v' vehicles, 't' trips, 'a' alerts
-	key     string
-	had     bool
-	vehicle fleet.Vehicle
-	trip    latestTrip
-	alerts  int64
-}
 
 func newRowCache() *rowCache {
 	c := &rowCache{}
@@ -97,51 +89,38 @@ func (c *rowCache) check(conn *sql.Conn, t *sql.Tx) error {
 	return nil
 }
 
-// memberStarts begins a member's undo log; memberKept ends it with the
-// member's changes kept; memberUndone undoes them (its savepoint was rolled
-// back).
-func (c *rowCache) memberStarts() { c.undo = c.undo[:0] }
-func (c *rowCache) memberKept()   { c.undo = c.undo[:0] }
+// memberKept ends a member's changes with them kept (its savepoint was
+// released); memberUndone undoes them (its savepoint was rolled back).
+func (c *rowCache) memberKept() { c.undo = c.undo[:0] }
+
 func (c *rowCache) memberUndone() {
 	for i := len(c.undo) - 1; i >= 0; i-- {
-		u := c.undo[i]
-		switch u.kind {
-		case 'v':
-			restore(c.vehicles, u.key, u.vehicle, u.had)
-		case 't':
-			restore(c.trips, u.key, u.trip, u.had)
-		case 'a':
-			restore(c.alerts, u.key, u.alerts, u.had)
-		}
+		c.undo[i]()
 	}
 	c.undo = c.undo[:0]
 }
 
-func restore[V any](m map[string]V, key string, old V, had bool) {
-	if had {
-		m[key] = old
-	} else {
-		delete(m, key)
-	}
-}
-
-// set puts (or, when del, removes) m[key], logging the old entry to undo.
-func set[V any](c *rowCache, m map[string]V, kind byte, key string, v V, del bool, log func(*cacheUndo, V)) {
+// put sets m[key] to v, or removes it when del, so that the running
+// member's undo restores it. Forgetting a row is always safe: past
+// maxCachedRows, an arbitrary one makes room.
+func put[V any](c *rowCache, m map[string]V, key string, v V, del bool) {
 	old, had := m[key]
 	if !had && del {
 		return
 	}
-	u := cacheUndo{kind: kind, key: key, had: had}
-	if had {
-		log(&u, old)
-	}
-	c.undo = append(c.undo, u)
+	c.undo = append(c.undo, func() {
+		if had {
+			m[key] = old
+		} else {
+			delete(m, key)
+		}
+	})
 	if del {
 		delete(m, key)
 		return
 	}
 	if !had && len(m) >= maxCachedRows {
-		for k := range m { // forget an arbitrary row: always safe
+		for k := range m {
 			delete(m, k)
 			break
 		}
@@ -149,29 +128,14 @@ func set[V any](c *rowCache, m map[string]V, kind byte, key string, v V, del boo
 	m[key] = v
 }
 
-func (c *rowCache) setVehicle(v fleet.Vehicle) {
-	set(c, c.vehicles, 'v', v.ID, v, false, func(u *cacheUndo, old fleet.Vehicle) { u.vehicle = old })
-}
-
-func (c *rowCache) forgetVehicle(id string) {
-	set(c, c.vehicles, 'v', id, fleet.Vehicle{}, true, func(u *cacheUndo, old fleet.Vehicle) { u.vehicle = old })
-}
-
+func (c *rowCache) setVehicle(v fleet.Vehicle)  { put(c, c.vehicles, v.ID, v, false) }
+func (c *rowCache) forgetVehicle(id string)     { put(c, c.vehicles, id, fleet.Vehicle{}, true) }
+func (c *rowCache) forgetTrip(vehicleID string) { put(c, c.trips, vehicleID, latestTrip{}, true) }
 func (c *rowCache) setTrip(vehicleID string, lt latestTrip) {
-	set(c, c.trips, 't', vehicleID, lt, false, func(u *cacheUndo, old latestTrip) { u.trip = old })
+	put(c, c.trips, vehicleID, lt, false)
 }
-
-func (c *rowCache) forgetTrip(vehicleID string) {
-	set(c, c.trips, 't', vehicleID, latestTrip{}, true, func(u *cacheUndo, old latestTrip) { u.trip = old })
-}
-
-func (c *rowCache) setAlerts(accountID string, version int64) {
-	set(c, c.alerts, 'a', accountID, version, false, func(u *cacheUndo, old int64) { u.alerts = old })
-}
-
-func (c *rowCache) forgetAlerts(accountID string) {
-	set(c, c.alerts, 'a', accountID, 0, true, func(u *cacheUndo, old int64) { u.alerts = old })
-}
+func (c *rowCache) setAlerts(accountID string, v int64) { put(c, c.alerts, accountID, v, false) }
+func (c *rowCache) forgetAlerts(accountID string)       { put(c, c.alerts, accountID, 0, true) }
 
 // putTrip notes that tr was written: it is its vehicle's latest trip when
 // it starts after the latest known, and when it is the latest known (at

@@ -95,13 +95,12 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
-	// A new row makes no cached one stale.
-	t.keepsCache = true
-	defer func() { t.keepsCache = false }()
+	t.keepsCache = true // a new row makes no cached one stale
 	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
 			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
 			alert_version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
+	t.keepsCache = false
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "A vehicle with this id or external_id exists.")
