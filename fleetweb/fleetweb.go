@@ -2,8 +2,9 @@
 // of an account sign in, make, rotate and revoke API keys, watch each key's
 // usage, add users and follow the fleet on a live map.
 //
-// It is an adapter beside fleethttp (neither imports the other) over the
-// same fleet.Service: every change goes through the Service's use cases
+// It is an adapter beside fleethttp over the same fleet.Service (it takes
+// only fleethttp's table of error code to HTTP status, so a page fails with
+// the status the API would): every change goes through the Service's use cases
 // with the signed-in person's principal (fleet.UserSession.Principal), so
 // the dashboard obeys the same caps, permissions and rules as the API. Pages
 // are html/template, assets are embedded (no CDN, no build step): the map is
@@ -38,6 +39,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
 )
 
 //go:embed templates/*.html
@@ -301,29 +303,9 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	h.renderError(w, r, http.StatusNotFound, "There is no such page.")
 }
 
-// statusOf maps a domain error to the HTTP status the page is served with,
-// as the API does.
-func statusOf(err error) int {
-	switch fleet.ErrorCode(err) {
-	case fleet.CodeInvalidRequest:
-		return http.StatusBadRequest
-	case fleet.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case fleet.CodeInsufficientPermissions:
-		return http.StatusForbidden
-	case fleet.CodeNotFound:
-		return http.StatusNotFound
-	case fleet.CodeConflict, fleet.CodeInvalidStateTransition:
-		return http.StatusConflict
-	case fleet.CodeValidation:
-		return http.StatusUnprocessableEntity
-	case fleet.CodeRateLimitExceeded:
-		return http.StatusTooManyRequests
-	case fleet.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
+// statusOf is the HTTP status a page that failed with err is served with:
+// the API's, from fleethttp's one table of code to status.
+func statusOf(err error) int { return fleethttp.StatusOf(fleet.ErrorCode(err)) }
 
 // errorPage sets the page's error from err: the domain's message (never
 // internals) and its bad fields. A viewer's refused change gets a message
