@@ -19,29 +19,21 @@ import (
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool {
 	header := r.Header.Get("Authorization")
 	secret, found := bearer(header)
+	var p fleet.Principal
 	var authErr error
 	if token, ok := h.streamTokenOf(r); ok && header == "" {
-		p, err := h.svc.Edge().RedeemStreamToken(r.Context(), token)
-		if err == nil {
-			return h.admitKey(w, r, st, p)
-		}
-		if fleet.ErrorCode(err) != fleet.CodeUnauthorized {
-			writeError(w, h.log, st.requestID, err)
-			return false
-		}
-		authErr = err
+		p, authErr = h.svc.Edge().RedeemStreamToken(r.Context(), token)
 	} else if found {
-		p, err := h.svc.Authenticate(r.Context(), secret)
-		if err == nil {
-			return h.admitKey(w, r, st, p)
-		}
-		if fleet.ErrorCode(err) != fleet.CodeUnauthorized {
-			writeError(w, h.log, st.requestID, err)
-			return false
-		}
-		authErr = err
+		p, authErr = h.svc.Authenticate(r.Context(), secret)
 	} else {
 		authErr = fleet.Errorf(fleet.CodeUnauthorized, "The API key is invalid or missing: send Authorization: Bearer <API_KEY>.")
+	}
+	if authErr == nil {
+		return h.admitKey(w, r, st, p)
+	}
+	if fleet.ErrorCode(authErr) != fleet.CodeUnauthorized {
+		writeError(w, h.log, st.requestID, authErr)
+		return false
 	}
 	if h.svc.Edge().AddressLimit() == 0 { // the brake is off: no window, no headers
 		writeError(w, h.log, st.requestID, authErr)
