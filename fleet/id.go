@@ -21,6 +21,7 @@ const (
 	PrefixEvent     = "evt"
 	PrefixDelivery  = "del"
 	PrefixTrip      = "trip"
+	PrefixDevice    = "dev"
 )
 
 // idEncoding is lower-case Crockford base32: its alphabet is in ASCII order,

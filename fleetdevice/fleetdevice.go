@@ -1,0 +1,221 @@
+// Package fleetdevice is the device edge of Fleet: GPS trackers and phone
+// apps that report positions in their own protocols (API.md §13).
+//
+// It has two halves. Decoders are pure functions from bytes to messages,
+// one Protocol a protocol: Split finds a frame in a stream, Decode turns
+// one frame (or one datagram) into a Message of positions, in the API's
+// units, with the acknowledgement the device expects. They know nothing of
+// connections, stores or time beyond what the Session hands them, and are
+// table-tested on real captures (testdata/) and fuzzed. Listeners own the
+// connections (TCP, UDP and OsmAnd's HTTP), and reach the domain only
+// through fleet.Service's device edge: a protocol never decides what is
+// stored, fleet's rules do, and a device is acknowledged only once what it
+// sent is durable.
+package fleetdevice
+
+import (
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Transport is how a frame arrived.
+type Transport uint8
+
+const (
+	TCP Transport = iota
+	UDP
+	HTTP
+)
+
+func (t Transport) String() string {
+	switch t {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	case HTTP:
+		return "http"
+	}
+	return "transport(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Decoding errors. Anything else a decoder returns is treated as ErrGarbage.
+var (
+	// ErrGarbage: the bytes cannot start or continue a frame of the
+	// protocol, or claim an impossible length. The listener closes the
+	// connection (a datagram is dropped).
+	ErrGarbage = errors.New("fleetdevice: not a frame of the protocol")
+	// ErrChecksum: a whole frame whose checksum does not verify. It is
+	// neither decoded nor acknowledged (the device sends it again); the
+	// connection stays open.
+	ErrChecksum = errors.New("fleetdevice: checksum mismatch")
+)
+
+// Kind is what a message is, for the listener's handling of it.
+type Kind uint8
+
+const (
+	// KindOther: a well-formed frame without positions (a status report,
+	// an answer to a command...). Its Reply, if any, is sent at once.
+	KindOther Kind = iota
+	// KindLogin names the device (Message.Identifier) for the rest of the
+	// connection. The listener answers Reply if the identifier is
+	// registered, else Reject (nil: none) and closes.
+	KindLogin
+	// KindHeartbeat keeps the connection alive; Reply, if any, is sent at
+	// once.
+	KindHeartbeat
+	// KindPositions carries Positions (possibly none with a fix). Reply is
+	// sent only once the positions are durable.
+	KindPositions
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindOther:
+		return "other"
+	case KindLogin:
+		return "login"
+	case KindHeartbeat:
+		return "heartbeat"
+	case KindPositions:
+		return "positions"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Position is one position a device reported, in the API's units: speed in
+// km/h (knots × 1.852, m/s × 3.6), heading in degrees clockwise from north,
+// altitude in metres, time in UTC. Optional values are set with their Has
+// flag, so that a Position is a plain value (decoding allocates nothing per
+// position).
+type Position struct {
+	Time       time.Time
+	Latitude   float64
+	Longitude  float64
+	Speed      float64
+	Heading    float64
+	Altitude   float64
+	Satellites int
+
+	HasSpeed, HasHeading, HasAltitude, HasSatellites bool
+	// Valid: the device had a fix. A position without one is kept as the
+	// device's last report only, never stored as a location.
+	Valid bool
+
+	// Attrs are the other values sent with the position (battery,
+	// ignition, I/O elements...), in the order they came.
+	Attrs []Attribute
+}
+
+// AttrKind is the type of an attribute's value.
+type AttrKind uint8
+
+const (
+	AttrNumber AttrKind = iota
+	AttrBool
+	AttrString
+)
+
+// Attribute is one named value a device sent beside a position.
+type Attribute struct {
+	// Key names it ("battery", "ignition", "hdop"...). When empty, the
+	// name is "io" followed by IO, a protocol's numbered I/O element
+	// (Teltonika), so that decoding needs no string per element.
+	Key  string
+	IO   int
+	Kind AttrKind
+	Num  float64 // AttrNumber; AttrBool: 1 or 0
+	Str  string  // AttrString
+}
+
+// Name is the attribute's name as the API shows it.
+func (a Attribute) Name() string {
+	if a.Key != "" {
+		return a.Key
+	}
+	return "io" + strconv.Itoa(a.IO)
+}
+
+// Value is the attribute's value as JSON shows it: float64, bool or string.
+func (a Attribute) Value() any {
+	switch a.Kind {
+	case AttrBool:
+		return a.Num != 0
+	case AttrString:
+		return a.Str
+	}
+	return a.Num
+}
+
+// Message is what one frame decodes to.
+type Message struct {
+	Kind Kind
+	// Identifier is the device's identifier when the frame carries it
+	// (a login, or text protocols that repeat it in every frame); "" when
+	// the connection's login named it (Session.Identifier).
+	Identifier string
+	// Positions in the order the frame carries them (a Teltonika frame
+	// often ends with its oldest record).
+	Positions []Position
+	// Reply is the acknowledgement the device expects, byte-exact: for
+	// KindPositions sent once the positions are durable, for the other
+	// kinds at once (a login's only when its identifier is registered).
+	// Empty: the protocol expects none.
+	Reply []byte
+	// Reject is written before closing the connection of a login (or a
+	// report) whose identifier is not registered; empty: close only.
+	Reject []byte
+	// Close asks the listener to close the connection after Reply.
+	Close bool
+}
+
+// Reset empties m for the next frame, keeping what it allocated.
+func (m *Message) Reset() {
+	for i := range m.Positions {
+		m.Positions[i].Attrs = m.Positions[i].Attrs[:0]
+	}
+	*m = Message{Positions: m.Positions[:0], Reply: m.Reply[:0]}
+}
+
+// Session is what a connection remembers between frames, and what the
+// listener hands a decoder of the world outside the bytes.
+type Session struct {
+	// Transport is how the frame arrived.
+	Transport Transport
+	// Identifier is the identifier the connection's login named ("" before
+	// one). A decoder of a protocol whose data frames do not carry it sets
+	// it on login; the listener checks it is registered before replying.
+	Identifier string
+	// Now is the server's clock at the frame's arrival, for protocols
+	// whose replies carry the time or whose frames may lack one.
+	Now time.Time
+	// Offset is the device clock's offset from UTC when the protocol told
+	// it (GT06's login), applied to the times it sends without a zone.
+	Offset    time.Duration
+	HasOffset bool
+}
+
+// Protocol is one protocol's decoder.
+type Protocol interface {
+	// Name is the protocol's name in --devices and the API ("teltonika").
+	Name() string
+	// Port is the protocol's conventional port.
+	Port() int
+	// UDP reports whether the protocol has a datagram form.
+	UDP() bool
+	// MaxFrame bounds a frame's size in bytes; a stream that has not
+	// completed a frame within it is garbage.
+	MaxFrame() int
+	// Split returns the length of the frame at the start of buf, or 0
+	// when buf holds only the beginning of one (read more), or ErrGarbage
+	// when buf cannot start a frame of the protocol. It never allocates in
+	// proportion to a length the bytes claim.
+	Split(buf []byte) (int, error)
+	// Decode decodes one frame that Split found (TCP), or one datagram
+	// (UDP, s.Transport), into m (which the caller has Reset). It may set
+	// s.Identifier (login) and s.Offset. It returns ErrChecksum for a frame
+	// whose checksum fails, ErrGarbage for bytes it cannot make sense of.
+	Decode(frame []byte, s *Session, m *Message) error
+}
