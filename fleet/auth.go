@@ -66,7 +66,7 @@ func (s *Service) principalByHash(ctx context.Context, h [32]byte) (Principal, e
 			if ErrorCode(err) == CodeNotFound {
 				return Principal{}, errInvalidKey
 			}
-			return Principal{}, Errorf(CodeUnavailable, "The store is unreachable.")
+			return Principal{}, err // a fault is unavailable, anything else a bug
 		}
 		k.Hash = h
 		e = authEntry{p: Principal{Key: k, Account: a}, fetched: now}
@@ -89,7 +89,7 @@ func (e Edge) Admit(ctx context.Context, p Principal) (Quota, error) {
 	now := s.Now() // at the stores' precision, so every store answers alike
 	q, err := s.store.TakeQuota(ctx, p.Key.ID, p.Account.RateLimitPerHour(), now)
 	if err != nil {
-		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
+		return Quota{}, err
 	}
 	s.usage.add(p.Key.ID, now, !q.Allowed)
 	if !q.Allowed {
@@ -113,7 +113,7 @@ func (e Edge) AdmitAddress(ctx context.Context, addr string) (Quota, error) {
 	}
 	q, err := s.store.TakeQuota(ctx, "addr:"+addr, s.opts.AddressLimit, s.Now())
 	if err != nil {
-		return Quota{}, Errorf(CodeUnavailable, "The store is unreachable.")
+		return Quota{}, err
 	}
 	if !q.Allowed {
 		s.stats.rejectedAddress.Add(1)

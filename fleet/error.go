@@ -36,19 +36,26 @@ type Error struct {
 	Code    string
 	Message string
 	Details []FieldError
+	// Err is the cause, when the error stands for another (a store's
+	// fault, a driver's error): it is in Error's text and in the chain
+	// (errors.Is, errors.As), for logs, and never reaches a client.
+	Err error
 }
 
 func (e *Error) Error() string {
-	if len(e.Details) == 0 {
-		return e.Code + ": " + e.Message
-	}
 	var b strings.Builder
 	b.WriteString(e.Code + ": " + e.Message)
 	for _, d := range e.Details {
 		b.WriteString("; " + d.Field + ": " + d.Message)
 	}
+	if e.Err != nil {
+		b.WriteString(" (" + e.Err.Error() + ")")
+	}
 	return b.String()
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {

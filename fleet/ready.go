@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -25,20 +26,24 @@ type probe struct {
 
 // Ready reports whether the store is reachable: nil, or unavailable when
 // the store's Ping fails or does not answer within ReadyTimeout (or before
-// ctx ends).
+// ctx ends), with why in its cause.
 func (s *Service) Ready(ctx context.Context) error {
 	p := s.ready.start(s.store)
 	timer := time.NewTimer(ReadyTimeout)
 	defer timer.Stop()
+	var cause error
 	select {
 	case <-p.done:
 		if p.err == nil {
 			return nil
 		}
+		cause = p.err
 	case <-timer.C:
+		cause = fmt.Errorf("the store did not answer within %v", ReadyTimeout)
 	case <-ctx.Done():
+		cause = ctx.Err()
 	}
-	return Errorf(CodeUnavailable, "The store is unreachable.")
+	return &Error{Code: CodeUnavailable, Message: "The store is unreachable.", Err: cause}
 }
 
 // start returns the probe in progress, or starts one.

@@ -82,7 +82,7 @@ func (s *Service) CreateStreamToken(ctx context.Context, p Principal) (NewStream
 	t := StreamToken{Hash: sha256.Sum256([]byte(secret)), KeyID: p.Key.ID, AccountID: p.Account.ID,
 		CreatedAt: now, ExpiresAt: now.Add(StreamTokenTTL)}
 	if err := s.store.CreateStreamToken(ctx, t); err != nil {
-		return NewStreamToken{}, Errorf(CodeUnavailable, "The store is unreachable.")
+		return NewStreamToken{}, err
 	}
 	return NewStreamToken{Token: secret, ExpiresAt: t.ExpiresAt}, nil
 }
@@ -102,7 +102,7 @@ func (e Edge) RedeemStreamToken(ctx context.Context, token string) (Principal, e
 		if ErrorCode(err) == CodeNotFound {
 			return Principal{}, errInvalidStreamToken
 		}
-		return Principal{}, Errorf(CodeUnavailable, "The store is unreachable.")
+		return Principal{}, err
 	}
 	var k Key
 	err = s.view(ctx, func(tx Tx) (err error) {
@@ -113,7 +113,7 @@ func (e Edge) RedeemStreamToken(ctx context.Context, token string) (Principal, e
 		if ErrorCode(err) == CodeNotFound {
 			return Principal{}, errInvalidStreamToken
 		}
-		return Principal{}, Errorf(CodeUnavailable, "The store is unreachable.")
+		return Principal{}, err
 	}
 	// Through the key cache, as every request is: a revoked or expired key
 	// is refused with its own message.

@@ -112,7 +112,11 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-var errClosed = errors.New("memstore: store is closed")
+// errClosed is what a closed store answers: unavailable, as a server
+// that is stopping answers.
+func errClosed() error {
+	return &fleet.Error{Code: fleet.CodeUnavailable, Message: "The store is closed.", Err: errors.New("memstore: store is closed")}
+}
 
 // Update implements fleet.Store.
 func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) (err error) {
@@ -122,7 +126,7 @@ func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) (err error)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return errClosed
+		return errClosed()
 	}
 	t := &tx{s: s, txn: &txn{}}
 	defer func() {
@@ -145,7 +149,7 @@ func (s *Store) View(ctx context.Context, fn func(fleet.Tx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return errClosed
+		return errClosed()
 	}
 	return fn(&tx{s: s, txn: &txn{readOnly: true}})
 }
@@ -155,7 +159,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return fleet.Key{}, fleet.Account{}, errClosed
+		return fleet.Key{}, fleet.Account{}, errClosed()
 	}
 	id, ok := s.keyHash[hash]
 	if !ok {
@@ -306,7 +310,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return errClosed
+		return errClosed()
 	}
 	return nil
 }

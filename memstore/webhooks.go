@@ -142,7 +142,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]f
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, false, errClosed
+		return nil, false, errClosed()
 	}
 	var due []fleet.Delivery
 	for id := range s.pending {

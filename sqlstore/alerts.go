@@ -41,7 +41,7 @@ func (t *tx) CreateGeofence(g fleet.Geofence) error {
 	case errUnique:
 		return conflict(err, "A geofence with id %q exists.", g.ID)
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", g.AccountID), err}
+		return notFound(err, "account", g.AccountID)
 	}
 	return wrap(err, "create geofence")
 }
@@ -180,7 +180,7 @@ func (t *tx) CreateAlertRule(r fleet.AlertRule) error {
 	case errUnique:
 		return conflict(err, "An alert rule with id %q exists.", r.ID)
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", r.AccountID), err}
+		return notFound(err, "account", r.AccountID)
 	}
 	return wrap(err, "create alert rule")
 }
@@ -330,7 +330,7 @@ func (t *tx) CreateAlert(a fleet.Alert) error {
 	case errUnique:
 		return conflict(err, "An alert with id %q exists.", a.ID)
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", a.AccountID), err}
+		return notFound(err, "account", a.AccountID)
 	}
 	return wrap(err, "create alert")
 }

@@ -115,19 +115,19 @@ func scanKey(s scanner) (fleet.Key, error) {
 	return r.key()
 }
 
-// codedError is a fleet error caused by a driver error: errors.As finds the
-// *fleet.Error (so fleet.ErrorCode works) and the cause stays in the chain
-// for logs.
-type codedError struct {
-	err   *fleet.Error
-	cause error
+// conflict is a conflict error caused by a driver's error (a unique
+// constraint), the cause kept for logs.
+func conflict(cause error, format string, args ...any) error {
+	e := fleet.Errorf(fleet.CodeConflict, format, args...)
+	e.Err = cause
+	return e
 }
 
-func (e *codedError) Error() string   { return e.err.Error() }
-func (e *codedError) Unwrap() []error { return []error{e.err, e.cause} }
-
-func conflict(cause error, format string, args ...any) error {
-	return &codedError{fleet.Errorf(fleet.CodeConflict, format, args...), cause}
+// notFound is fleet.NotFound caused by a driver's error (a foreign key).
+func notFound(cause error, kind, id string) error {
+	e := fleet.NotFound(kind, id)
+	e.Err = cause
+	return e
 }
 
 // wrap says what the store was doing when err happened; nil stays nil, and

@@ -31,16 +31,6 @@ import (
 // faultMessage is what a client is told of a store fault.
 const faultMessage = "The store is unavailable; retry later."
 
-// faultError is a store fault: errors.As finds its *fleet.Error (so
-// fleet.ErrorCode is unavailable) and errors.Is/As its cause.
-type faultError struct {
-	err   *fleet.Error
-	cause error
-}
-
-func (e *faultError) Error() string   { return "store unavailable: " + e.cause.Error() }
-func (e *faultError) Unwrap() []error { return []error{e.err, e.cause} }
-
 // fault returns err as an unavailable error when it is a store fault, and
 // err as it is otherwise (nil, a fleet error, a bug).
 func fault(err error) error {
@@ -51,7 +41,7 @@ func fault(err error) error {
 	if errors.As(err, &fe) || !isFault(err) {
 		return err
 	}
-	return &faultError{err: &fleet.Error{Code: fleet.CodeUnavailable, Message: faultMessage}, cause: err}
+	return &fleet.Error{Code: fleet.CodeUnavailable, Message: faultMessage, Err: err}
 }
 
 // faultIn is fault for an error of a call whose context ended: when the

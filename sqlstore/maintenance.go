@@ -50,7 +50,7 @@ func (t *tx) CreateWorkOrder(w fleet.WorkOrder) error {
 	case errUnique:
 		return conflict(err, "A work order with id %q exists.", w.ID)
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", w.AccountID), err}
+		return notFound(err, "account", w.AccountID)
 	}
 	return wrap(err, "create work order")
 }

@@ -117,7 +117,7 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 		case errUnique:
 			return conflict(err, "A trip of one of these vehicles starting at the same time exists.")
 		case errForeignKey:
-			return &codedError{fleet.NotFound("vehicle", part[0].VehicleID), err}
+			return notFound(err, "vehicle", part[0].VehicleID)
 		}
 		if err != nil {
 			return wrap(err, "put trips")

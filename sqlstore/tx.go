@@ -176,7 +176,7 @@ func (t *tx) CreateKey(k fleet.Key) error {
 	case errUnique:
 		return conflict(err, "An API key with this id or secret exists.")
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", k.AccountID), err}
+		return notFound(err, "account", k.AccountID)
 	}
 	return wrap(err, "create key")
 }

@@ -31,7 +31,7 @@ func (t *tx) CreateUser(u fleet.User) error {
 	case errUnique:
 		return conflict(err, "A user with this id or e-mail address exists.")
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", u.AccountID), err}
+		return notFound(err, "account", u.AccountID)
 	}
 	return wrap(err, "create user")
 }
@@ -99,7 +99,7 @@ func (t *tx) CreateSession(s fleet.Session) error {
 	case errUnique:
 		return conflict(err, "A session with this secret exists.")
 	case errForeignKey:
-		return &codedError{fleet.NotFound("user", s.UserID), err}
+		return notFound(err, "user", s.UserID)
 	}
 	return wrap(err, "create session")
 }
@@ -155,7 +155,7 @@ func (t *tx) CreateSignInLink(l fleet.SignInLink) error {
 	case errUnique:
 		return conflict(err, "A sign-in link with this secret exists.")
 	case errForeignKey:
-		return &codedError{fleet.NotFound("user", l.UserID), err}
+		return notFound(err, "user", l.UserID)
 	}
 	return wrap(err, "create sign-in link")
 }

@@ -105,7 +105,7 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	case errUnique:
 		return conflict(err, "A vehicle with this id or external_id exists.")
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", v.AccountID), err}
+		return notFound(err, "account", v.AccountID)
 	}
 	return wrap(err, "create vehicle")
 }
@@ -335,7 +335,7 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 		rows, err := t.query(t.d.q(b.String()), args...)
 		if err != nil {
 			if classify(err) == errForeignKey {
-				return nil, &codedError{fleet.NotFound("vehicle", vehicleID), err}
+				return nil, notFound(err, "vehicle", vehicleID)
 			}
 			return nil, wrap(t.failed(err), "insert points")
 		}

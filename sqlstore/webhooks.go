@@ -55,7 +55,7 @@ func (t *tx) CreateWebhook(w fleet.Webhook) error {
 	case errUnique:
 		return conflict(err, "A webhook endpoint with id %q exists.", w.ID)
 	case errForeignKey:
-		return &codedError{fleet.NotFound("account", w.AccountID), err}
+		return notFound(err, "account", w.AccountID)
 	}
 	return wrap(err, "create webhook")
 }
@@ -191,7 +191,7 @@ func (t *tx) CreateDelivery(d fleet.Delivery) error {
 	case errUnique:
 		return conflict(err, "A delivery with id %q exists.", d.ID)
 	case errForeignKey:
-		return &codedError{fleet.NotFound("webhook endpoint", d.WebhookID), err}
+		return notFound(err, "webhook endpoint", d.WebhookID)
 	}
 	return wrap(err, "create delivery")
 }
