@@ -76,14 +76,6 @@ func scribble(n int, rng *rand.Rand) [][]float64 {
 	return append(ring, ring[0])
 }
 
-func flatten(ring [][]float64) []float64 {
-	out := make([]float64, 0, 2*len(ring))
-	for _, p := range ring {
-		out = append(out, p[0], p[1])
-	}
-	return out
-}
-
 // probes are positions to test a ring at: every vertex, the middle of every
 // edge, positions level with vertices, a few just outside the box's
 // latitudes, then (from the index returned on) random ones in and around

@@ -40,13 +40,6 @@ type tx struct {
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
 
-// queryer is what both *sql.DB and *sql.Tx offer.
-type queryer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // failed notes what a failed statement means for the transaction and
 // returns err.
 func (t *tx) failed(err error) error {

@@ -102,6 +102,7 @@ func testGeofenceRoundTrip(t *testing.T, s fleet.Store) {
 		_, err := tx.Geofence(b.ID, g.ID)
 		is.Equal(code(err), fleet.CodeNotFound) // another account's
 		l, err := tx.Geofences(b.ID, fleet.Page{Limit: 10})
+		is.NoErr(err) // another account's geofences: none, and no error
 		is.Equal(len(l), 0)
 		l, err = tx.Geofences(a.ID, fleet.Page{After: g.ID, Limit: 10})
 		is.Equal(len(l), 1)
