@@ -633,7 +633,7 @@ func (j Jobs) FinishDeliveries(ctx context.Context, jobs []DeliveryJob, outs []O
 				}
 			default:
 				if delay, ok := RetryDelay(d.Attempt, out.Jitter); ok {
-					if out.RetryAfter > 0 && (out.Status == 429 || out.Status == 502 || out.Status == 504) {
+					if out.RetryAfter > 0 && HonoursRetryAfter(out.Status) {
 						delay = max(delay, min(out.RetryAfter, MaxRetryAfter))
 					}
 					n := newDelivery(*w, d.EventID, d.Attempt+1, now.Add(delay))

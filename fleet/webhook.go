@@ -187,6 +187,17 @@ func RetryDelay(attempt int, jitter float64) (time.Duration, bool) {
 // MaxRetryAfter caps a receiver's Retry-After.
 const MaxRetryAfter = 24 * time.Hour
 
+// HonoursRetryAfter reports whether a receiver's Retry-After is honoured
+// with the status it came with: 429, 502, 503 and 504 (RFC 9110 pairs it
+// with 429 and 503). The retry waits for it, capped at MaxRetryAfter.
+func HonoursRetryAfter(status int) bool {
+	switch status {
+	case 429, 502, 503, 504:
+		return true
+	}
+	return false
+}
+
 // DeliveryStatus is the state of one attempt.
 type DeliveryStatus string
 
@@ -405,7 +416,7 @@ type Outcome struct {
 	// Err says why the attempt failed without a status ("" otherwise).
 	Err      string
 	Duration time.Duration
-	// RetryAfter is the receiver's Retry-After on 429, 502 or 504 (0 if
+	// RetryAfter is the receiver's Retry-After on 429, 502, 503 or 504 (0 if
 	// none).
 	RetryAfter time.Duration
 	// Jitter in [0, 1) spreads the next attempt (see RetryDelay).

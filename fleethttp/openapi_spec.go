@@ -554,6 +554,6 @@ func descSending() string {
 		"`webhook-id` (the event id), `webhook-timestamp` (Unix seconds) and `webhook-signature` " +
 		"(`v1,<base64 HMAC-SHA256(key, \"{id}.{timestamp}.{body}\")>`, per the Standard Webhooks specification). " +
 		"A 2xx within " + seconds(fleet.WebhookTimeout) + " is success; redirects are not followed. Failed attempts are retried after 5 s, 5 min, 30 min, 2 h, 5 h, " +
-		"10 h, 14 h, 20 h and 24 h (with up to 10% jitter, and no sooner than a `Retry-After` on 429, 502 or 504), then the delivery has failed. " +
+		"10 h, 14 h, 20 h and 24 h (with up to 10% jitter, and no sooner than a `Retry-After` on 429, 502, 503 or 504), then the delivery has failed. " +
 		"A 410 disables the endpoint at once."
 }

@@ -201,20 +201,52 @@ func webhookClient(insecure bool, timeout time.Duration) *http.Client {
 func (s *Sender) Run(ctx context.Context) {
 	t := time.NewTicker(s.opts.PollEvery)
 	defer t.Stop()
-	s.deliver(ctx, t.C, false)
+	s.deliver(ctx, modeRun, t.C)
 }
 
 // Drain delivers until nothing is due at the service clock's time and
 // nothing is in flight, and returns how many attempts it recorded.
 func (s *Sender) Drain(ctx context.Context) (int, error) {
-	return s.deliver(ctx, nil, false)
+	return s.deliver(ctx, modeDrain, nil)
 }
 
 // RunOnce claims one batch of deliveries due at the service clock's time
 // (as many as Batch, the free workers and the in-flight caps allow), makes
 // them and records each outcome. It returns how many attempts it recorded.
 func (s *Sender) RunOnce(ctx context.Context) (int, error) {
-	return s.deliver(ctx, nil, true)
+	return s.deliver(ctx, modeOnce, nil)
+}
+
+// mode is how long deliver goes on, and what it does with an error.
+type mode uint8
+
+const (
+	// modeRun goes on until its context ends, claiming when slots free up
+	// and at each poll; errors are logged and it carries on.
+	modeRun mode = iota
+	// modeDrain goes on until nothing is due and nothing is in flight;
+	// the first error stops it and is returned.
+	modeDrain
+	// modeOnce makes one claim, and returns once what it took is
+	// recorded; the first error stops it and is returned.
+	modeOnce
+)
+
+// logsErrors reports whether the mode logs errors and carries on (rather
+// than stopping at the first and returning it).
+func (m mode) logsErrors() bool { return m == modeRun }
+
+// done reports whether a mode stops claiming, after a claim: want says
+// whether a claim right away would find more, held how many deliveries
+// the sender holds.
+func (m mode) done(want bool, held int) bool {
+	switch m {
+	case modeOnce:
+		return true
+	case modeDrain:
+		return !want && held == 0
+	}
+	return false
 }
 
 // finished is a delivery attempt over, to record.
@@ -228,12 +260,11 @@ type finished struct {
 // before an idle sender waits for its next poll, or Drain returns.
 const maxEmptyClaims = 10
 
-// deliver claims and sends until ctx ends (with tick: Run), after one
-// claim (once: RunOnce), or until nothing is due and nothing in flight
-// (Drain). Each claimed delivery is sent by a goroutine of its own, which
-// hands its outcome to the recorder and frees its slot; a freed slot wakes
-// the claim loop. It returns how many outcomes were recorded.
-func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) (int, error) {
+// deliver claims and sends for as long as its mode says (tick is Run's
+// poll; nil otherwise). Each claimed delivery is sent by a goroutine of its
+// own, which hands its outcome to the recorder and frees its slot; a freed
+// slot wakes the claim loop. It returns how many outcomes were recorded.
+func (s *Sender) deliver(ctx context.Context, m mode, tick <-chan time.Time) (int, error) {
 	done := make(chan finished, s.opts.Workers+s.opts.Batch)
 	freed := make(chan struct{}, 1)
 	var sends sync.WaitGroup
@@ -243,7 +274,7 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 	recording := make(chan struct{})
 	go func() {
 		defer close(recording)
-		recorded, recErr = s.record(ctx, done, tick == nil, &recFailed)
+		recorded, recErr = s.record(ctx, done, !m.logsErrors(), &recFailed)
 	}()
 
 	var err error
@@ -251,7 +282,7 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 	fail := func(e error) { // from the goroutines that prepare claimed deliveries
 		errMu.Lock()
 		defer errMu.Unlock()
-		if tick != nil {
+		if m.logsErrors() {
 			s.log.Error("webhook delivery", "err", e)
 		} else if err == nil {
 			err = e
@@ -279,7 +310,7 @@ func (s *Sender) deliver(ctx context.Context, tick <-chan time.Time, once bool) 
 			// the next poll.
 			want = more && (limit > 0 && n == limit || s.inFlight() == 0) && empty < maxEmptyClaims
 		}
-		if once || recFailed.Load() || tick == nil && !want && s.inFlight() == 0 {
+		if recFailed.Load() || m.done(want, s.inFlight()) {
 			break
 		}
 		if want {
@@ -553,8 +584,7 @@ func (s *Sender) send(ctx context.Context, j fleet.DeliveryJob) fleet.Outcome {
 	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
 	out.Status = res.StatusCode
-	switch res.StatusCode {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusGatewayTimeout:
+	if fleet.HonoursRetryAfter(res.StatusCode) {
 		out.RetryAfter = retryAfter(res.Header.Get("Retry-After"), s.svc.Now())
 	}
 	if res.StatusCode >= 300 && res.StatusCode < 400 {

@@ -363,23 +363,29 @@ func TestWebhookRetries(t *testing.T) {
 	is.Equal(log[2]["status"], "succeeded")
 	is.Equal(len(redirect.got()), 3) // the redirect was never followed
 
-	busy := newReceiver(t, func(n int, w http.ResponseWriter) {
-		if n == 1 {
-			w.Header().Set("Retry-After", "3600")
-			w.WriteHeader(http.StatusTooManyRequests)
-		}
-	})
+	// Retry-After is honoured on the statuses RFC 9110 pairs it with.
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout} {
+		busy := newReceiver(t, func(n int, w http.ResponseWriter) {
+			if n == 1 {
+				w.Header().Set("Retry-After", "3600")
+				w.WriteHeader(status)
+			}
+		})
+		e := newEnv(t)
+		_, k := e.account(fleet.PlanPro)
+		id, _ := e.register(k, busy.srv.URL, "vehicle.created")
+		e.vehicle(k, "Truck")
+		s := e.sender()
+		is.Equal(drain(t, s), 1)
+		e.clock.Advance(59 * time.Minute)
+		is.Equal(drain(t, s), 0) // not before Retry-After, though the schedule says 5 s
+		e.clock.Advance(time.Minute)
+		is.Equal(drain(t, s), 1)
+		is.Equal(e.deliveries(k, id)[1]["status"], "succeeded")
+	}
 	e2 := newEnv(t)
 	_, key2 := e2.account(fleet.PlanPro)
-	id2, _ := e2.register(key2, busy.srv.URL, "vehicle.created")
-	e2.vehicle(key2, "Truck")
 	s2 := e2.sender()
-	is.Equal(drain(t, s2), 1)
-	e2.clock.Advance(59 * time.Minute)
-	is.Equal(drain(t, s2), 0) // not before Retry-After, though the schedule says 5 s
-	e2.clock.Advance(time.Minute)
-	is.Equal(drain(t, s2), 1)
-	is.Equal(e2.deliveries(key2, id2)[1]["status"], "succeeded")
 
 	gone := newReceiver(t, func(n int, w http.ResponseWriter) { w.WriteHeader(http.StatusGone) })
 	id3, _ := e2.register(key2, gone.srv.URL, "vehicle.created")
