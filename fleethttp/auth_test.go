@@ -249,16 +249,22 @@ func TestRequestID(t *testing.T) {
 func TestHealthAndOpenAPI(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	r := e.do("GET", "/healthz", "", nil)
-	is.Equal(r.status, 200)
-	r = e.do("GET", "/readyz", "", nil)
-	is.Equal(r.status, 200)
-	r = e.do("GET", "/v1/openapi.json", "", nil)
+	// The health checks answer without a key at the root and under /v1,
+	// where clients generated from the document call them.
+	for _, path := range []string{"/healthz", "/readyz", "/v1/healthz", "/v1/readyz"} {
+		r := e.do("GET", path, "", nil)
+		is.Equal(r.status, 200)            // GET path
+		is.Equal(r.json()["status"], "ok") // path
+	}
+	r := e.do("GET", "/v1/openapi.json", "", nil)
 	is.Equal(r.status, 200)
 	is.Equal(r.json()["openapi"], "3.1.0")
 	e.store.Close()
-	r = e.do("GET", "/readyz", "", nil)
-	is.Equal(r.status, http.StatusServiceUnavailable)
+	for _, path := range []string{"/readyz", "/v1/readyz"} {
+		r = e.do("GET", path, "", nil)
+		is.Equal(r.status, http.StatusServiceUnavailable)
+		is.Equal(r.header.Get("Retry-After"), "1")
+	}
 }
 
 func rawHeaderNames(t *testing.T, url, secret string) map[string]bool {

@@ -158,7 +158,7 @@ func (h *Handler) corsRequest(w http.ResponseWriter, r *http.Request) bool {
 // methodsOf lists the methods the request's path is served with.
 func (h *Handler) methodsOf(r *http.Request) []string {
 	switch r.URL.Path {
-	case "/healthz", "/readyz", "/v1/openapi.json":
+	case "/healthz", "/readyz", "/v1/healthz", "/v1/readyz", "/v1/openapi.json":
 		return []string{http.MethodGet, http.MethodHead}
 	}
 	if !canonicalPath(r.URL.Path) {

@@ -54,7 +54,8 @@ const (
 	DefaultBatchBodyTimeout = 120 * time.Second
 )
 
-// Handler serves the /v1 API, /healthz and /readyz.
+// Handler serves the /v1 API, and the health checks /healthz and /readyz
+// (also under /v1, where generated clients look for them).
 type Handler struct {
 	svc     *fleet.Service
 	log     *slog.Logger
@@ -175,12 +176,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 		return // an allowed preflight: answered before any key or allowance
 	}
 	switch r.URL.Path {
-	case "/healthz":
+	case "/healthz", "/v1/healthz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 			return
 		}
-	case "/readyz":
+	case "/readyz", "/v1/readyz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			if err := h.svc.Ready(r.Context()); err != nil {
 				w.Header()["Retry-After"] = unavailableRetryAfter

@@ -453,7 +453,10 @@ type metaPath struct {
 }
 
 // metaPaths are the paths outside the route table: this document, and the
-// health checks outside /v1.
+// health checks. Those are served at /v1/healthz and /v1/readyz, where a
+// client generated from the document calls them (under the document's
+// server), and at /healthz and /readyz, where load balancers and
+// orchestrators conventionally look.
 func metaPaths() []metaPath {
 	out := []metaPath{{"/openapi.json", o("get", o("operationId", "getOpenAPI", "summary", "This document", "tags", []string{tagMeta},
 		"security", []any{}, "responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", versionHeaderRef(),
@@ -463,8 +466,8 @@ func metaPaths() []metaPath {
 		{"/readyz", "getReady", "The store is reachable (503 when not)."},
 	} {
 		out = append(out, metaPath{m.path, o(
-			"servers", []any{o("url", "/", "description", "Outside /v1")},
 			"get", o("operationId", m.id, "summary", m.desc, "tags", []string{tagMeta}, "security", []any{},
+				"description", m.desc+" No key is needed. Also served outside /v1, at `"+m.path+"`, for load balancers and orchestrators.",
 				"responses", o(
 					"200", o("description", m.desc, "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
 					"503", o("description", "Not ready.", "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
