@@ -309,7 +309,7 @@ func (g *generator) schemaOf(t reflect.Type, kind schemaKind) *obj {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return o("type", "integer")
 	case reflect.Float32, reflect.Float64:
-		return o("type", "number")
+		return o("type", "number", "format", "double")
 	case reflect.Slice, reflect.Array:
 		if kind == input && t.Kind() == reflect.Slice {
 			// null decodes into an empty slice.

@@ -246,7 +246,7 @@ func registerComponents(g *generator) {
 	comp[fleet.Schedule](g, "Schedule", output, func(s *shape) {
 		scheduleFields(s).replace("schedule_id", id(fleet.PrefixSchedule)).
 			with("last_service_date", "format", "date").
-			replace("last_service_odometer_km", o("type", "number", "minimum", 0)).
+			replace("last_service_odometer_km", o("type", "number", "format", "double", "minimum", 0)).
 			with("auto_create_work_order", "description", "When the schedule becomes due_soon (or overdue), open one linked work order, once per service cycle.").
 			null("next_due_date").
 			with("next_due_date", "format", "date", "description", "last_service_date + interval_days; null without interval_days.").
@@ -338,10 +338,10 @@ func registerAlertComponents(g *generator) {
 	comp[fleet.RuleDeleted](g, "RuleDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
 	whole[fleet.Geometry](g, "Geometry", func() *obj {
 		pos := func() *obj {
-			return o("type", "array", "items", o("type", "number"), "minItems", 2, "maxItems", 3,
+			return o("type", "array", "items", o("type", "number", "format", "double"), "minItems", 2, "maxItems", 3,
 				"description", "[longitude, latitude] (an altitude may follow and is ignored); longitude -180..180, latitude -90..90.")
 		}
-		bbox := func() *obj { return o("type", "array", "items", o("type", "number")) }
+		bbox := func() *obj { return o("type", "array", "items", o("type", "number", "format", "double")) }
 		return o("description", geometryDesc(), "oneOf", []any{
 			o("type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
 				"properties", o("type", o("const", fleet.GeometryPolygon),

@@ -190,3 +190,33 @@ func TestAdapterJudgesNoValues(t *testing.T) {
 		}
 	}
 }
+
+// Every number schema names its format (double), so that generated
+// clients do not make coordinates float32 and lose up to half a metre.
+func TestOpenAPINumbersNameTheirFormat(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(fleethttp.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			number := v["type"] == "number"
+			if types, ok := v["type"].([]any); ok {
+				number = slices.Contains(types, any("number"))
+			}
+			if number && v["format"] != "double" {
+				t.Errorf("%s: a number without format double", at)
+			}
+			for k, m := range v {
+				walk(m, at+"/"+k)
+			}
+		case []any:
+			for i, m := range v {
+				walk(m, fmt.Sprintf("%s/%d", at, i))
+			}
+		}
+	}
+	walk(doc, "#")
+}
