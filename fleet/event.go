@@ -72,6 +72,33 @@ type StatusChange struct {
 	At        time.Time     `json:"at"`
 }
 
+// EventData returns a zero value of the type whose JSON an event of type
+// typ holds as its data (nil for an unknown type): what a webhook receiver
+// of that type gets, for documents and clients that describe events.
+func EventData(typ string) any {
+	switch typ {
+	case EventVehicleCreated, EventVehicleUpdated:
+		return Vehicle{}
+	case EventVehicleDeleted:
+		return VehicleDeleted{}
+	case EventVehicleStatusChanged:
+		return StatusChange{}
+	case EventWorkOrderCreated, EventWorkOrderUpdated:
+		return WorkOrder{}
+	case EventWorkOrderStatusChanged:
+		return WorkOrderStatusChange{}
+	case EventMaintenanceDueSoon, EventMaintenanceOverdue:
+		return Schedule{}
+	case EventAlertCreated, EventAlertAcknowledged, EventAlertResolved:
+		return Alert{}
+	case EventWebhookTest:
+		return WebhookTestData{}
+	case EventTripStarted, EventTripCompleted:
+		return Trip{}
+	}
+	return nil
+}
+
 // newEvent builds an event of the account whose data is v as JSON.
 func newEvent(accountID, typ string, now time.Time, v any) (Event, error) {
 	data, err := json.Marshal(v)

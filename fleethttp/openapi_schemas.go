@@ -192,6 +192,18 @@ func registerComponents(g *generator) {
 
 	// Events.
 	whole[struct{}](g, "EventType", func() *obj { return enum(fleet.EventTypes(), "") })
+	comp[fleet.StatusChange](g, "VehicleStatusChange", output, func(s *shape) {
+		s.describe("The data of a vehicle.status_changed event.").replace("vehicle_id", id(fleet.PrefixVehicle)).
+			replace("from", ref("VehicleStatus")).replace("to", ref("VehicleStatus")).
+			with("at", "description", "When the vehicle changed status: the report's time, or the clock's for a change the sweep found.")
+	})
+	comp[fleet.WorkOrderStatusChange](g, "WorkOrderStatusChange", output, func(s *shape) {
+		s.describe("The data of a work_order.status_changed event.").replace("work_order_id", id(fleet.PrefixWorkOrder)).
+			replace("vehicle_id", id(fleet.PrefixVehicle)).replace("from", ref("WorkOrderStatus")).replace("to", ref("WorkOrderStatus"))
+	})
+	comp[fleet.WebhookTestData](g, "WebhookTestData", output, func(s *shape) {
+		s.describe("The data of a webhook.test event: the endpoint tested.").replace("webhook_id", id(fleet.PrefixWebhook))
+	})
 	comp[fleet.Event](g, "Event", output, func(s *shape) {
 		s.replace("event_id", id(fleet.PrefixEvent)).replace("type", ref("EventType")).
 			replace("data", o("type", "object", "description", "The object after the change; for vehicle.status_changed {vehicle_id, from, to, at}; for vehicle.deleted {vehicle_id, deleted}; for work_order.status_changed {work_order_id, vehicle_id, from, to, at}; for maintenance.due_soon and maintenance.overdue the Schedule."))
@@ -228,6 +240,8 @@ func registerComponents(g *generator) {
 	comp[workOrderRequest](g, "WorkOrderInput", input, func(s *shape) {
 		workOrderFields(s).describe("A new work order is `open`; its status then changes through PATCH. `vehicle_id` must name a vehicle of the account and `schedule_id` a schedule of that vehicle, else 422 validation_error naming the field.").
 			require("vehicle_id title").
+			set("dependentRequired", o("cost_cents", []string{"currency"}))
+		s.
 			replace("priority", o("oneOf", []any{ref("Priority"), o("type", "null")}, "description", "Default `medium`.")).
 			with("schedule_id", "description", "Links the work order to a schedule of the same vehicle. The first linked work order of a service cycle counts as the cycle's: the schedule then opens none itself.")
 	})
@@ -392,10 +406,13 @@ func urlDesc() string {
 }
 
 func registerWebhookComponents(g *generator) {
+	// `*` is the only entry when it is there: the rule is in the schema,
+	// so that generated validators refuse what the server refuses.
 	events := func(extra string) *obj {
-		return o("type", "array", "minItems", 1, "uniqueItems", true,
-			"items", o("anyOf", []any{ref("EventType"), o("const", "*")}),
-			"description", "Event types to receive, or `[\"*\"]` for every type. `webhook.test` goes only to the endpoint tested."+extra)
+		return o("type", "array", "minItems", 1, "uniqueItems", true, "oneOf", []any{
+			o("items", ref("EventType")),
+			o("maxItems", 1, "items", o("const", "*")),
+		}, "description", "Event types to receive, or `[\"*\"]` (alone) for every type. `webhook.test` goes only to the endpoint tested."+extra)
 	}
 	webhookFields := func(s *shape) *shape {
 		return s.replace("webhook_id", id(fleet.PrefixWebhook)).

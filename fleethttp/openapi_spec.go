@@ -59,6 +59,7 @@ func generateOpenAPI(routes []route) ([]byte, error) {
 		tagList = append(tagList, o("name", t, "description", tagDescriptions[t]))
 	}
 	schemas := g.build()
+	webhooks := g.webhooks()
 	if len(g.errs) > 0 {
 		return nil, errors.New("openapi: " + strings.Join(g.errs, "; "))
 	}
@@ -70,6 +71,7 @@ func generateOpenAPI(routes []route) ([]byte, error) {
 		"security", []any{o("bearerAuth", []string{})},
 		"tags", tagList,
 		"paths", paths,
+		"webhooks", webhooks,
 		"components", o(
 			"securitySchemes", o("bearerAuth", o("type", "http", "scheme", "bearer",
 				"description", "`Authorization: Bearer fleet_...`: an API key secret."),
@@ -93,6 +95,63 @@ func generateOpenAPI(routes []route) ([]byte, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
+}
+
+// webhooks describes what an endpoint receives: one entry per event type,
+// the event whose data is the type's (fleet.EventData), POSTed with the
+// Standard Webhooks headers.
+func (g *generator) webhooks() *obj {
+	out := o()
+	for _, typ := range fleet.EventTypes() {
+		data := fleet.EventData(typ)
+		if data == nil {
+			g.fail("event type %s has no data type", typ)
+			continue
+		}
+		name, ok := g.byType[reflect.TypeOf(data)]
+		if !ok {
+			g.fail("event type %s: its data type %T is not a component", typ, data)
+			continue
+		}
+		header := func(name, desc string) *obj {
+			return o("name", name, "in", "header", "required", true, "description", desc, "schema", o("type", "string"))
+		}
+		out.set(typ, o("post", o(
+			"operationId", webhookOperationID(typ),
+			"summary", "The "+typ+" event",
+			"tags", []string{tagWebhooks},
+			"description", "Sent to every enabled endpoint subscribed to `"+typ+"` (or to `*`)"+
+				map[bool]string{true: ", here only to the endpoint tested", false: ""}[typ == fleet.EventWebhookTest]+
+				". The body is the event; its `data` is a "+name+". Verify `webhook-signature` before trusting it, and deduplicate on `webhook-id`: delivery is at least once, in no promised order.",
+			"security", []any{},
+			"parameters", []any{
+				header("webhook-id", "The event id (`evt_...`): the same on every attempt, to deduplicate on."),
+				header("webhook-timestamp", "Unix seconds when the attempt was signed; refuse one far from your clock (a replay)."),
+				header("webhook-signature", "`v1,<base64 HMAC-SHA256(key, \"{webhook-id}.{webhook-timestamp}.{body}\")>` where key is the base64-decoded part of the secret after `"+fleet.WebhookSecretPrefix+"`; during the 24 hours after a secret rotation, two signatures separated by a space."),
+			},
+			"requestBody", o("required", true, "content", o("application/json", o("schema", o(
+				"allOf", []any{ref("Event"), o("type", "object",
+					"properties", o("type", o("const", typ), "data", ref(name)))},
+			)))),
+			"responses", o(
+				"2XX", o("description", "Received: answer within "+seconds(fleet.WebhookTimeout)+"."),
+				"410", o("description", "Gone: the endpoint is disabled at once and gets nothing more."),
+				"default", o("description", "Any other answer, a redirect or no answer in time is a failed attempt, retried on the schedule (a `Retry-After` on 429, 502, 503 or 504 is honoured)."),
+			),
+		)))
+	}
+	return out
+}
+
+// webhookOperationID names an event type's webhook in the operations'
+// camelCase: vehicle.status_changed is onVehicleStatusChanged.
+func webhookOperationID(typ string) string {
+	var b strings.Builder
+	b.WriteString("on")
+	for w := range strings.FieldsFuncSeq(typ, func(r rune) bool { return r == '.' || r == '_' }) {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
 }
 
 // Tags group the operations; their order is the order routes first use them.

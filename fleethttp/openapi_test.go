@@ -220,3 +220,31 @@ func TestOpenAPINumbersNameTheirFormat(t *testing.T) {
 	}
 	walk(doc, "#")
 }
+
+// Rules the server enforces are in the schemas too, so that validators
+// generated from the document refuse what the server refuses: `*` alone
+// in a webhook's events, currency with cost_cents.
+func TestOpenAPISchemasCarryTheRules(t *testing.T) {
+	is := is.New(t)
+	doc, err := openapi3.NewLoader().LoadFromData(fleethttp.OpenAPI)
+	is.NoErr(err)
+	events := doc.Components.Schemas["WebhookInput"].Value.Properties["events"].Value
+	for _, c := range []struct {
+		events []any
+		ok     bool
+	}{
+		{[]any{"*"}, true},
+		{[]any{"vehicle.created", "alert.created"}, true},
+		{[]any{"*", "vehicle.created"}, false},
+		{[]any{"*", "*"}, false},
+		{[]any{}, false},
+		{[]any{"vehicle.created", "vehicle.created"}, false},
+	} {
+		err := events.VisitJSON(c.events)
+		is.Equal(err == nil, c.ok) // events
+	}
+	var raw map[string]any
+	is.NoErr(json.Unmarshal(fleethttp.OpenAPI, &raw))
+	wo := raw["components"].(map[string]any)["schemas"].(map[string]any)["WorkOrderInput"].(map[string]any)
+	is.Equal(wo["dependentRequired"], map[string]any{"cost_cents": []any{"currency"}})
+}

@@ -140,6 +140,9 @@ func TestWebhookAsANewUser(t *testing.T) {
 		is.Equal(sent, got)
 	}
 	is.True(types["vehicle.created"] && types["vehicle.updated"])
+	for _, h := range hits {
+		checkWebhookBody(t, h)
+	}
 	ds := e.do("GET", "/v1/webhooks/"+whID+"/deliveries", key, nil).list()
 	is.Equal(len(ds), 2)
 	for _, d := range ds {
@@ -645,5 +648,64 @@ func TestRetryTimesHaveOnePrecision(t *testing.T) {
 		next, _ := d.(map[string]any)["next_attempt_at"].(string)
 		is.True(next != "")
 		is.True(regexp.MustCompile(`:\d\d(\.\d{1,6})?Z$`).MatchString(next)) // no nanoseconds
+	}
+}
+
+// checkWebhookBody checks a delivered event against the document's
+// webhook of its type: the body matches the schema, and the Standard
+// Webhooks headers the document requires are there.
+func checkWebhookBody(t *testing.T, h hit) {
+	t.Helper()
+	openAPIRouter(t, "http://x") // loads docData
+	ev := eventOf(t, h)
+	item := docData.Webhooks[ev.Type]
+	if item == nil || item.Post == nil {
+		t.Fatalf("the document has no webhook %s", ev.Type)
+	}
+	for _, p := range item.Post.Parameters {
+		if p.Value.In == "header" && p.Value.Required && h.header.Get(p.Value.Name) == "" {
+			t.Errorf("%s: no %s header", ev.Type, p.Value.Name)
+		}
+	}
+	schema := item.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+	var body any
+	if err := json.Unmarshal(h.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.VisitJSON(body); err != nil {
+		t.Errorf("%s: the body does not match the document's webhook: %v\n%s", ev.Type, err, h.body)
+	}
+}
+
+// Every event type is a webhook of the document, and what the sender
+// delivers matches it: here the vehicle, work order, alert and test
+// events, each checked against its own type's schema.
+func TestWebhookBodiesMatchTheDocument(t *testing.T) {
+	is := is.New(t)
+	openAPIRouter(t, "http://x")
+	for _, typ := range fleet.EventTypes() {
+		is.True(docData.Webhooks[typ] != nil) // every event type is described
+	}
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	rcv := newReceiver(t, nil)
+	whID, _ := e.register(key, rcv.srv.URL)
+	vid := e.vehicle(key, "Van 1")
+	e.do("PATCH", "/v1/vehicles/"+vid, key, map[string]any{"name": "Van 7"})
+	wo := e.do("POST", "/v1/maintenance/work_orders", key, map[string]any{"vehicle_id": vid, "title": "Brakes"}).data()
+	e.do("PATCH", "/v1/maintenance/work_orders/"+wo["work_order_id"].(string), key, map[string]any{"status": "in_progress"})
+	alert := e.do("POST", "/v1/alerts", key, map[string]any{"vehicle_id": vid, "severity": "info", "message": "Check tyres"}).data()
+	e.do("POST", "/v1/alerts/"+alert["alert_id"].(string)+"/acknowledge", key, nil)
+	e.do("POST", "/v1/webhooks/"+whID+"/test", key, nil)
+	e.do("DELETE", "/v1/vehicles/"+vid, key, nil)
+	drain(t, e.sender())
+	seen := map[string]bool{}
+	for _, h := range rcv.got() {
+		checkWebhookBody(t, h)
+		seen[eventOf(t, h).Type] = true
+	}
+	for _, typ := range []string{"vehicle.created", "vehicle.updated", "vehicle.deleted", "work_order.created",
+		"work_order.status_changed", "alert.created", "alert.acknowledged", "webhook.test"} {
+		is.True(seen[typ]) // delivered and checked
 	}
 }
