@@ -150,14 +150,15 @@ func sentence(id string, pts ...[3]float64) string {
 // fakeIngest records what the listeners ask and can be told to fail or to
 // block.
 type fakeIngest struct {
-	mu      sync.Mutex
-	known   map[string]bool
-	asked   []string // identifiers Known was asked
-	reports []fleet.DeviceReport
-	err     error         // what Report returns
-	block   chan struct{} // Report waits for it to be closed
-	entered chan string   // Report sends the identifier on it when it starts
-	discard bool          // keep no record of reports (memory measures)
+	mu       sync.Mutex
+	known    map[string]bool
+	asked    []string // identifiers Known was asked
+	reports  []fleet.DeviceReport
+	err      error         // what Report returns
+	knownErr error         // what Known returns
+	block    chan struct{} // Report waits for it to be closed
+	entered  chan string   // Report sends the identifier on it when it starts
+	discard  bool          // keep no record of reports (memory measures)
 }
 
 func newFakeIngest(known ...string) *fakeIngest {
@@ -172,6 +173,9 @@ func (f *fakeIngest) Known(ctx context.Context, identifier, protocol, remoteAddr
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, identifier)
+	if f.knownErr != nil {
+		return false, f.knownErr
+	}
 	return f.known[identifier], nil
 }
 

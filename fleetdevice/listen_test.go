@@ -85,6 +85,20 @@ func TestRefusedReportsAreNotAcknowledged(t *testing.T) {
 	}
 }
 
+// A login Ingest cannot check is not answered, and the connection is
+// closed: the device logs in again later.
+func TestLoginNotCheckedIsNotAnswered(t *testing.T) {
+	is := is.New(t)
+	ing := newFakeIngest("dev1")
+	ing.knownErr = fleet.Errorf(fleet.CodeUnavailable, "The store is busy.")
+	r := newRig(t, ing, Options{}, lineProto{})
+	c := r.dial("")
+	send(t, c, "LOGIN,dev1\n")
+	expectClosed(t, c)
+	is.Equal(r.s.Stats().Failed, int64(1))
+	is.Equal(r.s.Stats().Unknown, int64(0)) // not counted against the address
+}
+
 // A report that outlives ReportTimeout is abandoned, not acknowledged.
 func TestReportInFlightIsBounded(t *testing.T) {
 	is := is.New(t)

@@ -3,6 +3,7 @@ package fleetdevice
 import (
 	"context"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -104,4 +105,31 @@ func TestUDPRefusals(t *testing.T) {
 	is.Equal(st.Panics, int64(1))
 	_, reports := ing.recorded()
 	is.Equal(len(reports), 1)
+}
+
+// Beyond MaxUDPInFlight datagrams being handled, one is dropped.
+func TestUDPInFlightIsBounded(t *testing.T) {
+	is := is.New(t)
+	ing := newFakeIngest("dev1", "dev2")
+	r := newRig(t, ing, Options{MaxUDPInFlight: 1}, lineProto{})
+	srv := r.serveUDP(lineProto{})
+	a := udpPeer(t)
+	release := make(chan struct{})
+	ing.setBlock(release)
+	sendTo(t, a, srv, sentence("dev1", [3]float64{1, 2, 1777636800}))
+	r.waitReport("dev1")
+	sendTo(t, a, srv, sentence("dev2", [3]float64{1, 2, 1777636800}))
+	deadline := time.Now().Add(testDeadline)
+	for r.s.Stats().Dropped == 0 { // the reader drops it without waiting
+		if time.Now().After(deadline) {
+			t.Fatal("the datagram beyond the bound was not dropped")
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	is.Equal(recvFrom(t, a, srv), "ACK,1\n")
+	is.NoErr(r.s.Shutdown(context.Background()))
+	_, reports := ing.recorded()
+	is.Equal(len(reports), 1)
+	is.Equal(reports[0].Identifier, "dev1")
 }
