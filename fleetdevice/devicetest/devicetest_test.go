@@ -19,6 +19,9 @@ import (
 	"github.com/matryer/is"
 )
 
+// Every stream device is a Device.
+var _ = []Device{(*Teltonika)(nil), (*GT06)(nil), (*H02)(nil), (*Queclink)(nil), (*GPS103)(nil)}
+
 // The captures these tests rebuild are fleetdevice's corpus
 // (../testdata/corpus, whose README gives their source and licence).
 
