@@ -1,0 +1,246 @@
+package fleetdevice
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"golang.org/x/time/rate"
+)
+
+// peer is what the listener knows of the other end, beside the Session a
+// decoder sees.
+type peer struct {
+	proto  string // protocol name
+	remote string // host:port
+	ip     string
+	// verified is the identifier Ingest knew on this connection: frames
+	// of it are not braked again.
+	verified string
+}
+
+// outcome is what the listener does after a message.
+type outcome uint8
+
+const (
+	// ack: write Reply (the message is stored, or needs no storing).
+	ack outcome = iota
+	// refuse: the identifier is unknown (or the address braked): write
+	// Reject and close.
+	refuse
+	// retryLater: the points allowance refused the report: no reply,
+	// close; the device resends once it has reconnected.
+	retryLater
+	// failed: the store could not take the report in time: no reply,
+	// close.
+	failed
+	// invalid: a message that cannot be attributed to a device (positions
+	// before any login): close.
+	invalid
+)
+
+// handle decides what to do with a decoded message, calling Ingest where
+// the message needs it. It reports ack only once what the message carries
+// is stored.
+func (s *Server) handle(pr *peer, sess *Session, m *Message) outcome {
+	switch m.Kind {
+	case KindLogin:
+		id := m.Identifier
+		if id == "" {
+			id = sess.Identifier
+		}
+		if id == "" {
+			return invalid
+		}
+		o := s.verify(pr, id)
+		if o == ack {
+			sess.Identifier = id
+		}
+		return o
+	case KindPositions:
+		id := m.Identifier
+		if id == "" {
+			id = pr.verified
+		}
+		if id == "" {
+			return invalid
+		}
+		if len(m.Positions) == 0 {
+			// Nothing to store: the device is answered once it is known.
+			return s.verify(pr, id)
+		}
+		if id != pr.verified && s.brake.braked(pr.ip, s.opts.Now()) {
+			s.stats.braked.Add(1)
+			return refuse
+		}
+		ctx, cancel := context.WithTimeout(s.base, s.opts.ReportTimeout)
+		_, err := s.ing.Report(ctx, s.report(pr, id, m))
+		cancel()
+		switch code := fleet.ErrorCode(err); code {
+		case "":
+			pr.verified = id
+			return ack
+		case fleet.CodeNotFound:
+			s.unknown(pr, id)
+			return refuse
+		case fleet.CodeRateLimitExceeded:
+			s.stats.limited.Add(1)
+			s.log.Debug("device report over the points allowance", "protocol", pr.proto, "identifier", id, "remote", pr.remote)
+			return retryLater
+		default:
+			s.stats.failed.Add(1)
+			s.log.Warn("device report not stored", "protocol", pr.proto, "identifier", id, "remote", pr.remote, "code", code, "error", err)
+			return failed
+		}
+	}
+	// Heartbeats and other messages are answered at once.
+	return ack
+}
+
+// verify answers ack for the identifier the connection already verified,
+// else asks Ingest whether id is registered, unless pr's address is
+// braked.
+func (s *Server) verify(pr *peer, id string) outcome {
+	if id == pr.verified {
+		return ack
+	}
+	if s.brake.braked(pr.ip, s.opts.Now()) {
+		s.stats.braked.Add(1)
+		return refuse
+	}
+	ctx, cancel := context.WithTimeout(s.base, s.opts.ReportTimeout)
+	known, err := s.ing.Known(ctx, id, pr.proto, pr.remote)
+	cancel()
+	if err != nil {
+		s.stats.failed.Add(1)
+		s.log.Warn("device login not checked", "protocol", pr.proto, "identifier", id, "remote", pr.remote, "code", fleet.ErrorCode(err), "error", err)
+		return failed
+	}
+	if !known {
+		s.unknown(pr, id)
+		return refuse
+	}
+	pr.verified = id
+	return ack
+}
+
+func (s *Server) unknown(pr *peer, id string) {
+	s.stats.unknown.Add(1)
+	s.brake.unknown(pr.ip, s.opts.Now())
+	s.log.Info("unknown device refused", "protocol", pr.proto, "identifier", id, "remote", pr.remote)
+}
+
+// report is the fleet.DeviceReport of m's positions, in m's order. Only
+// the last position, the device's last_report, carries its attributes.
+func (s *Server) report(pr *peer, id string, m *Message) fleet.DeviceReport {
+	n := len(m.Positions)
+	ps := make([]fleet.DevicePosition, n)
+	// One backing array for the optional values, so that a position
+	// costs no allocation of its own.
+	vals := make([]float64, 0, 3*n)
+	sats := make([]int, 0, n)
+	opt := func(has bool, v float64) *float64 {
+		if !has {
+			return nil
+		}
+		vals = append(vals, v)
+		return &vals[len(vals)-1]
+	}
+	for i := range m.Positions {
+		p := &m.Positions[i]
+		d := &ps[i]
+		d.Latitude = p.Latitude
+		d.Longitude = p.Longitude
+		d.Timestamp = p.Time.UTC()
+		d.Speed = opt(p.HasSpeed, p.Speed)
+		d.Heading = opt(p.HasHeading, p.Heading)
+		d.Altitude = opt(p.HasAltitude, p.Altitude)
+		d.Valid = p.Valid
+		if p.HasSatellites {
+			sats = append(sats, p.Satellites)
+			d.Satellites = &sats[len(sats)-1]
+		}
+	}
+	if n > 0 {
+		last := &m.Positions[n-1]
+		attrs := make(map[string]any, len(last.Attrs))
+		for _, a := range last.Attrs {
+			attrs[a.Name()] = a.Value()
+		}
+		ps[n-1].Attributes = attrs
+	}
+	return fleet.DeviceReport{Identifier: id, Protocol: pr.proto, RemoteAddr: pr.remote, Positions: ps}
+}
+
+// brake refuses, for a while, the addresses that sent too many unknown
+// identifiers: each address has a token bucket of burst tokens refilled
+// one every every, and an unknown identifier takes one. An address
+// without a token is refused without asking Ingest. At most max
+// addresses are remembered; when full, those whose bucket has refilled
+// are forgotten, and failing any, one at random.
+type brake struct {
+	mu    sync.Mutex
+	m     map[string]*rate.Limiter
+	every rate.Limit
+	burst int
+	max   int
+}
+
+func newBrake(burst int, every time.Duration, max int) *brake {
+	return &brake{m: map[string]*rate.Limiter{}, every: rate.Every(every), burst: burst, max: max}
+}
+
+// braked reports whether ip has no unknown attempt left at now.
+func (b *brake) braked(ip string, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.m[ip]
+	return l != nil && l.TokensAt(now) < 1
+}
+
+// unknown takes one attempt from ip at now.
+func (b *brake) unknown(ip string, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.m[ip]
+	if l == nil {
+		if len(b.m) >= b.max {
+			b.forget(now)
+		}
+		l = rate.NewLimiter(b.every, b.burst)
+		b.m[ip] = l
+	}
+	l.AllowN(now, 1)
+}
+
+// forget drops the addresses whose bucket is full again, or one address
+// when none is.
+func (b *brake) forget(now time.Time) {
+	for ip, l := range b.m {
+		if l.TokensAt(now) >= float64(b.burst) {
+			delete(b.m, ip)
+		}
+	}
+	if len(b.m) < b.max {
+		return
+	}
+	for ip := range b.m {
+		delete(b.m, ip)
+		return
+	}
+}
+
+// size is the number of addresses remembered.
+func (b *brake) size() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.m)
+}
+
+// logPanic records a panic while handling a frame.
+func (s *Server) logPanic(pr *peer, v any, stack []byte) {
+	s.stats.panics.Add(1)
+	s.log.Error("device frame handling panicked", "protocol", pr.proto, "remote", pr.remote, "panic", v, slog.String("stack", string(stack)))
+}
