@@ -744,7 +744,7 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		binNum(p, "humidity", float64(r.u16())/100)
 	}
 	if typ == gtGPSLBSStatus4 && v == gtSL4X {
-		p.Altitude, p.HasAltitude = float64(int16(r.u16())), true
+		f.altitude(p)
 	}
 	if (typ == gtGPSLBS2 || typ == gtGPSLBS3 || typ == gtGPSLBS4 || typ == gtGPSLBS5) && r.left() >= 3 && !nt {
 		binSet(p, gtBool("ignition", r.u8() > 0))
@@ -754,7 +754,7 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 			if r.left() > 2 {
 				binNum(p, "odometer", float64(r.u32()))
 			}
-			p.Altitude, p.HasAltitude = float64(int16(r.u16())), true
+			f.altitude(p)
 		}
 	}
 	if typ == gtGPSLBS3 {
@@ -798,6 +798,13 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		binNum(p, "geofence", float64(r.u8()))
 	}
 	return true, nil
+}
+
+// altitude reads an altitude (int16, m) if the frame holds one.
+func (f *gtFrame) altitude(p *Position) {
+	if alt := int16(f.r.u16()); !f.r.bad {
+		p.Altitude, p.HasAltitude = float64(alt), true
+	}
 }
 
 func gtBool(key string, v bool) Attribute {
@@ -1214,8 +1221,14 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 		}
 		value := binReader{b: b}
 		switch module {
+		case 0x03:
+			if iccid := value.take(10); iccid != nil {
+				binStr(p, "iccid", binHex(iccid))
+			}
 		case 0x09:
 			p.Satellites, p.HasSatellites = int(value.u8()), !value.bad
+		case 0x0A:
+			binNum(p, "satVisible", float64(value.u8()))
 		case 0x18:
 			binNum(p, "battery", float64(value.u16())/100)
 		case 0x28:
@@ -1233,6 +1246,28 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 			if o != nil {
 				binNum(p, "odometer", float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24))
 			}
+		case 0x34:
+			event := value.u8()
+			binSet(p, Attribute{Key: "event", Kind: AttrNumber, Num: float64(event)})
+			if a := gtModularAlarm(event); a != "" {
+				binAlarm(p, a)
+			}
+		case 0x7F:
+			id := value.take(6)
+			battery := value.u16()
+			level := value.u8()
+			temp := int16(value.u16())
+			humidity := int16(value.u16())
+			status := value.u8()
+			if value.bad {
+				continue
+			}
+			binStr(p, "tag1Id", binHex(id))
+			binNum(p, "tag1Battery", float64(battery)/1000)
+			binNum(p, "tag1BatteryLevel", float64(level))
+			binNum(p, "tag1Temp", float64(temp)/10)
+			binNum(p, "tag1Humidity", float64(humidity))
+			binNum(p, "tag1Status", float64(status))
 		case 0x33:
 			t := value.u32()
 			sats := value.u8()
@@ -1261,6 +1296,37 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 		}
 	}
 	return found, nil
+}
+
+// gtModularAlarm is the alarm of an event module of type 0x70, or "".
+func gtModularAlarm(event byte) string {
+	switch event {
+	case 0x10:
+		return "door"
+	case 0x12:
+		return "removing"
+	case 0x14:
+		return "geofenceEnter"
+	case 0x15:
+		return "geofenceExit"
+	case 0x16:
+		return "temperature"
+	case 0x1A:
+		return "lowBattery"
+	case 0x1B:
+		return "overspeed"
+	case 0x1C:
+		return "powerOn"
+	case 0x1D:
+		return "powerOff"
+	case 0x20:
+		return "vibration"
+	case 0x21:
+		return "powerCut"
+	case 0x23:
+		return "tampering"
+	}
+	return ""
 }
 
 // gpsLBS8 decodes type 0x38: position, upload mode and cell.

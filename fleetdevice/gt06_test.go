@@ -94,3 +94,38 @@ func gtAttr(p Position, name string) (Attribute, bool) {
 	}
 	return Attribute{}, false
 }
+
+// TestGT06TraccarCaptures runs every capture of Traccar's GT06 tests:
+// framing, CRC, positions on Earth, and the values Traccar asserts of
+// those that carry a position (where its model override only names the
+// layout, which the decoder recognises).
+func TestGT06TraccarCaptures(t *testing.T) {
+	testCaptures(t, GT06(), "gt06.txt", []captureCheck{
+		{24, "alarm", "tampering"},
+		{28, "driverUniqueId", "20534657"},
+		{54, "eventFiles", "EVENT_862798052429087_00000000_2024_11_12_22_20_06_I_56.mp4,EVENT_862798052429087_00000000_2024_11_12_22_20_06_F_55.mp4"},
+		{89, "altitude", 678.0},
+		{93, "driverUniqueId", "bf0000012ca7e001"},
+		{100, "batteryLevel", 93.0},
+		{104, "alarm", "sos"},
+		{108, "temp1", 0.32},
+		{112, "event", 105.0},
+		{116, "ignition", false},
+		{127, "alarm", "sos"},
+		{138, "drivingTime", 0.0},
+		{165, "alarm", "tampering"},
+		{173, "alarm", "tampering"},
+		{184, "ignition", false},
+		{209, "temp1", 28.0},
+		{248, "batteryLevel", 100.0},
+		{270, "alarm", "removing"},
+		{284, "alarm", "removing"},
+		{597, "hours", 22140000.0},
+		{607, "battery", 4.0},
+		{611, "driverUniqueId", "0235313030363538303642444603"},
+		{640, "driverUniqueId", "c3000001453f9201"},
+		{644, "battery", 4.0},
+		{648, "driverUniqueId", "c3000001453f9201"},
+		{652, "event", 234.0},
+	})
+}

@@ -437,15 +437,119 @@ func tkHexUpper(v uint64) string {
 }
 
 // tkVariable adds an element of codec 8E's variable-length group: a VIN,
-// the trouble codes, or the bytes in hexadecimal.
+// the trouble codes, Bluetooth beacons and tags by Traccar's names, or the
+// bytes in hexadecimal.
 func tkVariable(p *Position, id int, v []byte) {
 	switch id {
 	case 256, 325:
 		binStr(p, "vin", string(v))
 	case 281:
 		binStr(p, "dtcs", strings.ReplaceAll(string(v), ",", " "))
+	case 385:
+		tkBeacons(p, v)
+	case 548, 10828, 10829, 10831, 11317:
+		tkTags(p, v)
 	default:
 		p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+	}
+}
+
+// tkBeacons adds the beacons an element 385 lists (iBeacon or Eddystone):
+// beacon1Uuid, beacon1Major, beacon1Minor or beacon1Namespace,
+// beacon1Instance; beacon1Rssi, beacon1Battery, beacon1Temp...
+func tkBeacons(p *Position, v []byte) {
+	r := binReader{b: v}
+	r.u8() // data part
+	for i := 1; r.left() > 0 && !r.bad; i++ {
+		name := func(s string) string { return "beacon" + strconv.Itoa(i) + s }
+		flags := r.u8()
+		if flags>>4 > 0 {
+			uuid := r.take(16)
+			major, minor := r.u16(), r.u16()
+			if r.bad {
+				return
+			}
+			binStr(p, name("Uuid"), binHex(uuid))
+			binNum(p, name("Major"), float64(major))
+			binNum(p, name("Minor"), float64(minor))
+		} else {
+			namespace, instance := r.take(10), r.take(6)
+			if r.bad {
+				return
+			}
+			binStr(p, name("Namespace"), binHex(namespace))
+			binStr(p, name("Instance"), binHex(instance))
+		}
+		if rssi := int8(r.u8()); !r.bad {
+			binNum(p, name("Rssi"), float64(rssi))
+		}
+		if flags&2 != 0 {
+			if battery := r.u16(); !r.bad {
+				binNum(p, name("Battery"), float64(battery)/100)
+			}
+		}
+		if flags&4 != 0 {
+			if temp := r.u16(); !r.bad {
+				binNum(p, name("Temp"), float64(temp))
+			}
+		}
+	}
+}
+
+// tkTags adds the Bluetooth tags (EYE sensors...) an element 548 and its
+// kin list, each a sequence of parameters: tag1Rssi, tag1Id,
+// tag1LowBattery, tag1Voltage, tag1Name, tag1Temp, tag1Humidity...
+func tkTags(p *Position, v []byte) {
+	r := binReader{b: v}
+	r.u8() // header
+	for i := 1; r.left() > 0 && !r.bad; i++ {
+		name := func(s string) string { return "tag" + strconv.Itoa(i) + s }
+		tag := binReader{b: r.take(int(r.u8()))}
+		for tag.left() > 0 && !tag.bad {
+			id := tag.u8()
+			value := binReader{b: tag.take(int(tag.u8()))}
+			if tag.bad {
+				break
+			}
+			switch id {
+			case 0:
+				binNum(p, name("Rssi"), float64(int8(value.u8())))
+			case 1:
+				binStr(p, name("Id"), binHex(value.b))
+			case 2:
+				flags := value.u8()
+				if flags&(1<<6) != 0 {
+					binBool(p, name("LowBattery"), true)
+				}
+				if flags&(1<<7) != 0 {
+					binNum(p, name("Voltage"), float64(value.u8())*10+2000)
+				}
+			case 5:
+				binStr(p, name("Name"), strings.TrimRight(string(value.b), "\x00"))
+			case 6:
+				binNum(p, name("Temp"), float64(int16(value.u16())))
+			case 7:
+				binNum(p, name("Humidity"), float64(value.u8()))
+			case 8:
+				binBool(p, name("Magnet"), value.u8() > 0)
+			case 9:
+				binBool(p, name("Motion"), value.u8() > 0)
+			case 10:
+				binNum(p, name("MotionCount"), float64(value.u16()))
+			case 11:
+				binNum(p, name("Pitch"), float64(int8(value.u8())))
+			case 12:
+				binNum(p, name("AngleRoll"), float64(int16(value.u16())))
+			case 13:
+				binNum(p, name("LowBattery"), float64(value.u8()))
+			case 14:
+				binNum(p, name("Battery"), float64(value.u16()))
+			case 15:
+				if mac := value.take(6); mac != nil {
+					binStr(p, name("Mac"), binHex(mac))
+				}
+			}
+		}
 	}
 }
 

@@ -132,3 +132,13 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 		}
 	}
 }
+
+// TestTeltonikaTraccarCaptures runs every capture of Traccar's Teltonika
+// tests: framing, CRC, positions on Earth, and the values Traccar asserts
+// that do not depend on the device's model.
+func TestTeltonikaTraccarCaptures(t *testing.T) {
+	testCaptures(t, Teltonika(), "teltonika.txt", []captureCheck{
+		{21, "tag1Voltage", 3090.0},
+		{28, "tag1Battery", 3030.0},
+	})
+}
