@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +18,11 @@ import (
 // a protocol's rows state beyond the shared row type, in the order
 // loadCorpus gives them.
 func loadRowsAs[T any](t *testing.T, name string) []T {
+	t.Helper()
+	return loadRowsAsTB[T](t, name)
+}
+
+func loadRowsAsTB[T any](t testing.TB, name string) []T {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "corpus", name))
 	if err != nil {
@@ -31,37 +39,61 @@ func loadRowsAs[T any](t *testing.T, name string) []T {
 	return rows
 }
 
-// TestCRCTables derives the CRC tables from their polynomials again, and
-// checks each CRC's standard check value (the CRC of "123456789").
+// TestCRCTables derives the CRC tables from their polynomials again,
+// checks each CRC's standard check value (the CRC of "123456789"), and
+// compares each with the CRC computed a bit at a time on random bytes of
+// every length up to 64.
 func TestCRCTables(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		table string
-		poly  uint16
-		crc   func([]byte) uint16
-		check uint16
-	}{
-		{"ARC", crcARCTable, 0xA001, crcARC, 0xBB3D},
-		{"X-25", crcX25Table, 0x8408, crcX25, 0x906E},
-	} {
-		if len(c.table) != 512 {
-			t.Fatalf("%s: table of %d bytes", c.name, len(c.table))
-		}
-		for i := 0; i < 256; i++ {
-			v := uint16(i)
+	bitwise := func(poly, init uint16, b []byte) uint16 {
+		c := init
+		for _, x := range b {
+			c ^= uint16(x)
 			for range 8 {
-				if v&1 != 0 {
-					v = v>>1 ^ c.poly
+				if c&1 != 0 {
+					c = c>>1 ^ poly
 				} else {
-					v >>= 1
+					c >>= 1
 				}
 			}
-			if got := uint16(c.table[2*i])<<8 | uint16(c.table[2*i+1]); got != v {
-				t.Errorf("%s: entry %d is %#04x, want %#04x", c.name, i, got, v)
+		}
+		return c
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name       string
+		table      string
+		tables     int
+		poly, init uint16
+		xorOut     uint16
+		crc        func([]byte) uint16
+		check      uint16
+	}{
+		{"ARC", crcARCTable, 8, 0xA001, 0, 0, crcARC, 0xBB3D},
+		{"X-25", crcX25Table, 1, 0x8408, 0xFFFF, 0xFFFF, crcX25, 0x906E},
+	} {
+		if len(c.table) != 512*c.tables {
+			t.Fatalf("%s: table of %d bytes", c.name, len(c.table))
+		}
+		for i := range 256 {
+			v := bitwise(c.poly, 0, []byte{byte(i)})
+			for k := range c.tables {
+				if got := crcEntry(c.table, k, byte(i)); got != v {
+					t.Errorf("%s: entry %d of table %d is %#04x, want %#04x", c.name, i, k, got, v)
+				}
+				v = v>>8 ^ bitwise(c.poly, 0, []byte{byte(v)})
 			}
 		}
 		if got := c.crc([]byte("123456789")); got != c.check {
 			t.Errorf("%s(123456789) = %#04x, want %#04x", c.name, got, c.check)
+		}
+		for n := range 65 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			if got, want := c.crc(b), bitwise(c.poly, c.init, b)^c.xorOut; got != want {
+				t.Errorf("%s(%x) = %#04x, want %#04x", c.name, b, got, want)
+			}
 		}
 	}
 }
@@ -190,4 +222,159 @@ func splitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
 		stream = stream[n:]
 	}
 	return frames
+}
+
+// splitChunks feeds a stream to Split the way a listener does, in the
+// given chunks, and returns the frames it finds.
+func splitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
+	var frames [][]byte
+	var pending []byte
+	for _, c := range chunks {
+		pending = append(pending, c...)
+		for {
+			n, err := proto.Split(pending)
+			if err != nil {
+				return frames, err
+			}
+			if n < 0 || n > len(pending) {
+				return frames, fmt.Errorf("Split: %d of %d bytes", n, len(pending))
+			}
+			if n == 0 {
+				break
+			}
+			frames = append(frames, bytes.Clone(pending[:n]))
+			pending = pending[n:]
+		}
+	}
+	if len(pending) != 0 {
+		return frames, fmt.Errorf("%d bytes left: %x", len(pending), pending)
+	}
+	return frames, nil
+}
+
+// testSplitStream checks that the frames, sent as one stream, come out of
+// Split the same whether the stream arrives whole, a byte at a time, or in
+// random chunks.
+func testSplitStream(t *testing.T, proto Protocol, frames [][]byte) {
+	t.Helper()
+	stream := bytes.Join(frames, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for name, chunks := range map[string][][]byte{
+		"whole":   {stream},
+		"bytes":   chunked(stream, func() int { return 1 }),
+		"random":  chunked(stream, func() int { return 1 + rng.IntN(40) }),
+		"random2": chunked(stream, func() int { return 1 + rng.IntN(400) }),
+	} {
+		got, err := splitChunks(proto, chunks)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(frames) {
+			t.Fatalf("%s: %d frames, want %d", name, len(got), len(frames))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], frames[i]) {
+				t.Fatalf("%s: frame %d is %x, want %x", name, i, got[i], frames[i])
+			}
+		}
+	}
+}
+
+// chunked cuts b into chunks of the sizes next returns.
+func chunked(b []byte, next func() int) [][]byte {
+	var chunks [][]byte
+	for len(b) > 0 {
+		n := min(next(), len(b))
+		chunks = append(chunks, b[:n])
+		b = b[n:]
+	}
+	return chunks
+}
+
+// checkMessage checks what every decoded message must be: positions
+// only in a message of positions, each with finite coordinates on Earth.
+func checkMessage(t *testing.T, m *Message) {
+	t.Helper()
+	if m.Kind != KindPositions && len(m.Positions) != 0 {
+		t.Fatalf("%d positions in a message of kind %v", len(m.Positions), m.Kind)
+	}
+	for _, p := range m.Positions {
+		if !binFinite(p.Latitude) || !binFinite(p.Longitude) || !binOnEarth(p.Latitude, p.Longitude) {
+			t.Fatalf("position off Earth: %v, %v", p.Latitude, p.Longitude)
+		}
+		for _, v := range []float64{p.Speed, p.Heading, p.Altitude} {
+			if !binFinite(v) {
+				t.Fatalf("a value not finite: %+v", p)
+			}
+		}
+	}
+}
+
+// corpusRaw is the bytes of every row of testdata/corpus/name, for the
+// fuzz targets' seeds.
+func corpusRaw(tb testing.TB, name string) [][]byte {
+	tb.Helper()
+	rows := loadRowsAsTB[struct {
+		RawHex string `json:"raw_hex"`
+	}](tb, name)
+	var raws [][]byte
+	for _, r := range rows {
+		b, err := hex.DecodeString(r.RawHex)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		raws = append(raws, b)
+	}
+	return raws
+}
+
+// fuzzDecode decodes frame into a fresh Message and into a reused one:
+// no panic, only the contract's errors, a message that checkMessage
+// accepts, and the same result both ways.
+func fuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *Message) {
+	t.Helper()
+	s1, s2 := s, s
+	var fresh Message
+	err := proto.Decode(frame, &s1, &fresh)
+	if err != nil && err != ErrGarbage && err != ErrChecksum {
+		t.Fatalf("Decode: %v", err)
+	}
+	if err == nil {
+		checkMessage(t, &fresh)
+	}
+	reused.Reset()
+	if err2 := proto.Decode(frame, &s2, reused); err2 != err {
+		t.Fatalf("Decode into a reused Message: %v, fresh: %v", err2, err)
+	}
+	if err != nil {
+		return
+	}
+	if s1 != s2 || fresh.Kind != reused.Kind || fresh.Identifier != reused.Identifier ||
+		!bytes.Equal(fresh.Reply, reused.Reply) || !samePositions(fresh.Positions, reused.Positions) {
+		t.Fatalf("a reused Message decodes otherwise:\n%+v\n%+v", reused, fresh)
+	}
+}
+
+// samePositions compares positions, an empty list of attributes equal to
+// none.
+func samePositions(a, b []Position) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if len(x.Attrs) != len(y.Attrs) {
+			return false
+		}
+		for j := range x.Attrs {
+			if x.Attrs[j] != y.Attrs[j] {
+				return false
+			}
+		}
+		x.Attrs, y.Attrs = nil, nil
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
 }

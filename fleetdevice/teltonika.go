@@ -302,6 +302,7 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 	}
 	binNum(p, "priority", float64(priority))
 	binNum(p, "event", float64(event))
+	alarm := -1 // the index of the alarm attribute, once there is one
 
 	for _, size := range [4]int{1, 2, 4, 8} {
 		count := r.u8or16(wide)
@@ -311,7 +312,7 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 			if r.bad {
 				return false
 			}
-			tkElement(p, id, size, v)
+			tkElement(p, &alarm, id, size, v)
 		}
 	}
 	if extended {
@@ -356,7 +357,7 @@ func tkField(v uint64, size, width int) uint64 {
 
 // tkElement adds the I/O element id of size bytes and value v: by the name
 // Traccar gives it, else numbered.
-func tkElement(p *Position, id, size int, v uint64) {
+func tkElement(p *Position, alarm *int, id, size int, v uint64) {
 	u8 := func() uint64 { return tkField(v, size, 1) }
 	u16 := func() uint64 { return tkField(v, size, 2) }
 	u32 := func() uint64 { return tkField(v, size, 4) }
@@ -407,7 +408,7 @@ func tkElement(p *Position, id, size int, v uint64) {
 		binNum(p, "tripOdometer", float64(u32()))
 	case 236:
 		if u8() > 0 {
-			binAlarm(p, "general")
+			binAlarmAt(p, alarm, "general")
 		}
 	case 239:
 		binBool(p, "ignition", u8() > 0)
@@ -418,11 +419,11 @@ func tkElement(p *Position, id, size int, v uint64) {
 	case 253:
 		switch u8() {
 		case 1:
-			binAlarm(p, "hardAcceleration")
+			binAlarmAt(p, alarm, "hardAcceleration")
 		case 2:
-			binAlarm(p, "hardBraking")
+			binAlarmAt(p, alarm, "hardBraking")
 		case 3:
-			binAlarm(p, "hardCornering")
+			binAlarmAt(p, alarm, "hardCornering")
 		}
 	default:
 		// Unsigned as Traccar reads it, an 8-byte value signed.
@@ -605,6 +606,7 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 	} else {
 		*p = Position{Attrs: p.Attrs}
 	}
+	alarm := -1
 	for i, size := range [3]int{1, 2, 4} {
 		if global&(2<<i) == 0 {
 			continue
@@ -616,7 +618,7 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 			if r.bad {
 				return false
 			}
-			tkElementGH3000(p, id, v)
+			tkElementGH3000(p, &alarm, id, v)
 		}
 	}
 	if r.bad {
@@ -629,7 +631,7 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 }
 
 // tkElementGH3000 adds an I/O element of codec 7, by Traccar's names.
-func tkElementGH3000(p *Position, id int, v uint64) {
+func tkElementGH3000(p *Position, alarm *int, id int, v uint64) {
 	switch id {
 	case 1:
 		binNum(p, "batteryLevel", float64(v))
@@ -649,7 +651,7 @@ func tkElementGH3000(p *Position, id int, v uint64) {
 		binNum(p, "button", float64(v))
 	case 222:
 		if v == 1 {
-			binAlarm(p, "sos")
+			binAlarmAt(p, alarm, "sos")
 		}
 	case 240:
 		binBool(p, "motion", v == 1)
