@@ -187,8 +187,6 @@ func gtWifiLength(buf []byte) int {
 	return cells + 1 + 3 + 5*int(buf[cells]) + 2
 }
 
-var crlf = []byte{'\r', '\n'}
-
 // Split finds a frame by its length, or, when the length does not end on
 // CR LF, by the first CR LF (as Traccar does).
 func (gt06) Split(buf []byte) (int, error) {
@@ -227,13 +225,29 @@ func (gt06) Split(buf []byte) (int, error) {
 	if buf[total-2] == '\r' && buf[total-1] == '\n' {
 		return total, nil
 	}
-	if i := bytes.Index(buf[4:min(len(buf), gtMaxFrame)], crlf); i >= 0 {
-		return 4 + i + 2, nil
+	if end := gtCRLF(buf[:min(len(buf), gtMaxFrame)], 4); end > 0 {
+		return end, nil
 	}
 	if len(buf) >= gtMaxFrame {
 		return 0, ErrGarbage
 	}
 	return 0, nil
+}
+
+// gtCRLF returns the end of the first CR LF of b at from or after, or 0.
+func gtCRLF(b []byte, from int) int {
+	for from+1 < len(b) {
+		i := bytes.IndexByte(b[from:len(b)-1], '\r')
+		if i < 0 {
+			return 0
+		}
+		i += from
+		if b[i+1] == '\n' {
+			return i + 2
+		}
+		from = i + 1
+	}
+	return 0
 }
 
 // gtFrame is one frame being decoded.

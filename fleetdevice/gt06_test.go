@@ -517,16 +517,30 @@ func BenchmarkGT06CRC(b *testing.B) {
 
 // FuzzGT06 splits and decodes arbitrary bytes: no panic, Split's length
 // within the buffer, only the errors of the contract, positions on Earth,
-// and a reused Message decoding as a fresh one.
+// and a reused Message decoding as a fresh one. With fix, a frame's
+// length and CRC are made right first, so that the data is explored.
 func FuzzGT06(f *testing.F) {
 	for _, raw := range corpusRaw(f, "gt06.jsonl") {
-		f.Add(raw)
+		f.Add(raw, false)
+		f.Add(raw, true)
 	}
-	f.Add(gtLoginFrame("356789012345678", []byte{0x32, 0x00}, 1))
-	f.Add(mustHex(f, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"))
+	f.Add(gtLoginFrame("356789012345678", []byte{0x32, 0x00}, 1), true)
+	f.Add(mustHex(f, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), false)
 	var reused Message
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
 		s := Session{Identifier: "356307042441013", Now: corpusNow}
+		if fix && len(b) >= 10 && len(b) <= GT06().MaxFrame() {
+			b = bytes.Clone(b)
+			if b[0] == 0x79 {
+				b[1] = 0x79
+				binary.BigEndian.PutUint16(b[2:], uint16(len(b)-6))
+			} else {
+				b[0], b[1], b[2] = 0x78, 0x78, byte(len(b)-5)
+			}
+			n := len(b)
+			binary.BigEndian.PutUint16(b[n-4:], crcX25(b[2:n-4]))
+			b[n-2], b[n-1] = '\r', '\n'
+		}
 		n, err := GT06().Split(b)
 		if n < 0 || n > len(b) || err != nil && err != ErrGarbage || err != nil && n != 0 {
 			t.Fatalf("Split: %d, %v of %d bytes", n, err, len(b))
@@ -537,4 +551,25 @@ func FuzzGT06(f *testing.F) {
 		}
 		fuzzDecode(t, GT06(), frame, s, &reused)
 	})
+}
+
+// TestGT06CRLF finds the first CR LF from an offset on.
+func TestGT06CRLF(t *testing.T) {
+	is := is.New(t)
+	for _, c := range []struct {
+		b    string
+		from int
+		want int
+	}{
+		{"7878\r\n", 4, 6},
+		{"78\r\n\r\n", 4, 6}, // one before from is not seen
+		{"7878\r\r\n", 4, 7},
+		{"7878\r", 4, 0},
+		{"7878\n\r", 4, 0},
+		{"7878ab", 4, 0},
+		{"78", 4, 0},
+		{"7878x\r\nx\r\n", 4, 7},
+	} {
+		is.Equal(gtCRLF([]byte(c.b), c.from), c.want) // c.b
+	}
 }

@@ -522,21 +522,29 @@ func BenchmarkTeltonikaCRC10(b *testing.B) {
 // FuzzTeltonika splits and decodes arbitrary bytes as a stream (TCP) and
 // as a datagram (UDP): no panic, Split's length within the buffer, only
 // the errors of the contract, positions on Earth, and a reused Message
-// decoding as a fresh one.
+// decoding as a fresh one. With fix, a TCP frame's length and CRC are
+// made right first, so that the records themselves are explored.
 func FuzzTeltonika(f *testing.F) {
 	for _, row := range corpusRaw(f, "teltonika.jsonl") {
-		f.Add(row, false)
-		f.Add(row, true)
+		f.Add(row, false, false)
+		f.Add(row, true, false)
+		f.Add(row, false, true)
 	}
-	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{tkRealistic(0)})), false)
-	f.Add(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec16, []tkRec{tkRealistic(0)})), true)
+	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{tkRealistic(0)})), false, true)
+	f.Add(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec16, []tkRec{tkRealistic(0)})), true, false)
 	var reused Message
-	f.Fuzz(func(t *testing.T, b []byte, udp bool) {
+	f.Fuzz(func(t *testing.T, b []byte, udp, fix bool) {
 		s := Session{Identifier: "356307042441013", Now: corpusNow}
-		frame := b
 		if udp {
 			s.Transport = UDP
-		} else {
+		} else if fix && len(b) >= 12 && len(b) <= Teltonika().MaxFrame() {
+			b = bytes.Clone(b)
+			copy(b, []byte{0, 0, 0, 0})
+			binary.BigEndian.PutUint32(b[4:], uint32(len(b)-12))
+			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(crcARC(b[8:len(b)-4])))
+		}
+		frame := b
+		if !udp {
 			n, err := Teltonika().Split(b)
 			if n < 0 || n > len(b) || err != nil && err != ErrGarbage || err != nil && n != 0 {
 				t.Fatalf("Split: %d, %v of %d bytes", n, err, len(b))
