@@ -103,10 +103,10 @@ func (*binReader) beN(p []byte) uint64 {
 	return v
 }
 
-// be16 and be32 read a big-endian value from the start of p (which holds
+// binBE16 and binBE32 read a big-endian value from the start of p (which holds
 // enough bytes).
-func be16(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
-func be32(p []byte) uint32 {
+func binBE16(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
+func binBE32(p []byte) uint32 {
 	return uint32(p[0])<<24 | uint32(p[1])<<16 | uint32(p[2])<<8 | uint32(p[3])
 }
 

@@ -14,15 +14,15 @@ import (
 	"testing"
 )
 
-// loadRowsAs reads the rows of testdata/corpus/name again as T, for what
+// binLoadRows reads the rows of testdata/corpus/name again as T, for what
 // a protocol's rows state beyond the shared row type, in the order
 // loadCorpus gives them.
-func loadRowsAs[T any](t *testing.T, name string) []T {
+func binLoadRows[T any](t *testing.T, name string) []T {
 	t.Helper()
-	return loadRowsAsTB[T](t, name)
+	return binLoadRowsTB[T](t, name)
 }
 
-func loadRowsAsTB[T any](t testing.TB, name string) []T {
+func binLoadRowsTB[T any](t testing.TB, name string) []T {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "corpus", name))
 	if err != nil {
@@ -98,18 +98,18 @@ func TestCRCTables(t *testing.T) {
 	}
 }
 
-// captureCheck is a value Traccar's own test asserts of a capture: an
+// binCaptureCheck is a value Traccar's own test asserts of a capture: an
 // attribute of its position (or "altitude", the position's).
-type captureCheck struct {
+type binCaptureCheck struct {
 	line int
 	name string
 	want any
 }
 
-// testCaptures runs the captures of testdata/traccar/file through proto
+// binTestCaptures runs the captures of testdata/traccar/file through proto
 // as a listener would: each label's behaviour (see the file's header),
 // every position on Earth, and the values checks assert.
-func testCaptures(t *testing.T, proto Protocol, file string, checks []captureCheck) {
+func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCaptureCheck) {
 	b, err := os.ReadFile(filepath.Join("testdata", "traccar", file))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func testCaptures(t *testing.T, proto Protocol, file string, checks []captureChe
 			t.Fatalf("%s:%d: %v", file, at, err)
 		}
 		t.Run(f[0], func(t *testing.T) {
-			s := Session{Identifier: corpusLoginIMEI, Now: corpusNow}
+			s := Session{Identifier: binLoginIMEI, Now: corpusNow}
 			if f[1] == "udp" {
 				s.Transport = UDP
 			}
@@ -138,7 +138,7 @@ func testCaptures(t *testing.T, proto Protocol, file string, checks []captureChe
 			case "ok":
 				frames := [][]byte{raw}
 				if s.Transport == TCP {
-					frames = splitAll(t, proto, raw)
+					frames = binSplitAll(t, proto, raw)
 				}
 				for _, frame := range frames {
 					var m Message
@@ -176,7 +176,7 @@ func testCaptures(t *testing.T, proto Protocol, file string, checks []captureChe
 					continue
 				}
 				seen[at] = true
-				if !hasValue(positions, c.name, c.want) {
+				if !binHasValue(positions, c.name, c.want) {
 					t.Errorf("no position with %s = %v", c.name, c.want)
 				}
 			}
@@ -189,9 +189,9 @@ func testCaptures(t *testing.T, proto Protocol, file string, checks []captureChe
 	}
 }
 
-// hasValue reports whether a position has the attribute (or altitude)
+// binHasValue reports whether a position has the attribute (or altitude)
 // with the value.
-func hasValue(positions []Position, name string, want any) bool {
+func binHasValue(positions []Position, name string, want any) bool {
 	for _, p := range positions {
 		if name == "altitude" {
 			if p.HasAltitude && p.Altitude == want {
@@ -208,9 +208,9 @@ func hasValue(positions []Position, name string, want any) bool {
 	return false
 }
 
-// splitAll cuts a stream into the frames Split finds, failing unless they
+// binSplitAll cuts a stream into the frames Split finds, failing unless they
 // make up the whole of it.
-func splitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
+func binSplitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
 	t.Helper()
 	var frames [][]byte
 	for len(stream) > 0 {
@@ -224,9 +224,9 @@ func splitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
 	return frames
 }
 
-// splitChunks feeds a stream to Split the way a listener does, in the
+// binSplitChunks feeds a stream to Split the way a listener does, in the
 // given chunks, and returns the frames it finds.
-func splitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
+func binSplitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
 	var frames [][]byte
 	var pending []byte
 	for _, c := range chunks {
@@ -252,20 +252,20 @@ func splitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
 	return frames, nil
 }
 
-// testSplitStream checks that the frames, sent as one stream, come out of
+// binTestSplitStream checks that the frames, sent as one stream, come out of
 // Split the same whether the stream arrives whole, a byte at a time, or in
 // random chunks.
-func testSplitStream(t *testing.T, proto Protocol, frames [][]byte) {
+func binTestSplitStream(t *testing.T, proto Protocol, frames [][]byte) {
 	t.Helper()
 	stream := bytes.Join(frames, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, chunks := range map[string][][]byte{
 		"whole":   {stream},
-		"bytes":   chunked(stream, func() int { return 1 }),
-		"random":  chunked(stream, func() int { return 1 + rng.IntN(40) }),
-		"random2": chunked(stream, func() int { return 1 + rng.IntN(400) }),
+		"bytes":   binChunked(stream, func() int { return 1 }),
+		"random":  binChunked(stream, func() int { return 1 + rng.IntN(40) }),
+		"random2": binChunked(stream, func() int { return 1 + rng.IntN(400) }),
 	} {
-		got, err := splitChunks(proto, chunks)
+		got, err := binSplitChunks(proto, chunks)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -280,8 +280,8 @@ func testSplitStream(t *testing.T, proto Protocol, frames [][]byte) {
 	}
 }
 
-// chunked cuts b into chunks of the sizes next returns.
-func chunked(b []byte, next func() int) [][]byte {
+// binChunked cuts b into chunks of the sizes next returns.
+func binChunked(b []byte, next func() int) [][]byte {
 	var chunks [][]byte
 	for len(b) > 0 {
 		n := min(next(), len(b))
@@ -291,9 +291,9 @@ func chunked(b []byte, next func() int) [][]byte {
 	return chunks
 }
 
-// checkMessage checks what every decoded message must be: positions
+// binCheckMessage checks what every decoded message must be: positions
 // only in a message of positions, each with finite coordinates on Earth.
-func checkMessage(t *testing.T, m *Message) {
+func binCheckMessage(t *testing.T, m *Message) {
 	t.Helper()
 	if m.Kind != KindPositions && len(m.Positions) != 0 {
 		t.Fatalf("%d positions in a message of kind %v", len(m.Positions), m.Kind)
@@ -310,11 +310,11 @@ func checkMessage(t *testing.T, m *Message) {
 	}
 }
 
-// corpusRaw is the bytes of every row of testdata/corpus/name, for the
+// binCorpusRaw is the bytes of every row of testdata/corpus/name, for the
 // fuzz targets' seeds.
-func corpusRaw(tb testing.TB, name string) [][]byte {
+func binCorpusRaw(tb testing.TB, name string) [][]byte {
 	tb.Helper()
-	rows := loadRowsAsTB[struct {
+	rows := binLoadRowsTB[struct {
 		RawHex string `json:"raw_hex"`
 	}](tb, name)
 	var raws [][]byte
@@ -328,10 +328,10 @@ func corpusRaw(tb testing.TB, name string) [][]byte {
 	return raws
 }
 
-// fuzzDecode decodes frame into a fresh Message and into a reused one:
-// no panic, only the contract's errors, a message that checkMessage
+// binFuzzDecode decodes frame into a fresh Message and into a reused one:
+// no panic, only the contract's errors, a message that binCheckMessage
 // accepts, and the same result both ways.
-func fuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *Message) {
+func binFuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *Message) {
 	t.Helper()
 	s1, s2 := s, s
 	var fresh Message
@@ -340,7 +340,7 @@ func fuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *M
 		t.Fatalf("Decode: %v", err)
 	}
 	if err == nil {
-		checkMessage(t, &fresh)
+		binCheckMessage(t, &fresh)
 	}
 	reused.Reset()
 	if err2 := proto.Decode(frame, &s2, reused); err2 != err {
@@ -350,14 +350,14 @@ func fuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *M
 		return
 	}
 	if s1 != s2 || fresh.Kind != reused.Kind || fresh.Identifier != reused.Identifier ||
-		!bytes.Equal(fresh.Reply, reused.Reply) || !samePositions(fresh.Positions, reused.Positions) {
+		!bytes.Equal(fresh.Reply, reused.Reply) || !binSamePositions(fresh.Positions, reused.Positions) {
 		t.Fatalf("a reused Message decodes otherwise:\n%+v\n%+v", reused, fresh)
 	}
 }
 
-// samePositions compares positions, an empty list of attributes equal to
+// binSamePositions compares positions, an empty list of attributes equal to
 // none.
-func samePositions(a, b []Position) bool {
+func binSamePositions(a, b []Position) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -377,4 +377,28 @@ func samePositions(a, b []Position) bool {
 		}
 	}
 	return true
+}
+
+// binLoginIMEI is the identifier a connection's login named, for the
+// corpus's data frames that do not carry one.
+const binLoginIMEI = "123456789012345"
+
+// binAttr finds an attribute by name.
+func binAttr(p Position, name string) (Attribute, bool) {
+	for _, a := range p.Attrs {
+		if a.Name() == name {
+			return a, true
+		}
+	}
+	return Attribute{}, false
+}
+
+// binMustHex decodes hexadecimal.
+func binMustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -208,7 +208,7 @@ func (gt06) Split(buf []byte) (int, error) {
 	var total int
 	switch {
 	case buf[0] == 0x79:
-		total = 2 + 2 + int(be16(buf[2:])) + 2
+		total = 2 + 2 + int(binBE16(buf[2:])) + 2
 	case gtWifiFrame(buf[2], buf[3]):
 		if total = gtWifiLength(buf); total == 0 {
 			return 0, nil
@@ -278,7 +278,7 @@ func (g gt06) Decode(frame []byte, s *Session, m *Message) error {
 	head := 3
 	if f.ext {
 		head = 4
-		f.length = int(be16(frame[2:]))
+		f.length = int(binBE16(frame[2:]))
 	} else {
 		f.length = int(frame[2])
 	}
@@ -297,10 +297,10 @@ func (g gt06) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	// A frame whose length does not match what arrived (cut at CR LF) or
 	// whose CRC fails is not acknowledged.
-	if head+f.length+2 != n || crcX25(frame[2:n-4]) != be16(frame[n-4:]) {
+	if head+f.length+2 != n || crcX25(frame[2:n-4]) != binBE16(frame[n-4:]) {
 		return ErrChecksum
 	}
-	f.serial = be16(frame[n-6:])
+	f.serial = binBE16(frame[n-6:])
 	f.r = binReader{b: frame[head+1 : n-6]}
 	f.variant = gtVariantOf(f.ext, f.length, f.typ, frame)
 	return f.decode()
@@ -477,8 +477,9 @@ func (f *gtFrame) login() error {
 	m.Identifier = binIdentifier(digits[1:], s.Identifier)
 	s.Identifier = m.Identifier
 	s.Offset, s.HasOffset = 0, false
-	if f.length-5 > 10 {
-		ext := int(r.u16())
+	if ext := int(r.u16()); f.length-5 > 10 && !r.bad {
+		// The time zone: bits 4-15 hold HHMM (800: GMT+8:00), bit 3
+		// west of Greenwich.
 		offset := time.Duration((ext>>4)/100)*time.Hour + time.Duration((ext>>4)%100)*time.Minute
 		if ext&0x08 != 0 {
 			offset = -offset
@@ -499,7 +500,7 @@ func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error
 	p := binNextPosition(m)
 	found, err := body(p)
 	if err != nil {
-		m.Positions = m.Positions[:0]
+		binDropLast(m)
 		return nil
 	}
 	if f.r.bad {
@@ -1370,7 +1371,7 @@ func (f *gtFrame) stringInfo() error {
 	} else {
 		u := make([]uint16, len(data)/2)
 		for i := range u {
-			u[i] = be16(data[2*i:])
+			u[i] = binBE16(data[2*i:])
 		}
 		text = string(utf16.Decode(u))
 	}

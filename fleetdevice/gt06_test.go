@@ -29,7 +29,7 @@ type gt06Extra struct {
 // whose CRC fails refused with ErrChecksum.
 func TestGT06Corpus(t *testing.T) {
 	rows := loadCorpus(t, "gt06.jsonl")
-	extras := loadRowsAs[gt06Extra](t, "gt06.jsonl")
+	extras := binLoadRows[gt06Extra](t, "gt06.jsonl")
 	if len(extras) != len(rows) {
 		t.Fatalf("%d rows, %d read again", len(rows), len(extras))
 	}
@@ -43,7 +43,7 @@ func TestGT06Corpus(t *testing.T) {
 			is.Equal(n, len(raw)) // one whole frame
 			s := Session{Now: corpusNow}
 			if row.Expect.IMEI == nil {
-				s.Identifier = corpusLoginIMEI
+				s.Identifier = binLoginIMEI
 			}
 			m.Reset()
 			err = GT06().Decode(raw, &s, &m)
@@ -71,7 +71,7 @@ func TestGT06Corpus(t *testing.T) {
 			default:
 				is.Equal(m.Kind, KindPositions)
 				is.Equal(m.Identifier, "")
-				is.Equal(s.Identifier, corpusLoginIMEI)
+				is.Equal(s.Identifier, binLoginIMEI)
 			}
 			checkPositions(t, row, m.Positions)
 			checkReply(t, row, m.Reply)
@@ -82,7 +82,7 @@ func TestGT06Corpus(t *testing.T) {
 				if w.Ignition == nil || j >= len(m.Positions) || gtHasStatus(raw[3], gtStandard) {
 					continue
 				}
-				got, ok := gtAttr(m.Positions[j], "ignition")
+				got, ok := binAttr(m.Positions[j], "ignition")
 				is.True(ok)
 				is.Equal(got.Value(), *w.Ignition)
 			}
@@ -90,22 +90,12 @@ func TestGT06Corpus(t *testing.T) {
 	}
 }
 
-// gtAttr finds an attribute by name.
-func gtAttr(p Position, name string) (Attribute, bool) {
-	for _, a := range p.Attrs {
-		if a.Name() == name {
-			return a, true
-		}
-	}
-	return Attribute{}, false
-}
-
 // TestGT06TraccarCaptures runs every capture of Traccar's GT06 tests:
 // framing, CRC, positions on Earth, and the values Traccar asserts of
 // those that carry a position (where its model override only names the
 // layout, which the decoder recognises).
 func TestGT06TraccarCaptures(t *testing.T) {
-	testCaptures(t, GT06(), "gt06.txt", []captureCheck{
+	binTestCaptures(t, GT06(), "gt06.txt", []binCaptureCheck{
 		{24, "alarm", "tampering"},
 		{28, "driverUniqueId", "20534657"},
 		{54, "eventFiles", "EVENT_862798052429087_00000000_2024_11_12_22_20_06_I_56.mp4,EVENT_862798052429087_00000000_2024_11_12_22_20_06_F_55.mp4"},
@@ -178,7 +168,7 @@ func gtGPSBytes(f gtFix) []byte {
 }
 
 // gtLBS is a cell block of the common form (MCC, MNC, LAC, 3-byte cell).
-var gtLBS = []byte{0x01, 0xCC, 0x00, 0x28, 0x7D, 0x00, 0x1F, 0xB8}
+func gtLBS() []byte { return []byte{0x01, 0xCC, 0x00, 0x28, 0x7D, 0x00, 0x1F, 0xB8} }
 
 // gtLogin is a login of the IMEI, with a time-zone extension when tz is
 // not nil.
@@ -197,14 +187,14 @@ func TestGT06SplitStream(t *testing.T) {
 		frames = append(frames, row.raw(t))
 	}
 	frames = append(frames,
-		mustHex(t, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), // Wi-Fi, no CRC
-		mustHex(t, "7878121011091c0b1b2999058508040097a89e0034520d0a"),               // a length one short
-		mustHex(t, "7979000e941e000000d5000002ee00f59b850d0a"),
-		mustHex(t, "787803691604130318491475905bd30e25001e10bbf7635d14759006e626560501cc0028660f213228660f1f2828660ea81e286610731428660f20140d0a"),
-		gtFrameOf(false, gtGPSLBS1, append(gtGPSBytes(gtFix{local: corpusNow, lat: 1, lon: 2}), gtLBS...), 7),
-		mustHex(t, "787801080d0a"), // a bare type
+		binMustHex(t, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), // Wi-Fi, no CRC
+		binMustHex(t, "7878121011091c0b1b2999058508040097a89e0034520d0a"),               // a length one short
+		binMustHex(t, "7979000e941e000000d5000002ee00f59b850d0a"),
+		binMustHex(t, "787803691604130318491475905bd30e25001e10bbf7635d14759006e626560501cc0028660f213228660f1f2828660ea81e286610731428660f20140d0a"),
+		gtFrameOf(false, gtGPSLBS1, append(gtGPSBytes(gtFix{local: corpusNow, lat: 1, lon: 2}), gtLBS()...), 7),
+		binMustHex(t, "787801080d0a"), // a bare type
 	)
-	testSplitStream(t, GT06(), frames)
+	binTestSplitStream(t, GT06(), frames)
 }
 
 // TestGT06SplitGarbage: bytes that cannot start a frame are garbage at
@@ -213,16 +203,16 @@ func TestGT06SplitStream(t *testing.T) {
 func TestGT06SplitGarbage(t *testing.T) {
 	is := is.New(t)
 	for _, b := range []string{"474554", "12", "7879", "7978", "78780d0a"[:2] + "55"} {
-		n, err := GT06().Split(mustHex(t, b))
+		n, err := GT06().Split(binMustHex(t, b))
 		is.Equal(err, ErrGarbage) // b
 		is.Equal(n, 0)
 	}
 	for _, b := range []string{"", "78", "7878", "78780d", "78780d01", "7979", "797900", "7979003e38"} {
-		n, err := GT06().Split(mustHex(t, b))
+		n, err := GT06().Split(binMustHex(t, b))
 		is.NoErr(err)  // b
 		is.Equal(n, 0) // b: more bytes needed
 	}
-	huge := mustHex(t, "7979ffff70")
+	huge := binMustHex(t, "7979ffff70")
 	var n int
 	var err error
 	allocs := testing.AllocsPerRun(100, func() { n, err = GT06().Split(huge) })
@@ -253,7 +243,7 @@ func TestGT06SplitGarbage(t *testing.T) {
 func TestGT06LoginTimeZone(t *testing.T) {
 	is := is.New(t)
 	local := time.Date(2025, 3, 4, 10, 30, 0, 0, time.UTC) // as the device's clock shows it
-	position := gtFrameOf(false, gtGPSLBS1, append(gtGPSBytes(gtFix{local: local, lat: 48.1, lon: 11.5, valid: true}), gtLBS...), 2)
+	position := gtFrameOf(false, gtGPSLBS1, append(gtGPSBytes(gtFix{local: local, lat: 48.1, lon: 11.5, valid: true}), gtLBS()...), 2)
 	for _, c := range []struct {
 		name   string
 		tz     []byte
@@ -305,11 +295,11 @@ func TestGT06GPSBlock(t *testing.T) {
 		case 0:
 			typ, data = gtGPS, gtGPSBytes(fix)
 		case 1:
-			typ, data = gtGPSLBS1, append(gtGPSBytes(fix), gtLBS...)
+			typ, data = gtGPSLBS1, append(gtGPSBytes(fix), gtLBS()...)
 		case 2:
-			typ, data = gtGPSLBS2, append(append(gtGPSBytes(fix), gtLBS...), 0, 0, 0)
+			typ, data = gtGPSLBS2, append(append(gtGPSBytes(fix), gtLBS()...), 0, 0, 0)
 		case 3:
-			typ, data = gtGPSLBSStatus1, append(append(append(gtGPSBytes(fix), 9), gtLBS...), 0x40, 5, 4, 0, 2)
+			typ, data = gtGPSLBSStatus1, append(append(append(gtGPSBytes(fix), 9), gtLBS()...), 0x40, 5, 4, 0, 2)
 		}
 		s := Session{Identifier: "x"}
 		var m Message
@@ -328,7 +318,7 @@ func TestGT06GPSBlock(t *testing.T) {
 		if !bytes.Equal(m.Reply, gtFrameOf(false, typ, nil, uint16(round))) {
 			t.Fatalf("type %#x: reply %x", typ, m.Reply)
 		}
-		ignition, ok := gtAttr(p, "ignition")
+		ignition, ok := binAttr(p, "ignition")
 		switch {
 		case typ == gtGPSLBSStatus1:
 			// The status block's ACC bit prevails: TestGT06StatusIgnitionPrevails.
@@ -356,10 +346,10 @@ func TestGT06StatusIgnitionPrevails(t *testing.T) {
 		{true, 0x00, false},
 	} {
 		fix := gtFix{local: corpusNow, lat: 1, lon: 1, valid: true, accKnown: true, accOn: c.accOn}
-		data := append(append(append(gtGPSBytes(fix), 9), gtLBS...), c.status, 5, 4, 0, 2)
+		data := append(append(append(gtGPSBytes(fix), 9), gtLBS()...), c.status, 5, 4, 0, 2)
 		var m Message
 		is.NoErr(GT06().Decode(gtFrameOf(false, gtGPSLBSStatus1, data, 1), &Session{Identifier: "x"}, &m))
-		ignition, ok := gtAttr(m.Positions[0], "ignition")
+		ignition, ok := binAttr(m.Positions[0], "ignition")
 		is.True(ok)
 		is.Equal(ignition.Value(), c.want)
 		n := 0
@@ -410,11 +400,11 @@ func TestGT06Replies(t *testing.T) {
 // not fill it is garbage.
 func TestGT06Wifi(t *testing.T) {
 	is := is.New(t)
-	frame := mustHex(t, "787803691604130318491475905bd30e25001e10bbf7635d14759006e626560501cc0028660f213228660f1f2828660ea81e286610731428660f20140d0a")
+	frame := binMustHex(t, "787803691604130318491475905bd30e25001e10bbf7635d14759006e626560501cc0028660f213228660f1f2828660ea81e286610731428660f20140d0a")
 	var m Message
 	is.NoErr(GT06().Decode(frame, &Session{Identifier: "x"}, &m))
 	is.Equal(m.Kind, KindOther)
-	is.Equal(m.Reply, mustHex(t, "787800691604130318490d0a"))
+	is.Equal(m.Reply, binMustHex(t, "787800691604130318490d0a"))
 	wrong := bytes.Clone(frame)
 	wrong[2] = 2 // two access points, not three
 	m = Message{}
@@ -426,17 +416,17 @@ func TestGT06Wifi(t *testing.T) {
 // ErrGarbage.
 func TestGT06Refused(t *testing.T) {
 	is := is.New(t)
-	good := gtFrameOf(false, gtGPSLBS1, append(gtGPSBytes(gtFix{local: corpusNow, lat: 1, lon: 1}), gtLBS...), 3)
+	good := gtFrameOf(false, gtGPSLBS1, append(gtGPSBytes(gtFix{local: corpusNow, lat: 1, lon: 1}), gtLBS()...), 3)
 	for name, c := range map[string]struct {
 		frame []byte
 		err   error
 	}{
-		"a bit flipped":  {flip(good, 10), ErrChecksum},
-		"CRC flipped":    {flip(good, len(good)-3), ErrChecksum},
+		"a bit flipped":  {binFlip(good, 10), ErrChecksum},
+		"CRC flipped":    {binFlip(good, len(good)-3), ErrChecksum},
 		"length changed": {append(good[:len(good)-2:len(good)-2], 0x00, 0x0d, 0x0a), ErrChecksum},
 		"no CR LF":       {good[:len(good)-1], ErrGarbage},
 		"not a header":   {append([]byte{0x78, 0x79}, good[2:]...), ErrGarbage},
-		"too short":      {mustHex(t, "78780d0a"), ErrGarbage},
+		"too short":      {binMustHex(t, "78780d0a"), ErrGarbage},
 	} {
 		var m Message
 		is.Equal(GT06().Decode(c.frame, &Session{Identifier: "x"}, &m), c.err) // name
@@ -446,7 +436,7 @@ func TestGT06Refused(t *testing.T) {
 	}
 }
 
-func flip(b []byte, i int) []byte {
+func binFlip(b []byte, i int) []byte {
 	b = bytes.Clone(b)
 	b[i] ^= 0x10
 	return b
@@ -463,7 +453,7 @@ func TestGT06NoUsablePosition(t *testing.T) {
 	is.Equal(m.Kind, KindPositions)
 	is.Equal(len(m.Positions), 0)
 	is.Equal(m.Reply, gtFrameOf(false, gtGPS, nil, 4))
-	for _, frame := range [][]byte{gtFrameOf(false, gtGPSLBS1, nil, 4), gtFrameOf(false, gtGPS, []byte{1, 2, 3}, 4), mustHex(t, "787801080d0a")} {
+	for _, frame := range [][]byte{gtFrameOf(false, gtGPSLBS1, nil, 4), gtFrameOf(false, gtGPS, []byte{1, 2, 3}, 4), binMustHex(t, "787801080d0a")} {
 		m = Message{}
 		is.NoErr(GT06().Decode(frame, &Session{Identifier: "x"}, &m))
 		is.Equal(m.Kind, KindOther)
@@ -476,7 +466,7 @@ func TestGT06NoUsablePosition(t *testing.T) {
 // allocates nothing.
 func TestGT06DecodeAllocs(t *testing.T) {
 	is := is.New(t)
-	frame := mustHex(t, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
+	frame := binMustHex(t, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
 	s := Session{Identifier: "x"}
 	var m Message
 	allocs := testing.AllocsPerRun(200, func() {
@@ -492,7 +482,7 @@ func TestGT06DecodeAllocs(t *testing.T) {
 // BenchmarkGT06Decode decodes a 0x16 frame (GPS, cell and status) into a
 // reused Message.
 func BenchmarkGT06Decode(b *testing.B) {
-	frame := mustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
+	frame := binMustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
 	s := Session{Identifier: "x"}
 	var m Message
 	b.ReportAllocs()
@@ -508,7 +498,7 @@ func BenchmarkGT06Decode(b *testing.B) {
 // BenchmarkGT06CRC is the CRC alone of the same frame: the least a
 // decoder that verifies it can cost.
 func BenchmarkGT06CRC(b *testing.B) {
-	frame := mustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
+	frame := binMustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
 		crcX25(frame[2 : len(frame)-4])
@@ -520,12 +510,12 @@ func BenchmarkGT06CRC(b *testing.B) {
 // and a reused Message decoding as a fresh one. With fix, a frame's
 // length and CRC are made right first, so that the data is explored.
 func FuzzGT06(f *testing.F) {
-	for _, raw := range corpusRaw(f, "gt06.jsonl") {
+	for _, raw := range binCorpusRaw(f, "gt06.jsonl") {
 		f.Add(raw, false)
 		f.Add(raw, true)
 	}
 	f.Add(gtLoginFrame("356789012345678", []byte{0x32, 0x00}, 1), true)
-	f.Add(mustHex(f, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), false)
+	f.Add(binMustHex(f, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), false)
 	var reused Message
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
 		s := Session{Identifier: "356307042441013", Now: corpusNow}
@@ -549,7 +539,7 @@ func FuzzGT06(f *testing.F) {
 		if n > 0 {
 			frame = b[:n]
 		}
-		fuzzDecode(t, GT06(), frame, s, &reused)
+		binFuzzDecode(t, GT06(), frame, s, &reused)
 	})
 }
 

@@ -113,7 +113,7 @@ func (teltonika) Split(buf []byte) (int, error) {
 	if len(buf) < 8 {
 		return 0, nil
 	}
-	l := be32(buf[4:])
+	l := binBE32(buf[4:])
 	if l < 3 || l > tkMaxFrame-12 {
 		return 0, ErrGarbage
 	}
@@ -161,12 +161,12 @@ func (teltonika) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	// A frame whose length does not match what arrived cannot be
 	// verified: like one whose CRC fails, it is not acknowledged.
-	l := uint64(be32(frame[4:]))
+	l := uint64(binBE32(frame[4:]))
 	if l+12 != uint64(len(frame)) {
 		return ErrChecksum
 	}
 	body := frame[8 : 8+l]
-	if uint32(crcARC(body)) != be32(frame[8+l:]) {
+	if uint32(crcARC(body)) != binBE32(frame[8+l:]) {
 		return ErrChecksum
 	}
 	n, ack, err := tkDecodeData(body, m)

@@ -3,7 +3,6 @@ package fleetdevice
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -14,17 +13,13 @@ import (
 	"github.com/matryer/is"
 )
 
-// corpusLoginIMEI is the identifier a connection's login named, for the
-// corpus's data frames that do not carry one.
-const corpusLoginIMEI = "123456789012345"
-
 // TestTeltonikaCorpus decodes every Teltonika capture of the corpus and
 // compares the message with the row: the identifier, each position's
 // values and I/O attributes, the reply byte for byte, and a frame whose
 // CRC fails refused with ErrChecksum.
 func TestTeltonikaCorpus(t *testing.T) {
 	rows := loadCorpus(t, "teltonika.jsonl")
-	ios := loadRowsAs[teltonikaIO](t, "teltonika.jsonl")
+	ios := binLoadRows[teltonikaIO](t, "teltonika.jsonl")
 	if len(ios) != len(rows) {
 		t.Fatalf("%d rows, %d read again", len(rows), len(ios))
 	}
@@ -43,7 +38,7 @@ func TestTeltonikaCorpus(t *testing.T) {
 				is.Equal(n, len(raw))
 			}
 			if row.Expect.IMEI == nil {
-				s.Identifier = corpusLoginIMEI
+				s.Identifier = binLoginIMEI
 			}
 			m.Reset()
 			err := Teltonika().Decode(raw, &s, &m)
@@ -64,7 +59,7 @@ func TestTeltonikaCorpus(t *testing.T) {
 			default:
 				is.Equal(m.Kind, KindPositions)
 				is.Equal(m.Identifier, "") // named by the login
-				is.Equal(s.Identifier, corpusLoginIMEI)
+				is.Equal(s.Identifier, binLoginIMEI)
 			}
 			checkPositions(t, row, m.Positions)
 			checkReply(t, row, m.Reply)
@@ -144,7 +139,7 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 // tests: framing, CRC, positions on Earth, and the values Traccar asserts
 // that do not depend on the device's model.
 func TestTeltonikaTraccarCaptures(t *testing.T) {
-	testCaptures(t, Teltonika(), "teltonika.txt", []captureCheck{
+	binTestCaptures(t, Teltonika(), "teltonika.txt", []binCaptureCheck{
 		{21, "tag1Voltage", 3090.0},
 		{28, "tag1Battery", 3030.0},
 	})
@@ -170,19 +165,10 @@ func TestTeltonikaSplitStream(t *testing.T) {
 	frames = append(frames,
 		tkFrame(tkBody(tkCodec8, []tkRec{tkRealistic(1), tkRealistic(2)})),
 		[]byte{0xFF},
-		mustHex(t, "00000000000000100c010600000008010300010015d5c5010000d988"), // a command's answer (codec 12)
+		binMustHex(t, "00000000000000100c010600000008010300010015d5c5010000d988"), // a command's answer (codec 12)
 		tkLogin("FMB-1"),
 	)
-	testSplitStream(t, Teltonika(), frames)
-}
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	binTestSplitStream(t, Teltonika(), frames)
 }
 
 // TestTeltonikaSplitGarbage: bytes that cannot start a frame are garbage
@@ -199,12 +185,12 @@ func TestTeltonikaSplitGarbage(t *testing.T) {
 		"0000000000000010990100", // an unknown codec
 		"0000000000000002",       // a length no frame has
 	} {
-		n, err := Teltonika().Split(mustHex(t, b))
+		n, err := Teltonika().Split(binMustHex(t, b))
 		is.Equal(err, ErrGarbage) // b
 		is.Equal(n, 0)
 	}
 	for _, b := range []string{"", "00", "000000", "00000000000000", "000f3132", "00000000000000110801"} {
-		n, err := Teltonika().Split(mustHex(t, b))
+		n, err := Teltonika().Split(binMustHex(t, b))
 		is.NoErr(err)  // b
 		is.Equal(n, 0) // b: more bytes needed
 	}
@@ -222,7 +208,7 @@ func TestTeltonikaSplitGarbage(t *testing.T) {
 // bytes.
 func TestTeltonikaSplitHugeLength(t *testing.T) {
 	is := is.New(t)
-	huge := mustHex(t, "000000007fffffff08")
+	huge := binMustHex(t, "000000007fffffff08")
 	var n int
 	var err error
 	allocs := testing.AllocsPerRun(100, func() { n, err = Teltonika().Split(huge) })
@@ -313,7 +299,7 @@ func TestTeltonikaEncodedRecords(t *testing.T) {
 				if err := Teltonika().Decode(frame, &s, &m); err != nil {
 					t.Fatalf("codec %#x: %v", codec, err)
 				}
-				checkEncoded(t, codec, recs, &m)
+				tkCheckEncoded(t, codec, recs, &m)
 				if udp {
 					if m.Identifier != "352093081452251" || !bytes.Equal(m.Reply, []byte{0, 5, 0xBE, 0xEF, 1, 7, byte(len(recs))}) {
 						t.Fatalf("datagram: identifier %q, reply %x", m.Identifier, m.Reply)
@@ -326,8 +312,8 @@ func TestTeltonikaEncodedRecords(t *testing.T) {
 	}
 }
 
-// checkEncoded compares decoded positions with the records encoded.
-func checkEncoded(t *testing.T, codec byte, recs []tkRec, m *Message) {
+// tkCheckEncoded compares decoded positions with the records encoded.
+func tkCheckEncoded(t *testing.T, codec byte, recs []tkRec, m *Message) {
 	t.Helper()
 	if m.Kind != KindPositions || len(m.Positions) != len(recs) {
 		t.Fatalf("kind %v, %d positions, want %d", m.Kind, len(m.Positions), len(recs))
@@ -525,7 +511,7 @@ func BenchmarkTeltonikaCRC10(b *testing.B) {
 // decoding as a fresh one. With fix, a TCP frame's length and CRC are
 // made right first, so that the records themselves are explored.
 func FuzzTeltonika(f *testing.F) {
-	for _, row := range corpusRaw(f, "teltonika.jsonl") {
+	for _, row := range binCorpusRaw(f, "teltonika.jsonl") {
 		f.Add(row, false, false)
 		f.Add(row, true, false)
 		f.Add(row, false, true)
@@ -553,7 +539,7 @@ func FuzzTeltonika(f *testing.F) {
 				frame = b[:n]
 			}
 		}
-		fuzzDecode(t, Teltonika(), frame, s, &reused)
+		binFuzzDecode(t, Teltonika(), frame, s, &reused)
 	})
 }
 
@@ -578,7 +564,7 @@ func TestTeltonikaManyAlarms(t *testing.T) {
 	is.True(len(frame) <= Teltonika().MaxFrame())
 	var m Message
 	is.NoErr(Teltonika().Decode(frame, &Session{Identifier: "x"}, &m))
-	alarm, ok := gtAttr(m.Positions[0], "alarm")
+	alarm, ok := binAttr(m.Positions[0], "alarm")
 	is.True(ok)
 	is.Equal(alarm.Str, "general,hardBraking,hardAcceleration,hardCornering")
 	is.Equal(len(m.Positions[0].Attrs), 3+20000/3) // priority, event, alarm, the others
