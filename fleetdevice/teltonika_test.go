@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -237,7 +238,10 @@ func TestTeltonikaKeepAliveAndLogin(t *testing.T) {
 	is.Equal(m.Kind, KindHeartbeat)
 	is.Equal(len(m.Reply), 0)
 
-	for _, id := range []string{"356307042441013", "35630704244101", "FMB920-7", "1234567890123456"} {
+	for _, id := range []string{"356307042441013", "35630704244101", "FMB920-7", "1234567890123456", strings.Repeat("7", 255)} {
+		n, err := Teltonika().Split(tkLogin(id))
+		is.NoErr(err)
+		is.Equal(n, 2+len(id))
 		s, m = Session{}, Message{}
 		is.NoErr(Teltonika().Decode(tkLogin(id), &s, &m))
 		is.Equal(m.Kind, KindLogin)
@@ -568,4 +572,47 @@ func TestTeltonikaManyAlarms(t *testing.T) {
 	is.True(ok)
 	is.Equal(alarm.Str, "general,hardBraking,hardAcceleration,hardCornering")
 	is.Equal(len(m.Positions[0].Attrs), 3+20000/3) // priority, event, alarm, the others
+}
+
+// TestTeltonikaGH3000 decodes codec 7 records: time in seconds since
+// 2007, a location of float coordinates whose fields a mask selects, I/O
+// groups by the global mask; a record without a location gives no
+// position but counts in the acknowledgement.
+func TestTeltonikaGH3000(t *testing.T) {
+	is := is.New(t)
+	when := time.Date(2016, 2, 3, 4, 5, 6, 0, time.UTC)
+	seconds := uint32(when.Unix() - 1167609600)
+	var body []byte
+	body = append(body, tkCodecGH3000, 2)
+	// A record with every location field, and a 1-byte I/O element.
+	body = binary.BigEndian.AppendUint32(body, seconds|0x40000000) // the top bits are not time
+	body = append(body, 0x03, 0x5F)                                // global: location, 1-byte I/O; location: all but the cell's
+	body = binary.BigEndian.AppendUint32(body, math.Float32bits(-33.5))
+	body = binary.BigEndian.AppendUint32(body, math.Float32bits(151.25))
+	body = binary.BigEndian.AppendUint16(body, 42) // altitude
+	body = append(body, 64, 90, 7)                 // course (×360/256), speed, satellites
+	body = append(body, 23)                        // signal strength (bit 6, no cell)
+	body = append(body, 1, 240, 1)                 // motion
+	// A record of I/O values only.
+	body = binary.BigEndian.AppendUint32(body, seconds+60)
+	body = append(body, 0x04, 1, 67)
+	body = binary.BigEndian.AppendUint16(body, 3950) // battery, mV
+	body = append(body, 2)
+	var m Message
+	is.NoErr(Teltonika().Decode(tkFrame(body), &Session{Identifier: "x"}, &m))
+	is.Equal(m.Reply, []byte{0, 0, 0, 2})
+	is.Equal(len(m.Positions), 1)
+	p := m.Positions[0]
+	is.Equal(p.Time, when)
+	is.Equal(p.Latitude, -33.5)
+	is.Equal(p.Longitude, 151.25)
+	is.True(p.HasAltitude && p.Altitude == 42)
+	is.True(p.HasHeading && p.Heading == 90)
+	is.True(p.HasSpeed && p.Speed == 90)
+	is.True(p.HasSatellites && p.Satellites == 7)
+	is.True(p.Valid)
+	rssi, _ := binAttr(p, "rssi")
+	motion, _ := binAttr(p, "motion")
+	is.Equal(rssi.Value(), 23.0)
+	is.Equal(motion.Value(), true)
 }
