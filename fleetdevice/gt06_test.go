@@ -480,7 +480,11 @@ func TestGT06DecodeAllocs(t *testing.T) {
 }
 
 // BenchmarkGT06Decode decodes a 0x16 frame (GPS, cell and status) into a
-// reused Message.
+// reused Message. Measured on a shared 2-core development machine: about
+// 0.5 µs at its quietest, 1.4 µs median under a load average of 19, 5.8×
+// the CRC of the same frame in the same run (BenchmarkGT06CRC; the
+// decoder computes two, the frame's and the reply's); 0 allocations
+// (TestGT06DecodeAllocs).
 func BenchmarkGT06Decode(b *testing.B) {
 	frame := binMustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
 	s := Session{Identifier: "x"}

@@ -470,7 +470,12 @@ func TestTeltonikaDecodeAllocs(t *testing.T) {
 }
 
 // BenchmarkTeltonikaDecode10 decodes a codec-8 frame of ten records of
-// 19 I/O elements each into a reused Message.
+// 19 I/O elements each into a reused Message. Measured on a shared 2-core
+// development machine: 2.5–2.6 µs a frame at its quietest (2.6× the CRC
+// of the same bytes, BenchmarkTeltonikaCRC10, 7.6× the frame of one
+// record, in the same run), 10 µs median under a load average of 19
+// (4.5× the CRC, 7.5× one record); 0 allocations either way
+// (TestTeltonikaDecodeAllocs).
 func BenchmarkTeltonikaDecode10(b *testing.B) { benchTeltonika(b, 10) }
 
 // BenchmarkTeltonikaDecode1 is the same with one record: the cost of a
