@@ -1,0 +1,404 @@
+package fleetdevice
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// binLoadRows reads the rows of testdata/corpus/name again as T, for what
+// a protocol's rows state beyond the shared row type, in the order
+// loadCorpus gives them.
+func binLoadRows[T any](t *testing.T, name string) []T {
+	t.Helper()
+	return binLoadRowsTB[T](t, name)
+}
+
+func binLoadRowsTB[T any](t testing.TB, name string) []T {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "corpus", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []T
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var r T
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TestCRCTables derives the CRC tables from their polynomials again,
+// checks each CRC's standard check value (the CRC of "123456789"), and
+// compares each with the CRC computed a bit at a time on random bytes of
+// every length up to 64.
+func TestCRCTables(t *testing.T) {
+	bitwise := func(poly, init uint16, b []byte) uint16 {
+		c := init
+		for _, x := range b {
+			c ^= uint16(x)
+			for range 8 {
+				if c&1 != 0 {
+					c = c>>1 ^ poly
+				} else {
+					c >>= 1
+				}
+			}
+		}
+		return c
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name       string
+		table      string
+		tables     int
+		poly, init uint16
+		xorOut     uint16
+		crc        func([]byte) uint16
+		check      uint16
+	}{
+		{"ARC", crcARCTable, 8, 0xA001, 0, 0, crcARC, 0xBB3D},
+		{"X-25", crcX25Table, 1, 0x8408, 0xFFFF, 0xFFFF, crcX25, 0x906E},
+	} {
+		if len(c.table) != 512*c.tables {
+			t.Fatalf("%s: table of %d bytes", c.name, len(c.table))
+		}
+		for i := range 256 {
+			v := bitwise(c.poly, 0, []byte{byte(i)})
+			for k := range c.tables {
+				if got := crcEntry(c.table, k, byte(i)); got != v {
+					t.Errorf("%s: entry %d of table %d is %#04x, want %#04x", c.name, i, k, got, v)
+				}
+				v = v>>8 ^ bitwise(c.poly, 0, []byte{byte(v)})
+			}
+		}
+		if got := c.crc([]byte("123456789")); got != c.check {
+			t.Errorf("%s(123456789) = %#04x, want %#04x", c.name, got, c.check)
+		}
+		for n := range 65 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			if got, want := c.crc(b), bitwise(c.poly, c.init, b)^c.xorOut; got != want {
+				t.Errorf("%s(%x) = %#04x, want %#04x", c.name, b, got, want)
+			}
+		}
+	}
+}
+
+// binCaptureCheck is a value Traccar's own test asserts of a capture: an
+// attribute of its position (or "altitude", the position's).
+type binCaptureCheck struct {
+	line int
+	name string
+	want any
+}
+
+// binTestCaptures runs the captures of testdata/traccar/file through proto
+// as a listener would: each label's behaviour (see the file's header),
+// every position on Earth, and the values checks assert.
+func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCaptureCheck) {
+	b, err := os.ReadFile(filepath.Join("testdata", "traccar", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("%s: bad line %q", file, line)
+		}
+		at, _ := strconv.Atoi(f[0])
+		raw, err := hex.DecodeString(f[3])
+		if err != nil {
+			t.Fatalf("%s:%d: %v", file, at, err)
+		}
+		t.Run(f[0], func(t *testing.T) {
+			s := Session{Identifier: binLoginIMEI, Now: corpusNow}
+			if f[1] == "udp" {
+				s.Transport = UDP
+			}
+			var positions []Position
+			switch label := f[2]; label {
+			case "ok":
+				frames := [][]byte{raw}
+				if s.Transport == TCP {
+					frames = binSplitAll(t, proto, raw)
+				}
+				for _, frame := range frames {
+					var m Message
+					if err := proto.Decode(frame, &s, &m); err != nil {
+						t.Fatalf("frame %x: %v", frame, err)
+					}
+					positions = append(positions, m.Positions...)
+				}
+			case "checksum":
+				if n, err := proto.Split(raw); err != nil || n != len(raw) {
+					t.Fatalf("Split: %d, %v; want %d", n, err, len(raw))
+				}
+				var m Message
+				if err := proto.Decode(raw, &s, &m); err != ErrChecksum {
+					t.Fatalf("Decode: %v, want ErrChecksum", err)
+				}
+			case "partial":
+				if n, err := proto.Split(raw); n != 0 || err != nil {
+					t.Fatalf("Split: %d, %v; want 0, nil", n, err)
+				}
+			case "garbage":
+				if _, err := proto.Split(raw); err != ErrGarbage {
+					t.Fatalf("Split: %v, want ErrGarbage", err)
+				}
+			default:
+				t.Fatalf("label %q", label)
+			}
+			for _, p := range positions {
+				if !binOnEarth(p.Latitude, p.Longitude) {
+					t.Errorf("position off Earth: %v, %v", p.Latitude, p.Longitude)
+				}
+			}
+			for _, c := range checks {
+				if c.line != at {
+					continue
+				}
+				seen[at] = true
+				if !binHasValue(positions, c.name, c.want) {
+					t.Errorf("no position with %s = %v", c.name, c.want)
+				}
+			}
+		})
+	}
+	for _, c := range checks {
+		if !seen[c.line] {
+			t.Errorf("%s: no capture at line %d", file, c.line)
+		}
+	}
+}
+
+// binHasValue reports whether a position has the attribute (or altitude)
+// with the value.
+func binHasValue(positions []Position, name string, want any) bool {
+	for _, p := range positions {
+		if name == "altitude" {
+			if p.HasAltitude && p.Altitude == want {
+				return true
+			}
+			continue
+		}
+		for _, a := range p.Attrs {
+			if a.Name() == name && a.Value() == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// binSplitAll cuts a stream into the frames Split finds, failing unless they
+// make up the whole of it.
+func binSplitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
+	t.Helper()
+	var frames [][]byte
+	for len(stream) > 0 {
+		n, err := proto.Split(stream)
+		if err != nil || n <= 0 || n > len(stream) {
+			t.Fatalf("Split(%x): %d, %v", stream, n, err)
+		}
+		frames = append(frames, stream[:n])
+		stream = stream[n:]
+	}
+	return frames
+}
+
+// binSplitChunks feeds a stream to Split the way a listener does, in the
+// given chunks, and returns the frames it finds.
+func binSplitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
+	var frames [][]byte
+	var pending []byte
+	for _, c := range chunks {
+		pending = append(pending, c...)
+		for {
+			n, err := proto.Split(pending)
+			if err != nil {
+				return frames, err
+			}
+			if n < 0 || n > len(pending) {
+				return frames, fmt.Errorf("Split: %d of %d bytes", n, len(pending))
+			}
+			if n == 0 {
+				break
+			}
+			frames = append(frames, bytes.Clone(pending[:n]))
+			pending = pending[n:]
+		}
+	}
+	if len(pending) != 0 {
+		return frames, fmt.Errorf("%d bytes left: %x", len(pending), pending)
+	}
+	return frames, nil
+}
+
+// binTestSplitStream checks that the frames, sent as one stream, come out of
+// Split the same whether the stream arrives whole, a byte at a time, or in
+// random chunks.
+func binTestSplitStream(t *testing.T, proto Protocol, frames [][]byte) {
+	t.Helper()
+	stream := bytes.Join(frames, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for name, chunks := range map[string][][]byte{
+		"whole":   {stream},
+		"bytes":   binChunked(stream, func() int { return 1 }),
+		"random":  binChunked(stream, func() int { return 1 + rng.IntN(40) }),
+		"random2": binChunked(stream, func() int { return 1 + rng.IntN(400) }),
+	} {
+		got, err := binSplitChunks(proto, chunks)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(frames) {
+			t.Fatalf("%s: %d frames, want %d", name, len(got), len(frames))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], frames[i]) {
+				t.Fatalf("%s: frame %d is %x, want %x", name, i, got[i], frames[i])
+			}
+		}
+	}
+}
+
+// binChunked cuts b into chunks of the sizes next returns.
+func binChunked(b []byte, next func() int) [][]byte {
+	var chunks [][]byte
+	for len(b) > 0 {
+		n := min(next(), len(b))
+		chunks = append(chunks, b[:n])
+		b = b[n:]
+	}
+	return chunks
+}
+
+// binCheckMessage checks what every decoded message must be: positions
+// only in a message of positions, each with finite coordinates on Earth.
+func binCheckMessage(t *testing.T, m *Message) {
+	t.Helper()
+	if m.Kind != KindPositions && len(m.Positions) != 0 {
+		t.Fatalf("%d positions in a message of kind %v", len(m.Positions), m.Kind)
+	}
+	for _, p := range m.Positions {
+		if !binFinite(p.Latitude) || !binFinite(p.Longitude) || !binOnEarth(p.Latitude, p.Longitude) {
+			t.Fatalf("position off Earth: %v, %v", p.Latitude, p.Longitude)
+		}
+		for _, v := range []float64{p.Speed, p.Heading, p.Altitude} {
+			if !binFinite(v) {
+				t.Fatalf("a value not finite: %+v", p)
+			}
+		}
+	}
+}
+
+// binCorpusRaw is the bytes of every row of testdata/corpus/name, for the
+// fuzz targets' seeds.
+func binCorpusRaw(tb testing.TB, name string) [][]byte {
+	tb.Helper()
+	rows := binLoadRowsTB[struct {
+		RawHex string `json:"raw_hex"`
+	}](tb, name)
+	var raws [][]byte
+	for _, r := range rows {
+		b, err := hex.DecodeString(r.RawHex)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		raws = append(raws, b)
+	}
+	return raws
+}
+
+// binFuzzDecode decodes frame into a fresh Message and into a reused one:
+// no panic, only the contract's errors, a message that binCheckMessage
+// accepts, and the same result both ways.
+func binFuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *Message) {
+	t.Helper()
+	s1, s2 := s, s
+	var fresh Message
+	err := proto.Decode(frame, &s1, &fresh)
+	if err != nil && err != ErrGarbage && err != ErrChecksum {
+		t.Fatalf("Decode: %v", err)
+	}
+	if err == nil {
+		binCheckMessage(t, &fresh)
+	}
+	reused.Reset()
+	if err2 := proto.Decode(frame, &s2, reused); err2 != err {
+		t.Fatalf("Decode into a reused Message: %v, fresh: %v", err2, err)
+	}
+	if err != nil {
+		return
+	}
+	if s1 != s2 || fresh.Kind != reused.Kind || fresh.Identifier != reused.Identifier ||
+		!bytes.Equal(fresh.Reply, reused.Reply) || !binSamePositions(fresh.Positions, reused.Positions) {
+		t.Fatalf("a reused Message decodes otherwise:\n%+v\n%+v", reused, fresh)
+	}
+}
+
+// binSamePositions compares positions, an empty list of attributes equal to
+// none.
+func binSamePositions(a, b []Position) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if len(x.Attrs) != len(y.Attrs) {
+			return false
+		}
+		for j := range x.Attrs {
+			if x.Attrs[j] != y.Attrs[j] {
+				return false
+			}
+		}
+		x.Attrs, y.Attrs = nil, nil
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// binLoginIMEI is the identifier a connection's login named, for the
+// corpus's data frames that do not carry one.
+const binLoginIMEI = "123456789012345"
+
+// binAttr finds an attribute by name.
+func binAttr(p Position, name string) (Attribute, bool) {
+	for _, a := range p.Attrs {
+		if a.Name() == name {
+			return a, true
+		}
+	}
+	return Attribute{}, false
+}
+
+// binMustHex decodes hexadecimal.
+func binMustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
