@@ -216,5 +216,5 @@ func FuzzGPS103(f *testing.F) {
 
 var gps103Bench = []byte("imei:865328021058861,tracker,151027041419,,F,011531.000,A,6020.2979,N,02506.1940,E,0.49,113.30,,0,0,0.0%,,;")
 
-func BenchmarkGPS103Decode(b *testing.B)   { benchmarkDecode(b, GPS103(), gps103Bench) }
-func BenchmarkGPS103Baseline(b *testing.B) { benchmarkBaseline(b, gps103Bench) }
+func BenchmarkGPS103Decode(b *testing.B) { benchmarkDecode(b, GPS103(), gps103Bench) }
+func BenchmarkGPS103Ratio(b *testing.B)  { benchmarkTextRatio(b, GPS103(), gps103Bench) }

@@ -342,4 +342,4 @@ func BenchmarkH02DecodeBinary(b *testing.B) {
 	benchmarkDecode(b, H02(), mustHex(b, "2441060116601245431311165035313006004318210e000000fffffbffff0024"))
 }
 
-func BenchmarkH02Baseline(b *testing.B) { benchmarkBaseline(b, h02Bench) }
+func BenchmarkH02Ratio(b *testing.B) { benchmarkTextRatio(b, H02(), h02Bench) }

@@ -313,11 +313,11 @@ const (
 	osmAndBenchJSON  = `{"location":{"event":"motionchange","is_moving":false,"uuid":"0e9a2473-a9a7-4c00-997b-fb97d2154e75","timestamp":"2021-07-21T08:06:34.444Z","odometer":0,"coords":{"latitude":-6.1148096,"longitude":106.6837015,"accuracy":3.8,"speed":18.67,"speed_accuracy":0.26,"heading":63,"heading_accuracy":0.28,"altitude":35.7,"altitude_accuracy":3.8},"activity":{"type":"still","confidence":100},"battery":{"is_charging":false,"level":0.79},"extras":{}},"device_id":"8737767034"}`
 )
 
-func benchmarkOsmAnd(b *testing.B, r OsmAndRequest) {
-	b.ReportAllocs()
+// osmAndDecoder is a function that decodes r into a message it reuses.
+func osmAndDecoder(b *testing.B, r OsmAndRequest) func() {
 	var m Message
 	s := Session{Transport: HTTP, Now: corpusNow}
-	for b.Loop() {
+	return func() {
 		m.Reset()
 		if _, err := DecodeOsmAnd(r, &s, &m); err != nil || m.Kind != KindPositions {
 			b.Fatal(err)
@@ -325,25 +325,31 @@ func benchmarkOsmAnd(b *testing.B, r OsmAndRequest) {
 	}
 }
 
+func benchmarkOsmAnd(b *testing.B, r OsmAndRequest) {
+	b.ReportAllocs()
+	decode := osmAndDecoder(b, r)
+	for b.Loop() {
+		decode()
+	}
+}
+
 func BenchmarkOsmAndQuery(b *testing.B) { benchmarkOsmAnd(b, query(osmAndBenchQuery)) }
 func BenchmarkOsmAndJSON(b *testing.B)  { benchmarkOsmAnd(b, jsonRequest(osmAndBenchJSON)) }
 
 // The baselines: what the standard library does to read the same request.
-func BenchmarkOsmAndQueryBaseline(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
+func BenchmarkOsmAndQueryRatio(b *testing.B) {
+	benchmarkRatio(b, osmAndDecoder(b, query(osmAndBenchQuery)), func() {
 		if _, err := url.ParseQuery(osmAndBenchQuery); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
-func BenchmarkOsmAndJSONBaseline(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
+func BenchmarkOsmAndJSONRatio(b *testing.B) {
+	benchmarkRatio(b, osmAndDecoder(b, jsonRequest(osmAndBenchJSON)), func() {
 		var v any
 		if err := json.Unmarshal([]byte(osmAndBenchJSON), &v); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }

@@ -32,8 +32,6 @@ func (queclink) MaxFrame() int { return 4096 }
 const (
 	// glMaxPositions bounds the positions of one report.
 	glMaxPositions = 128
-	// glLocationGroups is the number of groups of glLocation.
-	glLocationGroups = 20
 )
 
 // glHead reports whether b starts with the head of a text frame (ok:
@@ -283,7 +281,6 @@ func glDecodeFri(sentence string, m *Message) bool {
 			last = -1
 		}
 	}
-	f.skip(glLocationGroups)
 	if f.bad {
 		return true
 	}

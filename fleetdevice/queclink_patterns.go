@@ -101,7 +101,7 @@ var (
 		number("d*,").optional(1).          // reserved
 		number("(d+),").optional(1).        // battery
 		expression("((?:").
-		expression(glLocation.String()).
+		expression(nonCapturing(glLocation.String())). // read again by glLocationFind
 		expression(")+)").
 		groupBegin().
 		number("d{1,2},").

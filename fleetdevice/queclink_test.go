@@ -3,6 +3,7 @@ package fleetdevice
 import (
 	"bytes"
 	"errors"
+	"regexp/syntax"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +270,17 @@ func FuzzQueclink(f *testing.F) {
 
 var queclinkBench = []byte("+RESP:GTFRI,060228,862894020180553,,,10,1,1,20.0,147,329.7,-62.899703,-17.720434,20160309113548,0736,0003,6AAE,3381,00,913.3,,,,0,220101,,,,20160309073554,132B$")
 
-func BenchmarkQueclinkDecode(b *testing.B)   { benchmarkDecode(b, Queclink(), queclinkBench) }
-func BenchmarkQueclinkBaseline(b *testing.B) { benchmarkBaseline(b, queclinkBench) }
+func BenchmarkQueclinkDecode(b *testing.B) { benchmarkDecode(b, Queclink(), queclinkBench) }
+func BenchmarkQueclinkRatio(b *testing.B)  { benchmarkTextRatio(b, Queclink(), queclinkBench) }
+
+// GTFRI's pattern, the longest, stays small enough for Go's regexp to
+// match it by backtracking (at most 500 instructions), several times
+// faster than the automaton it takes past that.
+func TestQueclinkFRIPatternIsBacktracked(t *testing.T) {
+	is := is.New(t)
+	re, err := syntax.Parse(glFri.String(), syntax.Perl)
+	is.NoErr(err)
+	prog, err := syntax.Compile(re.Simplify())
+	is.NoErr(err)
+	is.True(len(prog.Inst) <= 500)
+}

@@ -23,7 +23,7 @@ import (
 const knotsToKmh = 1.852
 
 // textMaxAttrs bounds the attributes a text decoder gives one position.
-const textMaxAttrs = 32
+const textMaxAttrs = 64
 
 // textControl reports whether b is a control byte that no text frame may
 // hold (API.md §13: all but CR, LF and TAB).
@@ -291,6 +291,31 @@ func (p *patternBuilder) groupEnd(s string) *patternBuilder {
 func (p *patternBuilder) any() *patternBuilder { return p.expression(".*") }
 
 func (p *patternBuilder) String() string { return strings.Join(p.frags, "") }
+
+// nonCapturing is the regular expression re with its groups made
+// non-capturing: the same matches, fewer groups. A pattern of Go's regexp
+// whose program stays within 500 instructions is matched by backtracking,
+// several times faster than by the automaton that larger ones take.
+func nonCapturing(re string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(re); i++ {
+		c := re[i]
+		b.WriteByte(c)
+		switch {
+		case c == '\\' && i+1 < len(re):
+			i++
+			b.WriteByte(re[i])
+		case c == '[':
+			inClass = true
+		case c == ']':
+			inClass = false
+		case c == '(' && !inClass && (i+1 == len(re) || re[i+1] != '?'):
+			b.WriteString("?:")
+		}
+	}
+	return b.String()
+}
 
 // whole compiles the pattern to match a whole sentence (Java's matches()).
 func (p *patternBuilder) whole() *regexp.Regexp {
