@@ -86,15 +86,21 @@ func h02BinaryLength(b []byte) int {
 		}
 		return false
 	}
-	for _, n := range [...]int{h02Short, h02Long, h02IMEI} {
-		if len(b) == n || starts(n) {
-			return n
-		}
-	}
-	if len(b) > h02Long {
+	switch n := len(b); {
+	case n == h02Short || starts(h02Short):
+		return h02Short
+	case n < h02IMEI:
+		return 0
+	case n == h02IMEI:
+		return h02IMEI
+	case n < h02Long:
+		return 0 // more of a 45-byte frame, or the next after a 42-byte one
+	case n == h02Long || starts(h02Long):
 		return h02Long
+	case starts(h02IMEI):
+		return h02IMEI
 	}
-	return 0
+	return h02Long
 }
 
 // Decode decodes one frame (or datagram).

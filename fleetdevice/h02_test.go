@@ -304,9 +304,14 @@ func TestH02Split(t *testing.T) {
 			is.NoErr(err)
 			is.Equal(n, c.want)
 		}
-		n, err := H02().Split(bin45[:40])
+		for _, n := range []int{33, 40, 43, 44} {
+			k, err := H02().Split(bin45[:n])
+			is.NoErr(err)
+			is.Equal(k, 0) // a binary frame longer than 32 bytes is not whole yet
+		}
+		k, err := H02().Split(append(append([]byte{}, bin45[:42]...), '*', 0)) // a start byte where a 42-byte frame would end
 		is.NoErr(err)
-		is.Equal(n, 0) // a binary frame longer than 32 bytes is not whole yet
+		is.Equal(k, 0)
 	})
 	t.Run("garbage", func(t *testing.T) {
 		is := is.New(t)
