@@ -40,9 +40,11 @@ const (
 // skipped.
 //
 // A binary frame does not say its length. Split takes 32 when the byte
-// after 32 starts a frame or when exactly 32 bytes are buffered, 45 (or
-// 42) likewise, and 45 beyond; a 45-byte frame whose first 32 bytes arrive
-// alone is therefore cut at 32, and the rest of it is garbage.
+// after 32 starts a frame or when exactly 32 bytes are buffered, 45 when
+// the byte after 45 does or 45 are buffered, 42 likewise, and 45 when
+// nothing tells; it waits while 33 to 41, 43 or 44 bytes are buffered. A
+// 45-byte frame whose first 32 (or 42) bytes arrive alone is therefore
+// cut short, and the rest of it is garbage.
 func (h h02) Split(buf []byte) (int, error) {
 	i := leadingCRLF(buf)
 	if i >= h.MaxFrame() {
