@@ -64,7 +64,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	if length <= 30 && strings.Contains(sentence, "imei:") {
 		m.Reply = append(m.Reply, "LOAD"...)
-		if f, ok := match(gps103Handshake, sentence); ok && identifierOK(f.group(1)) {
+		if f, ok := matchGroups(gps103Handshake, sentence); ok && identifierOK(f.group(1)) {
 			m.Kind = KindLogin
 			m.Identifier = f.group(1)
 			s.Identifier = m.Identifier
@@ -77,7 +77,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 		start := strings.Index(sentence, "imei:")
 		if start < 0 {
 			m.Kind = KindHeartbeat
-			if id := strings.TrimRight(sentence, ";*"); identifierOK(id) && digits(id) {
+			if id := strings.TrimRight(sentence, ";*"); identifierOK(id) && allDigits(id) {
 				m.Identifier = id
 			}
 			return nil
@@ -90,7 +90,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 		// A photo packet.
 	case len(sentence) >= 24 && strings.Contains(sentence[21:24], "OBD"):
 		// OBD data: no coordinates.
-		if f, ok := match(gps103OBD, sentence); ok && identifierOK(f.group(1)) {
+		if f, ok := matchGroups(gps103OBD, sentence); ok && identifierOK(f.group(1)) {
 			m.Identifier = f.group(1)
 		}
 	case strings.HasSuffix(sentence, "*"):
@@ -101,7 +101,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 	return nil
 }
 
-func digits(s string) bool {
+func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false
@@ -199,7 +199,7 @@ func gps103Alarm(event string) string {
 
 // gps103Regular decodes a report.
 func gps103Regular(sentence string, m *Message) {
-	f, ok := match(gps103Pattern, sentence)
+	f, ok := matchGroups(gps103Pattern, sentence)
 	if !ok {
 		return
 	}
@@ -332,7 +332,7 @@ var gps103PatternAlt = newPattern().
 // gps103Alternative decodes the alternative report (decimal degrees,
 // speed in km/h, ended by `*`).
 func gps103Alternative(sentence string, m *Message) {
-	f, ok := match(gps103PatternAlt, sentence)
+	f, ok := matchGroups(gps103PatternAlt, sentence)
 	if !ok {
 		return
 	}

@@ -3,6 +3,7 @@ package fleetdevice
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -106,9 +107,9 @@ func TestGPS103Report(t *testing.T) {
 	is.Equal(m.Identifier, "353451044508750")
 	p := m.Positions[0]
 	is.True(p.Valid)
-	is.True(abs(p.Latitude-(22+33.1870/60)) < 1e-9)
-	is.True(abs(p.Longitude-(113+54.3067/60)) < 1e-9)
-	is.True(abs(p.Speed-3.5*1.852) < 1e-9) // knots
+	is.True(math.Abs(p.Latitude-(22+33.1870/60)) < 1e-9)
+	is.True(math.Abs(p.Longitude-(113+54.3067/60)) < 1e-9)
+	is.True(math.Abs(p.Speed-3.5*1.852) < 1e-9) // knots
 	is.Equal(p.Heading, 30.1)
 	is.Equal(p.Altitude, 65.43)
 	for name, want := range map[string]any{"ignition": true, "door": false, "fuel1": 10.5, "fuel2": 0.0, "temp1": 28.0, "event": "001"} {

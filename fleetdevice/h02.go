@@ -244,7 +244,7 @@ var h02Pattern = newPattern().
 
 // h02Report decodes a position report (V1, V2, V4, V5, V6, V8, VI1, V19...).
 func h02Report(sentence string, s *Session, m *Message) {
-	f, ok := match(h02Pattern, sentence)
+	f, ok := matchGroups(h02Pattern, sentence)
 	if !ok {
 		return
 	}
@@ -358,7 +358,7 @@ var h02PatternVP1 = newPattern().
 
 // h02VP1 decodes a VP1 sentence: a fix, or cell towers only.
 func h02VP1(sentence string, m *Message) {
-	f, ok := match(h02PatternVP1, sentence)
+	f, ok := matchGroups(h02PatternVP1, sentence)
 	if !ok {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func h02Decode(t *testing.T, frame []byte, now time.Time) (Message, error) {
 	return m, err
 }
 
-func mustHex(t testing.TB, s string) []byte {
+func h02Hex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
 	if err != nil {
@@ -122,17 +123,10 @@ func TestH02CoordinateSpellings(t *testing.T) {
 			is.NoErr(err)
 			is.Equal(len(m.Positions), 1)
 			p := m.Positions[0]
-			is.True(abs(p.Latitude-c.lat) < 1e-5)
-			is.True(abs(p.Longitude-c.lon) < 1e-5)
+			is.True(math.Abs(p.Latitude-c.lat) < 1e-5)
+			is.True(math.Abs(p.Longitude-c.lon) < 1e-5)
 		})
 	}
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func TestH02CommandResponseBeforeTheReport(t *testing.T) {
@@ -143,7 +137,7 @@ func TestH02CommandResponseBeforeTheReport(t *testing.T) {
 	is.Equal(len(m.Positions), 1)
 	p := m.Positions[0]
 	is.Equal(p.Time, time.Date(2002, 9, 22, 5, 3, 16, 0, time.UTC)) // the report's time, not the command's
-	is.True(abs(p.Speed-14.28*1.852) < 1e-9)                        // knots to km/h
+	is.True(math.Abs(p.Speed-14.28*1.852) < 1e-9)                   // knots to km/h
 	r, _ := attr(p, "result")
 	is.Equal(r, "S20,ERROR,130305")
 	is.Equal(len(m.Reply), 0)
@@ -190,8 +184,8 @@ func TestH02VP1(t *testing.T) {
 	is.Equal(m.Identifier, "356327080425330")
 	is.Equal(len(m.Positions), 1)
 	p := m.Positions[0]
-	is.True(abs(p.Latitude+(27+2.7245/60)) < 1e-9)
-	is.True(abs(p.Longitude-(152+51.9311/60)) < 1e-9)
+	is.True(math.Abs(p.Latitude+(27+2.7245/60)) < 1e-9)
+	is.True(math.Abs(p.Longitude-(152+51.9311/60)) < 1e-9)
 	is.Equal(p.Time, time.Date(2017, 9, 8, 0, 0, 0, 0, time.UTC))
 	is.True(p.Valid)
 
@@ -203,15 +197,15 @@ func TestH02VP1(t *testing.T) {
 func TestH02Binary(t *testing.T) {
 	t.Run("32 bytes", func(t *testing.T) {
 		is := is.New(t)
-		m, err := h02Decode(t, mustHex(t, "2441060116601245431311165035313006004318210e000000fffffbffff0024"), corpusNow)
+		m, err := h02Decode(t, h02Hex(t, "2441060116601245431311165035313006004318210e000000fffffbffff0024"), corpusNow)
 		is.NoErr(err)
 		is.Equal(m.Kind, KindPositions)
 		is.Equal(m.Identifier, "4106011660")
 		is.Equal(len(m.Positions), 1)
 		p := m.Positions[0]
 		is.Equal(p.Time, time.Date(2016, 11, 13, 12, 45, 43, 0, time.UTC))
-		is.True(abs(p.Latitude-(50+35.3130/60)) < 1e-9)
-		is.True(abs(p.Longitude-(4+31.821/60)) < 1e-9)
+		is.True(math.Abs(p.Latitude-(50+35.3130/60)) < 1e-9)
+		is.True(math.Abs(p.Longitude-(4+31.821/60)) < 1e-9)
 		is.True(p.Valid)
 		b, _ := attr(p, "batteryLevel")
 		is.Equal(b, 100.0) // battery byte 6
@@ -221,20 +215,20 @@ func TestH02Binary(t *testing.T) {
 	})
 	t.Run("42 bytes: an IMEI", func(t *testing.T) {
 		is := is.New(t)
-		m, err := h02Decode(t, mustHex(t, "2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC"), corpusNow)
+		m, err := h02Decode(t, h02Hex(t, "2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC"), corpusNow)
 		is.NoErr(err)
 		is.Equal(m.Identifier, "352483084193293")
 		p := m.Positions[0]
 		is.Equal(p.Time, time.Date(2017, 8, 18, 10, 47, 59, 0, time.UTC))
-		is.True(abs(p.Latitude-(26+27.3359/60)) < 1e-9)
-		is.True(abs(p.Longitude-(74+41.2294/60)) < 1e-9)
-		is.True(abs(p.Speed-24*1.852) < 1e-9)
+		is.True(math.Abs(p.Latitude-(26+27.3359/60)) < 1e-9)
+		is.True(math.Abs(p.Longitude-(74+41.2294/60)) < 1e-9)
+		is.True(math.Abs(p.Speed-24*1.852) < 1e-9)
 		is.Equal(p.Heading, 138.0)
 	})
 	t.Run("flags", func(t *testing.T) {
 		is := is.New(t)
 		// The corpus's frame west of Greenwich and without a fix (flags 0x0).
-		m, err := h02Decode(t, mustHex(t, "24702802061601234020031910125482600612695044000000ffffbbff000000000000000001760d04e2c9934d"), corpusNow)
+		m, err := h02Decode(t, h02Hex(t, "24702802061601234020031910125482600612695044000000ffffbbff000000000000000001760d04e2c9934d"), corpusNow)
 		is.NoErr(err)
 		p := m.Positions[0]
 		is.True(!p.Valid)
@@ -243,9 +237,9 @@ func TestH02Binary(t *testing.T) {
 	})
 	t.Run("not BCD", func(t *testing.T) {
 		is := is.New(t)
-		_, err := h02Decode(t, mustHex(t, "24410601166012454313111650353130060043182a0e000000fffffbffff0024"), corpusNow)
+		_, err := h02Decode(t, h02Hex(t, "24410601166012454313111650353130060043182a0e000000fffffbffff0024"), corpusNow)
 		is.True(errors.Is(err, ErrGarbage))
-		_, err = h02Decode(t, mustHex(t, "244106011660124543"), corpusNow)
+		_, err = h02Decode(t, h02Hex(t, "244106011660124543"), corpusNow)
 		is.True(errors.Is(err, ErrGarbage)) // too short
 	})
 }
@@ -277,10 +271,10 @@ func TestH02Split(t *testing.T) {
 	text1 := []byte("*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF,712,01,0,0,6#")
 	text2 := []byte("*HQ,135790246811220,HTBT#")
 	sms := []byte("*HQ,5226073533,SMS,ID:5226073533\nIP:1.2.3.4 5013\nGSM:26#")
-	bin32 := mustHex(t, "2441060116601245431311165035313006004318210e000000fffffbffff0024")
-	x32 := mustHex(t, "5800009814991024031101175540227006012321670c000095fffffbffff0033")
-	bin45 := mustHex(t, "24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f")
-	bin42 := mustHex(t, "2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC")
+	bin32 := h02Hex(t, "2441060116601245431311165035313006004318210e000000fffffbffff0024")
+	x32 := h02Hex(t, "5800009814991024031101175540227006012321670c000095fffffbffff0033")
+	bin45 := h02Hex(t, "24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f")
+	bin42 := h02Hex(t, "2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC")
 
 	t.Run("streams", func(t *testing.T) {
 		checkStream(t, H02(), [][]byte{text1, bin32, text2, x32, sms, bin32, text1})
@@ -335,7 +329,7 @@ func FuzzH02(f *testing.F) {
 		[]byte("*HQ,1451316409,V1,030149,A,-23-29.0095,S,-46-51.5852,W,2.4,065,070315,FFFFFFFF#"),
 		[]byte("*hq,356327080425330,VP1,A,2702.7245,S,15251.9311,E,0.48,0.0000,080917#"),
 		[]byte("*HQ,4210051415,V0,120000#"),
-		mustHex(f, "2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC"),
+		h02Hex(f, "2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC"),
 	)
 }
 
@@ -344,7 +338,7 @@ var h02Bench = []byte("*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.0
 func BenchmarkH02Decode(b *testing.B) { benchmarkDecode(b, H02(), h02Bench) }
 
 func BenchmarkH02DecodeBinary(b *testing.B) {
-	benchmarkDecode(b, H02(), mustHex(b, "2441060116601245431311165035313006004318210e000000fffffbffff0024"))
+	benchmarkDecode(b, H02(), h02Hex(b, "2441060116601245431311165035313006004318210e000000fffffbffff0024"))
 }
 
 func BenchmarkH02Ratio(b *testing.B) { benchmarkTextRatio(b, H02(), h02Bench) }

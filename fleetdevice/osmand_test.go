@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"testing"
@@ -147,7 +148,7 @@ func TestOsmAndParameters(t *testing.T) {
 	p := m.Positions[0]
 	is.Equal(p.Latitude, 60.5)
 	is.Equal(p.Longitude, -30.25)
-	is.True(p.HasSpeed && abs(p.Speed-18.52) < 1e-9) // knots
+	is.True(p.HasSpeed && math.Abs(p.Speed-18.52) < 1e-9) // knots
 	is.True(p.HasHeading && p.Heading == 90)
 	is.True(p.HasAltitude && p.Altitude == 120.5)
 	is.True(p.Valid)

@@ -135,7 +135,7 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 	case "OBD":
 		return glOneLocation(glObd, sentence, 13, m, nil)
 	case "LSW", "TSW":
-		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *fields) {
+		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *groups) {
 			in := "in2"
 			if strings.Contains(sentence, "LSW") {
 				in = "in1"
@@ -143,7 +143,7 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 			setBool(p, in, f.group(2) == "1")
 		})
 	case "IDA":
-		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *fields) {
+		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *groups) {
 			setStr(p, "driverUniqueId", f.group(2))
 		})
 	case "DAR":
@@ -189,7 +189,7 @@ func glIdentify(v []string, m *Message) {
 // glNoLocation identifies a report that carries no coordinates, when re
 // recognises it.
 func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
-	f, ok := match(re, sentence)
+	f, ok := matchGroups(re, sentence)
 	if !ok {
 		return false
 	}
@@ -201,8 +201,8 @@ func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
 
 // glOneLocation decodes a report of one location whose groups start at
 // group at of re; more, if any, sets what the report adds.
-func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more func(*Position, *fields)) bool {
-	f, ok := match(re, sentence)
+func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more func(*Position, *groups)) bool {
+	f, ok := matchGroups(re, sentence)
 	if !ok {
 		return false
 	}
@@ -225,7 +225,7 @@ func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more 
 
 // glLocationFields reads the 20 groups of glLocation into p; false when
 // they hold no coordinates.
-func glLocationFields(p *Position, f *fields) bool {
+func glLocationFields(p *Position, f *groups) bool {
 	hdop, hasHdop := f.nextFloatOK()
 	if hasHdop {
 		setNum(p, "hdop", hdop)
@@ -255,7 +255,7 @@ func glLocationFields(p *Position, f *fields) bool {
 // glDecodeFri decodes GTFRI and the reports of the same form (GTGEO, GTRTL,
 // GTDOG, GTCTN, GTSTR): one or more locations, then the device's state.
 func glDecodeFri(sentence string, m *Message) bool {
-	f, ok := match(glFri, sentence)
+	f, ok := matchGroups(glFri, sentence)
 	if !ok {
 		return false
 	}
@@ -272,7 +272,7 @@ func glDecodeFri(sentence string, m *Message) bool {
 
 	last := -1 // the index of the last location's position, -1 when it had none
 	for _, idx := range glLocationFind.FindAllStringSubmatchIndex(items, glMaxPositions) {
-		item := fields{s: items, idx: idx, pos: 1}
+		item := groups{s: items, idx: idx, pos: 1}
 		p := takePosition(m)
 		if glLocationFields(p, &item) && !item.bad {
 			last = len(m.Positions) - 1
@@ -850,7 +850,7 @@ func glBasic(typ string, v []string, m *Message) {
 		}
 	}
 	if len(v[len(v)-2]) == 14 {
-		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && digits(b) {
+		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && allDigits(b) {
 			level, _ := javaInt(b)
 			setNum(p, "batteryLevel", float64(level))
 		}
@@ -898,7 +898,7 @@ func glAlarm(typ string) string {
 func glDegrees(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	dot := strings.IndexByte(s, '.')
-	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && digits(s[:dot]) && digits(s[dot+1:])
+	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && allDigits(s[:dot]) && allDigits(s[dot+1:])
 }
 
 func glHexDigits(s string) bool {

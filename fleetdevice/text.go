@@ -14,7 +14,7 @@ import (
 // The text decoders read their frames with regular expressions that follow
 // Traccar's decoders (github.com/traccar/traccar, Apache-2.0) field by
 // field: patternBuilder spells them the way Traccar's PatternBuilder does,
-// and fields reads the groups of a match the way Traccar's Parser does, so
+// and groups reads the groups of a match the way Traccar's Parser does, so
 // that a message decodes to the same values. Go's regexp matches in linear
 // time and picks, among the matches, the one a backtracking engine would
 // (leftmost-first), so the groups are those Traccar reads.
@@ -328,29 +328,29 @@ func (p *patternBuilder) anywhere() *regexp.Regexp {
 	return regexp.MustCompile(`(?s)` + p.String())
 }
 
-// fields reads the groups of a match in order, as Traccar's Parser does: a
+// groups reads the groups of a match in order, as Traccar's Parser does: a
 // group that did not take part in the match, or matched nothing, is absent.
 // A number that does not parse (a Java exception) sets bad, and the decoder
 // then drops the message as Traccar does.
-type fields struct {
+type groups struct {
 	s   string
 	idx []int
 	pos int
 	bad bool
 }
 
-// match matches s against re and returns its fields (ok false when it
+// matchGroups matches s against re and returns its groups (ok false when it
 // does not match).
-func match(re *regexp.Regexp, s string) (fields, bool) {
+func matchGroups(re *regexp.Regexp, s string) (groups, bool) {
 	idx := re.FindStringSubmatchIndex(s)
 	if idx == nil {
-		return fields{}, false
+		return groups{}, false
 	}
-	return fields{s: s, idx: idx, pos: 1}, true
+	return groups{s: s, idx: idx, pos: 1}, true
 }
 
 // group is group i, "" when absent.
-func (f *fields) group(i int) string {
+func (f *groups) group(i int) string {
 	if 2*i+1 >= len(f.idx) || f.idx[2*i] < 0 {
 		return ""
 	}
@@ -359,7 +359,7 @@ func (f *fields) group(i int) string {
 
 // hasNext reports whether the next n groups are all present; when not, it
 // skips them.
-func (f *fields) hasNext(n int) bool {
+func (f *groups) hasNext(n int) bool {
 	for i := f.pos; i < f.pos+n; i++ {
 		if f.group(i) == "" {
 			f.pos += n
@@ -371,7 +371,7 @@ func (f *fields) hasNext(n int) bool {
 
 // hasNextAny reports whether any of the next n groups is present; when
 // none is, it skips them.
-func (f *fields) hasNextAny(n int) bool {
+func (f *groups) hasNextAny(n int) bool {
 	for i := f.pos; i < f.pos+n; i++ {
 		if f.group(i) != "" {
 			return true
@@ -381,16 +381,16 @@ func (f *fields) hasNextAny(n int) bool {
 	return false
 }
 
-func (f *fields) skip(n int) { f.pos += n }
+func (f *groups) skip(n int) { f.pos += n }
 
-func (f *fields) next() string {
+func (f *groups) next() string {
 	s := f.group(f.pos)
 	f.pos++
 	return s
 }
 
 // nextInt is the next group as an int, or def when absent.
-func (f *fields) nextInt(def int) int {
+func (f *groups) nextInt(def int) int {
 	if !f.hasNext(1) {
 		return def
 	}
@@ -403,7 +403,7 @@ func (f *fields) nextInt(def int) int {
 
 // nextIntOK is the next group as an int, ok false when absent (Java's
 // nullable nextInt()).
-func (f *fields) nextIntOK() (int, bool) {
+func (f *groups) nextIntOK() (int, bool) {
 	if !f.hasNext(1) {
 		return 0, false
 	}
@@ -416,7 +416,7 @@ func (f *fields) nextIntOK() (int, bool) {
 
 // nextHex is the next group as a hexadecimal number of bits bits, or def
 // when absent.
-func (f *fields) nextHex(bits int, def int) int {
+func (f *groups) nextHex(bits int, def int) int {
 	if !f.hasNext(1) {
 		return def
 	}
@@ -428,7 +428,7 @@ func (f *fields) nextHex(bits int, def int) int {
 }
 
 // nextFloat is the next group as a float64, or def when absent.
-func (f *fields) nextFloat(def float64) float64 {
+func (f *groups) nextFloat(def float64) float64 {
 	if !f.hasNext(1) {
 		return def
 	}
@@ -440,7 +440,7 @@ func (f *fields) nextFloat(def float64) float64 {
 }
 
 // nextFloatOK is the next group as a float64, ok false when absent.
-func (f *fields) nextFloatOK() (float64, bool) {
+func (f *groups) nextFloatOK() (float64, bool) {
 	if !f.hasNext(1) {
 		return 0, false
 	}
@@ -453,7 +453,7 @@ func (f *fields) nextFloatOK() (float64, bool) {
 
 // nextCoordinate reads degrees and minutes then a hemisphere (Traccar's
 // DEG_MIN_HEM).
-func (f *fields) nextCoordinate() float64 {
+func (f *groups) nextCoordinate() float64 {
 	c := float64(f.nextInt(0))
 	c += f.nextFloat(0) / 60
 	return hemisphere(c, f.next())
@@ -461,7 +461,7 @@ func (f *fields) nextCoordinate() float64 {
 
 // nextCoordinateMinMin reads degrees, whole minutes and the minutes'
 // fraction then a hemisphere (DEG_MIN_MIN_HEM).
-func (f *fields) nextCoordinateMinMin() float64 {
+func (f *groups) nextCoordinateMinMin() float64 {
 	c := float64(f.nextInt(0))
 	whole, frac := f.next(), f.next()
 	v, ok := javaDouble(whole + "." + frac)
@@ -474,7 +474,7 @@ func (f *fields) nextCoordinateMinMin() float64 {
 
 // nextCoordinateHem reads an optional hemisphere, degrees and minutes, then
 // another optional hemisphere (HEM_DEG_MIN_HEM).
-func (f *fields) nextCoordinateHem() float64 {
+func (f *groups) nextCoordinateHem() float64 {
 	hem := f.next()
 	c := float64(f.nextInt(0))
 	c += f.nextFloat(0) / 60
@@ -485,7 +485,7 @@ func (f *fields) nextCoordinateHem() float64 {
 }
 
 // nextDateTime reads year, month, day, hour, minute and second (YMD_HMS).
-func (f *fields) nextDateTime() time.Time {
+func (f *groups) nextDateTime() time.Time {
 	y, mo, d := f.nextInt(0), f.nextInt(0), f.nextInt(0)
 	h, mi, s := f.nextInt(0), f.nextInt(0), f.nextInt(0)
 	return utcDate(y, mo, d, h, mi, s)
