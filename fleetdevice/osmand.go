@@ -1,5 +1,17 @@
 package fleetdevice
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
 // OsmAndRequest is one HTTP request of the OsmAnd protocol (the Traccar
 // Client apps and most DIY senders), as the listener read it.
 type OsmAndRequest struct {
@@ -9,13 +21,465 @@ type OsmAndRequest struct {
 	Body        []byte // at most the listener's body limit
 }
 
+// Bounds of an OsmAnd request; past them it is refused.
+const (
+	// OsmAndMaxBody bounds the body DecodeOsmAnd reads.
+	OsmAndMaxBody = 64 << 10
+	// osmAndMaxParams bounds the parameters of a request, and the extras
+	// of the JSON form.
+	osmAndMaxParams = 64
+	// osmAndMaxKey and osmAndMaxValue bound a parameter's name and value.
+	osmAndMaxKey   = 64
+	osmAndMaxValue = 1024
+)
+
 // DecodeOsmAnd decodes one OsmAnd request into m: one position, the
 // device's identifier in m.Identifier, and in m.Reply the body of the
 // 200 answer (empty). It reports whether the request was the JSON form
 // (whose unknown identifier is answered 404, the query and form ones'
 // 400). An error means the request is not one of the protocol (400).
 //
-// Not written yet: every request is garbage.
+// The query form (any method) takes its parameters from the URL's query,
+// or, when the URL has none, from the body (form-encoded): `id` or
+// `deviceid` (required), `lat` and `lon` or `location=lat,lon`,
+// `timestamp` (epoch seconds, epoch milliseconds from 2^31−1 on, ISO 8601,
+// or `yyyy-MM-dd HH:mm:ss`; a time without a zone is UTC; without it, the
+// server's time), `speed` (knots), `bearing` or `heading`, `altitude`,
+// `accuracy` (m), `hdop`, `batt` (%), `charge`, `valid` (true or 1; a
+// position is valid unless it says otherwise) and `driverUniqueId`;
+// `cell`, `wifi` and `notificationToken` are read past. Any other
+// parameter becomes an attribute: a number if it is one, true or false, or
+// a string.
+//
+// The JSON form (Content-Type application/json, Traccar Client 9 and
+// later) is `{"device_id", "location": {"timestamp", "coords": {latitude,
+// longitude, speed (m/s), heading, accuracy, altitude}, "is_moving",
+// "odometer", "event", "battery": {level 0..1, is_charging}, "activity":
+// {type}, "mock", "alarm", "extras": {...}}}`; a speed, heading, accuracy
+// or battery level of −1 is unknown.
+//
+// A request without coordinates (the query form without `lat`/`lon`, the
+// JSON form without `coords`) carries no position: m.Kind is KindOther, and
+// the device is known to be alive, nothing more. A request is refused when
+// it has no identifier, a known parameter that does not parse (a
+// coordinate out of range included), more than 64 parameters, a name
+// longer than 64 bytes or a value longer than 1024, or a body over
+// OsmAndMaxBody.
 func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (json bool, err error) {
-	return false, ErrGarbage
+	if len(r.Body) > OsmAndMaxBody {
+		return false, osmAndError("body over %d bytes", OsmAndMaxBody)
+	}
+	if ct := strings.ToLower(strings.TrimSpace(r.ContentType)); strings.HasPrefix(ct, "application/json") {
+		return true, osmAndJSON(r.Body, s, m)
+	}
+	raw := r.RawQuery
+	if osmAndEmpty(raw) {
+		raw = string(r.Body)
+	}
+	return false, osmAndQuery(raw, s, m)
+}
+
+func osmAndError(format string, args ...any) error {
+	return fmt.Errorf("%w: osmand: "+format, append([]any{ErrGarbage}, args...)...)
+}
+
+// osmAndEmpty reports whether a query has no parameter.
+func osmAndEmpty(q string) bool {
+	return strings.Trim(q, "&;") == ""
+}
+
+// osmAndQuery decodes the query (or form) form.
+func osmAndQuery(raw string, s *Session, m *Message) (err error) {
+	var (
+		lat, lon       float64
+		hasLat, hasLon bool
+		hasTime        bool
+		n              int
+	)
+	p := takePosition(m)
+	defer func() {
+		if err != nil || m.Kind != KindPositions {
+			dropPosition(m)
+			m.Kind = KindOther
+		}
+	}()
+	p.Valid = true
+	for len(raw) > 0 {
+		var pair string
+		if i := strings.IndexAny(raw, "&;"); i >= 0 {
+			pair, raw = raw[:i], raw[i+1:]
+		} else {
+			pair, raw = raw, ""
+		}
+		if pair == "" {
+			continue
+		}
+		if n++; n > osmAndMaxParams {
+			return osmAndError("more than %d parameters", osmAndMaxParams)
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			return osmAndError("parameter name %q: %v", k, err)
+		}
+		value, err := url.QueryUnescape(v)
+		if err != nil {
+			return osmAndError("parameter %s: %v", key, err)
+		}
+		if key == "" {
+			continue
+		}
+		if err := osmAndCheckParam(key, value); err != nil {
+			return err
+		}
+		switch key {
+		case "id", "deviceid":
+			if !identifierOK(value) {
+				return osmAndError("%s %q is not an identifier", key, value)
+			}
+			m.Identifier = value
+		case "notificationToken", "cell", "wifi":
+			// The server sends no notifications and does not locate by
+			// cell towers or access points.
+		case "valid":
+			p.Valid = strings.EqualFold(value, "true") || value == "1"
+		case "timestamp":
+			t, err := osmAndTime(value)
+			if err != nil {
+				return err
+			}
+			p.Time, hasTime = t, true
+		case "lat":
+			if lat, err = osmAndNumber(key, value); err != nil {
+				return err
+			}
+			hasLat = true
+		case "lon":
+			if lon, err = osmAndNumber(key, value); err != nil {
+				return err
+			}
+			hasLon = true
+		case "location":
+			parts := strings.SplitN(value, ",", 3)
+			if len(parts) < 2 {
+				return osmAndError("location %q is not lat,lon", value)
+			}
+			if lat, err = osmAndNumber(key, parts[0]); err != nil {
+				return err
+			}
+			if lon, err = osmAndNumber(key, parts[1]); err != nil {
+				return err
+			}
+			hasLat, hasLon = true, true
+		case "speed":
+			v, err := osmAndNumber(key, value)
+			if err != nil {
+				return err
+			}
+			p.Speed, p.HasSpeed = v*knotsToKmh, true
+		case "bearing", "heading":
+			v, err := osmAndNumber(key, value)
+			if err != nil {
+				return err
+			}
+			p.Heading, p.HasHeading = v, true
+		case "altitude":
+			v, err := osmAndNumber(key, value)
+			if err != nil {
+				return err
+			}
+			p.Altitude, p.HasAltitude = v, true
+		case "accuracy", "hdop":
+			v, err := osmAndNumber(key, value)
+			if err != nil {
+				return err
+			}
+			setNum(p, key, v)
+		case "batt":
+			v, err := osmAndNumber(key, value)
+			if err != nil {
+				return err
+			}
+			setNum(p, "batteryLevel", v)
+		case "charge":
+			setBool(p, "charge", strings.EqualFold(value, "true"))
+		case "driverUniqueId":
+			setStr(p, "driverUniqueId", value)
+		default:
+			osmAndAttr(p, key, value)
+		}
+	}
+	if m.Identifier == "" {
+		return osmAndError("no id")
+	}
+	if !hasTime {
+		p.Time = s.Now.UTC()
+	}
+	return osmAndLocate(m, p, lat, lon, hasLat && hasLon)
+}
+
+// osmAndLocate sets the coordinates of p, the request's position, when it
+// has them; the caller drops p when it has not.
+func osmAndLocate(m *Message, p *Position, lat, lon float64, located bool) error {
+	m.Kind = KindOther
+	if !located {
+		return nil
+	}
+	p.Latitude, p.Longitude = lat, lon
+	if !usable(p) {
+		return osmAndError("position out of range (coordinates %v, %v)", lat, lon)
+	}
+	m.Kind = KindPositions
+	return nil
+}
+
+// osmAndCheckParam bounds a parameter.
+func osmAndCheckParam(key, value string) error {
+	if len(key) > osmAndMaxKey {
+		return osmAndError("parameter name over %d bytes", osmAndMaxKey)
+	}
+	if len(value) > osmAndMaxValue {
+		return osmAndError("parameter %s over %d bytes", key, osmAndMaxValue)
+	}
+	if !utf8.ValidString(key) || strings.IndexFunc(key, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+		return osmAndError("parameter name %q", key)
+	}
+	return nil
+}
+
+// osmAndNumber parses a known parameter's number.
+func osmAndNumber(key, value string) (float64, error) {
+	v, ok := javaDouble(strings.TrimSpace(value))
+	if !ok {
+		return 0, osmAndError("%s %q is not a number", key, value)
+	}
+	return v, nil
+}
+
+// osmAndAttr sets an attribute of an unknown parameter: a number if it is
+// one, true or false, else the string.
+func osmAndAttr(p *Position, key, value string) {
+	if v, ok := javaDouble(strings.TrimSpace(value)); ok {
+		setNum(p, key, v)
+		return
+	}
+	switch value {
+	case "true":
+		setBool(p, key, true)
+	case "false":
+		setBool(p, key, false)
+	default:
+		setStr(p, key, value)
+	}
+}
+
+// osmAndTime reads a timestamp: epoch seconds, or milliseconds from 2^31−1
+// on; ISO 8601 (with T); or yyyy-MM-dd HH:mm:ss. A time without a zone is
+// UTC.
+func osmAndTime(v string) (time.Time, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < math.MaxInt32 {
+			if n < -math.MaxInt64/1000 {
+				return time.Time{}, osmAndError("timestamp %q out of range", v)
+			}
+			n *= 1000
+		}
+		t := time.UnixMilli(n).UTC()
+		if t.Year() < 1 || t.Year() > 9999 {
+			return time.Time{}, osmAndError("timestamp %q out of range", v)
+		}
+		return t, nil
+	}
+	if strings.Contains(v, "T") {
+		return osmAndISO(v)
+	}
+	if t, err := time.Parse("2006-01-02 15:04:05", v); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, osmAndError("timestamp %q is not a time", v)
+}
+
+// osmAndISO reads an ISO 8601 time, UTC when it has no zone.
+func osmAndISO(v string) (time.Time, error) {
+	for _, layout := range [...]string{
+		time.RFC3339Nano,
+		"2006-01-02T15:04:05.999999999Z0700",
+		"2006-01-02T15:04:05.999999999",
+	} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, osmAndError("timestamp %q is not a time", v)
+}
+
+// osmAndLocation is the JSON form's location.
+type osmAndLocation struct {
+	Timestamp *string `json:"timestamp"`
+	Coords    *struct {
+		Latitude  *float64 `json:"latitude"`
+		Longitude *float64 `json:"longitude"`
+		Speed     *float64 `json:"speed"`
+		Heading   *float64 `json:"heading"`
+		Accuracy  *float64 `json:"accuracy"`
+		Altitude  *float64 `json:"altitude"`
+	} `json:"coords"`
+	IsMoving *bool    `json:"is_moving"`
+	Odometer *float64 `json:"odometer"`
+	Event    *string  `json:"event"`
+	Mock     *bool    `json:"mock"`
+	Activity *struct {
+		Type *string `json:"type"`
+	} `json:"activity"`
+	Battery *struct {
+		Level      *float64 `json:"level"`
+		IsCharging *bool    `json:"is_charging"`
+	} `json:"battery"`
+	Alarm  *string         `json:"alarm"`
+	Extras json.RawMessage `json:"extras"`
+}
+
+// osmAndJSON decodes the JSON form.
+func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
+	var root struct {
+		DeviceID json.RawMessage `json:"device_id"`
+		Location *osmAndLocation `json:"location"`
+	}
+	if err := json.Unmarshal(body, &root); err != nil {
+		return osmAndError("body: %v", err)
+	}
+	id := string(root.DeviceID) // a number, as it is written
+	if len(root.DeviceID) > 0 && root.DeviceID[0] == '"' {
+		if err := json.Unmarshal(root.DeviceID, &id); err != nil {
+			return osmAndError("device_id: %v", err)
+		}
+	}
+	if !identifierOK(id) {
+		return osmAndError("device_id %q is not an identifier", id)
+	}
+	m.Identifier = id
+	loc := root.Location
+	if loc == nil {
+		return osmAndError("no location")
+	}
+
+	p := takePosition(m)
+	defer func() {
+		if err != nil || m.Kind != KindPositions {
+			dropPosition(m)
+			m.Kind = KindOther
+		}
+	}()
+	p.Time = s.Now.UTC()
+	if loc.Timestamp != nil {
+		t, err := osmAndISO(*loc.Timestamp)
+		if err != nil {
+			return err
+		}
+		p.Time = t
+	}
+	var lat, lon float64
+	located := loc.Coords != nil
+	if c := loc.Coords; located {
+		if c.Latitude == nil || c.Longitude == nil {
+			return osmAndError("coords without latitude or longitude")
+		}
+		p.Valid = true
+		lat, lon = *c.Latitude, *c.Longitude
+		if c.Speed != nil && *c.Speed >= 0 {
+			p.Speed, p.HasSpeed = *c.Speed*3.6, true
+		}
+		if c.Heading != nil && *c.Heading >= 0 {
+			p.Heading, p.HasHeading = *c.Heading, true
+		}
+		if c.Accuracy != nil && *c.Accuracy >= 0 {
+			setNum(p, "accuracy", *c.Accuracy)
+		}
+		if c.Altitude != nil {
+			p.Altitude, p.HasAltitude = *c.Altitude, true
+		}
+	}
+	if loc.Event != nil {
+		setStr(p, "event", *loc.Event)
+	}
+	if loc.IsMoving != nil {
+		setBool(p, "motion", *loc.IsMoving)
+	}
+	if loc.Odometer != nil {
+		setNum(p, "odometer", math.Trunc(*loc.Odometer))
+	}
+	if loc.Mock != nil {
+		setBool(p, "mock", *loc.Mock)
+	}
+	if loc.Activity != nil && loc.Activity.Type != nil {
+		setStr(p, "activity", *loc.Activity.Type)
+	}
+	if b := loc.Battery; b != nil {
+		if b.Level != nil && *b.Level >= 0 {
+			setNum(p, "batteryLevel", math.Trunc(*b.Level*100))
+		}
+		if b.IsCharging != nil && *b.IsCharging {
+			setBool(p, "charge", true)
+		}
+	}
+	if loc.Alarm != nil {
+		setStr(p, "alarm", *loc.Alarm)
+	}
+	if err := osmAndExtras(p, loc.Extras, loc.Alarm != nil); err != nil {
+		return err
+	}
+	return osmAndLocate(m, p, lat, lon, located)
+}
+
+// osmAndExtras sets the attributes of the JSON form's extras, in their
+// order: numbers, booleans and strings (nulls, objects and arrays are read
+// past).
+func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
+	if len(extras) == 0 || string(extras) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(extras))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return osmAndError("extras is not an object")
+	}
+	for n := 0; dec.More(); n++ {
+		if n >= osmAndMaxParams {
+			return osmAndError("more than %d extras", osmAndMaxParams)
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return osmAndError("extras: %v", err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return osmAndError("extras: %v", err)
+		}
+		if key == "" || (key == "alarm" && hasAlarm) {
+			continue
+		}
+		if err := osmAndCheckParam(key, ""); err != nil {
+			return err
+		}
+		switch raw[0] {
+		case '"':
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return osmAndError("extras %s: %v", key, err)
+			}
+			if len(v) > osmAndMaxValue {
+				return osmAndError("extras %s over %d bytes", key, osmAndMaxValue)
+			}
+			setStr(p, key, v)
+		case 't', 'f':
+			setBool(p, key, raw[0] == 't')
+		case 'n', '{', '[':
+		default:
+			if v, err := strconv.ParseFloat(string(raw), 64); err == nil && finite(v) {
+				setNum(p, key, v)
+			}
+		}
+	}
+	return nil
 }

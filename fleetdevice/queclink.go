@@ -1,6 +1,24 @@
 package fleetdevice
 
-// queclink decodes the queclink protocol.
+import (
+	"math/bits"
+	"regexp"
+	"strings"
+)
+
+// queclink decodes Queclink's @Track text protocol (GL, GV, GB and GMT
+// trackers): `+RESP:GTxxx,...$` reports, `+BUFF:GTxxx,...$` reports the
+// device kept while it could not send (the same positions, later), and
+// `+ACK:GTxxx,...$` answers, over TCP and UDP. It follows Traccar's
+// Gl200FrameDecoder and Gl200TextProtocolDecoder: every report that
+// carries coordinates gives a position (GTFRI and its kin may carry
+// several), the others (GTINF, GTVER, GTGSM, GTWIF, GTPNA...) none. The
+// binary @Track frames (`+RSP`, `+EVT`...) are not read.
+//
+// The identifier is the report's IMEI. The heartbeat `+ACK:GTHBD` is
+// answered `+SACK:GTHBD,<protocol version>,<count>$`; nothing else is
+// acknowledged. hdop is an attribute; a position is valid when it has
+// coordinates, except GTCAN's, which says whether its fix is.
 type queclink struct{}
 
 // Queclink returns the queclink protocol's decoder.
@@ -11,8 +29,884 @@ func (queclink) Port() int     { return 5004 }
 func (queclink) UDP() bool     { return true }
 func (queclink) MaxFrame() int { return 4096 }
 
-// Split is not written yet: every byte is garbage.
-func (queclink) Split(buf []byte) (int, error) { return 0, ErrGarbage }
+const (
+	// glMaxPositions bounds the positions of one report.
+	glMaxPositions = 128
+)
 
-// Decode is not written yet: every frame is garbage.
-func (queclink) Decode(frame []byte, s *Session, m *Message) error { return ErrGarbage }
+// glHead reports whether b starts with the head of a text frame (ok:
+// `+RESP:`, `+BUFF:` or `+ACK:`), or could still (more).
+func glHead(b []byte) (ok, more bool) {
+	for _, h := range [...]string{"+RESP:", "+BUFF:", "+ACK:"} {
+		n := min(len(b), len(h))
+		if string(b[:n]) == h[:n] {
+			if n == len(h) {
+				return true, false
+			}
+			more = true
+		}
+	}
+	return false, more
+}
+
+// Split finds a frame: `+RESP:`, `+BUFF:` or `+ACK:` up to and including
+// `$`.
+func (q queclink) Split(buf []byte) (int, error) {
+	i := leadingCRLF(buf)
+	if i < len(buf) {
+		if ok, more := glHead(buf[i:]); !ok {
+			if !more || hasTextControl(buf[i:]) {
+				return 0, ErrGarbage
+			}
+			return 0, nil // the head is not whole yet
+		}
+	}
+	return splitText(buf, q.MaxFrame(), func(c byte) bool { return c == '+' }, func(c byte) bool { return c == '$' })
+}
+
+// Decode decodes one frame (or datagram), with or without its `$`.
+func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
+	frame = trimLine(frame)
+	if len(frame) == 0 || len(frame) > q.MaxFrame() || hasTextControl(frame) {
+		return ErrGarbage
+	}
+	if ok, _ := glHead(frame); !ok {
+		return ErrGarbage
+	}
+	sentence := strings.TrimSuffix(string(frame), "$")
+	m.Kind = KindOther
+	typeIndex := strings.Index(sentence, ":GT")
+	if typeIndex < 0 || typeIndex+6 > len(sentence) {
+		return nil
+	}
+	var buf [64]string
+	v := javaSplit(buf[:0], sentence, ',')
+	typ := sentence[typeIndex+3 : typeIndex+6]
+
+	if strings.HasPrefix(sentence, "+ACK") {
+		glAck(v, m)
+		return nil
+	}
+	start := len(m.Positions)
+	if !glDecodeType(typ, sentence, v, m) {
+		glBasic(typ, v, m)
+	}
+	if len(m.Positions) > start {
+		m.Kind = KindPositions
+		for i := start; i < len(m.Positions); i++ {
+			setStr(&m.Positions[i], "type", typ)
+		}
+	}
+	return nil
+}
+
+// glAck decodes an answer: the heartbeat's gets its acknowledgement, the
+// others carry nothing.
+func glAck(v []string, m *Message) {
+	if len(v) < 3 || !identifierOK(v[2]) {
+		return
+	}
+	m.Identifier = v[2]
+	if v[0] == "+ACK:GTHBD" {
+		m.Kind = KindHeartbeat
+		m.Reply = append(m.Reply, "+SACK:GTHBD,"...)
+		m.Reply = append(m.Reply, v[1]...)
+		m.Reply = append(m.Reply, ',')
+		m.Reply = append(m.Reply, v[len(v)-1]...)
+		m.Reply = append(m.Reply, '$')
+	}
+}
+
+// glDecodeType decodes a report of a type with a decoder of its own; false
+// when there is none or it does not recognise the report, and the general
+// one (glBasic) is to read it.
+func glDecodeType(typ, sentence string, v []string, m *Message) bool {
+	switch typ {
+	case "CTN", "FRI", "GEO", "RTL", "DOG", "STR":
+		return glDecodeFri(sentence, m)
+	case "ERI":
+		glEri(v, m)
+	case "IGN", "IGF", "VGN", "VGF":
+		glIgn(v, typ, m)
+	case "CAN":
+		glCan(v, m)
+	case "DAT":
+		glDat(v, m)
+	case "OBD":
+		return glOneLocation(glObd, sentence, 13, m, nil)
+	case "LSW", "TSW":
+		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *groups) {
+			in := "in2"
+			if strings.Contains(sentence, "LSW") {
+				in = "in1"
+			}
+			setBool(p, in, f.group(2) == "1")
+		})
+	case "IDA":
+		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *groups) {
+			setStr(p, "driverUniqueId", f.group(2))
+		})
+	case "DAR":
+		return glOneLocation(glDar, sentence, 4, m, nil)
+	case "BAA":
+		return glOneLocation(glBaa, sentence, 4, m, nil)
+	case "BID":
+		return glOneLocation(glBid, sentence, 4, m, nil)
+	case "LSA":
+		return glOneLocation(glLsa, sentence, 2, m, nil)
+	case "VER":
+		return glNoLocation(glVer, sentence, m)
+	case "WIF":
+		return glNoLocation(glWif, sentence, m)
+	case "GSM":
+		return glNoLocation(glGsm, sentence, m)
+	case "PNA", "PFA":
+		return glNoLocation(glPna, sentence, m)
+	case "DTT":
+		return glNoLocation(glDtt, sentence, m)
+	case "INF":
+		// Device information: no coordinates. Traccar leaves the reports
+		// of the GT300's long protocol version to the general decoder.
+		if len(v) > 1 && len(v[1]) > 10 {
+			return false
+		}
+		glIdentify(v, m)
+	case "LBS":
+		glIdentify(v, m) // cell towers only
+	default:
+		return false
+	}
+	return true
+}
+
+// glIdentify takes the identifier of a report decoded by its fields.
+func glIdentify(v []string, m *Message) {
+	if len(v) > 2 && identifierOK(v[2]) {
+		m.Identifier = v[2]
+	}
+}
+
+// glNoLocation identifies a report that carries no coordinates, when re
+// recognises it.
+func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
+	f, ok := matchGroups(re, sentence)
+	if !ok {
+		return false
+	}
+	if id := f.group(1); identifierOK(id) {
+		m.Identifier = id
+	}
+	return true
+}
+
+// glOneLocation decodes a report of one location whose groups start at
+// group at of re; more, if any, sets what the report adds.
+func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more func(*Position, *groups)) bool {
+	f, ok := matchGroups(re, sentence)
+	if !ok {
+		return false
+	}
+	id := f.group(1)
+	if !identifierOK(id) {
+		return true
+	}
+	m.Identifier = id
+	f.pos = at
+	p := takePosition(m)
+	if !glLocationFields(p, &f) || f.bad {
+		dropPosition(m)
+		return true
+	}
+	if more != nil {
+		more(p, &f)
+	}
+	return true
+}
+
+// glLocationFields reads the 20 groups of glLocation into p; false when
+// they hold no coordinates.
+func glLocationFields(p *Position, f *groups) bool {
+	hdop, hasHdop := f.nextFloatOK()
+	if hasHdop {
+		setNum(p, "hdop", hdop)
+	}
+	p.Speed, p.HasSpeed = f.nextFloat(0), true
+	p.Heading, p.HasHeading = f.nextFloat(0), true
+	p.Altitude, p.HasAltitude = f.nextFloat(0), true
+	located := f.hasNext(8)
+	if located {
+		p.Valid = true
+		p.Longitude = f.nextFloat(0)
+		p.Latitude = f.nextFloat(0)
+		p.Time = f.nextDateTime()
+	}
+	if f.hasNext(1) {
+		f.next() // wifi
+	}
+	if f.hasNext(6) {
+		f.skip(6) // cells
+	}
+	if v, ok := f.nextFloatOK(); ok {
+		setNum(p, "odometer", v*1000)
+	}
+	return located && usable(p)
+}
+
+// glDecodeFri decodes GTFRI and the reports of the same form (GTGEO, GTRTL,
+// GTDOG, GTCTN, GTSTR): one or more locations, then the device's state.
+func glDecodeFri(sentence string, m *Message) bool {
+	f, ok := matchGroups(glFri, sentence)
+	if !ok {
+		return false
+	}
+	id := f.next()
+	if !identifierOK(id) {
+		return true
+	}
+	m.Identifier = id
+	f.next() // vin
+	power, hasPower := f.nextIntOK()
+	reportType, hasReportType := f.nextIntOK()
+	battery, hasBattery := f.nextIntOK()
+	items := f.next()
+
+	last := -1 // the index of the last location's position, -1 when it had none
+	for _, idx := range glLocationFind.FindAllStringSubmatchIndex(items, glMaxPositions) {
+		item := groups{s: items, idx: idx, pos: 1}
+		p := takePosition(m)
+		if glLocationFields(p, &item) && !item.bad {
+			last = len(m.Positions) - 1
+		} else {
+			dropPosition(m)
+			last = -1
+		}
+	}
+	if f.bad {
+		return true
+	}
+	if last < 0 {
+		return true
+	}
+	p := &m.Positions[last]
+	if hasPower && power > 10 {
+		setNum(p, "power", float64(power)/1000)
+	}
+	if hasBattery {
+		setNum(p, "batteryLevel", float64(battery))
+	}
+	if f.hasNext(1) {
+		setNum(p, "battery", float64(f.nextInt(0))/1000)
+	}
+	if v, ok := f.nextIntOK(); ok {
+		setNum(p, "batteryLevel", float64(v))
+	}
+	if v, ok := f.nextFloatOK(); ok {
+		setNum(p, "temp1", v)
+	}
+	if v, ok := f.nextFloatOK(); ok {
+		setNum(p, "odometer", v*1000)
+	}
+	if h := f.next(); h != "" {
+		if ms, ok := glHours(h); ok {
+			setNum(p, "hours", ms)
+		}
+	}
+	if a := f.next(); a != "" {
+		setStr(p, "adc1", a)
+	}
+	if a := f.next(); a != "" {
+		setStr(p, "adc2", a)
+	}
+	if v, ok := f.nextIntOK(); ok {
+		setNum(p, "batteryLevel", float64(v))
+	}
+	if f.hasNext(1) {
+		glStatus(p, f.nextHex(64, 0))
+	}
+	if v, ok := f.nextIntOK(); ok {
+		setNum(p, "rpm", float64(v))
+	}
+	if v, ok := f.nextIntOK(); ok {
+		setNum(p, "fuel", float64(v))
+	}
+	if f.hasNext(2) {
+		if hasReportType {
+			setBool(p, "motion", reportType&1 != 0)
+			setBool(p, "charge", reportType&2 != 0)
+		}
+		setNum(p, "rssi", float64(f.nextInt(0)))
+		setNum(p, "batteryLevel", float64(f.nextInt(0)))
+	}
+	if v, ok := f.nextFloatOK(); ok {
+		setNum(p, "odometer", v*1000)
+	}
+	if v, ok := f.nextIntOK(); ok {
+		setNum(p, "batteryLevel", float64(v))
+	}
+	return true
+}
+
+// glHours reads an hour meter (hhhhh:mm:ss) in milliseconds.
+func glHours(s string) (float64, bool) {
+	var ms float64
+	scale := [...]float64{3600, 60, 1}
+	for i, part := range strings.SplitN(s, ":", 3) {
+		v, ok := javaInt(part)
+		if !ok {
+			return 0, false
+		}
+		ms += float64(v) * scale[i]
+	}
+	return ms * 1000, true
+}
+
+// glStatus sets the attributes of a device status word: ignition, inputs
+// and outputs.
+func glStatus(p *Position, value int) {
+	ignition := value >> 16 & 0xff
+	if ignition&(1<<4) != 0 {
+		setBool(p, "ignition", false)
+	} else if ignition&(1<<5) != 0 {
+		setBool(p, "ignition", true)
+	}
+	input, output := value>>8&0xff, value&0xff
+	setNum(p, "input", float64(input))
+	setBool(p, "in1", input&2 != 0)
+	setBool(p, "in2", input&4 != 0)
+	setNum(p, "output", float64(output))
+	setBool(p, "out1", output&1 != 0)
+	setBool(p, "out2", output&2 != 0)
+}
+
+// glModel is the model a protocol version names, as Traccar's table has
+// it; "" for one it does not know.
+func glModel(version string) (string, bool) {
+	var prefix string
+	switch {
+	case len(version) > 6:
+		prefix = version[:6]
+	case len(version) >= 2:
+		prefix = version[:2]
+	default:
+		return "", false
+	}
+	switch prefix {
+	case "02", "21":
+		return "GL200", true
+	case "04", "35":
+		return "GV200", true
+	case "06", "25":
+		return "GV300", true
+	case "08", "3F":
+		return "GMT100", true
+	case "09":
+		return "GV50P", true
+	case "0F", "2F":
+		return "GV55", true
+	case "10":
+		return "GV55 LITE", true
+	case "11", "40":
+		return "GL500", true
+	case "1A", "30":
+		return "GL300", true
+	case "1F", "36":
+		return "GV500", true
+	case "27":
+		return "GV300W", true
+	case "28":
+		return "GL300VC", true
+	case "2C":
+		return "GL300W", true
+	case "2D":
+		return "GV500VC", true
+	case "4F":
+		return "GV56", true
+	case "31":
+		return "GV65", true
+	case "41":
+		return "GV75W", true
+	case "42":
+		return "GT501", true
+	case "44":
+		return "GL530", true
+	case "45":
+		return "GB100", true
+	case "50":
+		return "GV55W", true
+	case "52":
+		return "GL50", true
+	case "55":
+		return "GL50B", true
+	case "5E":
+		return "GV500MAP", true
+	case "6E":
+		return "GV310LAU", true
+	case "BD":
+		return "CV200", true
+	case "C2":
+		return "GV600M", true
+	case "C3":
+		return "GL320M", true
+	case "DC":
+		return "GV600MG", true
+	case "DE":
+		return "GL500M", true
+	case "DF":
+		return "CV100LG", true
+	case "F1":
+		return "GV350M", true
+	case "F8":
+		return "GV800W", true
+	case "FC":
+		return "GV600W", true
+	case "802004":
+		return "GV58LAU", true
+	case "802005":
+		return "GV355CEU", true
+	case "80201E":
+		return "GV30CEU", true
+	}
+	return "", true
+}
+
+// glValues reads a report's comma-separated values by index; an index
+// past the end or a number that does not parse (a Java exception) sets
+// bad, and the report then gives nothing, as in Traccar.
+type glValues struct {
+	v   []string
+	bad bool
+}
+
+func (r *glValues) at(i int) string {
+	if i < 0 || i >= len(r.v) {
+		r.bad = true
+		return ""
+	}
+	return r.v[i]
+}
+
+// opt is value i, "" past the end, for the optional values that do not
+// make a report unreadable.
+func (r *glValues) opt(i int) string {
+	if i < 0 || i >= len(r.v) {
+		return ""
+	}
+	return r.v[i]
+}
+
+func (r *glValues) float(i int) float64 {
+	v, ok := javaDouble(r.at(i))
+	if !ok {
+		r.bad = true
+	}
+	return v
+}
+
+func (r *glValues) int(i int) int {
+	v, ok := javaInt(r.at(i))
+	if !ok {
+		r.bad = true
+	}
+	return v
+}
+
+// hex reads a hexadecimal number of bits bits.
+func (r *glValues) hex(i, bits int) int {
+	v, ok := javaIntBase(r.at(i), 16, bits)
+	if !ok {
+		r.bad = true
+	}
+	return v
+}
+
+// glArrayLocation reads a location at index i of a report read by its
+// fields (GTERI, GTIGN, GTDAT): hdop, speed, course, altitude, longitude,
+// latitude, time, the cell, then (but on some models) a mask of what
+// follows, satellites first. It appends the position if it has
+// coordinates, and returns the index after the location.
+func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
+	p := takePosition(m)
+	hdop := 0.0
+	if r.at(i) != "" {
+		hdop = r.float(i)
+	}
+	setNum(p, "hdop", hdop)
+	if r.at(i+1) != "" {
+		p.Speed = r.float(i + 1)
+	}
+	p.HasSpeed = true
+	if r.at(i+2) != "" {
+		p.Heading = float64(r.int(i + 2))
+	}
+	p.HasHeading = true
+	if r.at(i+3) != "" {
+		p.Altitude = r.float(i + 3)
+	}
+	p.HasAltitude = true
+	i += 4
+	located := r.at(i) != ""
+	if located {
+		p.Valid = true
+		p.Longitude = r.float(i)
+		if r.at(i+1) != "" {
+			p.Latitude = r.float(i + 1)
+		}
+		t, ok := parseCompactTime(r.at(i + 2))
+		if !ok {
+			r.bad = true
+		}
+		p.Time = t
+	}
+	i += 3
+	if r.at(i) != "" {
+		r.int(i)
+		r.int(i + 1)
+		r.hex(i+2, 32)
+		r.hex(i+3, 64)
+	}
+	i += 4
+	if strings.HasPrefix(model, "GL5") {
+		i += 2 // csq rssi, csq ber
+	}
+	if model != "GL320M" {
+		s := r.at(i)
+		i++
+		if s != "" {
+			mask := r.int(i - 1)
+			if mask&1 != 0 {
+				p.Satellites, p.HasSatellites = r.int(i), true
+				i++
+			}
+			if mask&2 != 0 {
+				i++ // trigger type
+			}
+		}
+	}
+	if !located || r.bad || !usable(p) {
+		dropPosition(m)
+		return i, false
+	}
+	return i, true
+}
+
+// glEri decodes GTERI: GTFRI with a mask of the attached devices, and a
+// count of locations.
+func glEri(v []string, m *Message) {
+	r := glValues{v: v}
+	id := r.at(2)
+	model, ok := glModel(r.at(1))
+	if !ok || r.bad || !identifierOK(id) {
+		return
+	}
+	m.Identifier = id
+	r.hex(4, 64) // mask
+	power, hasPower := 0.0, r.at(5) != ""
+	if hasPower {
+		power = float64(r.int(5)) / 1000
+	}
+	count := r.int(7)
+	start := len(m.Positions)
+	i := 8
+	kept := false
+	for n := 0; n < count && n < glMaxPositions && !r.bad; n++ {
+		i, kept = glArrayLocation(&r, model, i, m)
+	}
+	if r.bad {
+		m.Positions = m.Positions[:start]
+		return
+	}
+	if !kept {
+		return
+	}
+	p := &m.Positions[len(m.Positions)-1]
+	if hasPower {
+		setNum(p, "power", power)
+	}
+	glEriState(&r, model, i, p)
+}
+
+// glEriState sets the attributes that follow GTERI's locations, which
+// differ by model: odometer, hour meter, battery level, the status word.
+// They are optional: what does not parse is left out.
+func glEriState(r *glValues, model string, i int, p *Position) {
+	gl5 := strings.HasPrefix(model, "GL5")
+	if !gl5 {
+		if km, ok := javaDouble(r.opt(i)); ok {
+			setNum(p, "odometer", km*1000)
+		}
+		i++
+	}
+	if !gl5 && model != "GL320M" {
+		if ms, ok := glHours(r.opt(i)); ok {
+			setNum(p, "hours", ms)
+		}
+		i += 2 // hour meter, adc 1
+	}
+	if strings.HasPrefix(model, "GV") && !strings.HasPrefix(model, "GV6") && model != "GV350M" {
+		i++ // adc 2
+	}
+	if model == "GV200" || model == "GV310LAU" {
+		i++ // adc 3
+	}
+	if strings.HasPrefix(model, "GV3") && strings.HasSuffix(model, "CEU") || strings.HasPrefix(model, "GV600M") {
+		i++ // reserved
+	}
+	switch {
+	case gl5:
+		if level, ok := javaInt(r.opt(i)); ok {
+			setNum(p, "batteryLevel", float64(level))
+		}
+		if motion, ok := javaInt(r.opt(i + 2)); ok {
+			setBool(p, "motion", motion > 0)
+		}
+	case model == "GV200":
+		if in, ok := javaIntBase(r.opt(i), 16, 32); ok {
+			setNum(p, "input", float64(in))
+		}
+		if out, ok := javaIntBase(r.opt(i+1), 16, 32); ok {
+			setNum(p, "output", float64(out))
+		}
+	default:
+		if level, ok := javaInt(r.opt(i)); ok {
+			setNum(p, "batteryLevel", float64(level))
+		}
+		if model != "GL320M" {
+			if status, ok := javaIntBase(r.opt(i+1), 16, 64); ok {
+				glStatus(p, status)
+			}
+		}
+	}
+}
+
+// glIgn decodes GTIGN, GTIGF, GTVGN and GTVGF: ignition on or off.
+func glIgn(v []string, typ string, m *Message) {
+	r := glValues{v: v}
+	id := r.at(2)
+	model, ok := glModel(r.at(1))
+	if !ok || r.bad || !identifierOK(id) {
+		return
+	}
+	m.Identifier = id
+	i := 4 // after the device name
+	if model == "CV200" {
+		i += 2 // reserved, report type
+	}
+	i++ // duration of ignition on or off
+	i, kept := glArrayLocation(&r, model, i, m)
+	if !kept {
+		return
+	}
+	p := &m.Positions[len(m.Positions)-1]
+	setBool(p, "ignition", strings.Contains(typ, "GN"))
+	if h := r.at(i); h != "" {
+		if ms, ok := glHours(h); ok {
+			setNum(p, "hours", ms)
+		}
+	}
+	if s := r.at(i + 1); s != "" {
+		if km, ok := javaDouble(s); ok {
+			setNum(p, "odometer", km*1000)
+		}
+	}
+}
+
+// glDat decodes GTDAT: data of an attached device, and a location.
+func glDat(v []string, m *Message) {
+	r := glValues{v: v}
+	id := r.at(2)
+	model, ok := glModel(r.at(1))
+	if !ok || r.bad || !identifierOK(id) {
+		return
+	}
+	m.Identifier = id
+	data := r.at(7)
+	if _, kept := glArrayLocation(&r, model, 8, m); kept {
+		setStr(&m.Positions[len(m.Positions)-1], "data", data)
+	}
+}
+
+// glCan decodes GTCAN: the vehicle's CAN bus values, a mask saying which
+// are present, and (bit 30) a location.
+func glCan(v []string, m *Message) {
+	r := glValues{v: v}
+	id := r.at(2)
+	model, ok := glModel(r.at(1))
+	if !ok || r.bad || !identifierOK(id) {
+		return
+	}
+	m.Identifier = id
+	mask := r.hex(6, 64)
+	if r.bad {
+		return
+	}
+	i := 7
+	// One value a bit of the mask's bits 0 to 21, and of some models' 22
+	// to 28.
+	i += bits.OnesCount32(uint32(mask) & 0x3fffff)
+	switch model {
+	case "GV350M":
+		i += bits.OnesCount32(uint32(mask) & (7 << 22))
+	case "GV355CEU":
+		i += bits.OnesCount32(uint32(mask) & (0x7f << 22))
+	}
+	ext := 0
+	if mask&(1<<29) != 0 {
+		if r.at(i) != "" {
+			ext = r.hex(i, 64)
+		}
+		i++
+	}
+	i += bits.OnesCount32(uint32(ext) & 0x7fffffff)
+	if ext&(1<<31) != 0 {
+		canMask := 0
+		if r.at(i) != "" {
+			canMask = r.hex(i, 64)
+		}
+		i++
+		i += bits.OnesCount32(uint32(canMask) & 7)
+	}
+	if model == "GV355CEU" || mask&(1<<30) == 0 || r.bad {
+		return
+	}
+	for !r.bad && r.at(i) == "" {
+		i++
+	}
+	valid := r.int(i) > 0
+	i++
+	if r.bad || r.at(i) == "" {
+		return
+	}
+	p := takePosition(m)
+	p.Valid = valid
+	p.Speed, p.HasSpeed = r.float(i), true
+	p.Heading, p.HasHeading = float64(r.int(i+1)), true
+	p.Altitude, p.HasAltitude = r.float(i+2), true
+	p.Longitude = r.float(i + 3)
+	p.Latitude = r.float(i + 4)
+	t, ok := parseCompactTime(r.at(i + 5))
+	p.Time = t
+	if !ok || r.bad || !usable(p) {
+		dropPosition(m)
+	}
+}
+
+// glBasic is the general decoder, for the reports without one of their
+// own (GTSOS, GTSPD, GTSTT, GTNMR, GTPNL, GTHBM, GTTOW, GTIDL...) and
+// those their own does not recognise: it finds the longitude and latitude
+// among the fields, and reads the hdop, speed, course and altitude before
+// them and the time after.
+func glBasic(typ string, v []string, m *Message) {
+	r := glValues{v: v}
+	id := r.at(2)
+	r.at(5)
+	if r.bad || !identifierOK(id) {
+		return
+	}
+	m.Identifier = id
+	i := 3
+	found := false
+	for i+2 < len(v) {
+		if glDegrees(v[i]) && glDegrees(v[i+1]) {
+			found = true
+			break
+		}
+		i++
+	}
+	if !found || i < 4 {
+		return
+	}
+	i -= 4
+	p := takePosition(m)
+	p.Valid = true
+	setNum(p, "hdop", float64(r.int(i)))
+	p.Speed, p.HasSpeed = r.float(i+1), true
+	p.Heading, p.HasHeading = float64(r.int(i+2)), true
+	p.Altitude, p.HasAltitude = r.float(i+3), true
+	p.Longitude = r.float(i + 4)
+	p.Latitude = r.float(i + 5)
+	t, ok := parseCompactTime(r.at(i + 6))
+	p.Time = t
+	if !ok || r.bad || !usable(p) {
+		dropPosition(m)
+		return
+	}
+
+	if n := r.at(5); len(n) >= 1 && len(n) <= 2 && glHexDigits(n) {
+		report, _ := javaIntBase(n, 16, 32)
+		switch typ {
+		case "NMR":
+			setBool(p, "motion", report == 1)
+		case "IGL":
+			setBool(p, "ignition", report%0x10 == 1)
+		case "HBM":
+			switch report % 0x10 {
+			case 0, 3:
+				setStr(p, "alarm", "hardBraking")
+			case 1, 4:
+				setStr(p, "alarm", "hardAcceleration")
+			case 2:
+				setStr(p, "alarm", "hardCornering")
+			}
+		}
+	}
+	if len(v[len(v)-2]) == 14 {
+		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && allDigits(b) {
+			level, _ := javaInt(b)
+			setNum(p, "batteryLevel", float64(level))
+		}
+	}
+	if alarm := glAlarm(typ); alarm != "" {
+		setStr(p, "alarm", alarm)
+	}
+}
+
+// glAlarm is the alarm a report type is, as Traccar reads them.
+func glAlarm(typ string) string {
+	switch typ {
+	case "SOS":
+		return "sos"
+	case "SPD":
+		return "overspeed"
+	case "TOW":
+		return "tow"
+	case "IDL":
+		return "idle"
+	case "PNA":
+		return "powerOn"
+	case "PFA":
+		return "powerOff"
+	case "EPN", "MPN":
+		return "powerRestored"
+	case "EPF", "MPF":
+		return "powerCut"
+	case "BPL":
+		return "lowBattery"
+	case "STT":
+		return "movement"
+	case "SWG":
+		return "geofence"
+	case "TMP", "TEM":
+		return "temperature"
+	case "JDR", "JDS":
+		return "jamming"
+	}
+	return ""
+}
+
+// glDegrees reports whether s is a coordinate as the reports write them
+// (-?\d{1,3}\.\d{6}).
+func glDegrees(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	dot := strings.IndexByte(s, '.')
+	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && allDigits(s[:dot]) && allDigits(s[dot+1:])
+}
+
+func glHexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return s != ""
+}

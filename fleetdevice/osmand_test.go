@@ -1,0 +1,356 @@
+package fleetdevice
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+func osmAndDecode(t *testing.T, r OsmAndRequest) (Message, bool, error) {
+	t.Helper()
+	var m Message
+	s := Session{Transport: HTTP, Now: corpusNow}
+	isJSON, err := DecodeOsmAnd(r, &s, &m)
+	if err == nil {
+		checkDecoded(t, m)
+		if m.Identifier == "" {
+			t.Fatal("decoded without an identifier")
+		}
+	} else if !errors.Is(err, ErrGarbage) {
+		t.Fatalf("error %v is not ErrGarbage", err)
+	}
+	return m, isJSON, err
+}
+
+func query(q string) OsmAndRequest { return OsmAndRequest{Method: "GET", RawQuery: q} }
+
+func jsonRequest(body string) OsmAndRequest {
+	return OsmAndRequest{Method: "POST", ContentType: "application/json", Body: []byte(body)}
+}
+
+func TestOsmAndCorpus(t *testing.T) {
+	rows := loadCorpus(t, "osmand.jsonl")
+	raws := rawRows(t, "osmand.jsonl")
+	for i, row := range rows {
+		is := is.NewRelaxed(t)
+		h := row.HTTP
+		r := OsmAndRequest{Method: h.Method, RawQuery: h.Query, ContentType: h.Headers["Content-Type"], Body: []byte(h.Body)}
+		m, isJSON, err := osmAndDecode(t, r)
+		is.Equal(isJSON, strings.HasPrefix(r.ContentType, "application/json"))
+		switch row.Expect.HTTPStatus {
+		case 200:
+			if err != nil {
+				t.Errorf("%s: %v", row.Source, err)
+				continue
+			}
+		case 400:
+			if err == nil {
+				t.Errorf("%s: decoded, want an error (400)", row.Source)
+			}
+			continue
+		default:
+			t.Fatalf("%s: http_status %d unknown to the test", row.Source, row.Expect.HTTPStatus)
+		}
+		checkRow(t, row, m)
+		is.Equal(len(m.Reply), 0) // 200 with an empty body
+		for j, w := range row.Expect.Points {
+			if j >= len(m.Positions) {
+				break
+			}
+			p := m.Positions[j]
+			checkAttrs(t, row.Source, w.Attributes, p)
+			raw := rawPoints(raws[i])[j]
+			if v, ok := raw["time"]; ok && v == nil {
+				is.Equal(p.Time, corpusNow) // no timestamp: the server's clock
+			}
+			if v, ok := raw["course"]; ok && v == nil {
+				is.True(!p.HasHeading) // heading −1: unknown
+			}
+			if v, ok := raw["accuracy_m"].(float64); ok {
+				checkAttrs(t, row.Source, map[string]any{"accuracy": v}, p)
+			}
+		}
+	}
+}
+
+func TestOsmAndTimestamps(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  time.Time
+	}{
+		{"1377177267", time.Date(2013, 8, 22, 13, 14, 27, 0, time.UTC)},
+		{"1442068686579", time.Date(2015, 9, 12, 14, 38, 6, 579e6, time.UTC)},
+		{"2147483646", time.Unix(2147483646, 0).UTC()},   // below 2^31−1: seconds
+		{"2147483647", time.UnixMilli(2147483647).UTC()}, // from 2^31−1 on: milliseconds
+		{"2016-01-27T18%3A55%3A47Z", time.Date(2016, 1, 27, 18, 55, 47, 0, time.UTC)},
+		{"2016-01-27T18:55:47.123%2B02:00", time.Date(2016, 1, 27, 16, 55, 47, 123e6, time.UTC)},
+		{"2016-01-27T18:55:47", time.Date(2016, 1, 27, 18, 55, 47, 0, time.UTC)}, // no zone: UTC
+		{"2014-06-04+09%3A10%3A11", time.Date(2014, 6, 4, 9, 10, 11, 0, time.UTC)},
+	} {
+		is := is.New(t)
+		m, _, err := osmAndDecode(t, query("id=1&lat=60&lon=30&timestamp="+c.value))
+		is.NoErr(err)
+		is.Equal(m.Positions[0].Time, c.want)
+	}
+	for _, bad := range []string{"yesterday", "99999999999999999999", "-9223372036854775808", "2016-13-01T00:00:00Z", "2016-01-01+25:00:00"} {
+		_, _, err := osmAndDecode(t, query("id=1&lat=60&lon=30&timestamp="+bad))
+		if err == nil {
+			t.Errorf("timestamp %q: decoded, want an error", bad)
+		}
+	}
+}
+
+func TestOsmAndIdentifierIsRequired(t *testing.T) {
+	is := is.New(t)
+	_, isJSON, err := osmAndDecode(t, query("timestamp=1377177267&lat=60.0&lon=30.0"))
+	is.True(err != nil)
+	is.True(!isJSON) // answered 400
+	_, isJSON, err = osmAndDecode(t, jsonRequest(`{"location":{"coords":{"latitude":1,"longitude":2}}}`))
+	is.True(err != nil)
+	is.True(isJSON)
+	for _, q := range []string{"id=", "id=a%20b", "deviceid=" + strings.Repeat("1", 33)} {
+		_, _, err := osmAndDecode(t, query(q+"&lat=60&lon=30"))
+		is.True(err != nil) // not an identifier
+	}
+	m, _, err := osmAndDecode(t, query("deviceid=abc-1.2_3&lat=60&lon=30"))
+	is.NoErr(err)
+	is.Equal(m.Identifier, "abc-1.2_3")
+}
+
+func TestOsmAndFormBody(t *testing.T) {
+	is := is.New(t)
+	r := OsmAndRequest{Method: "POST", ContentType: "application/x-www-form-urlencoded", Body: []byte("id=123456&lat=60.5&lon=30.25&timestamp=1377177267")}
+	m, _, err := osmAndDecode(t, r)
+	is.NoErr(err)
+	is.Equal(m.Identifier, "123456")
+	is.Equal(m.Positions[0].Latitude, 60.5)
+
+	// Parameters in the URL: the body is not read.
+	r.RawQuery = "id=654321&lat=1&lon=2"
+	m, _, err = osmAndDecode(t, r)
+	is.NoErr(err)
+	is.Equal(m.Identifier, "654321")
+	is.Equal(m.Positions[0].Latitude, 1.0)
+}
+
+func TestOsmAndParameters(t *testing.T) {
+	is := is.New(t)
+	m, _, err := osmAndDecode(t, query("id=1&location=60.5,-30.25&speed=10&bearing=90&altitude=120.5&accuracy=4&hdop=0.9&batt=87&charge=true&driverUniqueId=D42&cell=257,02,16,2224&wifi=00-14-22-01-23-45,-80&notificationToken=x&timestamp=1377177267"))
+	is.NoErr(err)
+	is.Equal(m.Kind, KindPositions)
+	p := m.Positions[0]
+	is.Equal(p.Latitude, 60.5)
+	is.Equal(p.Longitude, -30.25)
+	is.True(p.HasSpeed && math.Abs(p.Speed-18.52) < 1e-9) // knots
+	is.True(p.HasHeading && p.Heading == 90)
+	is.True(p.HasAltitude && p.Altitude == 120.5)
+	is.True(p.Valid)
+	checkAttrs(t, "parameters", map[string]any{"accuracy": 4.0, "hdop": 0.9, "batteryLevel": 87.0, "charge": true, "driverUniqueId": "D42"}, p)
+	is.Equal(len(p.Attrs), 5) // cell, wifi and the token are read past
+
+	for v, valid := range map[string]bool{"true": true, "TRUE": true, "1": true, "false": false, "0": false, "no": false} {
+		m, _, err := osmAndDecode(t, query("id=1&lat=1&lon=2&valid="+v))
+		is.NoErr(err)
+		is.Equal(m.Positions[0].Valid, valid)
+	}
+}
+
+func TestOsmAndOtherParametersAreAttributes(t *testing.T) {
+	is := is.New(t)
+	m, _, err := osmAndDecode(t, query("id=1&lat=1&lon=2&ignition=true&rpm=933&rpm=934&fuel=24.5&name=my+truck&ratio=NaN&flag=false&empty=&big=1e999"))
+	is.NoErr(err)
+	var names []string
+	for _, a := range m.Positions[0].Attrs {
+		names = append(names, a.Name())
+	}
+	is.Equal(names, []string{"ignition", "rpm", "fuel", "name", "ratio", "flag", "big"}) // in order; the empty one left out
+	checkAttrs(t, "attributes", map[string]any{
+		"ignition": true, "rpm": 934.0, "fuel": 24.5, "name": "my truck",
+		"ratio": "NaN", "flag": false, "big": "1e999", // what is not a finite number stays a string
+	}, m.Positions[0])
+}
+
+func TestOsmAndWithoutCoordinates(t *testing.T) {
+	is := is.New(t)
+	for _, r := range []OsmAndRequest{
+		query("id=123456&timestamp=1377177267&cell=257,02,16,2224"),
+		query("id=123456&lat=60"),
+		jsonRequest(`{"device_id":"123456","location":{"timestamp":"2025-06-15T13:45:12.862Z","event":"heartbeat"}}`),
+	} {
+		m, _, err := osmAndDecode(t, r)
+		is.NoErr(err)
+		is.Equal(m.Kind, KindOther) // answered 200, and nothing stored
+		is.Equal(m.Identifier, "123456")
+		is.Equal(len(m.Positions), 0)
+	}
+}
+
+func TestOsmAndJSON(t *testing.T) {
+	is := is.New(t)
+	m, isJSON, err := osmAndDecode(t, jsonRequest(`{"location":{"extras":{"nested":{"a":1},"list":[1],"nothing":null,"alarm":"x","n":7},
+		"mock":true,"alarm":"sos","coords":{"speed":-1,"longitude":-122.406417,"latitude":37.785834000000001,"accuracy":-1,"altitude":-1,"heading":-1},
+		"is_moving":true,"odometer":1234.9,"battery":{"level":-1,"is_charging":true},"activity":{"type":"walking"},"timestamp":"2025-05-09T04:11:30.579Z"},
+		"device_id":"658765"}`))
+	is.NoErr(err)
+	is.True(isJSON)
+	is.Equal(m.Identifier, "658765")
+	p := m.Positions[0]
+	is.Equal(p.Time, time.Date(2025, 5, 9, 4, 11, 30, 579e6, time.UTC))
+	is.Equal(p.Latitude, 37.785834)
+	is.True(!p.HasSpeed && !p.HasHeading) // −1: unknown
+	is.True(p.HasAltitude)                // an altitude of −1 m is one
+	_, ok := attr(p, "accuracy")
+	is.True(!ok)
+	_, ok = attr(p, "batteryLevel")
+	is.True(!ok)
+	checkAttrs(t, "json", map[string]any{"mock": true, "alarm": "sos", "motion": true, "odometer": 1234.0, "charge": true, "activity": "walking", "n": 7.0}, p)
+	for _, skipped := range []string{"nested", "list", "nothing"} {
+		_, ok := attr(p, skipped)
+		is.True(!ok) // objects, arrays and nulls are read past
+	}
+
+	// The device_id may be a number; a speed is in m/s.
+	m, _, err = osmAndDecode(t, jsonRequest(`{"device_id":8737767034,"location":{"timestamp":"2021-07-21T08:06:34.444Z","coords":{"latitude":-6.1,"longitude":106.6,"speed":10}}}`))
+	is.NoErr(err)
+	is.Equal(m.Identifier, "8737767034")
+	is.Equal(m.Positions[0].Speed, 36.0)
+
+	// Content-Type with parameters, in any case.
+	r := jsonRequest(`{"device_id":"1","location":{"coords":{"latitude":1,"longitude":2}}}`)
+	r.ContentType = "Application/JSON; charset=utf-8"
+	_, isJSON, err = osmAndDecode(t, r)
+	is.NoErr(err)
+	is.True(isJSON)
+}
+
+func TestOsmAndRefusesBadRequests(t *testing.T) {
+	var many []string
+	for i := range osmAndMaxParams + 1 {
+		many = append(many, fmt.Sprintf("k%d=%d", i, i))
+	}
+	for name, r := range map[string]OsmAndRequest{
+		"latitude not a number":  query("id=1&lat=abc&lon=2"),
+		"latitude out of range":  query("id=1&lat=91&lon=2"),
+		"longitude out of range": query("id=1&lat=1&lon=-180.5"),
+		"location of one value":  query("id=1&location=60"),
+		"speed overflows":        query("id=1&lat=1&lon=2&speed=1e308"),
+		"bad escape":             query("id=1&lat=1&lon=2&note=%zz"),
+		"too many parameters":    query("id=1&lat=1&lon=2&" + strings.Join(many, "&")),
+		"name too long":          query("id=1&lat=1&lon=2&" + strings.Repeat("k", osmAndMaxKey+1) + "=1"),
+		"value too long":         query("id=1&lat=1&lon=2&note=" + strings.Repeat("v", osmAndMaxValue+1)),
+		"control byte in a name": query("id=1&lat=1&lon=2&a%01b=1"),
+		"body too large":         {Method: "POST", Body: make([]byte, OsmAndMaxBody+1)},
+		"JSON not JSON":          jsonRequest(`{"device_id":"1",`),
+		"JSON without location":  jsonRequest(`{"device_id":"1"}`),
+		"JSON coords half":       jsonRequest(`{"device_id":"1","location":{"coords":{"latitude":1}}}`),
+		"JSON event a number":    jsonRequest(`{"device_id":"1","location":{"event":5,"coords":{"latitude":1,"longitude":2}}}`),
+		"JSON bad timestamp":     jsonRequest(`{"device_id":"1","location":{"timestamp":"now","coords":{"latitude":1,"longitude":2}}}`),
+		"JSON extras an array":   jsonRequest(`{"device_id":"1","location":{"extras":[1],"coords":{"latitude":1,"longitude":2}}}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, _, err := osmAndDecode(t, r)
+			if err == nil {
+				t.Fatalf("decoded %+v, want an error", m)
+			}
+		})
+	}
+}
+
+func TestOsmAndReusesTheMessage(t *testing.T) {
+	is := is.New(t)
+	var m Message
+	s := Session{Transport: HTTP, Now: corpusNow}
+	_, err := DecodeOsmAnd(query("id=1&lat=1&lon=2&a=1&b=2&c=3"), &s, &m)
+	is.NoErr(err)
+	m.Reset()
+	_, err = DecodeOsmAnd(query("id=2&lat=3&lon=4&d=4"), &s, &m)
+	is.NoErr(err)
+	is.Equal(len(m.Positions), 1)
+	is.Equal(len(m.Positions[0].Attrs), 1) // nothing of the request before
+	m.Reset()
+	_, err = DecodeOsmAnd(query("id=3&lat=100&lon=4&e=5"), &s, &m)
+	is.True(err != nil)
+	is.Equal(len(m.Positions), 0) // a refused request leaves no position
+}
+
+func FuzzOsmAnd(f *testing.F) {
+	for _, r := range rawRows(f, "osmand.jsonl") {
+		h := r["http"].(map[string]any)
+		headers, _ := h["headers"].(map[string]any)
+		ct, _ := headers["Content-Type"].(string)
+		f.Add(h["query"].(string), ct, []byte(h["body"].(string)))
+	}
+	f.Add("id=1&location=60.0,30.0&timestamp=2014-06-04+09%3A10%3A11&rpm=3&x=true", "", []byte(nil))
+	f.Add("", "application/json", []byte(`{"device_id":1,"location":{"extras":{"a":{"b":[1,2]},"c":1e3},"coords":{"latitude":1,"longitude":2,"speed":-1}}}`))
+	f.Fuzz(func(t *testing.T, q, contentType string, body []byte) {
+		var m Message
+		s := Session{Transport: HTTP, Now: corpusNow}
+		_, err := DecodeOsmAnd(OsmAndRequest{Method: "POST", RawQuery: q, ContentType: contentType, Body: body}, &s, &m)
+		if err != nil {
+			if !errors.Is(err, ErrGarbage) {
+				t.Fatalf("error %v is not ErrGarbage", err)
+			}
+			if len(m.Positions) != 0 {
+				t.Fatal("a refused request with a position")
+			}
+			return
+		}
+		checkDecoded(t, m)
+		if m.Identifier == "" || len(m.Positions) > 1 {
+			t.Fatalf("identifier %q, %d positions", m.Identifier, len(m.Positions))
+		}
+	})
+}
+
+const (
+	osmAndBenchQuery = "id=902064&lat=42.06288&lon=-88.23412&timestamp=1442068686579&hdop=6.0&altitude=224.0&speed=0.0&bearing=12.5&batt=87"
+	osmAndBenchJSON  = `{"location":{"event":"motionchange","is_moving":false,"uuid":"0e9a2473-a9a7-4c00-997b-fb97d2154e75","timestamp":"2021-07-21T08:06:34.444Z","odometer":0,"coords":{"latitude":-6.1148096,"longitude":106.6837015,"accuracy":3.8,"speed":18.67,"speed_accuracy":0.26,"heading":63,"heading_accuracy":0.28,"altitude":35.7,"altitude_accuracy":3.8},"activity":{"type":"still","confidence":100},"battery":{"is_charging":false,"level":0.79},"extras":{}},"device_id":"8737767034"}`
+)
+
+// osmAndDecoder is a function that decodes r into a message it reuses.
+func osmAndDecoder(b *testing.B, r OsmAndRequest) func() {
+	var m Message
+	s := Session{Transport: HTTP, Now: corpusNow}
+	return func() {
+		m.Reset()
+		if _, err := DecodeOsmAnd(r, &s, &m); err != nil || m.Kind != KindPositions {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchmarkOsmAnd(b *testing.B, r OsmAndRequest) {
+	b.ReportAllocs()
+	decode := osmAndDecoder(b, r)
+	for b.Loop() {
+		decode()
+	}
+}
+
+func BenchmarkOsmAndQuery(b *testing.B) { benchmarkOsmAnd(b, query(osmAndBenchQuery)) }
+func BenchmarkOsmAndJSON(b *testing.B)  { benchmarkOsmAnd(b, jsonRequest(osmAndBenchJSON)) }
+
+// The baselines: what the standard library does to read the same request.
+func BenchmarkOsmAndQueryRatio(b *testing.B) {
+	benchmarkRatio(b, osmAndDecoder(b, query(osmAndBenchQuery)), func() {
+		if _, err := url.ParseQuery(osmAndBenchQuery); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+func BenchmarkOsmAndJSONRatio(b *testing.B) {
+	benchmarkRatio(b, osmAndDecoder(b, jsonRequest(osmAndBenchJSON)), func() {
+		var v any
+		if err := json.Unmarshal([]byte(osmAndBenchJSON), &v); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

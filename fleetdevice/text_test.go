@@ -1,0 +1,427 @@
+package fleetdevice
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+// Helpers of the text protocols' tests (H02, Queclink, GPS103, OsmAnd).
+
+// rawRows reads testdata/corpus/name as plain JSON objects, in the order
+// loadCorpus gives its rows, for the members corpusRow does not hold
+// (msg_type, hdop, status_hex...).
+func rawRows(t testing.TB, name string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "corpus", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// rawPoints is a raw row's expected points.
+func rawPoints(r map[string]any) []map[string]any {
+	e, _ := r["expect"].(map[string]any)
+	ps, _ := e["points"].([]any)
+	var out []map[string]any
+	for _, p := range ps {
+		m, _ := p.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+// corpusSeeds is every row's bytes of a stream protocol's corpus, for a
+// fuzz target's seeds (loadCorpus needs a *testing.T).
+func corpusSeeds(f *testing.F, name string) [][]byte {
+	f.Helper()
+	var seeds [][]byte
+	for _, r := range rawRows(f, name) {
+		if h, ok := r["raw_hex"].(string); ok && h != "" {
+			b, err := hex.DecodeString(h)
+			if err != nil {
+				f.Fatal(err)
+			}
+			seeds = append(seeds, b)
+		} else if s, ok := r["raw_text"].(string); ok {
+			seeds = append(seeds, []byte(s))
+		}
+	}
+	if len(seeds) == 0 {
+		f.Fatalf("%s: no seeds", name)
+	}
+	return seeds
+}
+
+// checkIdentifier compares a message's identifier with the row's imei,
+// where the row states one (null: none in the frame).
+func checkIdentifier(t *testing.T, row corpusRow, m Message) {
+	t.Helper()
+	if !row.Expect.Has["imei"] {
+		return
+	}
+	want := ""
+	if row.Expect.IMEI != nil {
+		want = *row.Expect.IMEI
+	}
+	if m.Identifier != want {
+		t.Errorf("%s: identifier %q, want %q", row.Source, m.Identifier, want)
+	}
+}
+
+// checkKind compares a message's kind with the row's: its kind member
+// where it has one, else positions when it expects points.
+func checkKind(t *testing.T, row corpusRow, m Message) {
+	t.Helper()
+	want := KindOther
+	switch row.Expect.Kind {
+	case "handshake", "login":
+		want = KindLogin
+	case "heartbeat":
+		want = KindHeartbeat
+	case "":
+		if len(row.Expect.Points) > 0 {
+			want = KindPositions
+		}
+	default:
+		t.Fatalf("%s: kind %q unknown to the test", row.Source, row.Expect.Kind)
+	}
+	if m.Kind != want {
+		t.Errorf("%s: kind %v, want %v", row.Source, m.Kind, want)
+	}
+}
+
+// attr is the attribute name of p, ok false when p has none.
+func attr(p Position, name string) (any, bool) {
+	for _, a := range p.Attrs {
+		if a.Name() == name {
+			return a.Value(), true
+		}
+	}
+	return nil, false
+}
+
+// checkAttrs compares the attributes a row's point states with p's.
+func checkAttrs(t *testing.T, source string, want map[string]any, p Position) {
+	t.Helper()
+	for k, w := range want {
+		g, ok := attr(p, k)
+		if !ok {
+			t.Errorf("%s: no attribute %s, want %v", source, k, w)
+			continue
+		}
+		if gf, ok := g.(float64); ok {
+			if wf, ok := w.(float64); !ok || math.Abs(gf-wf) > 1e-9 {
+				t.Errorf("%s: attribute %s = %v, want %v", source, k, g, w)
+			}
+			continue
+		}
+		if g != w {
+			t.Errorf("%s: attribute %s = %v (%T), want %v (%T)", source, k, g, g, w, w)
+		}
+	}
+}
+
+// splitAll runs a listener's loop over data fed in chunks of the given
+// sizes (the last repeated): after each read, Split until it asks for
+// more. It returns the frames, trimmed of their line ends, and the bytes
+// left.
+func splitAll(t *testing.T, p Protocol, data []byte, chunk func() int) ([]string, []byte) {
+	t.Helper()
+	var frames []string
+	var buf []byte
+	for len(data) > 0 {
+		n := min(chunk(), len(data))
+		buf = append(buf, data[:n]...)
+		data = data[n:]
+		for {
+			k, err := p.Split(buf)
+			if err != nil {
+				t.Fatalf("Split(%q): %v", buf, err)
+			}
+			if k < 0 || k > len(buf) {
+				t.Fatalf("Split(%q) = %d, beyond the buffer", buf, k)
+			}
+			if k == 0 {
+				break
+			}
+			frames = append(frames, string(bytes.Trim(buf[:k], "\r\n")))
+			buf = buf[k:]
+		}
+	}
+	return frames, buf
+}
+
+// checkStream joins frames with line ends or nothing between them, and
+// checks that Split finds them again whether the stream arrives whole,
+// one byte at a time, or in random chunks.
+func checkStream(t *testing.T, p Protocol, frames [][]byte) {
+	t.Helper()
+	is := is.New(t)
+	var data []byte
+	want := make([]string, len(frames))
+	for i, f := range frames {
+		data = append(data, f...)
+		data = append(data, [...]string{"", "\r\n", "\n", "\r\n\r\n"}[i%4]...)
+		want[i] = string(bytes.Trim(f, "\r\n"))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name  string
+		chunk func() int
+	}{
+		{"whole", func() int { return len(data) }},
+		{"bytewise", func() int { return 1 }},
+		{"random", func() int { return 1 + rng.IntN(40) }},
+		{"random big", func() int { return 1 + rng.IntN(400) }},
+	} {
+		got, left := splitAll(t, p, data, c.chunk)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d frames, want %d: %q", c.name, len(got), len(want), got)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: frame %d %q, want %q", c.name, i, got[i], want[i])
+			}
+		}
+		is.Equal(len(bytes.Trim(left, "\r\n")), 0) // nothing but line ends left
+	}
+}
+
+// checkGarbage checks that Split refuses buf.
+func checkGarbage(t *testing.T, p Protocol, buf []byte) {
+	t.Helper()
+	if _, err := p.Split(buf); !errors.Is(err, ErrGarbage) {
+		t.Errorf("Split(%q): %v, want ErrGarbage", buf, err)
+	}
+}
+
+// checkDecoded checks what any decoded message must be: positions in range
+// with finite values and times JSON can write, attributes JSON can write,
+// and an identifier that could be one.
+func checkDecoded(t *testing.T, m Message) {
+	t.Helper()
+	if m.Identifier != "" && !identifierOK(m.Identifier) {
+		t.Fatalf("identifier %q", m.Identifier)
+	}
+	for _, p := range m.Positions {
+		if !usable(&p) {
+			t.Fatalf("position %+v out of range", p)
+		}
+		if _, err := p.Time.MarshalJSON(); err != nil {
+			t.Fatalf("time %v: %v", p.Time, err)
+		}
+		for _, a := range p.Attrs {
+			if _, err := json.Marshal(a.Value()); err != nil {
+				t.Fatalf("attribute %s: %v", a.Name(), err)
+			}
+		}
+	}
+	if len(m.Positions) > 0 && m.Kind != KindPositions {
+		t.Fatalf("kind %v with %d positions", m.Kind, len(m.Positions))
+	}
+}
+
+// fuzzStream checks a stream protocol on arbitrary bytes: Split stays
+// within the buffer and asks for more only below its bounds, and Decode,
+// of what Split finds and of the bytes as one datagram, never panics and
+// gives only sound messages.
+func fuzzStream(t *testing.T, p Protocol, data []byte) {
+	n, err := p.Split(data)
+	if n < 0 || n > len(data) {
+		t.Fatalf("Split = %d of %d bytes", n, len(data))
+	}
+	if err == nil && n == 0 && len(data) >= 2*p.MaxFrame() {
+		t.Fatalf("Split asks for more past %d bytes", len(data))
+	}
+	if err != nil && n != 0 {
+		t.Fatalf("Split = %d with %v", n, err)
+	}
+	decode := func(frame []byte) {
+		var m Message
+		s := Session{Transport: UDP, Now: corpusNow}
+		if err := p.Decode(frame, &s, &m); err != nil {
+			if !errors.Is(err, ErrGarbage) && !errors.Is(err, ErrChecksum) {
+				t.Fatalf("Decode: %v", err)
+			}
+			return
+		}
+		checkDecoded(t, m)
+	}
+	if n > 0 {
+		decode(data[:n])
+	}
+	decode(data)
+}
+
+// fuzzProtocol runs fuzzStream on a stream protocol, seeded from every row
+// of its corpus and from extra frames.
+func fuzzProtocol(f *testing.F, p Protocol, corpus string, extra ...[]byte) {
+	for _, seed := range corpusSeeds(f, corpus) {
+		f.Add(seed)
+	}
+	for _, seed := range extra {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzStream(t, p, data)
+	})
+}
+
+// checkRow compares a decoded message with a corpus row: identifier,
+// kind, positions and reply.
+func checkRow(t *testing.T, row corpusRow, m Message) {
+	t.Helper()
+	checkIdentifier(t, row, m)
+	checkKind(t, row, m)
+	checkPositions(t, row, m.Positions)
+	checkReply(t, row, m.Reply)
+}
+
+// textBaseline is what any text decoder does at least: the frame made a
+// string, cut at its commas. The benchmarks' ratios are to it.
+func textBaseline(frame []byte) int {
+	var buf [64]string
+	return len(javaSplit(buf[:0], string(frame), ','))
+}
+
+// benchmarkDecode measures decoding frame, allocations included.
+func benchmarkDecode(b *testing.B, p Protocol, frame []byte) {
+	b.ReportAllocs()
+	decode := decoder(b, p, frame)
+	for b.Loop() {
+		decode()
+	}
+}
+
+// decoder is a function that decodes frame into a message it reuses.
+func decoder(b *testing.B, p Protocol, frame []byte) func() {
+	var m Message
+	s := Session{Transport: TCP, Now: corpusNow}
+	return func() {
+		m.Reset()
+		if err := p.Decode(frame, &s, &m); err != nil || m.Kind != KindPositions {
+			b.Fatalf("%v %v", err, m.Kind)
+		}
+	}
+}
+
+// benchmarkRatio measures f against baseline in the same loop, batch by
+// batch, so that what else runs on the machine slows both alike; it
+// reports each one's time per call and their ratio.
+func benchmarkRatio(b *testing.B, f, baseline func()) {
+	const batch = 32
+	var tf, tb time.Duration
+	calls := 0
+	for b.Loop() {
+		t0 := time.Now()
+		for range batch {
+			f()
+		}
+		t1 := time.Now()
+		for range batch {
+			baseline()
+		}
+		tf += t1.Sub(t0)
+		tb += time.Since(t1)
+		calls += batch
+	}
+	b.ReportMetric(float64(tf.Nanoseconds())/float64(calls), "decode-ns")
+	b.ReportMetric(float64(tb.Nanoseconds())/float64(calls), "baseline-ns")
+	b.ReportMetric(float64(tf)/float64(tb), "ratio")
+}
+
+// benchmarkTextRatio measures decoding frame against textBaseline.
+func benchmarkTextRatio(b *testing.B, p Protocol, frame []byte) {
+	n := 0
+	benchmarkRatio(b, decoder(b, p, frame), func() { n += textBaseline(frame) })
+	if n == 0 {
+		b.Fatal("no fields")
+	}
+}
+
+func TestJavaSplitDropsTrailingEmptyFields(t *testing.T) {
+	is := is.New(t)
+	is.Equal(javaSplit(nil, "a,,b,,", ','), []string{"a", "", "b"})
+	is.Equal(javaSplit(nil, ",a", ','), []string{"", "a"})
+	is.Equal(len(javaSplit(nil, ",,,", ',')), 0)
+}
+
+func TestSetAttrReplacesAKeyAndBoundsTheCount(t *testing.T) {
+	is := is.New(t)
+	var p Position
+	setNum(&p, "hdop", 1)
+	setNum(&p, "hdop", 2)
+	setStr(&p, "empty", "")
+	setNum(&p, "nan", math.NaN())
+	is.Equal(len(p.Attrs), 1) // one hdop; no empty string, no NaN
+	is.Equal(p.Attrs[0].Num, 2.0)
+	for i := range 2 * textMaxAttrs {
+		setNum(&p, fmt.Sprint("k", i), 1)
+	}
+	is.Equal(len(p.Attrs), textMaxAttrs)
+}
+
+func TestParseCompactTime(t *testing.T) {
+	is := is.New(t)
+	got, ok := parseCompactTime("20240229235959")
+	is.True(ok)
+	is.Equal(got.Format("2006-01-02T15:04:05Z07:00"), "2024-02-29T23:59:59Z")
+	got, ok = parseCompactTime("20230231120000") // a day past the month's end is its last
+	is.True(ok)
+	is.Equal(got.Format("2006-01-02"), "2023-02-28")
+	for _, bad := range []string{"", "2024022923595", "202402292359591", "20241301000000", "20240101240000", "2024010100006x"} {
+		_, ok := parseCompactTime(bad)
+		is.True(!ok) // not a time
+	}
+}
+
+func TestTakePositionReusesAttributes(t *testing.T) {
+	is := is.New(t)
+	var m Message
+	p := takePosition(&m)
+	setNum(p, "a", 1)
+	setNum(p, "b", 2)
+	m.Reset()
+	p = takePosition(&m)
+	is.Equal(len(p.Attrs), 0)  // a fresh position
+	is.True(cap(p.Attrs) >= 2) // that keeps the array of the one before
+	is.Equal(p.Latitude, 0.0)
+}
+
+func TestNonCapturing(t *testing.T) {
+	is := is.New(t)
+	is.Equal(nonCapturing(`(a)\((b)[(](?:c)(d|(e))`), `(?:a)\((?:b)[(](?:c)(?:d|(?:e))`)
+	re := regexp.MustCompile(nonCapturing(glLocation.String()))
+	is.Equal(re.NumSubexp(), 0)
+	// The same matches as the pattern with its groups.
+	loc := "1,5.7,34,437.3,8.611600,47.681846,20181214134619,0228,0001,077F,4812,25.2,"
+	is.Equal(re.FindStringIndex(loc), glLocationFind.FindStringIndex(loc))
+}
