@@ -201,6 +201,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("Cache-Control", "no-store")
+	if r.Method == http.MethodPost {
+		// A form that does not arrive (cut off by the server's body
+		// deadline, say) is refused here: the request's context ends with
+		// the connection's read, so no handler could do better than fail.
+		if err := r.ParseForm(); err != nil {
+			h.render(w, http.StatusBadRequest, "error", page{Title: http.StatusText(http.StatusBadRequest),
+				Error: "The form could not be read. Reload the page and try again."})
+			return
+		}
+	}
 	h.root.ServeHTTP(w, r)
 }
 

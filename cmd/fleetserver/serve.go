@@ -44,7 +44,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at /metrics on this address, `host:port` (off when empty)")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
 	anonLimit := fs.Int("anonymous-limit", fleet.DefaultAddressLimit, "`N` requests per hour and client address without a valid API key (0: no limit, for local development)")
-	bodyTimeout := fs.Duration("body-timeout", fleethttp.DefaultBodyTimeout, "cut off a request body that takes longer than this to arrive")
+	bodyTimeout := fs.Duration("body-timeout", fleethttp.DefaultBodyTimeout, "cut off a request body that takes longer than this to arrive (API, dashboard and metrics)")
 	batchBodyTimeout := fs.Duration("batch-body-timeout", fleethttp.DefaultBatchBodyTimeout, "cut off a location batch that takes longer than this to arrive")
 	maxConns := fs.Int("max-connections", fleethttp.DefaultMaxConnections, "answer 503 to connections beyond `N` open at once (0: no cap)")
 	storeTimeout := fs.Duration("store-timeout", sqlstore.DefaultTimeout, "answer 503 to a request whose store call takes longer than this (PostgreSQL's statement_timeout and connect_timeout too)")
@@ -124,7 +124,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		base := "http://" + ln.Addr().String()
 		ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
 		srv := &http.Server{
-			Handler:           withDashboard(handler, web),
+			// The API bounds its own request bodies (--body-timeout); the
+			// dashboard gets the same bound.
+			Handler:           withDashboard(handler, fleethttp.LimitBodyTime(web, *bodyTimeout)),
 			ReadHeaderTimeout: *headerTimeout,
 			IdleTimeout:       120 * time.Second,
 			MaxHeaderBytes:    64 << 10,
@@ -170,7 +172,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			handler.WatchSender(sender)
 			mux := http.NewServeMux()
 			mux.Handle("GET /metrics", handler.Metrics())
-			msrv := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
+			msrv := &http.Server{Handler: fleethttp.LimitBodyTime(mux, *bodyTimeout), ReadHeaderTimeout: *headerTimeout, IdleTimeout: 120 * time.Second}
 			go msrv.Serve(mln)
 			defer msrv.Close()
 			fmt.Fprintf(c.stdout, "metrics on http://%s/metrics\n", mln.Addr())
