@@ -362,12 +362,37 @@ func walk[T any](ctx context.Context, max int, list func(fleet.ListQuery) (fleet
 	}
 }
 
-// safeNext returns where to go after signing in: a path of this site, or /.
+// safeNext returns where to go after signing in: next when it is a path of
+// this site, else /. A path of this site starts with a single /, has no
+// scheme or host once parsed, and holds no byte at or below 0x20, no DEL
+// and no backslash, as written or percent-decoded: a browser drops tabs
+// and newlines from a Location and reads \ as /, so "/\t/other.example"
+// or "/\\other.example" would lead to another site.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !sitePath(next) {
 		return "/"
 	}
 	return next
+}
+
+func sitePath(s string) bool {
+	if len(s) == 0 || s[0] != '/' || len(s) > 1 && s[1] == '/' || unsafePathBytes(s) {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	return !strings.HasPrefix(u.Path, "//") && !unsafePathBytes(u.Path)
+}
+
+func unsafePathBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= 0x20 || c == 0x7f || c == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 var funcs = template.FuncMap{

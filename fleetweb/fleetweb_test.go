@@ -366,3 +366,75 @@ func TestAddUserLinkSignsInOnce(t *testing.T) {
 	r = do(t, e.client(t), "POST", e.srv.URL+"/welcome", url.Values{"token": {token}, "password": {"another-passphrase-x"}})
 	is.Equal(r.status, http.StatusUnauthorized) // used once
 }
+
+// After signing in, next leads to a path of this site and nowhere else:
+// every spelling that a browser would read as another host (a tab or a
+// newline it drops, a backslash it reads as a slash, two slashes, a
+// scheme), in the query string or its encoded forms, leads to /.
+func TestSignInNextStaysOnThisSite(t *testing.T) {
+	e := newEnv(t, fleetweb.Options{})
+	c := e.signedIn(t, "admin@acme.test", adminPassword)
+	for _, tc := range []struct{ raw, want string }{
+		{"%2Fsettings%2Fapi-keys", "/settings/api-keys"},
+		{"/map%3Fvehicle_id%3Dveh_1", "/map?vehicle_id=veh_1"},
+		{"/users", "/users"},
+		{"", "/"},
+		{"/%09/other.example", "/"},
+		{"/%09%09other.example", "/"},
+		{"%09//other.example", "/"},
+		{"/%0A/other.example", "/"},
+		{"/%0D/other.example", "/"},
+		{"/%20/other.example", "/"},
+		{"/%00/other.example", "/"},
+		{"/%7F/other.example", "/"},
+		{"//other.example", "/"},
+		{"%2F%2Fother.example", "/"},
+		{"%2f%2fother.example", "/"},
+		{"/%2f%2fother.example", "/"},
+		{"%2F%252F%252Fother.example", "/"},
+		{"/%2509/other.example", "/"},
+		{"/%5Cother.example", "/"},
+		{"%5C%5Cother.example", "/"},
+		{"/%5C/other.example", "/"},
+		{"/%255C/other.example", "/"},
+		{"https://other.example/", "/"},
+		{"https:other.example", "/"},
+		{"https:%2F%2Fother.example", "/"},
+		{"javascript:alert(1)", "/"},
+		{"other.example", "/"},
+		{"/%", "/"},
+	} {
+		// The transport, not the client: a client refuses to read some of
+		// the Locations this test looks for.
+		req, err := http.NewRequest("GET", e.srv.URL+"/sign-in?next="+tc.raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ck := range c.Jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+		res, err := c.Transport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != tc.want {
+			t.Errorf("next=%s: %d to %q, want %q", tc.raw, res.StatusCode, res.Header.Get("Location"), tc.want)
+		}
+	}
+	// The form's next, as the sign-in page posts it, is held to the same rule.
+	form := url.Values{"email": {"admin@acme.test"}, "password": {adminPassword}, "next": {"/\t/other.example"}}
+	req, err := http.NewRequest("POST", e.srv.URL+"/sign-in", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := c.Transport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Location") != "/" {
+		t.Errorf("posted next with a tab: to %q, want /", res.Header.Get("Location"))
+	}
+}
