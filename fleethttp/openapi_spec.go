@@ -501,7 +501,8 @@ func descStream() string {
 		"On a single server (SQLite) the stream carries the reports that server ingests; servers sharing a PostgreSQL database share one stream: " +
 		"each carries the reports ingested by all of them, with the same ids, so `Last-Event-ID` resumes on any of them without losing or repeating a report within the replay window.\n\n" +
 		"A client that cannot send `Authorization` (a browser's `EventSource`) passes a stream token instead, `?token=` from `POST /v1/stream_tokens`, and no `Authorization` header (sending both is 400 invalid_request). " +
-		"The token is spent by the request, whatever its outcome, and the stream it opens is its key's: counted against the key's hourly allowance and its streams, ended when the key is revoked or expires. " +
+		"The token is spent by the GET, whatever its outcome, and the stream it opens is its key's: counted against the key's hourly allowance and its streams, ended when the key is revoked or expires. " +
+		"A HEAD spends no token (it is 401 with one, which stays good for the GET) and, with a key, answers the stream's headers without opening a stream. " +
 		"The browser reconnects with a new token, passing the last id it saw as `last_event_id` (EventSource cannot set `Last-Event-ID` on a new connection)."
 }
 
