@@ -82,6 +82,36 @@ type Options struct {
 	// posted through such a proxy is refused as cross-site. New panics on
 	// a malformed origin.
 	TrustedOrigins []string
+	// PublicURL is the dashboard's address as people reach it
+	// ("https://fleet.example.com"): the addresses the dashboard shows (a
+	// new person's sign-in link, the API's address on the keys page) are
+	// made from it. When empty they are made from the request's Host and
+	// X-Forwarded-Proto, which a client chooses: set it wherever the
+	// server can be reached under a name it does not control. New panics
+	// on one that ParsePublicURL refuses.
+	PublicURL string
+}
+
+// ParsePublicURL checks a dashboard's public address (Options.PublicURL):
+// an absolute http or https URL with a host, and no user, query or
+// fragment; a path is kept (for a dashboard mounted under a prefix). It
+// returns the URL without its trailing slash.
+func ParsePublicURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || s == "" || unsafePathBytes(s):
+		return "", fmt.Errorf("%q is not a URL", s)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q must be an absolute http or https URL (https://fleet.example.com)", s)
+	case u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("%q has no host", s)
+	case u.User != nil:
+		return "", fmt.Errorf("%q must not carry a user", s)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(s, "?#"):
+		return "", fmt.Errorf("%q must not have a query or a fragment", s)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	return strings.TrimRight(u.String(), "/"), nil
 }
 
 // Handler serves the dashboard. Create it with New.
@@ -108,6 +138,13 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	}
 	if opts.MapAttribution == "" {
 		opts.MapAttribution = "© OpenStreetMap contributors"
+	}
+	if opts.PublicURL != "" {
+		u, err := ParsePublicURL(opts.PublicURL)
+		if err != nil {
+			panic("fleetweb: Options.PublicURL: " + err.Error())
+		}
+		opts.PublicURL = u
 	}
 	if opts.ClientAddr == nil {
 		opts.ClientAddr = func(r *http.Request) string {

@@ -438,3 +438,73 @@ func TestSignInNextStaysOnThisSite(t *testing.T) {
 		t.Errorf("posted next with a tab: to %q, want /", res.Header.Get("Location"))
 	}
 }
+
+// With Options.PublicURL set, the addresses the dashboard shows (a new
+// person's sign-in link, the keys page's "Try it" line) are on it, whatever
+// Host and X-Forwarded-Proto a request carries: a forged Host cannot make
+// an admin hand out a sign-in link to another site.
+func TestPublicURLWinsOverTheRequestsHost(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{PublicURL: "https://fleet.example.com/"})
+	c := e.signedIn(t, "admin@acme.test", adminPassword)
+	forged := func(method, path string, form url.Values) resp {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequest(method, e.srv.URL+path, body)
+		is.NoErr(err)
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for _, ck := range c.Jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+		req.Host = "other.example" // the client would pick cookies by it
+		req.Header.Set("X-Forwarded-Proto", "http")
+		res, err := c.Transport.RoundTrip(req)
+		is.NoErr(err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return resp{res.StatusCode, res.Header, string(b)}
+	}
+	r := forged("POST", "/users", url.Values{"email": {"new@acme.test"}, "role": {"viewer"}})
+	is.Equal(r.status, http.StatusCreated)
+	is.True(regexp.MustCompile(`value="https://fleet.example.com/welcome\?token=[A-Za-z0-9_-]{43}"`).MatchString(r.body)) // the public URL's link
+	is.True(!strings.Contains(r.body, "other.example"))
+	newKey := url.Values{"name": {"Backend"}, "environment": {"development"}, "permissions": {"vehicles:read"}}
+	r = forged("POST", "/settings/api-keys", newKey)
+	is.Equal(r.status, http.StatusCreated)
+	is.True(strings.Contains(r.body, "https://fleet.example.com/v1/account")) // the "Try it" line
+	is.True(!strings.Contains(r.body, "other.example"))
+
+	// Without it, the address is the request's, as before.
+	e = newEnv(t, fleetweb.Options{})
+	c = e.signedIn(t, "admin@acme.test", adminPassword)
+	r = do(t, c, "POST", e.srv.URL+"/settings/api-keys", newKey)
+	is.Equal(r.status, http.StatusCreated)
+	is.True(strings.Contains(r.body, e.srv.URL+"/v1/account"))
+}
+
+func TestParsePublicURL(t *testing.T) {
+	is := is.New(t)
+	for in, want := range map[string]string{
+		"https://fleet.example.com":        "https://fleet.example.com",
+		"https://fleet.example.com/":       "https://fleet.example.com",
+		"http://127.0.0.1:8080":            "http://127.0.0.1:8080",
+		"https://example.com/fleet/":       "https://example.com/fleet",
+		"HTTPS://Fleet.Example.com":        "https://Fleet.Example.com",
+		"https://[2001:db8::1]:8443/admin": "https://[2001:db8::1]:8443/admin",
+	} {
+		got, err := fleetweb.ParsePublicURL(in)
+		is.NoErr(err) // in
+		is.Equal(got, want)
+	}
+	for _, bad := range []string{"", "fleet.example.com", "/dashboard", "ftp://fleet.example.com", "https://", "https:///x",
+		"https://fleet.example.com/?a=b", "https://fleet.example.com/?", "https://fleet.example.com/#top", "https://ada@fleet.example.com",
+		"https://fleet.example.com/a b", "https://fleet.example.com/\t", "javascript:alert(1)", "https:fleet.example.com"} {
+		_, err := fleetweb.ParsePublicURL(bad)
+		is.True(err != nil) // bad
+	}
+}

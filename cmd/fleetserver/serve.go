@@ -51,6 +51,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	corsOrigins := fs.String("cors-origins", "", "let browser pages from these `ORIGINS` call the API (comma-separated, e.g. https://app.example.com; none by default)")
 	signup := fs.Bool("signup", false, "open the dashboard's sign-up page: anyone may open a free account with its first admin")
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
+	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
@@ -76,6 +77,13 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		origins, err := fleethttp.ParseOrigins(*corsOrigins)
 		if err != nil {
 			return usagef("serve", "--cors-origins: %v", err)
+		}
+		if *publicURL != "" {
+			u, err := fleetweb.ParsePublicURL(*publicURL)
+			if err != nil {
+				return usagef("serve", "--public-url: %v", err)
+			}
+			*publicURL = u
 		}
 		if *insecureCookies && !loopback(*addr) {
 			return usagef("serve", "--dashboard-insecure-cookies needs a loopback --addr (127.0.0.1, ::1 or localhost), not %q: over a network the session cookie must be Secure", *addr)
@@ -112,7 +120,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout),
 			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins))
-		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, Logger: log})
+		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL, Logger: log})
 		if *insecureCookies {
 			log.Warn("--dashboard-insecure-cookies is on: the dashboard's session cookie travels over plain http; development only")
 		}
