@@ -17,7 +17,7 @@ import (
 // member twice, naming its path ("locations[2].latitude"), or nil. body
 // must start with a valid JSON value (the decoder has read it).
 func duplicateMemberError(body []byte) error {
-	d := memberScanner{b: body}
+	d := memberScanner{batchScanner: batchScanner{b: body}}
 	path, found := d.value()
 	if !found {
 		return nil
@@ -36,20 +36,8 @@ const maxScannedNames = 32
 
 // memberScanner walks a valid JSON value looking for a member given twice.
 type memberScanner struct {
-	b     []byte
-	i     int
-	names [][]byte // the names of the objects being read, innermost last
-}
-
-func (d *memberScanner) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
+	batchScanner          // its bytes, where it is, and ws
+	names        [][]byte // the names of the objects being read, innermost last
 }
 
 // name reads a string and returns it as decoded.
