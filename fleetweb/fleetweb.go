@@ -16,7 +16,11 @@
 // issued at every sign-in, so no id planted before it survives; every
 // state-changing request passes net/http.CrossOriginProtection; pages carry
 // a Content-Security-Policy that allows scripts, styles and connections to
-// the dashboard's own origin only (and images from the map's tile server).
+// the dashboard's own origin only (and images from the map's tile server);
+// after sign-in, next leads only to a path of the dashboard's own site; the
+// links it shows take their address from Options.PublicURL when set, never
+// from a request's Host. Wrap it in fleethttp.LimitBodyTime, as fleetserver
+// does, so that a form that never arrives does not hold its connection.
 //
 // Mount it at "/" next to the API (as fleetserver does) or anywhere an
 // embedding program likes: it serves absolute paths (/sign-in, /settings/...,
