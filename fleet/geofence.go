@@ -117,7 +117,10 @@ func (g *Geofence) Validate() error {
 	return val.Err()
 }
 
+// validate checks the geofence into val, once its positions hold no -0
+// (unsignedZero).
 func (g *Geofence) validate(val *Validator) {
+	g.RadiusM = unsignedZeroPtr(g.RadiusM)
 	val.Check(strings.TrimSpace(g.Name) != "" && utf8.RuneCountInString(g.Name) <= MaxGeofenceName, "name", "is required, 1 to %d characters", MaxGeofenceName)
 	val.Text("name", g.Name)
 	pos := func(field string, p []float64) {
@@ -125,11 +128,12 @@ func (g *Geofence) validate(val *Validator) {
 			val.Add(field, "must be [longitude, latitude] (an altitude may follow)")
 			return
 		}
-		for _, x := range p {
+		for k, x := range p {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				val.Add(field, "must hold finite numbers")
 				return
 			}
+			p[k] = unsignedZero(x)
 		}
 		val.Check(p[0] >= -180 && p[0] <= 180, field, "longitude must be between -180 and 180")
 		val.Check(p[1] >= -90 && p[1] <= 90, field, "latitude must be between -90 and 90")

@@ -33,8 +33,11 @@ const (
 	StreamReplayWindow       = 10 * time.Minute
 )
 
-// validate checks one point at time now into v (whose prefix names it).
+// validate checks one point at time now into v (whose prefix names it),
+// once its numbers are stored without -0 (unsignedZero).
 func (p *Point) validate(v *Validator, now time.Time) {
+	p.Latitude, p.Longitude = unsignedZero(p.Latitude), unsignedZero(p.Longitude)
+	p.Speed, p.Heading, p.OdometerKm = unsignedZeroPtr(p.Speed), unsignedZeroPtr(p.Heading), unsignedZeroPtr(p.OdometerKm)
 	switch {
 	case math.IsNaN(p.Latitude):
 		v.Add("latitude", "is required")

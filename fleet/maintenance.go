@@ -323,7 +323,10 @@ func (s *Schedule) Validate(now time.Time) error {
 	return val.Err()
 }
 
+// validate checks the schedule into val, once its numbers are stored
+// without -0 (unsignedZero).
 func (s *Schedule) validate(val *Validator, now time.Time) {
+	s.IntervalKm, s.LastServiceOdometerKm = unsignedZeroPtr(s.IntervalKm), unsignedZeroPtr(s.LastServiceOdometerKm)
 	val.Check(s.VehicleID != "", "vehicle_id", "is required")
 	val.Check(strings.TrimSpace(s.Name) != "" && utf8.RuneCountInString(s.Name) <= MaxVehicleName, "name", "is required, 1 to %d characters", MaxVehicleName)
 	val.Text("name", s.Name)

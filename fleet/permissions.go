@@ -37,6 +37,7 @@ var useCases = map[string]Permission{
 	"CreateStreamToken": PermLocationsRead,
 	"ListTrips":         PermLocationsRead,
 	"Trip":              PermLocationsRead,
+	"TripPoints":        PermLocationsRead,
 	"ListStops":         PermLocationsRead,
 	"Summary":           PermLocationsRead,
 

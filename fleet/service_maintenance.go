@@ -77,6 +77,7 @@ func (s *Service) vehicleOf(tx Tx, accountID, id string, val *Validator) (Vehicl
 func normaliseWorkOrder(w *WorkOrder) {
 	w.Title = strings.TrimSpace(w.Title)
 	w.AssignedTo = strings.TrimSpace(w.AssignedTo)
+	w.OdometerKm = unsignedZeroPtr(w.OdometerKm)
 }
 
 // CreateWorkOrder opens a work order from the fields a client sets in in

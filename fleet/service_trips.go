@@ -275,14 +275,20 @@ func (q TripQuery) window(p Principal, now time.Time, cursorPrefix string) (from
 		return
 	}
 	if q.Cursor != "" {
-		id, ok := DecodeCursor(q.Cursor)
-		micros, perr := strconv.ParseInt(strings.TrimPrefix(id, cursorPrefix), 10, 64)
-		if !ok || !strings.HasPrefix(id, cursorPrefix) || perr != nil {
-			return from, to, after, 0, Errorf(CodeInvalidRequest, "The cursor is not valid.")
-		}
-		after = time.UnixMicro(micros).UTC()
+		after, err = microsAfter(q.Cursor, cursorPrefix)
 	}
 	return
+}
+
+// microsAfter returns the time a cursor of microsCursor(prefix, t) resumes
+// after.
+func microsAfter(cursor, prefix string) (time.Time, error) {
+	id, ok := DecodeCursor(cursor)
+	micros, err := strconv.ParseInt(strings.TrimPrefix(id, prefix), 10, 64)
+	if !ok || !strings.HasPrefix(id, prefix) || err != nil {
+		return time.Time{}, Errorf(CodeInvalidRequest, "The cursor is not valid.")
+	}
+	return time.UnixMicro(micros).UTC(), nil
 }
 
 // reportWindow is [from, to] of a report: the last 24 hours by default,
@@ -337,17 +343,76 @@ func (s *Service) ListTrips(ctx context.Context, p Principal, vehicleID string, 
 	return finish(trips, limit, func(t Trip) string { return microsCursor("t", t.Start.Timestamp) }), nil
 }
 
-// TripDetail is a trip with, when asked for, its reports from start to end.
+// TripDetail is a trip with, when asked for, a page of its reports from
+// start to end.
 type TripDetail struct {
 	Trip
+	// Locations are the page of the trip's reports (with points only).
 	Locations []Point `json:"locations,omitempty"`
+	// PointsPagination says whether the trip has reports after Locations,
+	// and the cursor of the next page (with points only).
+	PointsPagination *Pagination `json:"points_pagination,omitempty"`
 }
 
-// Trip returns one of the account's trips; with points, its stored reports
-// from its start to its end (GPS jumps among them included).
+// Pagination is where a page ends: whether more follow, and the cursor of
+// the next page (nil on the last).
+type Pagination struct {
+	NextCursor *string `json:"next_cursor"`
+	HasMore    bool    `json:"has_more"`
+}
+
+// TripPointsQuery asks for a page of a trip's reports.
+type TripPointsQuery struct {
+	// Cursor resumes after the page it ends: a trip's NextCursor, or a
+	// location history's (the two are of one form).
+	Cursor string
+	// Limit is the most reports a page holds: default and at most
+	// MaxHistoryLimit.
+	Limit int
+}
+
+// Trip returns one of the account's trips; with points, the first page of
+// its stored reports from its start to its end, as TripPoints returns it.
 func (s *Service) Trip(ctx context.Context, p Principal, tripID string, points bool) (TripDetail, error) {
 	if err := p.allow("Trip"); err != nil {
 		return TripDetail{}, err
+	}
+	if points {
+		return s.tripDetail(ctx, p, tripID, &TripPointsQuery{})
+	}
+	return s.tripDetail(ctx, p, tripID, nil)
+}
+
+// TripPoints returns one of the account's trips with a page of its stored
+// reports from its start to its end (GPS jumps among them included), in
+// time order: at most q.Limit, MaxHistoryLimit by default and at most, so
+// that no trip, however long, makes one answer of unbounded size.
+// PointsPagination holds the cursor of the next page.
+func (s *Service) TripPoints(ctx context.Context, p Principal, tripID string, q TripPointsQuery) (TripDetail, error) {
+	if err := p.allow("TripPoints"); err != nil {
+		return TripDetail{}, err
+	}
+	return s.tripDetail(ctx, p, tripID, &q)
+}
+
+// tripDetail reads a trip and, unless q is nil, a page of its reports, in
+// one view of the store.
+func (s *Service) tripDetail(ctx context.Context, p Principal, tripID string, q *TripPointsQuery) (TripDetail, error) {
+	limit, after := 0, time.Time{}
+	if q != nil {
+		limit = q.Limit
+		if limit == 0 {
+			limit = MaxHistoryLimit
+		}
+		if limit < 1 || limit > MaxHistoryLimit {
+			return TripDetail{}, Errorf(CodeInvalidRequest, "points_limit must be between 1 and %d.", MaxHistoryLimit)
+		}
+		if q.Cursor != "" {
+			var err error
+			if after, err = microsAfter(q.Cursor, "t"); err != nil {
+				return TripDetail{}, err
+			}
+		}
 	}
 	var d TripDetail
 	err := s.view(ctx, func(tx Tx) error {
@@ -359,13 +424,26 @@ func (s *Service) Trip(ctx context.Context, p Principal, tripID string, points b
 			return err
 		}
 		d.Trip = t
-		if points {
-			d.Locations, err = allPoints(tx, t.VehicleID, t.Start.Timestamp, t.End.Timestamp)
-			if d.Locations == nil {
-				d.Locations = []Point{}
+		if q == nil {
+			return nil
+		}
+		from := t.Start.Timestamp
+		if next := after.Add(time.Microsecond); next.After(from) {
+			from = next
+		}
+		var pts []Point
+		if !from.After(t.End.Timestamp) {
+			if pts, err = tx.Points(t.VehicleID, from, t.End.Timestamp, limit+1); err != nil {
+				return err
 			}
 		}
-		return err
+		l := finish(pts, limit, func(pt Point) string { return microsCursor("t", pt.Timestamp) })
+		d.Locations = l.Items
+		d.PointsPagination = &Pagination{HasMore: l.HasMore}
+		if l.NextCursor != "" {
+			d.PointsPagination.NextCursor = &l.NextCursor
+		}
+		return nil
 	})
 	return d, err
 }

@@ -82,6 +82,7 @@ func set[T any](dst *T, o Optional[T]) {
 func normaliseVehicle(v *Vehicle) {
 	v.Name = strings.TrimSpace(v.Name)
 	v.VIN = strings.ToUpper(strings.TrimSpace(v.VIN))
+	v.OdometerKm = unsignedZeroPtr(v.OdometerKm)
 	if v.Tags == nil {
 		v.Tags = []string{}
 	}
@@ -117,7 +118,7 @@ func (s *Service) CreateVehicle(ctx context.Context, p Principal, in Vehicle) (V
 	now := s.Now()
 	v := Vehicle{
 		ID: NewID(PrefixVehicle), AccountID: p.Account.ID, Name: in.Name, VIN: in.VIN, Make: in.Make,
-		Model: in.Model, Year: in.Year, LicensePlate: in.LicensePlate, ExternalID: in.ExternalID, Tags: in.Tags,
+		Model: in.Model, Year: in.Year, LicensePlate: in.LicensePlate, ExternalID: ExternalIDForm(in.ExternalID), Tags: in.Tags,
 		OdometerKm: in.OdometerKm, Status: StatusOffline, CreatedAt: now, UpdatedAt: now,
 	}
 	normaliseVehicle(&v)
@@ -193,7 +194,11 @@ func (s *Service) UpdateVehicle(ctx context.Context, p Principal, id string, pat
 		set(&v.Model, patch.Model)
 		set(&v.Year, patch.Year)
 		set(&v.LicensePlate, patch.LicensePlate)
-		set(&v.ExternalID, patch.ExternalID)
+		if patch.ExternalID.Set {
+			// Only a new external_id is put in NFC: one stored before the
+			// rule stays as it is until it is changed.
+			v.ExternalID = ExternalIDForm(patch.ExternalID.Value)
+		}
 		set(&v.Tags, patch.Tags)
 		set(&v.OdometerKm, patch.OdometerKm)
 		normaliseVehicle(&v)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // VehicleStatus is derived from location reports and the clock by
@@ -163,6 +165,12 @@ func (v Vehicle) MarshalJSON() ([]byte, error) {
 		nullString(v.ExternalID), tags, v.OdometerKm, v.Status, v.Speed, v.LastLocation, v.CreatedAt, v.UpdatedAt,
 	})
 }
+
+// ExternalIDForm returns the form an external_id is stored and compared
+// in: Unicode NFC, so that two spellings of the same text (a precomposed
+// "é", or "e" and a combining acute accent) are one external_id, and a
+// second vehicle with it is a conflict.
+func ExternalIDForm(s string) string { return norm.NFC.String(s) }
 
 // Limits on vehicle fields.
 const (

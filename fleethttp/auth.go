@@ -14,8 +14,8 @@ import (
 // setting the rate-limit headers on the response. It reports whether the
 // request may go on; when not, the response is written. A route that takes
 // a stream token (the live stream) is authenticated by the token when the
-// request has no Authorization header: the token is spent, and the request
-// is the key's that made it.
+// GET has no Authorization header: the token is spent, and the request is
+// the key's that made it. A HEAD does not spend a token.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool {
 	header := r.Header.Get("Authorization")
 	secret, found := bearer(header)
@@ -25,6 +25,8 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 		p, authErr = h.svc.Edge().RedeemStreamToken(r.Context(), token)
 	} else if found {
 		p, authErr = h.svc.Authenticate(r.Context(), secret)
+	} else if h.headWithToken(r) {
+		authErr = fleet.Errorf(fleet.CodeUnauthorized, "A stream token is spent by the GET that opens the stream, not by HEAD, which leaves it unused: send Authorization: Bearer <API_KEY> with a HEAD.")
 	} else {
 		authErr = fleet.Errorf(fleet.CodeUnauthorized, "The API key is invalid or missing: send Authorization: Bearer <API_KEY>.")
 	}

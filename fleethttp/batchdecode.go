@@ -14,8 +14,8 @@ import (
 //	{"locations":[{"vehicle_id":"...","latitude":1.5,"longitude":2,"timestamp":"...","speed":3,...}, ...]}
 //
 // It accepts only what the strict decoder accepts and gives the same result;
-// on anything else (an escape in a string, an unknown member, a wrong type,
-// malformed JSON) it reports ok=false and the caller decodes strictly, so
+// on anything else (an escape in a string, an unknown member, a member given
+// twice, a wrong type, malformed JSON) it reports ok=false and the caller decodes strictly, so
 // that every error message comes from one place.
 
 // rawPoint is a decoded point with what was present.
@@ -174,6 +174,18 @@ func decodeBatchFast(body []byte) ([]rawPoint, bool) {
 	return out, true
 }
 
+// The members of a point, as bits: a member seen twice is left to the
+// strict decoder, which refuses it.
+const (
+	memVehicle = 1 << iota
+	memLat
+	memLon
+	memSpeed
+	memHeading
+	memOdometer
+	memTimestamp
+)
+
 func (s *batchScanner) point() (rawPoint, bool) {
 	var rp rawPoint
 	if !s.eat('{') {
@@ -182,13 +194,37 @@ func (s *batchScanner) point() (rawPoint, bool) {
 	if s.eat('}') {
 		return rp, true
 	}
+	var seen uint8
 	for {
 		k, ok := s.str()
 		if !ok || !s.eat(':') {
 			return rp, false
 		}
+		var m uint8
 		switch string(k) {
 		case "vehicle_id":
+			m = memVehicle
+		case "latitude":
+			m = memLat
+		case "longitude":
+			m = memLon
+		case "speed":
+			m = memSpeed
+		case "heading":
+			m = memHeading
+		case "odometer_km":
+			m = memOdometer
+		case "timestamp":
+			m = memTimestamp
+		default:
+			return rp, false
+		}
+		if seen&m != 0 {
+			return rp, false
+		}
+		seen |= m
+		switch m {
+		case memVehicle:
 			if s.null() {
 				rp.hasVehicle = false
 				break
@@ -198,27 +234,27 @@ func (s *batchScanner) point() (rawPoint, bool) {
 				return rp, false
 			}
 			rp.p.VehicleID, rp.hasVehicle = string(v), true
-		case "latitude":
+		case memLat:
 			if rp.p.Latitude, rp.hasLat, ok = s.optNum(); !ok {
 				return rp, false
 			}
-		case "longitude":
+		case memLon:
 			if rp.p.Longitude, rp.hasLon, ok = s.optNum(); !ok {
 				return rp, false
 			}
-		case "speed":
+		case memSpeed:
 			if rp.speed, rp.hasSpeed, ok = s.optNum(); !ok {
 				return rp, false
 			}
-		case "heading":
+		case memHeading:
 			if rp.heading, rp.hasHeading, ok = s.optNum(); !ok {
 				return rp, false
 			}
-		case "odometer_km":
+		case memOdometer:
 			if rp.odo, rp.hasOd, ok = s.optNum(); !ok {
 				return rp, false
 			}
-		case "timestamp":
+		case memTimestamp:
 			if s.null() {
 				rp.hasTS = false
 				break
@@ -234,8 +270,6 @@ func (s *batchScanner) point() (rawPoint, bool) {
 				return rp, false
 			}
 			rp.p.Timestamp, rp.hasTS = t, true
-		default:
-			return rp, false
 		}
 		if s.eat(',') {
 			continue

@@ -1,7 +1,16 @@
 package fleethttp
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/fleetkit/fleetapi/fleet"
 
 	"github.com/matryer/is"
 )
@@ -21,6 +30,8 @@ var batchSeeds = []string{
 	`{"locations":[{"latitude":1}],"extra":1}`,
 	`{"locations":[{"latitude":1}]} trailing`,
 	`{"locations":[{"latitude":1,"latitude":2}]}`,
+	`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","timestamp":"2026-11-22T10:00:00Z"}]}`,
+	`{"locations":[],"locations":[]}`,
 	`{"locations":null}`,
 	`[]`,
 	``,
@@ -81,5 +92,144 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkAgreement(t, body)
 		decodeBatch(body) // never panics
+	})
+}
+
+// A member given twice, in any object at any depth, is refused naming its
+// path; names are compared as decoded. The same name in two objects is no
+// duplicate.
+func TestDuplicateMembersAreRefused(t *testing.T) {
+	is := is.New(t)
+	many := `{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z"}],"x":{`
+	for i := range 100 {
+		many += `"k` + strconv.Itoa(i) + `":1,`
+	}
+	many += `"k7":2}}`
+	for body, path := range map[string]string{
+		`{"locations":[],"locations":[]}`: "locations",
+		`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","latitude":3}]}`:                                             "locations[0].latitude",
+		`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z"},{"speed":1,"timestamp":"2026-11-22T10:00:00Z","speed":2}]}`: "locations[1].speed",
+		`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","timestamp":"2026-11-22T10:00:01Z"}]}`:                       "locations[0].timestamp",
+		`{"locations":[{"vehicle_id":"veh_1","vehicle_\u0069d":"veh_2"}]}`:                                                                         "locations[0].vehicle_id",
+		`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z"}],"a":[[{"b":{"c":1,"d":[{},{"e":1,"e":1}]}}]]}`:             "a[0][0].b.d[1].e",
+		many: "x.k7",
+	} {
+		_, err := decodeBatch([]byte(body))
+		var fe *fleet.Error
+		is.True(errors.As(err, &fe))                   // body
+		is.Equal(fe.Code, fleet.CodeInvalidRequest)    // body
+		is.Equal(len(fe.Details), 1)                   // body
+		is.Equal(fe.Details[0].Field, path)            // body
+		is.True(strings.Contains(fe.Message, "twice")) // body
+	}
+	for _, body := range []string{
+		`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z"},{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z"}]}`,
+		`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","vehicle_id":"a\"latitude\":"}]}`,
+	} {
+		_, err := decodeBatch([]byte(body))
+		is.NoErr(err) // body
+	}
+	// The strict decoder of every body refuses them too.
+	_, err := decode[createKeyRequest]([]byte(`{"name":"k","permissions":["vehicles:read"],"permissions":["*"]}`), false)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)
+	is.Equal(err.(*fleet.Error).Details[0].Field, "permissions")
+}
+
+// batchBody is a bulk batch of n points in the common shape.
+func batchBody(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"locations":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"vehicle_id":"veh_06h1j6fxq5y2k83yv8j36nwt%02d","latitude":%.5f,"longitude":13.40000,"timestamp":"2026-11-22T10:%02d:%02dZ","speed":42.5,"heading":180}`,
+			i%100, 52.5+float64(i)/1e5, i/60%60, i%60)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+// BenchmarkDecodeBatch decodes a bulk batch of 10,000 points through the
+// fast path.
+func BenchmarkDecodeBatch(b *testing.B) {
+	body := batchBody(10_000)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, ok := decodeBatchFast(body); !ok {
+			b.Fatal("not the fast path")
+		}
+	}
+}
+
+// duplicateByTokens is duplicateMemberError's reference: encoding/json's
+// tokens, a set of names for each object.
+func duplicateByTokens(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // 1e700 is a number to the scanner too
+	var walk func(path string) (string, bool, bool)
+	walk = func(path string) (string, bool, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false, false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return "", false, false
+				}
+				name := k.(string)
+				p := name
+				if path != "" {
+					p = path + "." + name
+				}
+				if seen[name] {
+					return p, true, true
+				}
+				seen[name] = true
+				if dp, found, ok := walk(p); found || !ok {
+					return dp, found, ok
+				}
+			}
+			_, err := dec.Token()
+			return "", false, err == nil
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if dp, found, ok := walk(path + "[" + strconv.Itoa(i) + "]"); found || !ok {
+					return dp, found, ok
+				}
+			}
+			_, err := dec.Token()
+			return "", false, err == nil
+		}
+		return "", false, true
+	}
+	p, found, _ := walk("")
+	return p, found
+}
+
+// FuzzDuplicateMember: on any valid JSON in UTF-8, the scanner finds the member
+// given twice that encoding/json's tokens show, at the same path.
+func FuzzDuplicateMember(f *testing.F) {
+	for _, s := range batchSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"a":{"b":[1,{"c":2,"\u0063":3}]}}`))
+	f.Add([]byte(`[{"a":1},{"a":1,"b":{"a":1}}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) || !utf8.Valid(body) { // what readBody lets through
+			return
+		}
+		want, wantFound := duplicateByTokens(body)
+		err := duplicateMemberError(body)
+		if (err != nil) != wantFound {
+			t.Fatalf("%q: found %v, want %v (%s)", body, err, wantFound, want)
+		}
+		if err != nil && err.(*fleet.Error).Details[0].Field != want {
+			t.Fatalf("%q: names %s, want %s", body, err.(*fleet.Error).Details[0].Field, want)
+		}
 	})
 }

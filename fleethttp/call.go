@@ -77,10 +77,13 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 	if limit > MaxBody {
 		timeout = h.batchBodyTimeout
 	}
-	var known []string // the query parameters the route takes
+	var known, repeatable []string // the query parameters the route takes; those that take several values
 	for _, p := range rt.doc.query {
 		if p.in == "" || p.in == "query" {
 			known = append(known, p.name)
+			if p.repeatable() {
+				repeatable = append(repeatable, p.name)
+			}
 		}
 	}
 	if rt.doc.tokenAuth {
@@ -89,7 +92,7 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
 		st.route = index
-		if err := checkQuery(r.URL.RawQuery, known); err != nil {
+		if err := checkQuery(r.URL.RawQuery, known, repeatable); err != nil {
 			writeError(w, h.log, st.requestID, err)
 			return
 		}
@@ -112,10 +115,12 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 	})
 }
 
-// checkQuery refuses a query string that is malformed or names a parameter
-// the route does not take: bodies are strict, and so are queries (a typo
-// such as ?tags=north would otherwise return the whole list).
-func checkQuery(raw string, known []string) error {
+// checkQuery refuses a query string that is malformed, names a parameter
+// the route does not take, or gives a parameter that takes one value more
+// than once: bodies are strict, and so are queries (a typo such as
+// ?tags=north would otherwise return the whole list, and of ?limit=5&limit=500
+// one value or the other would be taken silently).
+func checkQuery(raw string, known, repeatable []string) error {
 	if raw == "" {
 		return nil
 	}
@@ -130,7 +135,7 @@ func checkQuery(raw string, known []string) error {
 		}
 	}
 	if len(unknown) == 0 {
-		return nil
+		return checkRepeats(q, repeatable)
 	}
 	slices.Sort(unknown)
 	takes := "no query parameters"
@@ -140,6 +145,26 @@ func checkQuery(raw string, known []string) error {
 	e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown query parameter %q: this endpoint takes %s.", unknown[0], takes)
 	for _, k := range unknown {
 		e.Details = append(e.Details, fleet.FieldError{Field: k, Message: "is not a query parameter of this endpoint"})
+	}
+	return e
+}
+
+// checkRepeats refuses a parameter given more than once, unless it is
+// repeatable, naming it.
+func checkRepeats(q url.Values, repeatable []string) error {
+	var twice []string
+	for k, v := range q {
+		if len(v) > 1 && !slices.Contains(repeatable, k) {
+			twice = append(twice, k)
+		}
+	}
+	if len(twice) == 0 {
+		return nil
+	}
+	slices.Sort(twice)
+	e := fleet.Errorf(fleet.CodeInvalidRequest, "Query parameter %q is given %d times: it takes one value.", twice[0], len(q[twice[0]]))
+	for _, k := range twice {
+		e.Details = append(e.Details, fleet.FieldError{Field: k, Message: "is given more than once; it takes one value"})
 	}
 	return e
 }

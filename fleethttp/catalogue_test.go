@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -240,6 +242,73 @@ func bodyCases(t *testing.T, op *openapi3.Operation, valid any) []badInput {
 	} else {
 		t.Errorf("the OpenAPI document has no JSON request body for this route")
 	}
+	return append(cases, duplicateCases(t, m)...)
+}
+
+// twice is a JSON object whose first member (in name order) is written
+// twice, the second time with the same value.
+type twice map[string]any
+
+func (m twice) MarshalJSON() ([]byte, error) {
+	keys := slices.Sorted(maps.Keys(m))
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range append(keys[:1:1], keys...) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(m[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// duplicateCases gives every object of a valid body, at any depth, a
+// member twice: each is 400 invalid_request naming the member's path (a
+// parser that kept the last would let {"permissions":["vehicles:read"],
+// "permissions":["*"]} through a check of the first).
+func duplicateCases(t *testing.T, valid map[string]any) []badInput {
+	var body any
+	dec := json.NewDecoder(bytes.NewReader(mustJSON(t, valid)))
+	dec.UseNumber()
+	if err := dec.Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	var cases []badInput
+	var walk func(v any, path string, set func(any) any)
+	walk = func(v any, path string, set func(any) any) {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := slices.Sorted(maps.Keys(x))
+			if len(keys) > 0 {
+				field := keys[0]
+				if path != "" {
+					field = path + "." + keys[0]
+				}
+				cases = append(cases, badInput{name: "member given twice: " + field, body: set(twice(x)), status: 400,
+					codes: []string{"invalid_request"}, field: field})
+			}
+			for _, k := range keys {
+				sub := k
+				if path != "" {
+					sub = path + "." + k
+				}
+				walk(x[k], sub, func(nv any) any { c := maps.Clone(x); c[k] = nv; return set(c) })
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s[%d]", path, i), func(nv any) any { c := slices.Clone(x); c[i] = nv; return set(c) })
+			}
+		}
+	}
+	walk(body, "", func(v any) any { return v })
 	return cases
 }
 
@@ -288,8 +357,32 @@ func queryCases(op *openapi3.Operation) []badInput {
 		// before anything reaches a store.
 		cases = append(cases, badInput{name: fmt.Sprintf("?%s with U+0000", p.Name), path: p.Name + "=" + url.QueryEscape(withControl),
 			status: 400, codes: invalid, field: p.Name})
+		// A parameter that takes one value, given twice, is refused by
+		// name (neither value is taken); a repeatable one is an array.
+		if !s.Type.Includes("array") {
+			v := url.QueryEscape(oneValue(s))
+			cases = append(cases, badInput{name: fmt.Sprintf("?%s given twice", p.Name), path: p.Name + "=" + v + "&" + p.Name + "=" + v,
+				status: 400, codes: invalid, field: p.Name})
+		}
 	}
 	return cases
+}
+
+// oneValue is a value a parameter takes on its own.
+func oneValue(s *openapi3.Schema) string {
+	switch {
+	case len(s.Enum) > 0:
+		return fmt.Sprint(s.Enum[0])
+	case s.Default != nil:
+		return fmt.Sprint(s.Default)
+	case s.Format == "date-time":
+		return T0.Format(time.RFC3339)
+	case s.Format == "date":
+		return T0.Format(time.DateOnly)
+	case s.Min != nil:
+		return fmt.Sprint(*s.Min)
+	}
+	return "x"
 }
 
 var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)

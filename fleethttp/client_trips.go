@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -32,7 +33,9 @@ func (c *Client) Stops(ctx context.Context, vehicleID string, from, to time.Time
 	return walk[fleet.Stop](ctx, c, "/vehicles/"+url.PathEscape(vehicleID)+"/stops", timeRange(from, to), fleet.MaxPageLimit)
 }
 
-// Trip returns a trip; with points, its reports too (in Locations).
+// Trip returns a trip; with points, the first page of its reports too (in
+// Locations, at most fleet.MaxHistoryLimit), and in PointsPagination
+// whether more follow. TripPoints walks them all.
 func (c *Client) Trip(ctx context.Context, id string, points bool) (fleet.TripDetail, error) {
 	var q url.Values
 	if points {
@@ -41,6 +44,36 @@ func (c *Client) Trip(ctx context.Context, id string, points bool) (fleet.TripDe
 	var out fleet.TripDetail
 	_, err := c.do(ctx, http.MethodGet, "/trips/"+url.PathEscape(id), q, nil, &out)
 	return out, err
+}
+
+// TripPoints walks every stored report of a trip, from its start to its
+// end in time order, a page at a time (of WithPageSize reports, at most
+// fleet.MaxHistoryLimit).
+func (c *Client) TripPoints(ctx context.Context, id string) iter.Seq2[fleet.Point, error] {
+	return func(yield func(fleet.Point, error) bool) {
+		limit := fleet.MaxHistoryLimit
+		if c.pageSize > 0 {
+			limit = min(c.pageSize, limit)
+		}
+		q := url.Values{"include": {"points"}, "points_limit": {strconv.Itoa(limit)}}
+		for {
+			var d fleet.TripDetail
+			if _, err := c.do(ctx, http.MethodGet, "/trips/"+url.PathEscape(id), q, nil, &d); err != nil {
+				yield(fleet.Point{}, err)
+				return
+			}
+			for _, p := range d.Locations {
+				if !yield(p, nil) {
+					return
+				}
+			}
+			pg := d.PointsPagination
+			if pg == nil || !pg.HasMore || pg.NextCursor == nil {
+				return
+			}
+			q.Set("points_cursor", *pg.NextCursor)
+		}
+	}
 }
 
 // SummaryQuery selects the rows of Summary: zero times take the server's

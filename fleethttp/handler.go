@@ -29,7 +29,10 @@ func WithLogger(l *slog.Logger) Option { return func(h *Handler) { h.log = l } }
 // location batches (the routes with the MaxBatchBody limit). A body still
 // arriving when its time is up is cut off: the request is answered 400
 // invalid_request, naming the limit, and the connection is closed. Zero
-// keeps the default (DefaultBodyTimeout, DefaultBatchBodyTimeout).
+// keeps the default (DefaultBodyTimeout, DefaultBatchBodyTimeout). Every
+// request with a body gets the body timeout from its start, whatever
+// answers it (LimitBodyTime): one answered without reading its body (a
+// 401, 404, 405, 415 or 429) closes its connection at once.
 func WithBodyTimeouts(body, batch time.Duration) Option {
 	return func(h *Handler) {
 		if body > 0 {
@@ -153,6 +156,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st.sw.ResponseWriter = w
 	sw := &st.sw
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+	// A body must arrive within the body timeout, and an answer given
+	// without reading it closes the connection (LimitBodyTime).
+	if g := guardBody(w, r, h.bodyTimeout); g != nil {
+		r.Body = g
+		defer g.done()
+	}
 	h.metrics.inFlight.Add(1)
 	defer func() {
 		if p := recover(); p != nil {

@@ -203,7 +203,8 @@ func seconds(d time.Duration) string {
 }
 
 // decode parses a JSON object strictly into T: unknown fields, wrong types,
-// trailing data and anything but an object are invalid_request. A missing
+// a member given twice in any object, trailing data and anything but an
+// object are invalid_request. A missing
 // body is invalid_request too, unless optional (then it reads as {}).
 func decode[T any](body []byte, optional bool) (T, error) {
 	var v T
@@ -224,6 +225,9 @@ func decode[T any](body []byte, optional bool) (T, error) {
 	rd.UseNumber() // ranges are the typed decoder's to judge
 	if err := rd.Decode(&raw); err != nil {
 		return v, decodeError(err)
+	}
+	if err := duplicateMemberError(body); err != nil {
+		return v, err
 	}
 	if err := checkShape(raw, reflect.TypeFor[T](), ""); err != nil {
 		return v, err

@@ -149,6 +149,13 @@ const streamRetryAfter = "5"
 // the client goes, when the key stops being valid (revoked, expired, past
 // its rotation grace), or when the client falls behind the replay buffer;
 // a client reconnects with Last-Event-ID.
+// setStreamHeaders sets the headers of an event stream.
+func setStreamHeaders(hd http.Header) {
+	hd["Content-Type"] = []string{"text/event-stream"}
+	hd["Cache-Control"] = []string{"no-cache"}
+	hd["X-Accel-Buffering"] = []string{"no"}
+}
+
 func (h *Handler) stream(c *call) error {
 	q, err := c.query()
 	if err != nil {
@@ -156,6 +163,14 @@ func (h *Handler) stream(c *call) error {
 	}
 	if _, ok := q[tokenParam]; ok && c.r.Header.Get("Authorization") != "" {
 		return fleet.Errorf(fleet.CodeInvalidRequest, "Send the API key in Authorization or a stream token in ?token=, not both.")
+	}
+	if c.r.Method == http.MethodHead {
+		// The stream's headers, and no stream: a HEAD would otherwise
+		// hold one of the key's streams, and its connection, until the
+		// client went away.
+		setStreamHeaders(c.w.Header())
+		c.w.WriteHeader(http.StatusOK)
+		return nil
 	}
 	last := c.r.Header.Get("Last-Event-ID")
 	if last == "" {
@@ -171,10 +186,7 @@ func (h *Handler) stream(c *call) error {
 	defer sub.Close()
 	rc := http.NewResponseController(c.w)
 	rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
-	hd := c.w.Header()
-	hd["Content-Type"] = []string{"text/event-stream"}
-	hd["Cache-Control"] = []string{"no-cache"}
-	hd["X-Accel-Buffering"] = []string{"no"}
+	setStreamHeaders(c.w.Header())
 	c.w.WriteHeader(http.StatusOK)
 	fmt.Fprint(c.w, "retry: 2000\n\n")
 	if err := rc.Flush(); err != nil {

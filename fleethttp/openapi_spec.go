@@ -195,7 +195,7 @@ func days(d time.Duration) int { return int(d / (24 * time.Hour)) }
 
 func intro() string {
 	return "Fleet-data API: vehicles, real-time locations, maintenance, alerts, events and webhooks.\n\n" +
-		"Every request under /v1 (except this document) carries `Authorization: Bearer <API_KEY>`. Bodies are JSON objects; unknown fields are refused. Successful responses are `{\"success\": true, \"data\": ...}`; list endpoints add `pagination`. Errors are `{\"success\": false, \"error\": {\"code\", \"message\", \"request_id\", \"details\"}}`.\n\n" +
+		"Every request under /v1 (except this document) carries `Authorization: Bearer <API_KEY>`. Bodies are JSON objects; unknown fields, and a member given twice in any object, are refused; a query parameter that takes one value is refused when given twice (those that take several, such as `vehicle_id` on the locations, are arrays here). Successful responses are `{\"success\": true, \"data\": ...}`; list endpoints add `pagination`. Errors are `{\"success\": false, \"error\": {\"code\", \"message\", \"request_id\", \"details\"}}`.\n\n" +
 		"Every response under /v1 carries the rate-limit headers. Each key has an hourly allowance that depends on the account's plan (" +
 		byPlan(func(l fleet.PlanLimits) int { return l.RequestsPerHour }) +
 		", or the account's own higher limit), counted in a fixed one-hour window that starts at the first request after the previous window ended. Every authenticated request counts, except one the hourly allowance refuses (429). Requests that cannot be tied to a valid key are limited per client address (" + strconv.Itoa(fleet.DefaultAddressLimit) + " per hour unless the server sets otherwise); over that, the 429 says so.\n\n" +
@@ -256,7 +256,7 @@ func headerRefs(extra ...string) *obj {
 // errorDocs describes each error code of the error table, in the order of
 // its status. Their statuses come from statusOf, the one table.
 var errorDocs = []struct{ name, code, desc string }{
-	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), an unknown or bad query parameter or cursor (a query parameter holding a control character included: `details` names it), or a body that did not arrive within its deadline (" + seconds(DefaultBodyTimeout) + "; " + seconds(DefaultBatchBodyTimeout) + " for location batches; the connection is then closed)."},
+	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a member given twice in one object, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), an unknown, repeated or bad query parameter or cursor (a query parameter holding a control character, or given twice where it takes one value, included: `details` names it), or a body that did not arrive within its deadline (" + seconds(DefaultBodyTimeout) + "; " + seconds(DefaultBatchBodyTimeout) + " for location batches; the connection is then closed)."},
 	{"Unauthorized", fleet.CodeUnauthorized, fmt.Sprintf("The API key is missing, malformed, unknown, revoked or expired. Such requests are limited per client address (%d an hour by default); the rate-limit headers describe that allowance, and are absent when the server turns the limit off (`--anonymous-limit 0`, for local development).", fleet.DefaultAddressLimit)},
 	{"Forbidden", fleet.CodeInsufficientPermissions, "The key lacks the permission, or the plan lacks the feature."},
 	{"NotFound", fleet.CodeNotFound, "No such route, or no such resource in the caller's account."},
@@ -326,6 +326,13 @@ type param struct {
 	in     string // "query" (when empty) or "header"
 	schema *obj
 	desc   string
+}
+
+// repeatable reports whether the parameter takes several values (it is
+// given once for each): a query parameter whose schema is an array. Any
+// other is refused when given twice.
+func (p param) repeatable() bool {
+	return p.schema != nil && p.schema.vals["type"] == "array"
 }
 
 func (p param) doc() *obj {
@@ -563,7 +570,8 @@ func descStream() string {
 		"On a single server (SQLite) the stream carries the reports that server ingests; servers sharing a PostgreSQL database share one stream: " +
 		"each carries the reports ingested by all of them, with the same ids, so `Last-Event-ID` resumes on any of them without losing or repeating a report within the replay window.\n\n" +
 		"A client that cannot send `Authorization` (a browser's `EventSource`) passes a stream token instead, `?token=` from `POST /v1/stream_tokens`, and no `Authorization` header (sending both is 400 invalid_request). " +
-		"The token is spent by the request, whatever its outcome, and the stream it opens is its key's: counted against the key's hourly allowance and its streams, ended when the key is revoked or expires. " +
+		"The token is spent by the GET, whatever its outcome, and the stream it opens is its key's: counted against the key's hourly allowance and its streams, ended when the key is revoked or expires. " +
+		"A HEAD spends no token (it is 401 with one, which stays good for the GET) and, with a key, answers the stream's headers without opening a stream. " +
 		"The browser reconnects with a new token, passing the last id it saw as `last_event_id` (EventSource cannot set `Last-Event-ID` on a new connection)."
 }
 

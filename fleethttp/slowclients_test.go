@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -171,4 +172,108 @@ func TestConnectionsOverTheCapAreRefused(t *testing.T) {
 		return served
 	})
 	is.True(served)
+}
+
+// unreadBodyAnswer sends a request that announces a body of 200,000 bytes
+// and sends none of it, and returns the answer; it fails the test unless
+// the server then closes the connection. The read deadline is only a guard
+// against a hang.
+func unreadBodyAnswer(t *testing.T, addr, method, path string, hdr ...string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var extra strings.Builder
+	for i := 0; i+1 < len(hdr); i += 2 {
+		fmt.Fprintf(&extra, "%s: %s\r\n", hdr[i], hdr[i+1])
+	}
+	if _, err := fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Length: 200000\r\n\r\n", method, path, extra.String()); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	rd := bufio.NewReader(conn)
+	res, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatalf("%s %s: no answer: %v", method, path, err)
+	}
+	if _, err := io.ReadAll(res.Body); err != nil {
+		t.Fatalf("%s %s: the answer's body: %v", method, path, err)
+	}
+	if !res.Close {
+		t.Errorf("%s %s: answered %d without Connection: close", method, path, res.StatusCode)
+	}
+	if _, err := rd.ReadByte(); err != io.EOF {
+		t.Fatalf("%s %s: answered %d, then the connection stayed open (%v)", method, path, res.StatusCode, err)
+	}
+	return res
+}
+
+// A request answered without its body being read (401, 429, 404, 405,
+// 415) does not hold its connection: the answer says Connection: close and
+// the connection is closed at once, long before the body deadline (a
+// minute here), whatever the client sends or does not send.
+func TestUnreadBodiesDoNotHoldTheConnection(t *testing.T) {
+	is := is.New(t)
+	e := newEnvOn(t, memstore.New(), testclock.New(T0), fleethttp.WithBodyTimeouts(time.Minute, time.Minute),
+		func(o *fleet.Options) { o.AddressLimit = 1 })
+	_, key := e.account(fleet.PlanPro)
+	addr := strings.TrimPrefix(e.srv.URL, "http://")
+	auth := []string{"Authorization", "Bearer " + key, "Content-Type", "application/json"}
+	for _, tc := range []struct {
+		name, method, path string
+		hdr                []string
+		status             int
+	}{
+		{"no key", "POST", "/v1/vehicles", []string{"Content-Type", "application/json"}, http.StatusUnauthorized},
+		{"no key, over the address's allowance", "POST", "/v1/vehicles", []string{"Content-Type", "application/json"}, http.StatusTooManyRequests},
+		{"unknown route", "POST", "/v1/nowhere", auth, http.StatusNotFound},
+		{"wrong method", "PUT", "/v1/vehicles", auth, http.StatusMethodNotAllowed},
+		{"wrong media type", "POST", "/v1/vehicles", []string{"Authorization", "Bearer " + key, "Content-Type", "text/plain"}, http.StatusUnsupportedMediaType},
+		{"location batch, wrong media type", "POST", "/v1/vehicles/locations", []string{"Authorization", "Bearer " + key, "Content-Type", "text/csv"}, http.StatusUnsupportedMediaType},
+	} {
+		res := unreadBodyAnswer(t, addr, tc.method, tc.path, tc.hdr...)
+		is.Equal(res.StatusCode, tc.status) // tc.name
+	}
+	is.Equal(e.do("GET", "/v1/account", key, nil).status, http.StatusOK) // and the server serves on
+}
+
+// LimitBodyTime gives any handler the same guarantee: an answer given
+// without reading the body closes the connection at once, and a handler
+// that waits for a body that does not come is cut off at the deadline.
+func TestLimitBodyTime(t *testing.T) {
+	is := is.New(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /ignore", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	mux.HandleFunc("POST /form", func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "the form did not arrive", http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	srv := httptest.NewServer(fleethttp.LimitBodyTime(mux, 200*time.Millisecond))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+
+	is.Equal(unreadBodyAnswer(t, addr, "POST", "/ignore").StatusCode, http.StatusAccepted)
+	is.Equal(unreadBodyAnswer(t, addr, "POST", "/form", "Content-Type", "application/x-www-form-urlencoded").StatusCode, http.StatusBadRequest)
+	is.Equal(unreadBodyAnswer(t, addr, "GET", "/nowhere").StatusCode, http.StatusNotFound)
+
+	// A body that arrives is read as ever, and the connection is kept.
+	conn, err := net.Dial("tcp", addr)
+	is.NoErr(err)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	rd := bufio.NewReader(conn)
+	for range 2 {
+		_, err = io.WriteString(conn, "POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=b")
+		is.NoErr(err)
+		res, err := http.ReadResponse(rd, nil)
+		is.NoErr(err)
+		b, _ := io.ReadAll(res.Body)
+		is.Equal(string(b), "ok")
+		is.True(!res.Close) // kept alive
+	}
 }

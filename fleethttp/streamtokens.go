@@ -32,10 +32,11 @@ func (h *Handler) createStreamToken(c *call) error {
 // tokenParam is the query parameter that carries a stream token.
 const tokenParam = "token"
 
-// streamTokenOf returns the stream token of a request to a route that
-// takes one (opDoc.tokenAuth), if the request carries one.
+// streamTokenOf returns the stream token of a GET to a route that takes
+// one (opDoc.tokenAuth), if the request carries one. A HEAD's token is not
+// taken: it would spend the token that the GET after it needs.
 func (h *Handler) streamTokenOf(r *http.Request) (string, bool) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet {
 		return "", false
 	}
 	if !h.tokenPaths[r.URL.Path] || !strings.Contains(r.URL.RawQuery, tokenParam) {
@@ -53,6 +54,13 @@ func (h *Handler) streamTokenOf(r *http.Request) (string, bool) {
 		return "", true // more than one: no token
 	}
 	return v[0], true
+}
+
+// headWithToken reports whether r is a HEAD that carries a stream token in
+// place of a key.
+func (h *Handler) headWithToken(r *http.Request) bool {
+	return r.Method == http.MethodHead && h.tokenPaths[r.URL.Path] && r.Header.Get("Authorization") == "" &&
+		strings.Contains(r.URL.RawQuery, tokenParam) && r.URL.Query().Has(tokenParam)
 }
 
 // redactQuery returns a raw query string for the access log with the

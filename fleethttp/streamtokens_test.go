@@ -268,3 +268,45 @@ func TestClientCreateStreamToken(t *testing.T) {
 	_, err = limited.CreateStreamToken(ctx)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions) // needs locations:read
 }
+
+// A HEAD on the live stream spends no stream token (a link checker or a
+// prefetch must not use up the token a page is about to open the stream
+// with): the token stays good for the GET that follows. With a key, a HEAD
+// answers the stream's headers without opening a stream.
+func TestHeadDoesNotSpendAStreamToken(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	p, err := e.svc.Authenticate(ctx, key)
+	is.NoErr(err)
+	token := e.streamToken(key)
+
+	head := func(secret string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("HEAD", e.streamURL(token), nil)
+		if secret != "" {
+			req.URL.RawQuery = ""
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+		res, err := e.srv.Client().Do(req)
+		is.NoErr(err)
+		res.Body.Close()
+		return res
+	}
+	res := head("")
+	is.Equal(res.StatusCode, http.StatusUnauthorized) // a token is for the GET that opens the stream
+	is.Equal(e.svc.OpenStreams(p), 0)
+
+	sse, r := e.eventSource(e.streamURL(token))
+	is.True(sse != nil) // the token still opens the stream
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(e.svc.OpenStreams(p), 1)
+	sse.cancel()
+	waitUntil(t, "the stream's slot to be freed", func() bool { return e.svc.OpenStreams(p) == 0 })
+
+	res = head(key)
+	is.Equal(res.StatusCode, http.StatusOK)
+	is.Equal(res.Header.Get("Content-Type"), "text/event-stream")
+	is.Equal(e.svc.OpenStreams(p), 0) // no stream was opened
+	is.Equal(e.do("GET", "/v1/account", key, nil).status, http.StatusOK)
+}

@@ -41,8 +41,11 @@ func TestControlCharacters(t *testing.T) {
 			refused("POST", "/v1/alerts", map[string]any{"message": "Flat" + c}, "message")
 			refused("POST", "/v1/alerts", map[string]any{"message": "Flat", "data": map[string]any{"n": map[string]any{"m": []any{1, "x" + c}}}}, "data.n.m[1]")
 		}
-		// A duplicate member is read too: the data is kept as it came.
-		refused("POST", "/v1/alerts", `{"message":"Flat","data":{"a":"ok","a":"x\u0000"}}`, "data.a")
+		// A duplicate member, where a control character could hide, is
+		// refused before anything else.
+		r := e.do("POST", "/v1/alerts", key, `{"message":"Flat","data":{"a":"ok","a":"x\u0000"}}`)
+		is.Equal(r.status, http.StatusBadRequest)
+		is.True(namesField(r, "data.a"))
 		refused("POST", "/v1/alerts", `{"message":"Flat","data":{"ok\u0000":1}}`, "data")
 		is.Equal(len(e.do("GET", "/v1/alerts", key, nil).list()), 0) // nothing was created
 

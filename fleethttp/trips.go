@@ -162,15 +162,30 @@ func (h *Handler) getTrip(c *call) error {
 	if err != nil {
 		return err
 	}
-	points := false
+	var pq fleet.TripPointsQuery
+	pq.Cursor = q.Get("points_cursor")
+	if s := q.Get("points_limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fleet.Errorf(fleet.CodeInvalidRequest, "points_limit must be a whole number from 1 to %d.", fleet.MaxHistoryLimit)
+		}
+		if n == 0 {
+			n = -1 // not the default: out of range
+		}
+		pq.Limit = n
+	}
+	var d fleet.TripDetail
 	switch inc := q.Get("include"); inc {
 	case "":
+		if q.Has("points_limit") || q.Has("points_cursor") {
+			return fleet.Errorf(fleet.CodeInvalidRequest, "points_limit and points_cursor page the trip's points: they need include=points.")
+		}
+		d, err = h.svc.Trip(c.r.Context(), c.p, c.r.PathValue("trip_id"), false)
 	case "points":
-		points = true
+		d, err = h.svc.TripPoints(c.r.Context(), c.p, c.r.PathValue("trip_id"), pq)
 	default:
 		return fleet.Errorf(fleet.CodeInvalidRequest, "include must be points.")
 	}
-	d, err := h.svc.Trip(c.r.Context(), c.p, c.r.PathValue("trip_id"), points)
 	if err != nil {
 		return err
 	}
@@ -214,6 +229,21 @@ func tripParams() []param {
 		timeParam("to", "Default: now."),
 		pageParams()[0], pageParams()[1],
 	}
+}
+
+// tripPointsParams are the query parameters of GET /v1/trips/{trip_id}.
+func tripPointsParams() []param {
+	return []param{
+		{name: "include", desc: "`points`: add a page of the trip's stored reports from its start to its end, in `locations` (GPS jumps among them included), and `points_pagination`.", schema: o("type", "string", "enum", []string{"points"})},
+		{name: "points_limit", desc: "With `include=points`: the most reports in `locations`.", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxHistoryLimit, "default", fleet.MaxHistoryLimit)},
+		{name: "points_cursor", desc: "With `include=points`: the `points_pagination.next_cursor` of the previous page (or a `next_cursor` of the vehicle's location history: the two are of one form).", schema: o("type", "string")},
+	}
+}
+
+func descTripPoints() string {
+	return "With `include=points`, the trip's reports come a page at a time: at most `points_limit` (" + num(fleet.MaxHistoryLimit) + ", the location history's largest page, by default and at most) in `locations`, in time order, " +
+		"and `points_pagination` `{next_cursor, has_more}` as the list endpoints' `pagination`: while `has_more` is true, ask again with `points_cursor` set to `next_cursor`. " +
+		"The trip's own fields are those of its latest state on every page. `points_limit` and `points_cursor` without `include=points` are 400 invalid_request."
 }
 
 func summaryParams() []param {
@@ -260,6 +290,16 @@ func registerTripComponents(g *generator) {
 			with("start_odometer_km end_odometer_km", "description", "The odometer at the start and end report, when they carry one.").
 			with("points", "description", "Reports the trip is made of.").
 			with("ignored_points", "description", fmt.Sprintf("Reports left out as GPS jumps (more than %d km/h from the report before).", fleet.MaxTripSpeed))
+	})
+	comp[fleet.Pagination](g, "PointsPagination", output, func(s *shape) {
+		s.describe("Where a page of a trip's points ends.").
+			with("next_cursor", "description", "Pass as `points_cursor` to get the next page; null on the last page.")
+	})
+	comp[fleet.TripDetail](g, "TripDetail", output, func(s *shape) {
+		s.describe("A trip; with `include=points`, a page of its reports too.").
+			with("locations", "description", "With `include=points`: a page of the trip's reports, in time order.").
+			replace("points_pagination", ref("PointsPagination")).
+			with("points_pagination", "description", "With `include=points`: whether the trip has reports after `locations`, and the cursor of the next page.")
 	})
 	comp[fleet.StopLocation](g, "StopLocation", output, nil)
 	comp[fleet.Stop](g, "Stop", output, func(s *shape) {

@@ -183,3 +183,80 @@ func TestTripsBadInput(t *testing.T) {
 		t.Fatalf("another account's rows: %v", rows)
 	}
 }
+
+// A trip's points come at most fleet.MaxHistoryLimit to a response, paged
+// with the history's cursor: points_limit and points_cursor ask for a
+// page, points_pagination says whether there are more. The client walks
+// every page.
+func TestTripPointsArePaged(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanEnterprise)
+	vid := e.vehicle(key, "Long hauler")
+	const n = fleet.MaxHistoryLimit + 50
+	start := e.clock.Now().Add(-n * time.Second)
+	for i := 0; i < n; i += fleet.MaxPointsPerVehicleBatch {
+		var pts []map[string]any
+		for j := i; j < min(n, i+fleet.MaxPointsPerVehicleBatch); j++ {
+			pts = append(pts, pt(start.Add(time.Duration(j)*time.Second), 52.0, 13.0+float64(j)/1e5, 60))
+		}
+		is.Equal(e.do("POST", "/v1/vehicles/"+vid+"/locations", key, batch(pts...)).status, http.StatusOK)
+	}
+	trips := e.do("GET", "/v1/vehicles/"+vid+"/trips", key, nil).list()
+	is.Equal(len(trips), 1)
+	trip := trips[0].(map[string]any)["trip_id"].(string)
+
+	// The first page: the most a response holds, and a cursor.
+	r := e.do("GET", "/v1/trips/"+trip+"?include=points", key, nil)
+	is.Equal(r.status, http.StatusOK)
+	locs := r.data()["locations"].([]any)
+	is.Equal(len(locs), fleet.MaxHistoryLimit)
+	pg := r.data()["points_pagination"].(map[string]any)
+	is.Equal(pg["has_more"], true)
+	next := pg["next_cursor"].(string)
+	r = e.do("GET", "/v1/trips/"+trip+"?include=points&points_cursor="+url.QueryEscape(next), key, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(len(r.data()["locations"].([]any)), 50) // the rest
+	is.Equal(r.data()["points_pagination"], map[string]any{"next_cursor": nil, "has_more": false})
+	is.Equal(r.data()["locations"].([]any)[0].(map[string]any)["timestamp"], start.Add(fleet.MaxHistoryLimit*time.Second).Format(time.RFC3339))
+
+	// Without include=points: no points, no pagination, as before.
+	r = e.do("GET", "/v1/trips/"+trip, key, nil)
+	is.Equal(r.data()["locations"], nil)
+	is.Equal(r.data()["points_pagination"], nil)
+
+	// The history's cursor and the trip's are one form: a page of one
+	// resumes the other.
+	h := e.do("GET", "/v1/vehicles/"+vid+"/locations?limit=3&from="+url.QueryEscape(start.Format(time.RFC3339)), key, nil)
+	is.Equal(h.status, http.StatusOK)
+	hc := h.json()["pagination"].(map[string]any)["next_cursor"].(string)
+	r = e.do("GET", "/v1/trips/"+trip+"?include=points&points_limit=2&points_cursor="+url.QueryEscape(hc), key, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(r.data()["locations"].([]any)[0].(map[string]any)["timestamp"], start.Add(3*time.Second).Format(time.RFC3339))
+	tc := r.data()["points_pagination"].(map[string]any)["next_cursor"].(string)
+	h = e.do("GET", "/v1/vehicles/"+vid+"/locations?limit=1&from="+url.QueryEscape(start.Format(time.RFC3339))+"&cursor="+url.QueryEscape(tc), key, nil)
+	is.Equal(h.list()[0].(map[string]any)["timestamp"], start.Add(5*time.Second).Format(time.RFC3339))
+
+	for _, q := range []string{"include=points&points_limit=0", "include=points&points_limit=10001", "include=points&points_limit=abc",
+		"include=points&points_cursor=nope", "points_limit=5", "points_cursor=" + url.QueryEscape(next)} {
+		r := e.do("GET", "/v1/trips/"+trip+"?"+q, key, nil)
+		is.Equal(r.status, http.StatusBadRequest) // q
+		is.Equal(r.errCode(), fleet.CodeInvalidRequest)
+	}
+
+	// The client walks every page, in time order, none twice.
+	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()))
+	all := collect(t, c.TripPoints(context.Background(), trip))
+	is.Equal(len(all), n)
+	for i, p := range all {
+		if !p.Timestamp.Equal(start.Add(time.Duration(i) * time.Second)) {
+			t.Fatalf("point %d is at %s", i, p.Timestamp)
+		}
+	}
+	small := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(4000))
+	is.Equal(len(collect(t, small.TripPoints(context.Background(), trip))), n) // three pages
+	d, err := c.Trip(context.Background(), trip, true)
+	is.NoErr(err)
+	is.Equal(len(d.Locations), fleet.MaxHistoryLimit) // the first page
+	is.True(d.PointsPagination.HasMore)
+}

@@ -454,3 +454,60 @@ func TestStreamNeedsPermission(t *testing.T) {
 	is.Equal(r.status, http.StatusBadRequest)
 	_ = fmt.Sprint()
 }
+
+// A -0 in a body is stored and answered as 0, on the location batches'
+// fast decoder and on the strict one; an external_id spelt in another
+// Unicode normalisation is the same external_id (409). The rules are
+// fleet's; this checks that the API reaches them.
+func TestNumbersAndExternalIDsOverHTTP(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	r := e.do("POST", "/v1/vehicles", key, `{"name":"Van","odometer_km":-0,"external_id":"Cafe\u0301"}`)
+	is.Equal(r.status, http.StatusCreated)
+	is.True(strings.Contains(string(r.body), `"odometer_km":0,`))
+	is.Equal(r.data()["external_id"], "Caf\u00e9")
+	veh := r.data()["vehicle_id"].(string)
+	is.Equal(e.do("POST", "/v1/vehicles", key, `{"name":"Other","external_id":"Caf\u00e9"}`).status, http.StatusConflict)
+
+	at := func(d time.Duration) string { return e.clock.Now().Add(-d).Format(time.RFC3339) }
+	fast := `{"locations":[{"latitude":-0,"longitude":-0.0,"timestamp":"` + at(2*time.Minute) + `","speed":-0,"heading":-0e3}]}`
+	strict := `{"locations":[{"latitude":-0,"longitude":-0.0,"timestamp":"` + at(time.Minute) + `","speed":-0,"\u0068eading":-0e3,"odometer_km":-0}]}`
+	for _, body := range []string{fast, strict} {
+		r = e.do("POST", "/v1/vehicles/"+veh+"/locations", key, body)
+		is.Equal(r.status, http.StatusOK)
+		is.Equal(r.data()["accepted"], 1.0)
+	}
+	r = e.do("POST", "/v1/vehicles/"+veh+"/locations", key, `{"locations":[{"latitude":1,"longitude":1,"timestamp":"`+at(0)+`","speed":1,"\u0073peed":2}]}`)
+	is.Equal(r.status, http.StatusBadRequest) // speed given twice, however spelt
+	r = e.do("GET", "/v1/vehicles/"+veh+"/locations", key, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.True(!strings.Contains(string(r.body), "-0")) // no -0 anywhere
+	is.True(strings.Contains(string(r.body), `"latitude":0,"longitude":0,`))
+}
+
+// A query parameter that takes one value is refused when given twice,
+// naming it (of ?limit=1&limit=500 neither is taken); a repeatable one
+// (vehicle_id on the locations) takes every value as before.
+func TestRepeatedQueryParameters(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	v1, v2, v3 := e.vehicle(key, "A"), e.vehicle(key, "B"), e.vehicle(key, "C")
+	for _, v := range []string{v1, v2, v3} {
+		is.Equal(e.do("POST", "/v1/vehicles/"+v+"/locations", key, batch(pt(e.clock.Now(), 1, 1, 10))).status, http.StatusOK)
+	}
+	r := e.do("GET", "/v1/vehicles/locations?vehicle_id="+v1+"&vehicle_id="+v3, key, nil)
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(len(r.list()), 2) // repeatable: both vehicles
+
+	for _, path := range []string{"/v1/vehicles?limit=1&limit=500", "/v1/vehicles/locations?status=moving&vehicle_id=" + v1 + "&status=offline",
+		"/v1/vehicles/" + v1 + "/locations?from=" + T0.Add(-time.Hour).Format(time.RFC3339) + "&from=" + T0.Add(-time.Hour).Format(time.RFC3339)} {
+		r := e.do("GET", path, key, nil)
+		is.Equal(r.status, http.StatusBadRequest) // path
+		is.Equal(r.errCode(), fleet.CodeInvalidRequest)
+		is.True(strings.Contains(r.errMessage(), "given 2 times"))
+	}
+	r = e.do("GET", "/v1/vehicles?limit=1&limit=500", key, nil)
+	is.True(namesField(r, "limit"))
+}

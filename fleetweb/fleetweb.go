@@ -16,7 +16,11 @@
 // issued at every sign-in, so no id planted before it survives; every
 // state-changing request passes net/http.CrossOriginProtection; pages carry
 // a Content-Security-Policy that allows scripts, styles and connections to
-// the dashboard's own origin only (and images from the map's tile server).
+// the dashboard's own origin only (and images from the map's tile server);
+// after sign-in, next leads only to a path of the dashboard's own site; the
+// links it shows take their address from Options.PublicURL when set, never
+// from a request's Host. Wrap it in fleethttp.LimitBodyTime, as fleetserver
+// does, so that a form that never arrives does not hold its connection.
 //
 // Mount it at "/" next to the API (as fleetserver does) or anywhere an
 // embedding program likes: it serves absolute paths (/sign-in, /settings/...,
@@ -82,6 +86,36 @@ type Options struct {
 	// posted through such a proxy is refused as cross-site. New panics on
 	// a malformed origin.
 	TrustedOrigins []string
+	// PublicURL is the dashboard's address as people reach it
+	// ("https://fleet.example.com"): the addresses the dashboard shows (a
+	// new person's sign-in link, the API's address on the keys page) are
+	// made from it. When empty they are made from the request's Host and
+	// X-Forwarded-Proto, which a client chooses: set it wherever the
+	// server can be reached under a name it does not control. New panics
+	// on one that ParsePublicURL refuses.
+	PublicURL string
+}
+
+// ParsePublicURL checks a dashboard's public address (Options.PublicURL):
+// an absolute http or https URL with a host, and no user, query or
+// fragment; a path is kept (for a dashboard mounted under a prefix). It
+// returns the URL without its trailing slash.
+func ParsePublicURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || s == "" || unsafePathBytes(s):
+		return "", fmt.Errorf("%q is not a URL", s)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q must be an absolute http or https URL (https://fleet.example.com)", s)
+	case u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("%q has no host", s)
+	case u.User != nil:
+		return "", fmt.Errorf("%q must not carry a user", s)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(s, "?#"):
+		return "", fmt.Errorf("%q must not have a query or a fragment", s)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	return strings.TrimRight(u.String(), "/"), nil
 }
 
 // Handler serves the dashboard. Create it with New.
@@ -108,6 +142,13 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	}
 	if opts.MapAttribution == "" {
 		opts.MapAttribution = "© OpenStreetMap contributors"
+	}
+	if opts.PublicURL != "" {
+		u, err := ParsePublicURL(opts.PublicURL)
+		if err != nil {
+			panic("fleetweb: Options.PublicURL: " + err.Error())
+		}
+		opts.PublicURL = u
 	}
 	if opts.ClientAddr == nil {
 		opts.ClientAddr = func(r *http.Request) string {
@@ -201,6 +242,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("Cache-Control", "no-store")
+	if r.Method == http.MethodPost {
+		// A form that does not arrive (cut off by the server's body
+		// deadline, say) is refused here: the request's context ends with
+		// the connection's read, so no handler could do better than fail.
+		if err := r.ParseForm(); err != nil {
+			h.render(w, http.StatusBadRequest, "error", page{Title: http.StatusText(http.StatusBadRequest),
+				Error: "The form could not be read. Reload the page and try again."})
+			return
+		}
+	}
 	h.root.ServeHTTP(w, r)
 }
 
@@ -352,12 +403,37 @@ func walk[T any](ctx context.Context, max int, list func(fleet.ListQuery) (fleet
 	}
 }
 
-// safeNext returns where to go after signing in: a path of this site, or /.
+// safeNext returns where to go after signing in: next when it is a path of
+// this site, else /. A path of this site starts with a single /, has no
+// scheme or host once parsed, and holds no byte at or below 0x20, no DEL
+// and no backslash, as written or percent-decoded: a browser drops tabs
+// and newlines from a Location and reads \ as /, so "/\t/other.example"
+// or "/\\other.example" would lead to another site.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !sitePath(next) {
 		return "/"
 	}
 	return next
+}
+
+func sitePath(s string) bool {
+	if len(s) == 0 || s[0] != '/' || len(s) > 1 && s[1] == '/' || unsafePathBytes(s) {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	return !strings.HasPrefix(u.Path, "//") && !unsafePathBytes(u.Path)
+}
+
+func unsafePathBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= 0x20 || c == 0x7f || c == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 var funcs = template.FuncMap{

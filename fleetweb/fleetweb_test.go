@@ -366,3 +366,145 @@ func TestAddUserLinkSignsInOnce(t *testing.T) {
 	r = do(t, e.client(t), "POST", e.srv.URL+"/welcome", url.Values{"token": {token}, "password": {"another-passphrase-x"}})
 	is.Equal(r.status, http.StatusUnauthorized) // used once
 }
+
+// After signing in, next leads to a path of this site and nowhere else:
+// every spelling that a browser would read as another host (a tab or a
+// newline it drops, a backslash it reads as a slash, two slashes, a
+// scheme), in the query string or its encoded forms, leads to /.
+func TestSignInNextStaysOnThisSite(t *testing.T) {
+	e := newEnv(t, fleetweb.Options{})
+	c := e.signedIn(t, "admin@acme.test", adminPassword)
+	for _, tc := range []struct{ raw, want string }{
+		{"%2Fsettings%2Fapi-keys", "/settings/api-keys"},
+		{"/map%3Fvehicle_id%3Dveh_1", "/map?vehicle_id=veh_1"},
+		{"/users", "/users"},
+		{"", "/"},
+		{"/%09/other.example", "/"},
+		{"/%09%09other.example", "/"},
+		{"%09//other.example", "/"},
+		{"/%0A/other.example", "/"},
+		{"/%0D/other.example", "/"},
+		{"/%20/other.example", "/"},
+		{"/%00/other.example", "/"},
+		{"/%7F/other.example", "/"},
+		{"//other.example", "/"},
+		{"%2F%2Fother.example", "/"},
+		{"%2f%2fother.example", "/"},
+		{"/%2f%2fother.example", "/"},
+		{"%2F%252F%252Fother.example", "/"},
+		{"/%2509/other.example", "/"},
+		{"/%5Cother.example", "/"},
+		{"%5C%5Cother.example", "/"},
+		{"/%5C/other.example", "/"},
+		{"/%255C/other.example", "/"},
+		{"https://other.example/", "/"},
+		{"https:other.example", "/"},
+		{"https:%2F%2Fother.example", "/"},
+		{"javascript:alert(1)", "/"},
+		{"other.example", "/"},
+		{"/%", "/"},
+	} {
+		// The transport, not the client: a client refuses to read some of
+		// the Locations this test looks for.
+		req, err := http.NewRequest("GET", e.srv.URL+"/sign-in?next="+tc.raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ck := range c.Jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+		res, err := c.Transport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != tc.want {
+			t.Errorf("next=%s: %d to %q, want %q", tc.raw, res.StatusCode, res.Header.Get("Location"), tc.want)
+		}
+	}
+	// The form's next, as the sign-in page posts it, is held to the same rule.
+	form := url.Values{"email": {"admin@acme.test"}, "password": {adminPassword}, "next": {"/\t/other.example"}}
+	req, err := http.NewRequest("POST", e.srv.URL+"/sign-in", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := c.Transport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Location") != "/" {
+		t.Errorf("posted next with a tab: to %q, want /", res.Header.Get("Location"))
+	}
+}
+
+// With Options.PublicURL set, the addresses the dashboard shows (a new
+// person's sign-in link, the keys page's "Try it" line) are on it, whatever
+// Host and X-Forwarded-Proto a request carries: a forged Host cannot make
+// an admin hand out a sign-in link to another site.
+func TestPublicURLWinsOverTheRequestsHost(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{PublicURL: "https://fleet.example.com/"})
+	c := e.signedIn(t, "admin@acme.test", adminPassword)
+	forged := func(method, path string, form url.Values) resp {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequest(method, e.srv.URL+path, body)
+		is.NoErr(err)
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for _, ck := range c.Jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+		req.Host = "other.example" // the client would pick cookies by it
+		req.Header.Set("X-Forwarded-Proto", "http")
+		res, err := c.Transport.RoundTrip(req)
+		is.NoErr(err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return resp{res.StatusCode, res.Header, string(b)}
+	}
+	r := forged("POST", "/users", url.Values{"email": {"new@acme.test"}, "role": {"viewer"}})
+	is.Equal(r.status, http.StatusCreated)
+	is.True(regexp.MustCompile(`value="https://fleet.example.com/welcome\?token=[A-Za-z0-9_-]{43}"`).MatchString(r.body)) // the public URL's link
+	is.True(!strings.Contains(r.body, "other.example"))
+	newKey := url.Values{"name": {"Backend"}, "environment": {"development"}, "permissions": {"vehicles:read"}}
+	r = forged("POST", "/settings/api-keys", newKey)
+	is.Equal(r.status, http.StatusCreated)
+	is.True(strings.Contains(r.body, "https://fleet.example.com/v1/account")) // the "Try it" line
+	is.True(!strings.Contains(r.body, "other.example"))
+
+	// Without it, the address is the request's, as before.
+	e = newEnv(t, fleetweb.Options{})
+	c = e.signedIn(t, "admin@acme.test", adminPassword)
+	r = do(t, c, "POST", e.srv.URL+"/settings/api-keys", newKey)
+	is.Equal(r.status, http.StatusCreated)
+	is.True(strings.Contains(r.body, e.srv.URL+"/v1/account"))
+}
+
+func TestParsePublicURL(t *testing.T) {
+	is := is.New(t)
+	for in, want := range map[string]string{
+		"https://fleet.example.com":        "https://fleet.example.com",
+		"https://fleet.example.com/":       "https://fleet.example.com",
+		"http://127.0.0.1:8080":            "http://127.0.0.1:8080",
+		"https://example.com/fleet/":       "https://example.com/fleet",
+		"HTTPS://Fleet.Example.com":        "https://Fleet.Example.com",
+		"https://[2001:db8::1]:8443/admin": "https://[2001:db8::1]:8443/admin",
+	} {
+		got, err := fleetweb.ParsePublicURL(in)
+		is.NoErr(err) // in
+		is.Equal(got, want)
+	}
+	for _, bad := range []string{"", "fleet.example.com", "/dashboard", "ftp://fleet.example.com", "https://", "https:///x",
+		"https://fleet.example.com/?a=b", "https://fleet.example.com/?", "https://fleet.example.com/#top", "https://ada@fleet.example.com",
+		"https://fleet.example.com/a b", "https://fleet.example.com/\t", "javascript:alert(1)", "https:fleet.example.com"} {
+		_, err := fleetweb.ParsePublicURL(bad)
+		is.True(err != nil) // bad
+	}
+}

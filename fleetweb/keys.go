@@ -67,7 +67,7 @@ func (h *Handler) showKeys(w http.ResponseWriter, r *http.Request, us fleet.User
 	}
 	d.Permissions = append([]string{fleet.PermAll}, fleet.AllPermissions()...)
 	d.Graces = graces
-	d.APIBase = baseURL(r) + "/v1"
+	d.APIBase = h.baseURL(r) + "/v1"
 	p.Data = d
 	h.render(w, status, "keys", p)
 }

@@ -42,7 +42,7 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request, us fleet.UserS
 		h.showUsers(w, r, us, statusOf(err), p, usersData{Form: params})
 		return
 	}
-	h.showUsers(w, r, us, http.StatusCreated, p, usersData{Added: &u, Link: SignInLinkURL(baseURL(r), secret),
+	h.showUsers(w, r, us, http.StatusCreated, p, usersData{Added: &u, Link: SignInLinkURL(h.baseURL(r), secret),
 		Expires: h.svc.Now().Add(fleet.SignInLinkTTL).UTC().Format("2006-01-02 15:04 UTC"),
 		Form:    fleet.UserParams{Role: fleet.RoleViewer}})
 }
@@ -53,8 +53,12 @@ func SignInLinkURL(base, secret string) string {
 	return base + "/welcome?token=" + url.QueryEscape(secret)
 }
 
-// baseURL is the dashboard's address as the browser reached it.
-func baseURL(r *http.Request) string {
+// baseURL is the dashboard's address: Options.PublicURL, or else as the
+// browser reached it (by the request's Host and X-Forwarded-Proto).
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.opts.PublicURL != "" {
+		return h.opts.PublicURL
+	}
 	scheme := "http"
 	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		scheme = "https"

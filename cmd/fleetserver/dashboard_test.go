@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -78,4 +79,43 @@ func TestInsecureCookiesOnlyOnLoopback(t *testing.T) {
 	is.True(err != nil && strings.Contains(err.Error(), "loopback"))
 	_, err = cmdRun(map[string]string{"FLEET_DB": "memory:", "FLEET_DASHBOARD_INSECURE_COOKIES": "true"}, "serve", "--addr", "192.0.2.1:0")
 	is.True(err != nil && strings.Contains(err.Error(), "loopback")) // the flag's FLEET_* variable too
+}
+
+// TestPublicURL: with --public-url (FLEET_PUBLIC_URL) the sign-in link of a
+// person added on the dashboard is on that address, whatever Host the
+// request carried; a value that is not an absolute http(s) URL without
+// query or fragment stops the server from starting.
+func TestPublicURL(t *testing.T) {
+	is := is.New(t)
+	for _, bad := range []string{"fleet.example.com", "ftp://fleet.example.com", "https://fleet.example.com/?a=1", "https://fleet.example.com/#x"} {
+		_, err := cmdRun(map[string]string{"FLEET_DB": "memory:"}, "serve", "--addr", "127.0.0.1:0", "--public-url", bad)
+		is.True(err != nil && strings.Contains(err.Error(), "--public-url")) // bad
+		_, err = cmdRun(map[string]string{"FLEET_DB": "memory:", "FLEET_PUBLIC_URL": bad}, "serve", "--addr", "127.0.0.1:0")
+		is.True(err != nil && strings.Contains(err.Error(), "public-url")) // bad, from the environment
+	}
+
+	s := start(t, map[string]string{"FLEET_DB": "memory:", "FLEET_PUBLIC_URL": "https://fleet.example.com"}, "--demo", "--dashboard-insecure-cookies")
+	email := s.stdout.waitFor(t, regexp.MustCompile(`sign in as (\S+) with the password`))
+	password := s.stdout.waitFor(t, regexp.MustCompile(`with the password (\S+)`))
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.PostForm(s.base+"/sign-in", url.Values{"email": {email}, "password": {password}})
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusSeeOther)
+	cookies := res.Cookies()
+	is.Equal(len(cookies), 1)
+
+	req, err := http.NewRequest("POST", s.base+"/users", strings.NewReader(url.Values{"email": {"new@demo.test"}, "role": {"viewer"}}.Encode()))
+	is.NoErr(err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(cookies[0])
+	req.Host = "other.example" // forged
+	req.Header.Set("X-Forwarded-Proto", "http")
+	res, err = http.DefaultTransport.RoundTrip(req)
+	is.NoErr(err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusCreated)
+	is.True(regexp.MustCompile(`https://fleet\.example\.com/welcome\?token=[A-Za-z0-9_-]{43}`).Match(b)) // the public address
+	is.True(!strings.Contains(string(b), "other.example"))
 }

@@ -44,13 +44,14 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at /metrics on this address, `host:port` (off when empty)")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "close a connection whose request headers take longer than this")
 	anonLimit := fs.Int("anonymous-limit", fleet.DefaultAddressLimit, "`N` requests per hour and client address without a valid API key (0: no limit, for local development)")
-	bodyTimeout := fs.Duration("body-timeout", fleethttp.DefaultBodyTimeout, "cut off a request body that takes longer than this to arrive")
+	bodyTimeout := fs.Duration("body-timeout", fleethttp.DefaultBodyTimeout, "cut off a request body that takes longer than this to arrive (API, dashboard and metrics)")
 	batchBodyTimeout := fs.Duration("batch-body-timeout", fleethttp.DefaultBatchBodyTimeout, "cut off a location batch that takes longer than this to arrive")
 	maxConns := fs.Int("max-connections", fleethttp.DefaultMaxConnections, "answer 503 to connections beyond `N` open at once (0: no cap)")
 	storeTimeout := fs.Duration("store-timeout", sqlstore.DefaultTimeout, "answer 503 to a request whose store call takes longer than this (PostgreSQL's statement_timeout and connect_timeout too)")
 	corsOrigins := fs.String("cors-origins", "", "let browser pages from these `ORIGINS` call the API (comma-separated, e.g. https://app.example.com; none by default)")
 	signup := fs.Bool("signup", false, "open the dashboard's sign-up page: anyone may open a free account with its first admin")
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
+	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
@@ -76,6 +77,13 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		origins, err := fleethttp.ParseOrigins(*corsOrigins)
 		if err != nil {
 			return usagef("serve", "--cors-origins: %v", err)
+		}
+		if *publicURL != "" {
+			u, err := fleetweb.ParsePublicURL(*publicURL)
+			if err != nil {
+				return usagef("serve", "--public-url: %v", err)
+			}
+			*publicURL = u
 		}
 		if *insecureCookies && !loopback(*addr) {
 			return usagef("serve", "--dashboard-insecure-cookies needs a loopback --addr (127.0.0.1, ::1 or localhost), not %q: over a network the session cookie must be Secure", *addr)
@@ -112,7 +120,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout),
 			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins))
-		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, Logger: log})
+		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL, Logger: log})
 		if *insecureCookies {
 			log.Warn("--dashboard-insecure-cookies is on: the dashboard's session cookie travels over plain http; development only")
 		}
@@ -124,7 +132,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		base := "http://" + ln.Addr().String()
 		ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
 		srv := &http.Server{
-			Handler:           withDashboard(handler, web),
+			// The API bounds its own request bodies (--body-timeout); the
+			// dashboard gets the same bound.
+			Handler:           withDashboard(handler, fleethttp.LimitBodyTime(web, *bodyTimeout)),
 			ReadHeaderTimeout: *headerTimeout,
 			IdleTimeout:       120 * time.Second,
 			MaxHeaderBytes:    64 << 10,
@@ -170,7 +180,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			handler.WatchSender(sender)
 			mux := http.NewServeMux()
 			mux.Handle("GET /metrics", handler.Metrics())
-			msrv := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
+			msrv := &http.Server{Handler: fleethttp.LimitBodyTime(mux, *bodyTimeout), ReadHeaderTimeout: *headerTimeout, IdleTimeout: 120 * time.Second}
 			go msrv.Serve(mln)
 			defer msrv.Close()
 			fmt.Fprintf(c.stdout, "metrics on http://%s/metrics\n", mln.Addr())

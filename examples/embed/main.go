@@ -83,7 +83,11 @@ func run(ctx context.Context, dsn, addr string, insecureWebhooks bool, out io.Wr
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "My product. The fleet API is under /v1 (account %s).\n", acc.ID)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	// The API bounds how long a request body may hold a connection by
+	// itself; LimitBodyTime gives the program's own routes the same bound
+	// (an answer given without reading the body closes the connection).
+	srv := &http.Server{Handler: fleethttp.LimitBodyTime(mux, fleethttp.DefaultBodyTimeout),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

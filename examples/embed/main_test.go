@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,6 +48,23 @@ func TestEmbedIsComplete(t *testing.T) {
 	is.NoErr(err)
 	res.Body.Close()
 	is.Equal(res.StatusCode, http.StatusOK)
+
+	// A request that announces a body and sends none does not hold its
+	// connection, on the API or on the program's own routes.
+	for _, path := range []string{"/v1/vehicles", "/"} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		is.NoErr(err)
+		_, err = io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n")
+		is.NoErr(err)
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a guard against a hang only
+		rd := bufio.NewReader(conn)
+		res, err := http.ReadResponse(rd, nil)
+		is.NoErr(err) // answered
+		io.Copy(io.Discard, res.Body)
+		_, err = rd.ReadByte()
+		is.Equal(err, io.EOF) // and closed at once
+		conn.Close()
+	}
 
 	got := make(chan fleet.Event, 10)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
