@@ -35,6 +35,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -201,7 +202,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("Cache-Control", "no-store")
+	if r.Method == http.MethodPost {
+		// Every form of the dashboard is small: a body is read up to
+		// MaxFormBytes, so that a burst of posts takes bounded memory.
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+	}
 	h.root.ServeHTTP(w, r)
+}
+
+// MaxFormBytes is the most a form posted to the dashboard may hold; a
+// larger one is refused with 413 (the sign-in form counts no attempt).
+const MaxFormBytes = 64 << 10
+
+// setRetryAfter sets Retry-After when err says when to try again (a
+// throttled sign-in, a server too busy to check a password now).
+func setRetryAfter(w http.ResponseWriter, err error) {
+	if d, ok := fleet.RetryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	}
 }
 
 // CookieName returns the name of the session cookie under opts.
@@ -324,6 +342,7 @@ func errorPage(p *page, err error) {
 // fail shows an error page for err; errors of the store are logged.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, us *fleet.UserSession, err error) {
 	status := statusOf(err)
+	setRetryAfter(w, err)
 	if status >= 500 {
 		h.log.Error("dashboard", "path", r.URL.Path, "err", err)
 	}
