@@ -95,8 +95,8 @@ func (s *Service) SignIn(ctx context.Context, email, password, addr string) (Use
 		s.logins.fail(now, emailKey)
 		return UserSession{}, "", errSignIn
 	}
-	// Right: this attempt was no failure, and the brake on the address and
-	// the pair's failures end (only who knows the password gets here).
+	// Right: this attempt was no failure, and the per-e-mail brake and this
+	// pair's failures end (only who knows the password gets here).
 	s.logins.cancel(tk)
 	s.logins.forget(emailKey)
 	s.logins.forget(pairKey)

@@ -39,7 +39,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		p := page{Title: "Sign in", Data: signInData{Email: email, Next: next}}
 		errorPage(&p, err)
 		p.Fields = nil
-		if fleet.ErrorCode(err) != fleet.CodeUnavailable && statusOf(err) >= 500 {
+		if _, refused := fleet.RetryAfter(err); !refused && statusOf(err) >= 500 { // not a busy server's refusal
 			h.log.Error("dashboard: sign in", "err", err)
 		}
 		setRetryAfter(w, err)
