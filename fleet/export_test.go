@@ -1,5 +1,7 @@
 package fleet
 
+import "time"
+
 // Hooks for the tests of package fleet_test.
 
 // SetJudging makes s call f as a location batch starts being judged outside
@@ -20,3 +22,16 @@ var Comb = comb
 
 // SetTripTracking turns the trip tracking of the ingest on or off.
 func SetTripTracking(s *Service, on bool) { s.noTrips = !on }
+
+// SetPasswordHashStarted makes s call f as each password hash starts, with
+// how many run at once.
+func SetPasswordHashStarted(s *Service, f func(running int)) { s.hashes.started = f }
+
+// SetPasswordHashWait sets how long an attempt waits for a hash slot.
+func SetPasswordHashWait(s *Service, d time.Duration) { s.hashes.wait = d }
+
+// SetLoginSubjectsMax bounds how many subjects s's sign-in throttle follows.
+func SetLoginSubjectsMax(s *Service, n int) { s.logins.max = n }
+
+// LoginSubjects returns how many subjects s's sign-in throttle follows.
+func LoginSubjects(s *Service) int { return s.logins.size() }

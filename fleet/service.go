@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -37,6 +38,16 @@ type Options struct {
 	// least recently used go first). An account whose rules alone take more
 	// is compiled for each report instead. Default 256 MiB.
 	AlertCacheBytes int
+	// MaxPasswordHashes is how many password hashes (argon2id, 19 MiB of
+	// memory each) run at once, for sign-ins, sign-ups and password
+	// changes together: what bounds the memory a burst of them takes.
+	// Beyond it an attempt waits for a slot (PasswordHashWait at most).
+	// Default runtime.GOMAXPROCS(0).
+	MaxPasswordHashes int
+	// Sleep waits d, or until ctx ends (returning its error): how the
+	// per-e-mail sign-in brake (MaxLoginDelay) waits. A timer when nil;
+	// tests pass one that follows their clock.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // The brake on requests without a valid key (Options.AddressLimit).
@@ -60,6 +71,7 @@ type Service struct {
 	stream broker
 	flushM sync.Mutex
 	logins loginThrottle
+	hashes hashSlots
 
 	alertCache alertCache
 	gates      gates
@@ -102,6 +114,16 @@ func NewService(store Store, opts Options) *Service {
 	s.opts = opts
 	if opts.AlertCacheBytes <= 0 {
 		opts.AlertCacheBytes = DefaultAlertCacheBytes
+	}
+	s.opts = opts
+	if opts.MaxPasswordHashes <= 0 {
+		opts.MaxPasswordHashes = runtime.GOMAXPROCS(0)
+	}
+	s.opts = opts
+	s.logins.init(MaxLoginSubjects)
+	s.hashes = hashSlots{sem: make(chan struct{}, opts.MaxPasswordHashes), wait: PasswordHashWait}
+	if opts.Sleep == nil {
+		opts.Sleep = sleepCtx
 	}
 	s.opts = opts
 	s.alertCache.init(opts.AlertCacheBytes)

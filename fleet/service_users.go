@@ -44,16 +44,34 @@ var errNoSession = &Error{Code: CodeUnauthorized, Message: "Please sign in."}
 // SignIn checks an e-mail address and password and starts a session,
 // returning its secret (for the browser's cookie; only its hash is kept).
 // An unknown address and a wrong password get the same error, after the
-// same work. After LoginFailures failures within LoginWindow for the
-// address or from the client address addr, every attempt is refused with
-// rate_limit_exceeded until the window has room again, right or wrong.
+// same work. addr is the client address the attempt comes from.
+//
+// Each attempt counts before its password is checked: within LoginWindow,
+// LoginFailures attempts for one e-mail address from one client address,
+// and AddressLoginFailures from one client address whatever the e-mail
+// addresses, may fail; beyond either, attempts from there are refused with
+// rate_limit_exceeded (with a Retry-After) until the window has room, and
+// a right one is taken back. Failures for an e-mail address from other
+// addresses never refuse it: past LoginFailures of them, each attempt
+// for it is slowed (see MaxLoginDelay), then judged. The password is
+// checked in one of Options.MaxPasswordHashes slots; an attempt that
+// finds none free within PasswordHashWait is answered unavailable, with a
+// Retry-After, and not counted.
 func (s *Service) SignIn(ctx context.Context, email, password, addr string) (UserSession, string, error) {
 	now := s.Now()
 	email = NormaliseEmail(email)
-	subjects := []string{"email:" + email, "addr:" + addr}
-	if wait := s.logins.blocked(now, subjects...); wait > 0 {
-		mins := int((wait + time.Minute - 1) / time.Minute)
-		return UserSession{}, "", Errorf(CodeRateLimitExceeded, "Too many failed sign-ins. Try again in %d minutes.", mins)
+	addr = throttleAddr(addr)
+	emailKey := keyOf("email", email)
+	pairKey := keyOf("pair", email, addr)
+	tk, wait := s.logins.admit(now, limit{keyOf("addr", addr), AddressLoginFailures}, limit{pairKey, LoginFailures})
+	if wait > 0 {
+		return UserSession{}, "", rateLimited("Too many failed sign-ins. Try again in %d minutes.", wait)
+	}
+	if d := loginDelay(s.logins.count(now, emailKey)); d > 0 {
+		if err := s.opts.Sleep(ctx, d); err != nil {
+			s.logins.cancel(tk)
+			return UserSession{}, "", WithRetryAfter(Errorf(CodeUnavailable, "The sign-in was cut short. Try again."), d)
+		}
 	}
 	var u User
 	err := s.view(ctx, func(tx Tx) (err error) {
@@ -61,16 +79,27 @@ func (s *Service) SignIn(ctx context.Context, email, password, addr string) (Use
 		return err
 	})
 	if err != nil && ErrorCode(err) != CodeNotFound {
+		s.logins.cancel(tk)
 		return UserSession{}, "", err
 	}
 	hash := u.PasswordHash
 	if err != nil || hash == "" {
 		hash = dummyHash()
 	}
-	if !VerifyPassword(hash, password) || u.PasswordHash == "" {
-		s.logins.fail(now, subjects...)
+	ok, err := s.verifyPassword(ctx, hash, password)
+	if err != nil {
+		s.logins.cancel(tk) // not judged
+		return UserSession{}, "", err
+	}
+	if !ok || u.PasswordHash == "" {
+		s.logins.fail(now, emailKey)
 		return UserSession{}, "", errSignIn
 	}
+	// Right: this attempt was no failure, and the per-e-mail brake and this
+	// pair's failures end (only who knows the password gets here).
+	s.logins.cancel(tk)
+	s.logins.forget(emailKey)
+	s.logins.forget(pairKey)
 	return s.startSession(ctx, u, now, false)
 }
 
@@ -155,30 +184,41 @@ func (s *Service) SignOut(ctx context.Context, secret string) error {
 }
 
 // ChangePassword sets the person's password after checking the current one
-// (a wrong one counts as a failed sign-in) and ends every session of the
-// user, returning the secret of a new one for the browser that asked.
+// and ends every session of the user, returning the secret of a new one for
+// the browser that asked. Wrong current passwords are throttled per user
+// (LoginFailures within LoginWindow, then rate_limit_exceeded): a stolen
+// session cannot guess at leisure.
 func (s *Service) ChangePassword(ctx context.Context, us UserSession, current, next string) (UserSession, string, error) {
 	now := s.Now()
-	subjects := []string{"email:" + us.User.Email}
-	if wait := s.logins.blocked(now, subjects...); wait > 0 {
-		return UserSession{}, "", Errorf(CodeRateLimitExceeded, "Too many failed attempts. Try again in %d minutes.", int((wait+time.Minute-1)/time.Minute))
+	key := keyOf("password", us.User.ID)
+	tk, wait := s.logins.admit(now, limit{key, LoginFailures})
+	if wait > 0 {
+		return UserSession{}, "", rateLimited("Too many failed attempts. Try again in %d minutes.", wait)
 	}
 	var u User
 	if err := s.view(ctx, func(tx Tx) (err error) { u, err = tx.UserByID(us.User.ID); return err }); err != nil {
+		s.logins.cancel(tk)
 		return UserSession{}, "", err
 	}
-	if !VerifyPassword(u.PasswordHash, current) {
-		s.logins.fail(now, subjects...)
+	ok, err := s.verifyPassword(ctx, u.PasswordHash, current)
+	if err != nil {
+		s.logins.cancel(tk)
+		return UserSession{}, "", err
+	}
+	if !ok {
 		var v Validator
 		v.Add("current_password", "is not your current password")
 		return UserSession{}, "", v.Err()
 	}
+	s.logins.cancel(tk)
 	var v Validator
 	checkPassword(&v, "new_password", next)
 	if err := v.Err(); err != nil {
 		return UserSession{}, "", err
 	}
-	u.PasswordHash = HashPassword(next)
+	if u.PasswordHash, err = s.hashPassword(ctx, next); err != nil {
+		return UserSession{}, "", err
+	}
 	return s.startSession(ctx, u, now, true)
 }
 
@@ -227,7 +267,10 @@ func (s *Service) createUser(ctx context.Context, accountID string, params UserP
 	u := User{ID: NewID(PrefixUser), AccountID: accountID, Email: params.Email, Name: params.Name,
 		Role: params.Role, CreatedAt: now}
 	if password != "" {
-		u.PasswordHash = HashPassword(password)
+		var err error
+		if u.PasswordHash, err = s.hashPassword(ctx, password); err != nil {
+			return User{}, "", err
+		}
 	}
 	var secret string
 	err := s.update(ctx, func(tx Tx) error {
@@ -299,7 +342,9 @@ func (s *Service) SignInWithLink(ctx context.Context, secret, password string) (
 	if err := CheckPassword("password", password); err != nil {
 		return UserSession{}, "", err
 	}
-	u.PasswordHash = HashPassword(password)
+	if u.PasswordHash, err = s.hashPassword(ctx, password); err != nil {
+		return UserSession{}, "", err
+	}
 	now := s.Now()
 	// The link is deleted in a transaction of its own that must find it, so
 	// that two uses racing cannot both succeed.
@@ -334,11 +379,11 @@ type SignUpParams struct {
 // failed sign-ins are (LoginFailures within LoginWindow).
 func (s *Service) SignUp(ctx context.Context, p SignUpParams) (UserSession, string, error) {
 	now := s.Now()
-	subject := "signup:" + p.ClientAddr
-	if wait := s.logins.blocked(now, subject); wait > 0 {
-		return UserSession{}, "", Errorf(CodeRateLimitExceeded, "Too many sign-ups from this address. Try again in %d minutes.", int((wait+time.Minute-1)/time.Minute))
+	// Every attempt counts, and is never taken back: accounts are not free
+	// to make in bulk.
+	if _, wait := s.logins.admit(now, limit{keyOf("signup", throttleAddr(p.ClientAddr)), LoginFailures}); wait > 0 {
+		return UserSession{}, "", rateLimited("Too many sign-ups from this address. Try again in %d minutes.", wait)
 	}
-	s.logins.fail(now, subject) // every attempt counts: accounts are not free to make in bulk
 	a := Account{ID: NewID(PrefixAccount), CompanyName: strings.TrimSpace(p.CompanyName), Plan: PlanFree, CreatedAt: now}
 	params := UserParams{Email: p.Email, Name: p.Name, Role: RoleAdmin}
 	var v Validator
@@ -350,9 +395,13 @@ func (s *Service) SignUp(ctx context.Context, p SignUpParams) (UserSession, stri
 	if err := v.Err(); err != nil {
 		return UserSession{}, "", err
 	}
+	hash, err := s.hashPassword(ctx, p.Password)
+	if err != nil {
+		return UserSession{}, "", err
+	}
 	u := User{ID: NewID(PrefixUser), AccountID: a.ID, Email: params.Email, Name: params.Name, Role: RoleAdmin,
-		CreatedAt: now, PasswordHash: HashPassword(p.Password)}
-	err := s.update(ctx, func(tx Tx) error {
+		CreatedAt: now, PasswordHash: hash}
+	err = s.update(ctx, func(tx Tx) error {
 		if _, err := tx.UserByEmail(u.Email); err == nil {
 			return Errorf(CodeConflict, "A user with the e-mail address %s exists; sign in instead.", u.Email)
 		}
@@ -399,9 +448,12 @@ func (o Operator) SetPassword(ctx context.Context, email, password string) (User
 	if err := CheckPassword("password", password); err != nil {
 		return User{}, err
 	}
-	hash := HashPassword(password)
+	hash, err := o.s.hashPassword(ctx, password)
+	if err != nil {
+		return User{}, err
+	}
 	var u User
-	err := o.s.update(ctx, func(tx Tx) (err error) {
+	err = o.s.update(ctx, func(tx Tx) (err error) {
 		if u, err = tx.UserByEmail(NormaliseEmail(email)); err != nil {
 			return err
 		}

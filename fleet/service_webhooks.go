@@ -17,6 +17,15 @@ type WebhookOptions struct {
 	// LookupIP resolves an endpoint's host at registration;
 	// net.DefaultResolver when nil.
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// SecretKeys seal the endpoints' signing secrets before the store
+	// sees them (see SecretKeys). When nil they are stored as they are,
+	// which suits a store in memory, unless RequireSecretKeys is set.
+	SecretKeys *SecretKeys
+	// RequireSecretKeys, with no SecretKeys, refuses to register an
+	// endpoint or rotate its secret (unavailable), and makes
+	// Operator.SealWebhookSecrets fail if an endpoint exists: for a store
+	// kept on disk whose operator has not given the server a key.
+	RequireSecretKeys bool
 }
 
 // WebhookPatch is a JSON merge patch of an endpoint: fields not Set stay.
@@ -121,18 +130,24 @@ func (s *Service) CreateWebhook(ctx context.Context, p Principal, in Webhook) (W
 		return WebhookWithSecret{}, err
 	}
 	now := s.Now()
+	secret := NewWebhookSecret()
 	w := Webhook{
 		ID: NewID(PrefixWebhook), AccountID: p.Account.ID, URL: in.URL, Events: in.Events, Description: in.Description,
-		Enabled: in.Enabled, CreatedAt: now, Secret: NewWebhookSecret(),
+		Enabled: in.Enabled, CreatedAt: now,
 	}
 	normaliseWebhook(&w)
 	if err := s.checkWebhook(&w); err != nil {
 		return WebhookWithSecret{}, err
 	}
+	sealed, err := s.sealWebhookSecret(w.ID, secret)
+	if err != nil {
+		return WebhookWithSecret{}, err
+	}
 	if err := s.resolveWebhookURL(ctx, w.URL); err != nil {
 		return WebhookWithSecret{}, err
 	}
-	err := s.update(ctx, func(tx Tx) error {
+	w.Secret = sealed
+	err = s.update(ctx, func(tx Tx) error {
 		n, err := tx.CountWebhooks(w.AccountID)
 		if err != nil {
 			return err
@@ -145,7 +160,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p Principal, in Webhook) (W
 	if err != nil {
 		return WebhookWithSecret{}, err
 	}
-	return WebhookWithSecret{Webhook: w, Secret: w.Secret}, nil
+	return WebhookWithSecret{Webhook: withoutSecrets(w), Secret: secret}, nil
 }
 
 // Webhook returns one of the account's endpoints.
@@ -155,7 +170,7 @@ func (s *Service) Webhook(ctx context.Context, p Principal, id string) (Webhook,
 	}
 	var w Webhook
 	err := s.view(ctx, func(tx Tx) (err error) { w, err = s.getWebhook(tx, p, id); return err })
-	return w, err
+	return withoutSecrets(w), err
 }
 
 // ListWebhooks lists the account's endpoints in creation order.
@@ -171,6 +186,9 @@ func (s *Service) ListWebhooks(ctx context.Context, p Principal, q ListQuery) (L
 	err = s.view(ctx, func(tx Tx) (err error) { ws, err = tx.Webhooks(p.Account.ID, page); return err })
 	if err != nil {
 		return List[Webhook]{}, err
+	}
+	for i := range ws {
+		ws[i] = withoutSecrets(ws[i])
 	}
 	return finish(ws, limit, func(w Webhook) string { return w.ID }), nil
 }
@@ -229,7 +247,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, p Principal, id string, pat
 	if err != nil {
 		return Webhook{}, err
 	}
-	return w, nil
+	return withoutSecrets(w), nil
 }
 
 // WebhookDeleted is the answer to a deletion.
@@ -262,21 +280,35 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p Principal, id strin
 	if err := requireWebhooks(p, "RotateWebhookSecret"); err != nil {
 		return WebhookWithSecret{}, err
 	}
+	if s.opts.Webhooks.SecretKeys == nil && s.opts.Webhooks.RequireSecretKeys {
+		return WebhookWithSecret{}, errNoSecretKeys
+	}
 	now := s.Now()
+	secret := NewWebhookSecret()
 	var w Webhook
 	err := s.update(ctx, func(tx Tx) (err error) {
 		w, err = s.getWebhook(tx, p, id)
 		if err != nil {
 			return err
 		}
+		// The current secret signs on for SecretOverlap, kept as the
+		// service keeps secrets now.
+		previous, _, err := s.reseal(w.ID, w.Secret)
+		if err != nil {
+			return err
+		}
+		sealed, err := s.sealWebhookSecret(w.ID, secret)
+		if err != nil {
+			return err
+		}
 		until := now.Add(SecretOverlap)
-		w.PreviousSecret, w.PreviousSecretUntil, w.Secret = w.Secret, &until, NewWebhookSecret()
+		w.PreviousSecret, w.PreviousSecretUntil, w.Secret = previous, &until, sealed
 		return tx.UpdateWebhook(w)
 	})
 	if err != nil {
 		return WebhookWithSecret{}, err
 	}
-	return WebhookWithSecret{Webhook: w, Secret: w.Secret}, nil
+	return WebhookWithSecret{Webhook: withoutSecrets(w), Secret: secret}, nil
 }
 
 // WebhookTestSent is the answer to a test: the event emitted and its
@@ -485,10 +517,18 @@ func (j Jobs) PrepareDeliveries(ctx context.Context, ds []Delivery) (jobs []Deli
 				dead = append(dead, job)
 				continue
 			}
+			secrets, err := s.signingSecrets(w, now)
+			if err != nil {
+				// The server lacks the key it was sealed with: its
+				// operator must give it. The delivery stays leased, and is
+				// tried again when the lease ends; no attempt counts.
+				s.log.Error("webhook delivery: the endpoint's signing secret does not open", "webhook_id", w.ID, "err", err)
+				continue
+			}
 			if job.Body, err = eventBody(e); err != nil {
 				return err
 			}
-			job.URL, job.Secrets = w.URL, w.SigningSecrets(now)
+			job.URL, job.Secrets = w.URL, secrets
 			jobs = append(jobs, job)
 		}
 		return nil

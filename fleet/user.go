@@ -192,8 +192,19 @@ func HashPassword(password string) string {
 		b64.EncodeToString(salt), b64.EncodeToString(sum))
 }
 
+// The most a stored hash may ask of one verification: the memory it takes
+// is what bounds the server's under a burst of sign-ins (a hash slot each,
+// see Options.MaxPasswordHashes), so a hash naming more (only a hand-edited
+// store could hold one) never matches.
+const (
+	maxArgonMemory  = 64 * 1024 // KiB
+	maxArgonTime    = 10
+	maxArgonThreads = 4
+)
+
 // VerifyPassword reports whether password matches a hash made by
-// HashPassword (with whatever parameters the hash names).
+// HashPassword (with whatever parameters the hash names, within 64 MiB of
+// memory, 10 passes and 4 threads).
 func VerifyPassword(hash, password string) bool {
 	parts := strings.Split(hash, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
@@ -205,7 +216,7 @@ func VerifyPassword(hash, password string) bool {
 	}
 	var m, t uint32
 	var p uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || m > 1<<20 || t == 0 || t > 100 || p == 0 {
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || m > maxArgonMemory || t == 0 || t > maxArgonTime || p == 0 || p > maxArgonThreads {
 		return false
 	}
 	salt, err1 := b64.DecodeString(parts[4])
@@ -233,62 +244,3 @@ func newToken() (string, [32]byte) {
 // HashToken returns the SHA-256 of a session or sign-in link secret, the
 // only form in which one is stored.
 func HashToken(s string) [32]byte { return sha256.Sum256([]byte(s)) }
-
-// loginThrottle counts failed sign-ins per subject (an e-mail address or a
-// client address) over a sliding window, in memory. Decision: the count is
-// per server process (several servers sharing a store each allow the
-// limit); it bounds guessing, it is not an account lock-out.
-type loginThrottle struct {
-	mu       sync.Mutex
-	failures map[string][]time.Time
-}
-
-// Login throttle: at most LoginFailures failed sign-ins per e-mail address
-// and per client address within LoginWindow.
-const (
-	LoginFailures = 10
-	LoginWindow   = 15 * time.Minute
-)
-
-func (l *loginThrottle) recent(subject string, now time.Time) []time.Time {
-	ts := l.failures[subject]
-	i := 0
-	for i < len(ts) && !now.Before(ts[i].Add(LoginWindow)) {
-		i++
-	}
-	ts = ts[i:]
-	if len(ts) == 0 {
-		delete(l.failures, subject)
-	} else {
-		l.failures[subject] = ts
-	}
-	return ts
-}
-
-// blocked returns how long until subjects may try again, or 0.
-func (l *loginThrottle) blocked(now time.Time, subjects ...string) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var wait time.Duration
-	for _, s := range subjects {
-		if ts := l.recent(s, now); len(ts) >= LoginFailures {
-			wait = max(wait, ts[len(ts)-LoginFailures].Add(LoginWindow).Sub(now))
-		}
-	}
-	return wait
-}
-
-func (l *loginThrottle) fail(now time.Time, subjects ...string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.failures == nil || len(l.failures) > 100_000 {
-		l.failures = map[string][]time.Time{} // bound memory
-	}
-	for _, s := range subjects {
-		ts := l.recent(s, now)
-		if len(ts) >= 2*LoginFailures {
-			ts = ts[1:]
-		}
-		l.failures[s] = append(ts, now)
-	}
-}

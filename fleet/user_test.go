@@ -87,30 +87,6 @@ func TestSignInSameErrorAndSession(t *testing.T) {
 	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
 }
 
-func TestSignInThrottle(t *testing.T) {
-	is := is.New(t)
-	ctx := context.Background()
-	svc, clock, _ := userService(t)
-	for i := range fleet.LoginFailures {
-		_, _, err := svc.SignIn(ctx, "ada@example.com", "wrong password here", "10.0.0."+string(rune('0'+i)))
-		is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
-	}
-	// Per e-mail: the right password from a fresh address is refused now.
-	_, _, err := svc.SignIn(ctx, "ada@example.com", goodPassword, "10.9.9.9")
-	is.Equal(fleet.ErrorCode(err), fleet.CodeRateLimitExceeded)
-	clock.Advance(fleet.LoginWindow)
-	_, _, err = svc.SignIn(ctx, "ada@example.com", goodPassword, "10.9.9.9")
-	is.NoErr(err)
-
-	// Per address: ten unknown e-mails from one address block it.
-	for i := range fleet.LoginFailures {
-		_, _, err := svc.SignIn(ctx, "guess"+string(rune('a'+i))+"@example.com", "wrong password here", "10.1.1.1")
-		is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
-	}
-	_, _, err = svc.SignIn(ctx, "ada@example.com", goodPassword, "10.1.1.1")
-	is.Equal(fleet.ErrorCode(err), fleet.CodeRateLimitExceeded)
-}
-
 func TestRolesActThroughTheKeyUseCases(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()

@@ -17,7 +17,11 @@ import (
 
 // Webhook is an endpoint that receives the account's events. Secret and
 // the previous secret (kept for 24 hours after a rotation) sign deliveries;
-// they never appear in the endpoint's JSON.
+// they never appear in the endpoint's JSON. They hold what the store keeps:
+// sealed under the service's SecretKeys when it has them (see
+// WebhookOptions.SecretKeys); the service's use cases return endpoints
+// without them, and a secret in plain text only on create and
+// rotate_secret (WebhookWithSecret).
 type Webhook struct {
 	ID          string    `json:"webhook_id"`
 	AccountID   string    `json:"-"`

@@ -56,7 +56,7 @@ func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...a
 	t.Helper()
 	e := &env{t: t, store: store, clock: clock, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	o := fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true}}
+	o := fleet.Options{Now: clock.Now, Logger: log, Webhooks: fleet.WebhookOptions{Insecure: true, SecretKeys: testSecretKeys(t)}}
 	hopts := []fleethttp.Option{fleethttp.WithLogger(log)}
 	for _, opt := range opts {
 		switch f := opt.(type) {
@@ -80,6 +80,17 @@ func newEnvOn(t *testing.T, store fleet.Store, clock *testclock.Clock, opts ...a
 	})
 	e.router = openAPIRouter(t, e.srv.URL)
 	return e
+}
+
+// testSecretKeys are the keys every test server seals webhook secrets
+// with: one fixed key, so that servers sharing a store open each other's.
+func testSecretKeys(t *testing.T) *fleet.SecretKeys {
+	t.Helper()
+	k, err := fleet.NewSecretKeys(bytes.Repeat([]byte{0x5e}, fleet.SecretKeyLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 var secretPattern = regexp.MustCompile(`fleet_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{10,}|fst_[0-9A-Za-z]{10,}`)

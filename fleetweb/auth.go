@@ -1,6 +1,7 @@
 package fleetweb
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -27,6 +28,10 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 // session cookie, whatever it holds, is replaced by a fresh id (no session
 // fixation); an old session of this browser is ended.
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil { // too large, or malformed: no attempt
+		h.badForm(w, r, err)
+		return
+	}
 	email, password := r.PostFormValue("email"), r.PostFormValue("password")
 	next := safeNext(r.PostFormValue("next"))
 	_, secret, err := h.svc.SignIn(r.Context(), email, password, h.opts.ClientAddr(r))
@@ -34,9 +39,10 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		p := page{Title: "Sign in", Data: signInData{Email: email, Next: next}}
 		errorPage(&p, err)
 		p.Fields = nil
-		if statusOf(err) >= 500 {
+		if _, refused := fleet.RetryAfter(err); !refused && statusOf(err) >= 500 { // not a busy server's refusal
 			h.log.Error("dashboard: sign in", "err", err)
 		}
+		setRetryAfter(w, err)
 		h.render(w, statusOf(err), "signin", p)
 		return
 	}
@@ -75,12 +81,17 @@ func (h *Handler) signUp(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r)
 		return
 	}
+	if err := r.ParseForm(); err != nil {
+		h.badForm(w, r, err)
+		return
+	}
 	d := signUpData{Company: r.PostFormValue("company"), Email: r.PostFormValue("email"), Name: r.PostFormValue("name")}
 	_, secret, err := h.svc.SignUp(r.Context(), fleet.SignUpParams{CompanyName: d.Company, Email: d.Email, Name: d.Name,
 		Password: r.PostFormValue("password"), ClientAddr: h.opts.ClientAddr(r)})
 	if err != nil {
 		p := page{Title: "Sign up", Data: d}
 		errorPage(&p, err)
+		setRetryAfter(w, err)
 		h.render(w, statusOf(err), "signup", p)
 		return
 	}
@@ -143,9 +154,21 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request, us flee
 	if err != nil {
 		p := page{Title: "Change password", Nav: "password", User: &us}
 		errorPage(&p, err)
+		setRetryAfter(w, err)
 		h.render(w, statusOf(err), "password", p)
 		return
 	}
 	h.setSessionCookie(w, secret)
 	http.Redirect(w, r, "/settings/password?changed=1", http.StatusSeeOther)
+}
+
+// badForm answers a form that could not be read: 413 when it is larger
+// than MaxFormBytes, 400 otherwise.
+func (h *Handler) badForm(w http.ResponseWriter, r *http.Request, err error) {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		h.renderError(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+		return
+	}
+	h.renderError(w, r, http.StatusBadRequest, "The form could not be read.")
 }

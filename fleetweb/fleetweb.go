@@ -39,6 +39,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -243,16 +244,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("Cache-Control", "no-store")
 	if r.Method == http.MethodPost {
-		// A form that does not arrive (cut off by the server's body
+		// Every form of the dashboard is small: a body is read up to
+		// MaxFormBytes, so that a burst of posts takes bounded memory. A
+		// form that does not arrive (cut off by the server's body
 		// deadline, say) is refused here: the request's context ends with
 		// the connection's read, so no handler could do better than fail.
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 		if err := r.ParseForm(); err != nil {
-			h.render(w, http.StatusBadRequest, "error", page{Title: http.StatusText(http.StatusBadRequest),
-				Error: "The form could not be read. Reload the page and try again."})
+			h.badForm(w, r, err)
 			return
 		}
 	}
 	h.root.ServeHTTP(w, r)
+}
+
+// MaxFormBytes is the most a form posted to the dashboard may hold; a
+// larger one is refused with 413 (the sign-in form counts no attempt).
+const MaxFormBytes = 64 << 10
+
+// setRetryAfter sets Retry-After when err says when to try again (a
+// throttled sign-in, a server too busy to check a password now).
+func setRetryAfter(w http.ResponseWriter, err error) {
+	if d, ok := fleet.RetryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	}
 }
 
 // CookieName returns the name of the session cookie under opts.
@@ -375,6 +390,7 @@ func errorPage(p *page, err error) {
 // fail shows an error page for err; errors of the store are logged.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, us *fleet.UserSession, err error) {
 	status := statusOf(err)
+	setRetryAfter(w, err)
 	if status >= 500 {
 		h.log.Error("dashboard", "path", r.URL.Path, "err", err)
 	}

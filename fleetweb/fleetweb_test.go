@@ -9,8 +9,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetweb"
@@ -44,11 +47,18 @@ type env struct {
 // memstore with two accounts: A with an admin and a viewer, B with an admin.
 func newEnv(t *testing.T, opts fleetweb.Options) *env {
 	t.Helper()
+	return newEnvWith(t, fleet.Options{}, opts)
+}
+
+// newEnvWith is newEnv with the service's options (its Logger is set).
+func newEnvWith(t *testing.T, svcOpts fleet.Options, opts fleetweb.Options) *env {
+	t.Helper()
 	ctx := context.Background()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st := memstore.New()
-	svc := fleet.NewService(st, fleet.Options{Logger: log})
+	svcOpts.Logger = log
+	svc := fleet.NewService(st, svcOpts)
 	op := svc.Operator()
 	a, ka, err := op.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
 	if err != nil {
@@ -227,13 +237,67 @@ func TestSignInThrottledSameMessage(t *testing.T) {
 	msg := regexp.MustCompile(`(?s)<div class="error" role="alert">.*?</div>`)
 	is.Equal(msg.FindString(wrong.body), msg.FindString(unknown.body)) // the same message
 	is.True(msg.FindString(wrong.body) != "")
-	for range fleet.LoginFailures - 2 {
+	for range fleet.LoginFailures - 1 {
 		e.signIn(t, c, "admin@acme.test", "still not the password")
 	}
 	r := e.signIn(t, c, "admin@acme.test", adminPassword)
-	is.Equal(r.status, http.StatusTooManyRequests) // even the right password, for now
+	is.Equal(r.status, http.StatusTooManyRequests) // even the right password, from this address, for now
 	is.True(strings.Contains(r.body, "Too many failed sign-ins"))
+	after, err := strconv.Atoi(r.header.Get("Retry-After"))
+	is.NoErr(err)
+	is.True(after > int(fleet.LoginWindow.Seconds())-60 && after <= int(fleet.LoginWindow.Seconds())) // seconds until the window has room
 	is.True(r.header.Get("Set-Cookie") == "")
+}
+
+// Ten and more wrong passwords for a person from one address do not keep
+// her out: her right password from another address signs her in, again
+// and again (the per-e-mail brake only slows her attempt), while the
+// guesser's address stays refused for her e-mail address.
+func TestSignInNotLockedOutByAnotherAddress(t *testing.T) {
+	is := is.New(t)
+	var slept []time.Duration
+	var mu sync.Mutex
+	e := newEnvWith(t, fleet.Options{Sleep: func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		slept = append(slept, d)
+		mu.Unlock()
+		return nil
+	}}, fleetweb.Options{ClientAddr: func(r *http.Request) string { return r.Header.Get("X-Test-Client") }})
+	signIn := func(password, addr string) resp {
+		return do(t, e.client(t), "POST", e.srv.URL+"/sign-in",
+			url.Values{"email": {"admin@acme.test"}, "password": {password}, "next": {"/"}}, "X-Test-Client", addr)
+	}
+	for round := range 2 {
+		guesser := "198.51.100." + strconv.Itoa(round)
+		for range fleet.LoginFailures + 2 {
+			r := signIn("not the password at all", guesser)
+			is.True(r.status == http.StatusUnauthorized || r.status == http.StatusTooManyRequests)
+		}
+		r := signIn(adminPassword, guesser)
+		is.Equal(r.status, http.StatusTooManyRequests) // the guesser's address, for this person
+		is.True(r.header.Get("Retry-After") != "")
+		r = signIn(adminPassword, "192.0.2.10")
+		is.Equal(r.status, http.StatusSeeOther) // signed in from her own address
+		is.True(strings.Contains(r.header.Get("Set-Cookie"), "fleet_session="))
+		mu.Lock()
+		is.True(len(slept) == round+1 && slept[round] <= fleet.MaxLoginDelay) // slowed, not refused
+		mu.Unlock()
+	}
+}
+
+// A sign-in form larger than fleetweb.MaxFormBytes is refused with 413
+// before it is read whole, and counts no attempt.
+func TestSignInFormTooLarge(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	c := e.client(t)
+	for range fleet.LoginFailures + 1 {
+		r := do(t, c, "POST", e.srv.URL+"/sign-in", url.Values{"email": {"admin@acme.test"},
+			"password": {strings.Repeat("x", fleetweb.MaxFormBytes)}})
+		is.Equal(r.status, http.StatusRequestEntityTooLarge)
+	}
+	r := e.signIn(t, c, "admin@acme.test", adminPassword)
+	is.Equal(r.status, http.StatusSeeOther) // none of them counted
 }
 
 func TestPasswordsNeverLogged(t *testing.T) {

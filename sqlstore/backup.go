@@ -13,7 +13,8 @@ import (
 // the new file dst with VACUUM INTO, while other connections (a running
 // server) go on reading and writing src: the copy is one snapshot, with
 // every transaction committed before it began and none after, compacted
-// and without a WAL of its own. It opens src with a connection of its own,
+// and without a WAL of its own, and only its owner may read it (mode
+// 0600). It opens src with a connection of its own,
 // not as a Store, so that it neither migrates src nor touches the state a
 // running server keeps in it. dst must not exist.
 func BackupSQLite(ctx context.Context, src, dst string) error {
@@ -42,6 +43,14 @@ func BackupSQLite(ctx context.Context, src, dst string) error {
 	if n == 0 {
 		return fmt.Errorf("sqlstore: backup: %s is not a Fleet store (no schema_migrations table)", src)
 	}
+	// The copy holds what the database holds: it is made readable by its
+	// owner alone before anything is written to it (VACUUM INTO writes
+	// into an empty file).
+	f, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlstore: backup: %w", err)
+	}
+	f.Close()
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
 		os.Remove(dst) // no half-written copy left behind
 		return fmt.Errorf("sqlstore: backup: %w", err)

@@ -71,6 +71,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -212,6 +213,15 @@ func Redact(dsn string) string {
 func openSQLite(ctx context.Context, path string) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlstore: sqlite: want the path of a database file, got %q", path)
+	}
+	// A new database is a file its owner alone may read and write
+	// (secrets' hashes, sealed secrets and every account's data are in
+	// it); SQLite gives the -wal and -shm files beside it the same mode.
+	// An empty file is a new database to SQLite.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("sqlstore: sqlite: create %s: %w", path, err)
 	}
 	// The pragmas go in the DSN so that every connection the pools open
 	// gets them. busy_timeout comes first: journal_mode needs a lock.

@@ -53,6 +53,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
 	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
+	secretsKeyFile := fs.String("secrets-key-file", "", "the key file (`PATH`) that seals webhook signing secrets in the store: base64 keys, newest first (SQLite: the database's path + .key, made on first start; PostgreSQL: required once a webhook exists)")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
 	return func(ctx context.Context, args []string) error {
@@ -116,7 +117,15 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			return err
 		}
 		defer store.Close()
-		svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: fleet.WebhookOptions{Insecure: *insecure}})
+		webhooks, madeKeyFile, err := secretKeys(*dsn, *secretsKeyFile, log)
+		if err != nil {
+			return err
+		}
+		webhooks.Insecure = *insecure
+		svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: webhooks})
+		if err := sealSecrets(ctx, svc, *dsn, madeKeyFile, log); err != nil {
+			return err
+		}
 		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout),
 			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins))

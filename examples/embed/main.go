@@ -7,7 +7,9 @@
 //	FLEET_DB=sqlite:embed.db go run ./examples/embed     # or any DSN fleetserver takes
 //
 // FLEET_INSECURE_WEBHOOKS=1 lets webhook URLs use http and private
-// addresses, for trying deliveries against a local receiver.
+// addresses, for trying deliveries against a local receiver;
+// FLEET_SECRETS_KEY_FILE names the key file that seals webhook signing
+// secrets in a store on disk.
 package main
 
 import (
@@ -52,7 +54,25 @@ func run(ctx context.Context, dsn, addr string, insecureWebhooks bool, out io.Wr
 		return err
 	}
 	defer store.Close() // last of all
-	svc := fleet.NewService(store, fleet.Options{Logger: log, Webhooks: fleet.WebhookOptions{Insecure: insecureWebhooks}})
+	// Webhook signing secrets are sealed before the store sees them with
+	// the keys of the file FLEET_SECRETS_KEY_FILE names (one base64 key a
+	// line, newest first: `head -c 32 /dev/urandom | base64`); a store in
+	// memory needs none. The start's step seals secrets an earlier run
+	// kept in plain text.
+	webhooks := fleet.WebhookOptions{Insecure: insecureWebhooks}
+	if path := os.Getenv("FLEET_SECRETS_KEY_FILE"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if webhooks.SecretKeys, err = fleet.ParseSecretKeys(b); err != nil {
+			return err
+		}
+	}
+	svc := fleet.NewService(store, fleet.Options{Logger: log, Webhooks: webhooks})
+	if _, err := svc.Operator().SealWebhookSecrets(ctx); err != nil {
+		return err
+	}
 
 	// 2. Background work: svc.Run flushes usage counts, sweeps vehicle
 	// statuses (and vehicle_offline alerts), checks maintenance schedules
