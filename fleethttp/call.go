@@ -22,9 +22,16 @@ type call struct {
 	body []byte
 	h    *Handler
 	rid  string
+	// validated: the route is a GET of one resource, whose 200 carries
+	// an ETag and may be answered 304 (route.validated).
+	validated bool
 }
 
 func (c *call) ok(status int, data any) error {
+	if c.validated {
+		writeJSONTagged(c.w, c.r, status, envelope{Success: true, Data: data})
+		return nil
+	}
 	writeJSON(c.w, status, envelope{Success: true, Data: data})
 	return nil
 }
@@ -89,6 +96,7 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 	if rt.doc.tokenAuth {
 		known = append(known, tokenParam)
 	}
+	validated := rt.validated()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
 		st.route = index
@@ -96,7 +104,7 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 			writeError(w, h.log, st.requestID, err)
 			return
 		}
-		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID}
+		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID, validated: validated}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 			b, err := readBody(w, r, limit, timeout)
 			if err != nil {

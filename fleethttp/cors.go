@@ -133,7 +133,7 @@ func (h *Handler) corsRequest(w http.ResponseWriter, r *http.Request) bool {
 	}
 	hd := w.Header()
 	// The answer depends on Origin wherever CORS is on.
-	hd["Vary"] = append(hd["Vary"], "Origin")
+	addVary(hd, "Origin")
 	origin := r.Header.Get("Origin")
 	if origin == "" || !h.cors[origin] {
 		return false

@@ -160,7 +160,7 @@ func TestCORSOtherOriginsGetNothing(t *testing.T) {
 	res, _ := off.raw("OPTIONS", "/v1/vehicles", "Origin", appOrigin, "Access-Control-Request-Method", "GET")
 	is.Equal(res.StatusCode, http.StatusUnauthorized)
 	is.Equal(corsHeaders(res.Header), nil)
-	is.Equal(res.Header.Get("Vary"), "")
+	is.True(!strings.Contains(res.Header.Get("Vary"), "Origin")) // the answer does not depend on Origin
 }
 
 // A preflight for a path the API does not serve is not approved.

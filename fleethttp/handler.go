@@ -82,6 +82,8 @@ type Handler struct {
 	deprecations map[string]http.Header
 	tokenPaths   map[string]bool // paths of the routes that take a stream token
 	corsExpose   string
+	gzip         gzipPool // compressors, reused across answers
+	openAPITag   string   // the OpenAPI document's ETag
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
@@ -96,6 +98,7 @@ func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
 	rand.Read(b[:])
 	h.ridPre = "req_" + hex.EncodeToString(b[:]) + "_"
 	h.corsExpose = corsExposeHeaders()
+	h.openAPITag = entityTag(OpenAPI)
 	h.routes = h.routeTable()
 	if h.extraRoutes != nil {
 		h.routes = append(h.routes, h.extraRoutes(h)...)
@@ -131,6 +134,7 @@ type state struct {
 	authed    bool
 	route     int          // 1 + the index of the route that took the request; 0 if none
 	sw        statusWriter // one allocation for the request's bookkeeping
+	gz        gzipWriter   // compresses the answer when the client accepts gzip
 }
 
 func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*state) }
@@ -153,7 +157,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// set their own Cache-Control).
 	hd["X-Content-Type-Options"] = nosniff
 	hd["Cache-Control"] = noStore
+	addVary(hd, "Accept-Encoding") // any answer may be compressed
 	st.sw.ResponseWriter = w
+	gzipping := r.Method != http.MethodHead && acceptsGzip(r)
+	if gzipping {
+		st.gz = gzipWriter{ResponseWriter: w, pool: &h.gzip}
+		st.sw.ResponseWriter = &st.gz
+	}
 	sw := &st.sw
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
 	// A body must arrive within the body timeout, and an answer given
@@ -172,6 +182,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !sw.wrote {
 				writeError(sw, h.log, st.requestID, fleet.Errorf(fleet.CodeInternal, "panic"))
 			}
+		}
+		if gzipping {
+			st.gz.finish()
 		}
 		h.metrics.inFlight.Add(-1)
 		h.metrics.observe(st.route, sw.status(), time.Since(start))
@@ -202,7 +215,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 		}
 	case "/v1/openapi.json":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			serveOpenAPI(w)
+			serveOpenAPI(w, r, h.openAPITag)
 			return
 		}
 	}

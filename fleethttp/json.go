@@ -2,6 +2,8 @@ package fleethttp
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +74,14 @@ func jsonMarshal(v any) ([]byte, error) { return marshalNoEscape(v) }
 // JSON goes out without HTML escaping ("<API_KEY>", not "\u003cAPI_KEY\u003e"):
 // it is served as application/json with nosniff, never inside a page.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeJSONTagged(w, nil, status, v)
+}
+
+// writeJSONTagged is writeJSON for a resource a client may hold a copy of:
+// a 200 carries an ETag (a digest of the body), and when r's
+// If-None-Match names it the answer is 304 Not Modified without a body.
+// With r nil it is writeJSON.
+func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, v any) {
 	buf := jsonBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -87,10 +97,39 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"success":false,"error":{"code":"internal_error","message":"An internal error occurred."}}` + "\n")
 	}
 	h := w.Header()
+	if r != nil && status == http.StatusOK {
+		tag := entityTag(buf.Bytes())
+		h["Etag"] = []string{tag}
+		if notModified(r, tag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
 	h["Content-Type"] = jsonContentType
 	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// entityTag is the strong ETag of a body: a digest of its bytes, so that
+// every server answers the same tag for the same representation.
+func entityTag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+}
+
+// notModified reports whether r's If-None-Match names tag (RFC 9110
+// §13.1.2: weak comparison, or "*").
+func notModified(r *http.Request, tag string) bool {
+	for _, v := range r.Header["If-None-Match"] {
+		for t := range strings.SplitSeq(v, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if t == tag || t == "*" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonBufs keeps the buffers answers are encoded in, up to maxPooledJSON

@@ -12,11 +12,16 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-func serveOpenAPI(w http.ResponseWriter) {
+func serveOpenAPI(w http.ResponseWriter, r *http.Request, tag string) {
 	h := w.Header()
+	h["Etag"] = []string{tag}
+	h["Cache-Control"] = []string{"public, max-age=300"}
+	if notModified(r, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	h["Content-Type"] = jsonContentType
 	h["Content-Length"] = []string{strconv.Itoa(len(OpenAPI))}
-	h["Cache-Control"] = []string{"public, max-age=300"}
 	w.WriteHeader(http.StatusOK)
 	w.Write(OpenAPI)
 }

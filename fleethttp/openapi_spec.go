@@ -80,9 +80,12 @@ func generateOpenAPI(routes []route) ([]byte, error) {
 			"headers", headerComponents(),
 			"responses", errorResponses(),
 			"schemas", schemas,
-			"parameters", o("IdempotencyKey", o("name", "Idempotency-Key", "in", "header",
-				"description", "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict. The stored response is encrypted with a key derived from the API key's secret, which the server does not keep: only a request made with that same key can replay it, and a secret in it (a new API key or webhook secret) does not rest in plain text.",
-				"schema", o("type", "string", "minLength", 1, "maxLength", 255))),
+			"parameters", o("IfNoneMatch", o("name", "If-None-Match", "in", "header",
+				"description", "The `ETag` of a copy the client holds: while the resource is unchanged, the answer is 304 Not Modified without a body (it counts against the allowance like any request).",
+				"schema", o("type", "string")),
+				"IdempotencyKey", o("name", "Idempotency-Key", "in", "header",
+					"description", "1 to 255 printable characters, scoped to the API key and kept 24 hours. A repeat with the same body returns the first response with `Idempotent-Replayed: true`; with another body, or while the first is running, it is 409 conflict. The stored response is encrypted with a key derived from the API key's secret, which the server does not keep: only a request made with that same key can replay it, and a secret in it (a new API key or webhook secret) does not rest in plain text.",
+					"schema", o("type", "string", "minLength", 1, "maxLength", 255))),
 		),
 	)
 	b, err := marshalNoEscape(doc)
@@ -232,6 +235,7 @@ func headerComponents() *obj {
 		"Retry-After", o("description", "Seconds until the rate-limit window resets.", "required", true, "schema", o("type", "integer", "minimum", 1)),
 		VersionHeader, o("description", "The build of the server that answered (e.g. `v0.1.0`, or `(devel) (commit 075f69a4c2e1)`): quote it in a bug report.", "required", true, "schema", o("type", "string")),
 		"Idempotent-Replayed", o("description", "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema", o("type", "string", "enum", []string{"true"})),
+		"ETag", o("description", "A strong validator of the answer's body (a digest of it): send it back in `If-None-Match` to be answered 304 while the resource is unchanged.", "required", true, "schema", o("type", "string")),
 	)
 	for _, rl := range rateLimitHeaders {
 		h.set(rl.name, o("description", rl.desc, "required", true, "schema", o("type", rl.typ)))
@@ -307,6 +311,8 @@ func errorResponses() *obj {
 		r.set(e.name, o("description", e.desc+" (`"+e.code+"`)", "headers", headers,
 			"content", o("application/json", o("schema", ref("ErrorEnvelope")))))
 	}
+	r.set("NotModified", o("description", "Not Modified: the resource's current ETag is one `If-None-Match` named, so the client's copy is current. No body.",
+		"headers", headerRefs("ETag")))
 	return r
 }
 
@@ -413,6 +419,9 @@ func (g *generator) operation(rt route) *obj {
 	if rt.method == http.MethodPost {
 		params = append(params, o("$ref", "#/components/parameters/IdempotencyKey"))
 	}
+	if rt.validated() {
+		params = append(params, o("$ref", "#/components/parameters/IfNoneMatch"))
+	}
 	if len(params) > 0 {
 		op.set("parameters", params)
 	}
@@ -432,6 +441,9 @@ func (g *generator) operation(rt route) *obj {
 	var extra []string
 	if rt.method == http.MethodPost {
 		extra = append(extra, "Idempotent-Replayed")
+	}
+	if rt.validated() {
+		extra = append(extra, "ETag")
 	}
 	if d.stream {
 		headers := headerRefs()
@@ -461,6 +473,9 @@ func (g *generator) operation(rt route) *obj {
 					NextCursorHeader+"` header, absent on the last page.")))
 		}
 		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headers, "content", content))
+		if rt.validated() {
+			resp.set("304", o("$ref", "#/components/responses/NotModified"))
+		}
 	}
 	codes := []string{fleet.CodeInvalidRequest, fleet.CodeUnauthorized, fleet.CodeInsufficientPermissions}
 	if len(pathParams(rt.pattern)) > 0 {
@@ -524,9 +539,13 @@ type metaPath struct {
 // server), and at /healthz and /readyz, where load balancers and
 // orchestrators conventionally look.
 func metaPaths() []metaPath {
+	docHeaders := versionHeaderRef()
+	docHeaders.set("ETag", o("$ref", "#/components/headers/ETag"))
 	out := []metaPath{{"/openapi.json", o("get", o("operationId", "getOpenAPI", "summary", "This document", "tags", []string{tagMeta},
-		"security", []any{}, "responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", versionHeaderRef(),
-			"content", o("application/json", o("schema", o("type", "object")))))))}}
+		"security", []any{}, "parameters", []any{o("$ref", "#/components/parameters/IfNoneMatch")},
+		"responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", docHeaders,
+			"content", o("application/json", o("schema", o("type", "object")))),
+			"304", o("description", "Not Modified: the document is the one `If-None-Match` named.", "headers", docHeaders))))}}
 	for _, m := range []struct{ path, id, desc string }{
 		{"/healthz", "getHealth", "The process is alive."},
 		{"/readyz", "getReady", "The store is reachable (503 when not)."},

@@ -60,6 +60,15 @@ type opDoc struct {
 	replacement  string
 }
 
+// validated reports whether a route is a GET of one resource: its 200
+// carries an ETag, and a request whose If-None-Match names it is answered
+// 304 Not Modified, so that a client polling a resource pays for its body
+// only when it changed. Lists and streams have none (a page's content
+// moves with every write of the account).
+func (rt route) validated() bool {
+	return rt.method == http.MethodGet && !rt.doc.list && !rt.doc.stream && rt.doc.csv == nil
+}
+
 const (
 	codeConflict   = fleet.CodeConflict
 	codeValidation = fleet.CodeValidation
