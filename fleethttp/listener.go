@@ -18,15 +18,27 @@ const DefaultMaxConnections = 10_000
 // accepted from ln open at once, so that a flood of connections cannot run
 // the process out of file descriptors. A connection over the cap is
 // answered at once with 503 unavailable (the JSON error envelope,
-// Retry-After: 1, Connection: close) and closed, without reaching the
-// handler. It is meant for a plain-HTTP listener that an http.Server
-// serves; a connection counts from its Accept to its Close. A max of 0 or
-// less returns ln as it is: no cap.
+// Retry-After: 1, Connection: close, the request id and Fleet-Version, as
+// any answer) and closed, without reaching the handler. It is meant for a
+// plain-HTTP listener that an http.Server serves; a connection counts from
+// its Accept to its Close. A max of 0 or less returns ln as it is: no cap.
+// Its answers name the module's version (ModuleVersion); Handler's
+// LimitConnections names the handler's (WithVersion).
 func LimitConnections(ln net.Listener, max int) net.Listener {
+	return limitConnections(ln, max, headerSafe(ModuleVersion()))
+}
+
+// LimitConnections is the package's LimitConnections for a listener that
+// serves h: its answers over the cap name h's version, as h's do.
+func (h *Handler) LimitConnections(ln net.Listener, max int) net.Listener {
+	return limitConnections(ln, max, h.versionHdr[0])
+}
+
+func limitConnections(ln net.Listener, max int, version string) net.Listener {
 	if max <= 0 {
 		return ln
 	}
-	return &limitListener{Listener: ln, max: int64(max), refusing: make(chan struct{}, maxRefusing)}
+	return &limitListener{Listener: ln, max: int64(max), refusing: make(chan struct{}, maxRefusing), version: version}
 }
 
 // maxRefusing bounds the connections being answered 503 at once; beyond
@@ -41,6 +53,7 @@ type limitListener struct {
 	max      int64
 	open     atomic.Int64
 	refusing chan struct{}
+	version  string // Fleet-Version of the refusals
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -57,7 +70,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		case l.refusing <- struct{}{}:
 			go func() {
 				defer func() { <-l.refusing }()
-				refuse(c)
+				refuse(c, l.version)
 			}()
 		default:
 			c.Close()
@@ -82,7 +95,7 @@ func (c *limitedConn) Close() error {
 // request is not read: once the answer is written, the sending side is
 // closed and what the client sent is drained until it closes (so that the
 // client reads the answer rather than a reset), for refuseWithin at most.
-func refuse(c net.Conn) {
+func refuse(c net.Conn, version string) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(refuseWithin))
 	var id [8]byte
@@ -94,6 +107,7 @@ func refuse(c net.Conn) {
 		"Content-Length: "+strconv.Itoa(len(body))+"\r\n"+
 		"Retry-After: 1\r\n"+
 		"X-Request-Id: "+rid+"\r\n"+
+		VersionHeader+": "+version+"\r\n"+
 		"X-Content-Type-Options: nosniff\r\n"+
 		"Cache-Control: no-store\r\n"+
 		"Connection: close\r\n\r\n"+body)

@@ -302,8 +302,10 @@ func errorResponses() *obj {
 		if e.code == fleet.CodeUnavailable {
 			headers.set("Retry-After", o("description", "Seconds after which to retry.", "required", true, "schema", o("type", "integer", "minimum", 1)))
 		}
-		if e.code == fleet.CodeUnauthorized {
-			// The per-address window's; none when the server turns that limit off.
+		if e.code == fleet.CodeUnauthorized || e.code == fleet.CodeUnavailable {
+			// 401: the per-address window's, none when the server turns
+			// that limit off; 503: none when it comes before a key is
+			// read (shutting down, too many connections).
 			for _, rl := range rateLimitHeaders {
 				headers.set(rl.name, o("description", rl.desc, "required", false, "schema", o("type", rl.typ)))
 			}

@@ -107,8 +107,9 @@ func TestConnectionsOverTheCapAreRefused(t *testing.T) {
 	svc := fleet.NewService(memstore.New(), fleet.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	is.NoErr(err)
-	srv := &http.Server{Handler: fleethttp.NewHandler(svc, fleethttp.WithLogger(slog.New(slog.DiscardHandler)))}
-	go srv.Serve(fleethttp.LimitConnections(ln, 2))
+	h := fleethttp.NewHandler(svc, fleethttp.WithLogger(slog.New(slog.DiscardHandler)), fleethttp.WithVersion("v9.9.9-capped"))
+	srv := &http.Server{Handler: h}
+	go srv.Serve(h.LimitConnections(ln, 2))
 	defer srv.Close()
 	addr := ln.Addr().String()
 
@@ -156,6 +157,7 @@ func TestConnectionsOverTheCapAreRefused(t *testing.T) {
 	is.Equal(env.Error.Code, "unavailable")
 	is.True(strings.Contains(env.Error.Message, "too many open connections"))
 	is.Equal(res.Header.Get("X-Request-Id"), env.Error.RequestID)
+	is.Equal(res.Header.Get(fleethttp.VersionHeader), "v9.9.9-capped") // the handler's version, as its answers
 	_, err = rd.ReadByte()
 	is.Equal(err, io.EOF) // and closed
 

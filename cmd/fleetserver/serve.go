@@ -139,7 +139,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			return err
 		}
 		base := "http://" + ln.Addr().String()
-		ln = fleethttp.LimitConnections(ln, *maxConns) // 0: no cap
+		ln = handler.LimitConnections(ln, *maxConns) // 0: no cap
 		srv := &http.Server{
 			// The API bounds its own request bodies (--body-timeout); the
 			// dashboard gets the same bound.
