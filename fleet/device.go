@@ -152,28 +152,6 @@ func (d Device) MarshalJSON() ([]byte, error) {
 		d.LastSeenAt, d.LastReport})
 }
 
-// MarshalJSON writes the report as the API shows it: reason is null when
-// the position was stored.
-func (r LastReport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		ReceivedAt time.Time      `json:"received_at"`
-		Protocol   string         `json:"protocol"`
-		Position   DevicePosition `json:"position"`
-		Stored     bool           `json:"stored"`
-		Reason     *string        `json:"reason"`
-	}{r.ReceivedAt, r.Protocol, r.Position, r.Stored, nullString(r.Reason)})
-}
-
-// MarshalJSON writes the position as the API shows it: attributes are an
-// object, empty when there are none.
-func (p DevicePosition) MarshalJSON() ([]byte, error) {
-	type plain DevicePosition
-	if p.Attributes == nil {
-		p.Attributes = map[string]any{}
-	}
-	return json.Marshal(plain(p))
-}
-
 // Clone returns a copy of d that shares no memory with it.
 func (d Device) Clone() Device {
 	d.LastSeenAt = clonePtr(d.LastSeenAt)
@@ -311,20 +289,26 @@ func (p DevicePosition) shown() DevicePosition {
 	if p.Timestamp.IsZero() {
 		out.Timestamp = time.Time{}
 	}
-	names := make([]string, 0, len(p.Attributes))
-	for k := range p.Attributes {
-		if k != "" && len(k) <= MaxAttributeName && utf8.ValidString(k) {
-			if _, bad := controlChar(k, false); !bad {
-				names = append(names, k)
+	keep := func(k string) bool {
+		if k == "" || len(k) > MaxAttributeName || !utf8.ValidString(k) {
+			return false
+		}
+		_, bad := controlChar(k, false)
+		return !bad
+	}
+	if len(p.Attributes) <= MaxDeviceAttributes { // all of them fit: no order to choose by
+		for k, v := range p.Attributes {
+			if v, ok := attributeValue(v); ok && keep(k) {
+				out.Attributes[k] = v
 			}
 		}
+		return out
 	}
-	slices.Sort(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(p.Attributes)) {
 		if len(out.Attributes) == MaxDeviceAttributes {
 			break
 		}
-		if v, ok := attributeValue(p.Attributes[k]); ok {
+		if v, ok := attributeValue(p.Attributes[k]); ok && keep(k) {
 			out.Attributes[k] = v
 		}
 	}

@@ -17,8 +17,10 @@ import (
 // device, its account (for the plan) and its vehicle before it can ingest,
 // and it must cost about what a single-point POST /v1/vehicles/{id}/locations
 // costs. So this process keeps the route of each identifier it has seen in
-// memory (deviceCache, entries trusted for deviceCacheTTL) and reads no
-// device before the report's write transaction. Correctness does not rest
+// memory (deviceCache) and reads no device before the report's write
+// transaction: a route is trusted for routeTTL (a device reports every few
+// seconds or minutes, so a shorter life would read most reports' device
+// again), the absence of a device for unknownTTL. Correctness does not rest
 // on the cache: the report's write transaction records the device's row
 // with a condition, that the device is still attached to the vehicle the
 // route named (DeviceTx.RecordDeviceReport), in the transaction that stores
@@ -29,12 +31,17 @@ import (
 // ingested along the new one. On PostgreSQL the transaction is
 // SERIALIZABLE, so a move committed by another server while the report runs
 // aborts one of the two, and the report is run again by the store. What the
-// cache may hold stale for up to deviceCacheTTL is the account's plan (the
-// history reach that decides too_old) and the absence of a device that
-// another server registered.
+// cache may hold stale is the account (its plan, which decides too_old and
+// the points allowance), for up to routeTTL, and the absence of a device
+// that another server registered, for up to unknownTTL (this server forgets
+// it at once).
 
-// deviceCacheTTL is how long a route read from the store is trusted.
-const deviceCacheTTL = 5 * time.Second
+// routeTTL is how long a route read from the store is trusted; unknownTTL
+// how long the absence of a device is.
+const (
+	routeTTL   = 10 * time.Minute
+	unknownTTL = 5 * time.Second
+)
 
 // maxCachedRoutes bounds the routes a process keeps.
 const maxCachedRoutes = 200_000
@@ -78,14 +85,20 @@ type deviceCache struct {
 
 func (c *deviceCache) init() { c.m = map[string]deviceRoute{} }
 
+// fresh reports whether r may be trusted at now.
+func (r deviceRoute) fresh(now time.Time) bool {
+	ttl := unknownTTL
+	if r.found {
+		ttl = routeTTL
+	}
+	return now.Sub(r.fetched) < ttl && !now.Before(r.fetched)
+}
+
 func (c *deviceCache) get(identifier string, now time.Time) (deviceRoute, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.m[identifier]
-	if ok && (now.Sub(r.fetched) >= deviceCacheTTL || now.Before(r.fetched)) {
-		ok = false
-	}
-	return r, c.gen, ok
+	return r, c.gen, ok && r.fresh(now)
 }
 
 // put keeps r unless the cache changed since gen.
@@ -97,7 +110,7 @@ func (c *deviceCache) put(identifier string, r deviceRoute, gen uint64, now time
 	}
 	if len(c.m) >= maxCachedRoutes {
 		for id, e := range c.m {
-			if now.Sub(e.fetched) >= deviceCacheTTL || now.Before(e.fetched) {
+			if !e.fresh(now) {
 				delete(c.m, id)
 			}
 		}
