@@ -257,7 +257,8 @@ func printable(s string, n int) string {
 // (any string that is not a registered identifier) is counted in Stats and
 // recorded for the operator (Operator.UnknownDevices), at most
 // UnknownRecordsPerMinute times a minute per address (remoteAddr's host).
-// It reads the store only for an identifier not seen in the last few
+// It reads the store only for an identifier whose answer this process does
+// not hold: a registered one's for routeTTL, an unknown one's for a few
 // seconds.
 func (e DeviceEdge) Known(ctx context.Context, identifier, protocol, remoteAddr string) (bool, error) {
 	s := e.s
