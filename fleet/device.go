@@ -279,7 +279,7 @@ func (p DevicePosition) shown() DevicePosition {
 	}
 	out := DevicePosition{Latitude: p.Latitude, Longitude: p.Longitude, Timestamp: Timestamp(p.Timestamp),
 		Speed: finite(p.Speed), Heading: finite(p.Heading), Altitude: finite(p.Altitude), Valid: p.Valid,
-		Satellites: clonePtr(p.Satellites), Attributes: make(map[string]any, min(len(p.Attributes), MaxDeviceAttributes))}
+		Satellites: clonePtr(p.Satellites)}
 	if math.IsNaN(out.Latitude) || math.IsInf(out.Latitude, 0) {
 		out.Latitude = 0
 	}
@@ -296,6 +296,16 @@ func (p DevicePosition) shown() DevicePosition {
 		_, bad := controlChar(k, false)
 		return !bad
 	}
+	if len(p.Attributes) <= MaxDeviceAttributes && cleanAttributes(p.Attributes, keep) {
+		// The usual case, kept as it is: shown's result is written to the
+		// store and dropped before the report returns.
+		out.Attributes = p.Attributes
+		if out.Attributes == nil {
+			out.Attributes = map[string]any{}
+		}
+		return out
+	}
+	out.Attributes = make(map[string]any, min(len(p.Attributes), MaxDeviceAttributes))
 	if len(p.Attributes) <= MaxDeviceAttributes { // all of them fit: no order to choose by
 		for k, v := range p.Attributes {
 			if v, ok := attributeValue(v); ok && keep(k) {
@@ -313,6 +323,34 @@ func (p DevicePosition) shown() DevicePosition {
 		}
 	}
 	return out
+}
+
+// cleanAttributes reports whether every attribute is kept as it is: a name
+// keep keeps, and a finite float64, a bool, or text attributeValue leaves
+// unchanged.
+func cleanAttributes(m map[string]any, keep func(string) bool) bool {
+	for k, v := range m {
+		switch x := v.(type) {
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		case bool:
+		case string:
+			if len(x) > MaxAttributeText || !utf8.ValidString(x) {
+				return false
+			}
+			if _, bad := controlChar(x, false); bad {
+				return false
+			}
+		default:
+			return false
+		}
+		if !keep(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // attributeValue is v as an attribute keeps it: a finite float64, a bool, or

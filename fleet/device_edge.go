@@ -71,8 +71,9 @@ type deviceRoute struct {
 	found     bool
 	deviceID  string
 	vehicleID string
-	account   Account
-	fetched   time.Time
+	// as acts for the device's account, with every permission.
+	as      Principal
+	fetched time.Time
 }
 
 // deviceCache holds routes by identifier. gen moves with every forget, so
@@ -167,7 +168,7 @@ func (s *Service) route(ctx context.Context, identifier string, fresh bool) (dev
 		if err != nil {
 			return err
 		}
-		r = deviceRoute{found: true, deviceID: d.ID, vehicleID: d.VehicleID, account: a}
+		r = deviceRoute{found: true, deviceID: d.ID, vehicleID: d.VehicleID, as: SystemPrincipal(a)}
 		return nil
 	})
 	if err != nil {
@@ -243,7 +244,15 @@ func (s *Service) unknownAttempt(ctx context.Context, identifier, protocol, remo
 // printable is s with every byte outside printable ASCII replaced by '?',
 // cut to at most n bytes: what a device sent, safe to store and show.
 func printable(s string, n int) string {
-	b := []byte(s[:min(len(s), n)])
+	s = s[:min(len(s), n)]
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		clean = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if clean {
+		return s
+	}
+	b := []byte(s)
 	for i, c := range b {
 		if c < 0x20 || c > 0x7e {
 			b[i] = '?'
@@ -331,17 +340,18 @@ func (e DeviceEdge) Report(ctx context.Context, rep DeviceReport) (DeviceResult,
 
 // report stores one message along route r.
 func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, now time.Time) (DeviceResult, error) {
-	d := Device{ID: r.deviceID, AccountID: r.account.ID, VehicleID: r.vehicleID, Protocol: printable(rep.Protocol, 32), LastSeenAt: &now}
+	d := Device{ID: r.deviceID, AccountID: r.as.Account.ID, VehicleID: r.vehicleID, Protocol: printable(rep.Protocol, 32), LastSeenAt: &now}
 	if len(rep.Positions) == 0 {
 		return DeviceResult{}, s.update(ctx, func(tx Tx) error { return recordReport(tx, d, nil) })
 	}
-	reach := now.Add(-r.account.Plan.Limits().HistoryReach)
+	reach := now.Add(-r.as.Account.Plan.Limits().HistoryReach)
 	last := len(rep.Positions) - 1
 	lr := LastReport{ReceivedAt: now, Protocol: d.Protocol, Position: rep.Positions[last].shown()}
 	points := make([]Point, 0, len(rep.Positions))
 	lastAt := -1 // the last position's index in points, when it is to be stored
 	for i := range rep.Positions {
-		why := positionReason(&rep.Positions[i], now, reach)
+		pt := rep.Positions[i].point()
+		why := positionReason(rep.Positions[i].Valid, &pt, now, reach)
 		if why == "" && d.VehicleID == "" {
 			why = ReasonNoVehicle
 		}
@@ -354,7 +364,6 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 		if i == last {
 			lastAt = len(points)
 		}
-		pt := rep.Positions[i].point()
 		pt.VehicleID = d.VehicleID
 		points = append(points, pt)
 	}
@@ -383,7 +392,7 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 		}
 		return recordReport(tx, d, &out)
 	}
-	res, err := s.ingest(ctx, SystemPrincipal(r.account), points, MaxPointsPerVehicleBatch, d.VehicleID, hook)
+	res, err := s.ingest(ctx, r.as, points, MaxPointsPerVehicleBatch, d.VehicleID, hook)
 	if ErrorCode(err) == CodeRateLimitExceeded {
 		refused := lr
 		if lastAt >= 0 {
@@ -411,13 +420,13 @@ func recordReport(tx Tx, d Device, lr *LastReport) error {
 	return err
 }
 
-// positionReason is why a position is not to be stored ("" when it is),
-// judged at now for an account whose history reaches back to reach.
-func positionReason(p *DevicePosition, now, reach time.Time) string {
-	if !p.Valid {
+// positionReason is why a position (valid: with a fix; pt: the location it
+// would be) is not to be stored ("" when it is), judged at now for an
+// account whose history reaches back to reach.
+func positionReason(valid bool, pt *Point, now, reach time.Time) string {
+	if !valid {
 		return ReasonNoFix
 	}
-	pt := p.point()
 	var val Validator
 	pt.validate(&val, pt.Timestamp) // the future is told apart below
 	switch {
