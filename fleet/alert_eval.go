@@ -58,6 +58,9 @@ type batch struct {
 	indices   map[string][]int // each vehicle's positions in the request
 	dups      int              // repeated timestamps within the batch
 	now       time.Time
+	// stored, when not nil, gets each vehicle's stored points (for an
+	// ingestHook).
+	stored map[string][]Point
 }
 
 // plan is a batch judged against cfg: per vehicle, the vehicle as read and

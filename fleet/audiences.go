@@ -12,6 +12,9 @@ package fleet
 //   - Edge (Service.Edge): what an adapter serving the API does around each
 //     use case — admitting a request against the quotas, making a POST
 //     idempotent.
+//   - DeviceEdge (Service.DeviceEdge): what a listener of trackers and
+//     phone apps calls — whether an identifier is registered, and storing
+//     a device's report.
 
 // Jobs is the service's background work, one step at a time, for programs
 // that drive the clock themselves (tests, batch jobs); Service.Run does all
@@ -31,3 +34,12 @@ type Edge struct{ s *Service }
 
 // Edge returns the per-request plumbing of an adapter.
 func (s *Service) Edge() Edge { return Edge{s} }
+
+// DeviceEdge is what a listener of trackers and phone apps (package
+// fleetdevice) calls for each device: Known when a device logs in, Report
+// for each message of positions (see device_edge.go). It acts for the
+// device's account, with no key.
+type DeviceEdge struct{ s *Service }
+
+// DeviceEdge returns what device listeners call.
+func (s *Service) DeviceEdge() DeviceEdge { return DeviceEdge{s} }

@@ -1,6 +1,15 @@
 package fleet
 
-import "time"
+import (
+	"encoding/json"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // A Device is a GPS tracker or phone app that reports positions itself, in
 // its own protocol, to a listener of the server (API.md §13). Its
@@ -8,8 +17,10 @@ import "time"
 // OsmAnd's id), unique on the server across every account; a device with a
 // vehicle has its positions ingested as that vehicle's locations.
 //
-// The registry (Device, its store and its use cases) is in device*.go;
-// this file holds what a listener hands the service and gets back.
+// This file holds the registry's types and rules and what a listener hands
+// the service and gets back; the use cases are in service_devices.go (the
+// registry) and device_edge.go (what listeners call), the store's part in
+// store_devices.go.
 
 // DevicePosition is one position of a device's report, in the API's units
 // (speed km/h, heading degrees, altitude metres, time UTC).
@@ -59,4 +70,331 @@ type DeviceResult struct {
 	// device's last_report).
 	Stored bool
 	Reason string
+}
+
+// Limits of the device registry.
+const (
+	// MaxIdentifier is the longest identifier: 1 to 32 characters of
+	// [0-9A-Za-z._-].
+	MaxIdentifier = 32
+	// MaxDeviceName is the longest device name, as a vehicle's.
+	MaxDeviceName = MaxVehicleName
+	// MaxDeviceAttributes is how many attributes of a report's last
+	// position are kept (the first in name order); MaxAttributeName and
+	// MaxAttributeText bound a name and a text value, in bytes.
+	MaxDeviceAttributes = 256
+	MaxAttributeName    = 64
+	MaxAttributeText    = 256
+	// UnknownDeviceRetention is how long an unknown identifier's record is
+	// kept after its last attempt.
+	UnknownDeviceRetention = 30 * 24 * time.Hour
+	// DefaultUnknownDevices and MaxUnknownDevices are how many records of
+	// unknown identifiers Operator.UnknownDevices returns by default and at
+	// most.
+	DefaultUnknownDevices = 100
+	MaxUnknownDevices     = 10_000
+)
+
+// Device is a tracker or phone app registered to an account. Optional text
+// fields are "" when unset (null on the wire).
+type Device struct {
+	ID        string `json:"device_id"`
+	AccountID string `json:"-"`
+	// Identifier is what the device sends to name itself; unique on the
+	// server, across every account.
+	Identifier string `json:"identifier"`
+	// VehicleID is the vehicle whose locations the device's positions
+	// become; "" when none (its reports are then kept as LastReport only).
+	VehicleID string `json:"vehicle_id"`
+	Name      string `json:"name"`
+	// Protocol is the protocol the device last spoke; "" before its first
+	// report.
+	Protocol  string    `json:"protocol"`
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is the last change by a client (reports do not move it).
+	UpdatedAt  time.Time   `json:"updated_at"`
+	LastSeenAt *time.Time  `json:"last_seen_at"`
+	LastReport *LastReport `json:"last_report"`
+}
+
+// LastReport is the last position of the last message a device sent, in
+// the order the message carries them, and what became of it.
+type LastReport struct {
+	ReceivedAt time.Time      `json:"received_at"`
+	Protocol   string         `json:"protocol"`
+	Position   DevicePosition `json:"position"`
+	// Stored reports whether the position was stored as a location of the
+	// device's vehicle; Reason says why not (one of the Reason*
+	// constants), "" when it was.
+	Stored bool   `json:"stored"`
+	Reason string `json:"reason"`
+}
+
+// Reasons lists every reason a position was not stored.
+func Reasons() []string {
+	return []string{ReasonDuplicate, ReasonTooOld, ReasonNoFix, ReasonFuture, ReasonNoVehicle, ReasonPointsAllowance}
+}
+
+// MarshalJSON writes the device as the API shows it: unset text fields are
+// null.
+func (d Device) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID         string      `json:"device_id"`
+		Identifier string      `json:"identifier"`
+		VehicleID  *string     `json:"vehicle_id"`
+		Name       *string     `json:"name"`
+		Protocol   *string     `json:"protocol"`
+		CreatedAt  time.Time   `json:"created_at"`
+		UpdatedAt  time.Time   `json:"updated_at"`
+		LastSeenAt *time.Time  `json:"last_seen_at"`
+		LastReport *LastReport `json:"last_report"`
+	}{d.ID, d.Identifier, nullString(d.VehicleID), nullString(d.Name), nullString(d.Protocol), d.CreatedAt, d.UpdatedAt,
+		d.LastSeenAt, d.LastReport})
+}
+
+// Clone returns a copy of d that shares no memory with it.
+func (d Device) Clone() Device {
+	d.LastSeenAt = clonePtr(d.LastSeenAt)
+	if d.LastReport != nil {
+		r := *d.LastReport
+		r.Position = r.Position.Clone()
+		d.LastReport = &r
+	}
+	return d
+}
+
+// Clone returns a copy of p that shares no memory with it.
+func (p DevicePosition) Clone() DevicePosition {
+	p.Speed, p.Heading, p.Altitude, p.Satellites = clonePtr(p.Speed), clonePtr(p.Heading), clonePtr(p.Altitude), clonePtr(p.Satellites)
+	if p.Attributes != nil {
+		p.Attributes = maps.Clone(p.Attributes)
+	}
+	return p
+}
+
+// ValidIdentifier reports whether s is a device identifier: 1 to
+// MaxIdentifier characters of [0-9A-Za-z._-].
+func ValidIdentifier(s string) bool {
+	if len(s) == 0 || len(s) > MaxIdentifier {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !identifierByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func identifierByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '.' || c == '_' || c == '-'
+}
+
+const identifierRule = "must be 1 to 32 characters of digits, letters, '.', '_' and '-'"
+
+func normaliseDevice(d *Device) { d.Name = strings.TrimSpace(d.Name) }
+
+// validate checks the fields a client sets (the vehicle, which must be the
+// account's, is the service's to look up).
+func (d *Device) validate(val *Validator) {
+	val.Check(ValidIdentifier(d.Identifier), "identifier", "%s", identifierRule)
+	val.Check(utf8.RuneCountInString(d.Name) <= MaxDeviceName, "name", "must be at most %d characters", MaxDeviceName)
+	val.Text("name", d.Name)
+}
+
+// DeviceFilter selects devices in a list.
+type DeviceFilter struct {
+	Identifier string // "" for any
+	VehicleID  string // "" for any
+}
+
+// Match reports whether d passes the filter; stores use it so that the rule
+// is written once.
+func (f DeviceFilter) Match(d *Device) bool {
+	return (f.Identifier == "" || d.Identifier == f.Identifier) && (f.VehicleID == "" || d.VehicleID == f.VehicleID)
+}
+
+// check refuses filter values that name no device or vehicle, as the query
+// parameters that carry them, before they reach a store.
+func (f DeviceFilter) check() error {
+	if err := CheckQueryText("identifier", f.Identifier); err != nil {
+		return err
+	}
+	if err := CheckQueryText("vehicle_id", f.VehicleID); err != nil {
+		return err
+	}
+	if f.Identifier != "" && !ValidIdentifier(f.Identifier) {
+		return Errorf(CodeInvalidRequest, "identifier %s.", identifierRule)
+	}
+	if f.VehicleID != "" && !ValidID(PrefixVehicle, f.VehicleID) {
+		return Errorf(CodeInvalidRequest, "vehicle_id must be a vehicle id (veh_...).")
+	}
+	return nil
+}
+
+// DevicePatch is a JSON merge patch of a device: fields not Set stay; a
+// null vehicle_id detaches the device, a null name clears it. The
+// identifier is fixed at registration.
+type DevicePatch struct {
+	VehicleID Optional[string] `json:"vehicle_id,omitzero"`
+	Name      Optional[string] `json:"name,omitzero"`
+}
+
+// DeviceDeleted is the answer to deleting a device.
+type DeviceDeleted struct {
+	DeviceID string `json:"device_id"`
+	Deleted  bool   `json:"deleted"`
+}
+
+// UnknownDevice is the operator's record of an identifier that tried to
+// log in or report without being registered, from one address in one
+// protocol.
+type UnknownDevice struct {
+	Identifier string    `json:"identifier"`
+	Protocol   string    `json:"protocol"`
+	Address    string    `json:"address"` // the host, without the port
+	FirstSeen  time.Time `json:"first_seen_at"`
+	LastSeen   time.Time `json:"last_seen_at"`
+	// Count is how many attempts were recorded (an address's attempts
+	// past its rate are counted in the metrics only: see DeviceEdge.Known).
+	Count int64 `json:"count"`
+}
+
+// point is the location a valid position becomes.
+func (p DevicePosition) point() Point {
+	return Point{Latitude: p.Latitude, Longitude: p.Longitude, Timestamp: Timestamp(p.Timestamp),
+		Speed: clonePtr(p.Speed), Heading: clonePtr(p.Heading)}
+}
+
+// shown returns the position as a device's last report keeps it: its time
+// at the stores' precision, values JSON cannot hold (NaN, infinities) left
+// out (a coordinate as 0), and its attributes cut to what the registry
+// keeps (see MaxDeviceAttributes): numbers, booleans and single-line text.
+func (p DevicePosition) shown() DevicePosition {
+	finite := func(f *float64) *float64 {
+		if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) {
+			return nil
+		}
+		return clonePtr(f)
+	}
+	out := DevicePosition{Latitude: p.Latitude, Longitude: p.Longitude, Timestamp: Timestamp(p.Timestamp),
+		Speed: finite(p.Speed), Heading: finite(p.Heading), Altitude: finite(p.Altitude), Valid: p.Valid,
+		Satellites: clonePtr(p.Satellites)}
+	if math.IsNaN(out.Latitude) || math.IsInf(out.Latitude, 0) {
+		out.Latitude = 0
+	}
+	if math.IsNaN(out.Longitude) || math.IsInf(out.Longitude, 0) {
+		out.Longitude = 0
+	}
+	if p.Timestamp.IsZero() {
+		out.Timestamp = time.Time{}
+	}
+	keep := func(k string) bool {
+		if k == "" || len(k) > MaxAttributeName || !utf8.ValidString(k) {
+			return false
+		}
+		_, bad := controlChar(k, false)
+		return !bad
+	}
+	if len(p.Attributes) <= MaxDeviceAttributes && cleanAttributes(p.Attributes, keep) {
+		// The usual case, kept as it is: shown's result is written to the
+		// store and dropped before the report returns.
+		out.Attributes = p.Attributes
+		if out.Attributes == nil {
+			out.Attributes = map[string]any{}
+		}
+		return out
+	}
+	out.Attributes = make(map[string]any, min(len(p.Attributes), MaxDeviceAttributes))
+	if len(p.Attributes) <= MaxDeviceAttributes { // all of them fit: no order to choose by
+		for k, v := range p.Attributes {
+			if v, ok := attributeValue(v); ok && keep(k) {
+				out.Attributes[k] = v
+			}
+		}
+		return out
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Attributes)) {
+		if len(out.Attributes) == MaxDeviceAttributes {
+			break
+		}
+		if v, ok := attributeValue(p.Attributes[k]); ok && keep(k) {
+			out.Attributes[k] = v
+		}
+	}
+	return out
+}
+
+// cleanAttributes reports whether every attribute is kept as it is: a name
+// keep keeps, and a finite float64, a bool, or text attributeValue leaves
+// unchanged.
+func cleanAttributes(m map[string]any, keep func(string) bool) bool {
+	for k, v := range m {
+		switch x := v.(type) {
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		case bool:
+		case string:
+			if len(x) > MaxAttributeText || !utf8.ValidString(x) {
+				return false
+			}
+			if _, bad := controlChar(x, false); bad {
+				return false
+			}
+		default:
+			return false
+		}
+		if !keep(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// attributeValue is v as an attribute keeps it: a finite float64, a bool, or
+// text (valid UTF-8, control characters dropped, at most MaxAttributeText
+// bytes); ok is false for anything else.
+func attributeValue(v any) (any, bool) {
+	var f float64
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case string:
+		x = strings.ToValidUTF8(x, "\uFFFD")
+		x = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return -1
+			}
+			return r
+		}, x)
+		if len(x) > MaxAttributeText {
+			x = x[:MaxAttributeText]
+			for !utf8.ValidString(x) { // a character cut in two
+				x = x[:len(x)-1]
+			}
+		}
+		return x, true
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return nil, false
+		}
+	default:
+		switch rv := reflect.ValueOf(v); {
+		case rv.CanFloat():
+			f = rv.Float()
+		case rv.CanInt():
+			f = float64(rv.Int())
+		case rv.CanUint():
+			f = float64(rv.Uint())
+		default:
+			return nil, false
+		}
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, false
+	}
+	return f, true
 }

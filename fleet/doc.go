@@ -6,8 +6,9 @@
 //
 // An Account (a fleet company, on a Plan) owns everything else: API Keys,
 // Vehicles with their location history (Points), maintenance WorkOrders and
-// Schedules, alert rules, geofences and alerts, webhook endpoints, and the
-// Events that record each change. A Key holds Permissions; a request made
+// Schedules, alert rules, geofences and alerts, webhook endpoints, Devices
+// (trackers and phone apps that report a vehicle's positions themselves),
+// and the Events that record each change. A Key holds Permissions; a request made
 // with it becomes a Principal, which every use case takes first and checks:
 // a Principal reaches only its own account's data, and another account's
 // resource is not_found, never forbidden.
@@ -45,6 +46,9 @@
 //     Run does all of the background work on a clock until its context ends.
 //   - Service.Edge: what an adapter serving the API does around each use
 //     case — admitting requests against the quotas, making POSTs idempotent.
+//   - Service.DeviceEdge: what a listener of trackers and phone apps calls
+//     — whether an identifier is registered (Known), and a device's
+//     message of positions (Report), stored by the rules of the API.
 //
 // Time comes from Options.Now, never from time.Now in the rules, so tests
 // drive status changes, quota windows and schedules with a clock of their
@@ -88,6 +92,9 @@
 //   - trips (TripTx): storetest.RunTrips.
 //   - users (UserTx): the dashboard's people, sessions and sign-in links;
 //     storetest.RunUsers.
+//   - devices (DeviceStore, DeviceTx): trackers and phone apps, their
+//     identifiers unique across accounts, and the operator's record of
+//     unknown identifiers; storetest.RunDevices.
 //
 // storetest.Run runs them all; a store's own test is three lines calling it.
 // Each method's comment says what it returns (not_found, conflict) and what

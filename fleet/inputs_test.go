@@ -159,6 +159,31 @@ func TestServiceRefusesWhatTheAPIRefuses(t *testing.T) {
 			_, err := svc.CreateWebhook(ctx, p, fleet.Webhook{URL: "https://8.8.8.8/x", Events: []string{"vehicle.exploded"}, Enabled: true})
 			return err
 		}, fleet.CodeValidation, "events[0]"},
+		{"device without an identifier", func() error { _, err := svc.CreateDevice(ctx, p, fleet.Device{}); return err }, fleet.CodeValidation, "identifier"},
+		{"device identifier of 33 characters", func() error {
+			_, err := svc.CreateDevice(ctx, p, fleet.Device{Identifier: strings.Repeat("1", fleet.MaxIdentifier+1)})
+			return err
+		}, fleet.CodeValidation, "identifier"},
+		{"device identifier with a space", func() error {
+			_, err := svc.CreateDevice(ctx, p, fleet.Device{Identifier: "356307 042441013"})
+			return err
+		}, fleet.CodeValidation, "identifier"},
+		{"device with a NUL in its name", func() error {
+			_, err := svc.CreateDevice(ctx, p, fleet.Device{Identifier: "a1", Name: "a\x00b"})
+			return err
+		}, fleet.CodeValidation, "name"},
+		{"device of another account's vehicle", func() error {
+			_, err := svc.CreateDevice(ctx, p, fleet.Device{Identifier: "a2", VehicleID: fleet.NewID(fleet.PrefixVehicle)})
+			return err
+		}, fleet.CodeValidation, "vehicle_id"},
+		{"device of no vehicle id", func() error {
+			_, err := svc.CreateDevice(ctx, p, fleet.Device{Identifier: "a3", VehicleID: "truck 7"})
+			return err
+		}, fleet.CodeValidation, "vehicle_id"},
+		{"device list by a malformed identifier", func() error {
+			_, err := svc.ListDevices(ctx, p, fleet.DeviceFilter{Identifier: "a b"}, fleet.ListQuery{})
+			return err
+		}, fleet.CodeInvalidRequest, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -113,6 +113,8 @@ const (
 	PermEventsRead       Permission = "events:read"
 	PermKeysRead         Permission = "keys:read"
 	PermKeysWrite        Permission = "keys:write"
+	PermDevicesRead      Permission = "devices:read"
+	PermDevicesWrite     Permission = "devices:write"
 )
 
 // AllPermissions lists every permission other than "*".
@@ -120,6 +122,7 @@ var allPermissions = []Permission{
 	PermVehiclesRead, PermVehiclesWrite, PermLocationsRead, PermLocationsWrite,
 	PermMaintenanceRead, PermMaintenanceWrite, PermAlertsRead, PermAlertsWrite,
 	PermWebhooksRead, PermWebhooksWrite, PermEventsRead, PermKeysRead, PermKeysWrite,
+	PermDevicesRead, PermDevicesWrite,
 }
 
 // AllPermissions returns every permission other than "*", in a fresh slice.

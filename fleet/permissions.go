@@ -79,6 +79,12 @@ var useCases = map[string]Permission{
 	"TestWebhook":         PermWebhooksWrite,
 	"ListDeliveries":      PermWebhooksRead,
 	"RetryDelivery":       PermWebhooksWrite,
+
+	"ListDevices":  PermDevicesRead,
+	"Device":       PermDevicesRead,
+	"CreateDevice": PermDevicesWrite,
+	"UpdateDevice": PermDevicesWrite,
+	"DeleteDevice": PermDevicesWrite,
 }
 
 // PermissionOf returns the permission a use case of the Service needs ("" when

@@ -88,6 +88,10 @@ type Service struct {
 	// noTrips turns trip tracking off (the baseline of the ingest
 	// benchmarks).
 	noTrips bool
+	// devices routes device reports (device_edge.go); unknownLimit rates
+	// the records of unknown identifiers per address.
+	devices      deviceCache
+	unknownLimit unknownLimit
 }
 
 // NewService returns a Service over store.
@@ -131,6 +135,8 @@ func NewService(store Store, opts Options) *Service {
 	s.judgeBudget = defaultJudgeBudget
 	s.auth.init()
 	s.usage.init()
+	s.devices.init()
+	s.unknownLimit.init()
 	s.stream.init(time.Now())
 	return s
 }
@@ -213,8 +219,9 @@ func (s *Service) Run(ctx context.Context) {
 // idempotency records after 24 hours, ended rate-limit windows, usage
 // counts older than the usage endpoint reaches, expired stream tokens, events and webhook delivery
 // attempts after 30 days, the shared live feed (LiveFeed) after the
-// replay window, ended dashboard sessions and sign-in links, and location
-// points older than the longest plan reach.
+// replay window, ended dashboard sessions and sign-in links, records of
+// unknown device identifiers unseen for UnknownDeviceRetention, and
+// location points older than the longest plan reach.
 func (j Jobs) Maintain(ctx context.Context) error {
 	s := j.s
 	now := s.Now()
@@ -242,6 +249,9 @@ func (j Jobs) Maintain(ctx context.Context) error {
 		}
 	}
 	if err := s.purgeSessions(ctx, now); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeUnknownDevices(ctx, now.Add(-UnknownDeviceRetention)); err != nil {
 		return err
 	}
 	_, err := s.store.PurgePoints(ctx, now.Add(-MaxHistoryReach()))

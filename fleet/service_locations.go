@@ -47,8 +47,10 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // point; status changes and their events, and the alerts the points open
 // with theirs, commit with the points. The alert rules are judged outside
 // the write transaction when that is more than a little work (see
-// judgeBatch).
-func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string) (IngestResult, error) {
+// judgeBatch). A hook (then; a device report's) runs in the write
+// transaction after the points are stored, so that what it writes commits
+// with them.
+func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string, then ...ingestHook) (IngestResult, error) {
 	now := s.Now()
 	var val Validator
 	if len(points) == 0 || len(points) > maxPoints {
@@ -56,6 +58,9 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		return IngestResult{}, val.Err()
 	}
 	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
+	if len(then) > 0 {
+		b.stored = map[string][]Point{}
+	}
 	for i := range points {
 		pt := &points[i]
 		pt.Timestamp = Timestamp(pt.Timestamp)
@@ -124,7 +129,15 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			} else {
 				pl = judged
 			}
-			return s.applyBatch(tx, b, pl, vehicles, &res, &live)
+			if err := s.applyBatch(tx, b, pl, vehicles, &res, &live); err != nil {
+				return err
+			}
+			for _, hook := range then {
+				if err := hook(tx, b.stored); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if errors.Is(err, errHeavy) || errors.Is(err, errStale) {
 			continue
@@ -138,6 +151,11 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	s.stats.points.Add(uint64(res.Accepted))
 	return res, nil
 }
+
+// ingestHook is what a caller of ingest adds to a batch's write
+// transaction, run after the points are stored; stored holds each
+// vehicle's stored points (duplicates left out).
+type ingestHook func(tx Tx, stored map[string][]Point) error
 
 // looksHeavy guesses, from the account's last compiled rules, whether
 // judging a batch of n points would pass the budget of the write
@@ -158,6 +176,9 @@ func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehi
 		stored, err := tx.InsertPoints(id, pts)
 		if err != nil {
 			return err
+		}
+		if b.stored != nil {
+			b.stored[id] = stored
 		}
 		res.Accepted += len(stored)
 		res.Duplicates += len(pts) - len(stored)

@@ -232,7 +232,8 @@ type VehicleDeleted struct {
 // DeleteVehicle deletes a vehicle with its location history and its
 // schedules; work orders and alerts stay as history. In the same
 // transaction the vehicle leaves every alert rule that lists it, and a rule
-// that listed only it is disabled (see dropVehicleFromRules).
+// that listed only it is disabled (see dropVehicleFromRules), and its
+// devices are detached (vehicle_id null).
 func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (VehicleDeleted, error) {
 	if err := p.allow("DeleteVehicle"); err != nil {
 		return VehicleDeleted{}, err
@@ -251,11 +252,15 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 		if err := s.dropVehicleFromRules(tx, v.AccountID, v.ID, now); err != nil {
 			return err
 		}
+		if err := s.detachDevices(tx, v.AccountID, v.ID, now); err != nil {
+			return err
+		}
 		return s.emit(tx, v.AccountID, EventVehicleDeleted, now, out)
 	})
 	if err != nil {
 		return VehicleDeleted{}, err
 	}
+	s.devices.forgetVehicle(id)
 	return out, nil
 }
 

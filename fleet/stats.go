@@ -17,6 +17,12 @@ type Stats struct {
 	QuotaRejections struct{ Key, Address uint64 }
 	// StreamClients is how many live streams are open now.
 	StreamClients int
+	// Devices count the device edge's work: Reports of registered devices
+	// handled (acknowledged or not), Unknown attempts (logins and reports)
+	// of identifiers no device has, and of those the UnknownRecorded in
+	// the operator's list (an address's attempts past
+	// UnknownRecordsPerMinute are counted only).
+	Devices struct{ Reports, Unknown, UnknownRecorded uint64 }
 	// Jobs are the background jobs Run runs, in the order of JobNames.
 	Jobs [len(JobNames)]JobStats
 }
@@ -54,6 +60,8 @@ type stats struct {
 	rejectedKey     atomic.Uint64
 	rejectedAddress atomic.Uint64
 	jobs            [len(JobNames)]jobStats
+
+	deviceReports, deviceUnknown, deviceUnknownRecorded atomic.Uint64
 }
 
 type jobStats struct {
@@ -85,6 +93,9 @@ func (s *Service) Stats() Stats {
 	out.QuotaRejections.Key = s.stats.rejectedKey.Load()
 	out.QuotaRejections.Address = s.stats.rejectedAddress.Load()
 	out.StreamClients = s.stream.clients()
+	out.Devices.Reports = s.stats.deviceReports.Load()
+	out.Devices.Unknown = s.stats.deviceUnknown.Load()
+	out.Devices.UnknownRecorded = s.stats.deviceUnknownRecorded.Load()
 	for i := range s.stats.jobs {
 		j := &s.stats.jobs[i]
 		o := &out.Jobs[i]

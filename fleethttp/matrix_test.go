@@ -2,10 +2,12 @@ package fleethttp_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ type tenant struct {
 	webhookID, spareWebhookID, deliveryID                     string
 	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
 	tripID                                                    string
+	deviceID, spareDeviceID                                   string
 }
 
 func (e *env) tenant() *tenant {
@@ -49,8 +52,17 @@ func (e *env) tenant() *tenant {
 	}
 	tn.deliveryID = e.do("POST", "/v1/webhooks/"+tn.webhookID+"/test", key, nil).data()["delivery"].(map[string]any)["delivery_id"].(string)
 	tn.alerts(e)
+	for _, dst := range []*string{&tn.deviceID, &tn.spareDeviceID} {
+		*dst = e.do("POST", "/v1/devices", key, map[string]any{"identifier": newIdentifier(), "vehicle_id": tn.vehicleID}).data()["device_id"].(string)
+	}
 	return tn
 }
+
+// identifiers numbers the devices the tests register: an identifier is
+// unique on the server.
+var identifiers atomic.Int64
+
+func newIdentifier() string { return fmt.Sprintf("35630704%07d", identifiers.Add(1)) }
 
 // routeCase says how to call a route: which of the tenant's ids fill its
 // path, and what body to send.
@@ -140,6 +152,13 @@ var routeCases = map[string]routeCase{
 	"GET /v1/geofences/{geofence_id}":    {},
 	"PATCH /v1/geofences/{geofence_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Depot north"} }},
 	"DELETE /v1/geofences/{geofence_id}": {spare: true},
+	"GET /v1/devices":                    {},
+	"POST /v1/devices": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"identifier": newIdentifier(), "vehicle_id": tn.vehicleID, "name": "Cab unit"}
+	}},
+	"GET /v1/devices/{device_id}":    {},
+	"PATCH /v1/devices/{device_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Trailer unit"} }},
+	"DELETE /v1/devices/{device_id}": {spare: true},
 }
 
 // alerts gives the tenant an alert, a geofence named by a rule, and a
@@ -157,13 +176,13 @@ func (tn *tenant) alerts(e *env) {
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID, whID, ruleID, geoID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID
+	keyID, vehID, schID, whID, ruleID, geoID, devID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID
 	if spare {
-		keyID, vehID, schID, whID, ruleID, geoID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID
+		keyID, vehID, schID, whID, ruleID, geoID, devID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
-		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID).Replace(pattern)
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -216,7 +235,7 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
 			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries",
-			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences"} {
+			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -242,10 +261,10 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
 		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
-			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID} {
+			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

@@ -70,6 +70,9 @@ func (m *metrics) observe(route int, status int, d time.Duration) {
 //	fleet_points_ingested_total                      counter
 //	fleet_quota_rejections_total{subject}            counter, subject is key or address
 //	fleet_stream_clients                             gauge
+//	fleet_device_reports_total                       counter, messages of registered devices
+//	fleet_device_unknown_total                       counter, logins and messages of unknown identifiers
+//	fleet_device_unknown_recorded_total              counter, of those, recorded for the operator
 //	fleet_job_duration_seconds{job}                  histogram of the background jobs' runs
 //	fleet_job_failures_total{job}                    counter
 //	fleet_store_connections{pool,state}              gauge, state is in_use or idle (SQL stores)
@@ -167,6 +170,9 @@ var (
 	descPoints        = desc("fleet_points_ingested_total", "Location points stored (duplicates of stored points not included).")
 	descRejections    = desc("fleet_quota_rejections_total", "Requests refused for the hourly allowance: of an API key (subject=key) or of a client address without a valid key (subject=address).", "subject")
 	descStreamClients = desc("fleet_stream_clients", "Live location streams open.")
+	descDeviceReports = desc("fleet_device_reports_total", "Messages of positions from registered devices (trackers and phone apps) handled, acknowledged or not.")
+	descUnknown       = desc("fleet_device_unknown_total", "Logins and messages of device identifiers no device is registered with.")
+	descUnknownKept   = desc("fleet_device_unknown_recorded_total", "Of the attempts of unknown identifiers, those recorded in the operator's list (fleetserver devices unknown); the others came from an address past its rate.")
 	descJobDuration   = desc("fleet_job_duration_seconds", "How long the background jobs' runs took: flush (usage counts), check_streams (keys of live streams), sweep (vehicle statuses and offline alerts), check_maintenance, purge.", "job")
 	descJobFailures   = desc("fleet_job_failures_total", "Background job runs that failed (the log says why).", "job")
 )
@@ -175,7 +181,8 @@ var (
 type serviceCollector struct{ svc *fleet.Service }
 
 func (c serviceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoints, descRejections, descStreamClients, descJobDuration, descJobFailures} {
+	for _, d := range []*prometheus.Desc{descPoints, descRejections, descStreamClients, descDeviceReports, descUnknown, descUnknownKept,
+		descJobDuration, descJobFailures} {
 		ch <- d
 	}
 }
@@ -186,6 +193,9 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descRejections, prometheus.CounterValue, float64(st.QuotaRejections.Key), "key")
 	ch <- prometheus.MustNewConstMetric(descRejections, prometheus.CounterValue, float64(st.QuotaRejections.Address), "address")
 	ch <- prometheus.MustNewConstMetric(descStreamClients, prometheus.GaugeValue, float64(st.StreamClients))
+	ch <- prometheus.MustNewConstMetric(descDeviceReports, prometheus.CounterValue, float64(st.Devices.Reports))
+	ch <- prometheus.MustNewConstMetric(descUnknown, prometheus.CounterValue, float64(st.Devices.Unknown))
+	ch <- prometheus.MustNewConstMetric(descUnknownKept, prometheus.CounterValue, float64(st.Devices.UnknownRecorded))
 	for i, name := range fleet.JobNames {
 		j := st.Jobs[i]
 		buckets := make(map[float64]uint64, len(fleet.JobBounds))

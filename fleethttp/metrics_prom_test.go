@@ -75,7 +75,8 @@ next:
 
 // TestMetricsExposition: the metrics listener serves the runtime's, the
 // process's and the domain's figures — points ingested, quota rejections
-// of keys and addresses, live stream clients, background job durations,
+// of keys and addresses, live stream clients, device messages and unknown
+// identifiers, background job durations,
 // webhook deliveries and the sender's queue — in an exposition that
 // Prometheus' parser reads and `promtool check metrics` passes (when
 // promtool is installed), with no id in any label.
@@ -92,6 +93,14 @@ func TestMetricsExposition(t *testing.T) {
 	r := e.do("POST", "/v1/vehicles/"+veh+"/locations", key, map[string]any{"locations": pts})
 	is.Equal(r.status, 200)
 	stream := e.openStream(key, "", "")
+	// A device's message, and an unknown identifier's.
+	e.do("POST", "/v1/devices", key, map[string]any{"identifier": "356307042441013", "vehicle_id": veh})
+	_, err := e.svc.DeviceEdge().Report(context.Background(), fleet.DeviceReport{Identifier: "356307042441013", Protocol: "teltonika",
+		RemoteAddr: "192.0.2.1:1", Positions: []fleet.DevicePosition{{Latitude: 52.5, Longitude: 13.4, Timestamp: T0.Add(-time.Second), Valid: true}}})
+	is.NoErr(err)
+	known, err := e.svc.DeviceEdge().Known(context.Background(), "999999999999999", "gt06", "192.0.2.2:1")
+	is.NoErr(err)
+	is.True(!known)
 	for range 3 {
 		e.do("GET", "/v1/account", "fk_live_not_a_key", nil) // the third is over the address brake
 	}
@@ -131,7 +140,10 @@ func TestMetricsExposition(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"fleet_points_ingested_total", nil, 3},
+		{"fleet_points_ingested_total", nil, 4},
+		{"fleet_device_reports_total", nil, 1},
+		{"fleet_device_unknown_total", nil, 1},
+		{"fleet_device_unknown_recorded_total", nil, 1},
 		{"fleet_quota_rejections_total", []string{"subject", "address"}, 1},
 		{"fleet_quota_rejections_total", []string{"subject", "key"}, 1},
 		{"fleet_stream_clients", nil, 1},

@@ -287,6 +287,7 @@ func registerComponents(g *generator) {
 	registerAlertComponents(g)
 	registerWebhookComponents(g)
 	registerTripComponents(g)
+	registerDeviceComponents(g)
 }
 
 func minutes(d time.Duration) string {

@@ -169,6 +169,7 @@ const (
 	tagWebhooks    = "Webhooks"
 	tagMeta        = "Meta"
 	tagTrips       = "Trips"
+	tagDevices     = "Devices"
 )
 
 var tagDescriptions = map[string]string{
@@ -182,6 +183,7 @@ var tagDescriptions = map[string]string{
 	tagAlerts:      "Alerts, the rules that open them, and geofences.",
 	tagMeta:        "This document, liveness and readiness.",
 	tagTrips:       "Trips, stops and the daily summary, derived from the location reports as they arrive; each also as CSV (`Accept: text/csv`).",
+	tagDevices:     "Trackers and phone apps that report positions in their own protocols, and what each last sent.",
 }
 
 // byPlan writes a per-plan figure of the plan table: "free 20, pro 200,

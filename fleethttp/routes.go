@@ -226,6 +226,23 @@ func (h *Handler) routeTable() []route {
 			desc: "A geofence that alert rules name cannot be deleted: that is 409 conflict, whose message and details name the rules (up to 10). " +
 				"Delete those rules or point them at another geofence first. Nothing cascades, so no rule is left watching nothing."}},
 
+		{"GET", "/v1/devices", "ListDevices", 0, h.listDevices, opDoc{id: "listDevices", summary: "List devices", tag: tagDevices,
+			query: listParams(param{name: "identifier", desc: "Only the device with this identifier.", schema: o("type", "string")},
+				idFilter("vehicle_id", "Only the devices attached to this vehicle.")),
+			out: []fleet.Device{}, list: true, outDesc: "A page of devices, oldest first, each with its last report.",
+			desc: "An identifier that no device can have, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
+		{post, "/v1/devices", "CreateDevice", 0, h.createDevice, opDoc{id: "createDevice", summary: "Register a device", tag: tagDevices,
+			in: deviceRequest{}, out: fleet.Device{}, status: http.StatusCreated, outDesc: "The device, not seen yet.", errs: []string{codeValidation},
+			desc: descCreateDevice()}},
+		{"GET", "/v1/devices/{device_id}", "Device", 0, h.getDevice, opDoc{id: "getDevice", summary: "Get a device", tag: tagDevices,
+			out: fleet.Device{}, outDesc: "The device, with what it last sent."}},
+		{"PATCH", "/v1/devices/{device_id}", "UpdateDevice", 0, h.patchDevice, opDoc{id: "updateDevice", summary: "Update a device (JSON merge patch)", tag: tagDevices,
+			in: fleet.DevicePatch{}, out: fleet.Device{}, outDesc: "The device after the change.", errs: []string{codeValidation},
+			desc: "Moves the device to another vehicle (from its next message on), detaches it (`vehicle_id: null`) or renames it."}},
+		{"DELETE", "/v1/devices/{device_id}", "DeleteDevice", 0, h.deleteDevice, opDoc{id: "deleteDevice", summary: "Delete a device", tag: tagDevices,
+			out: fleet.DeviceDeleted{}, outDesc: "Deleted.",
+			desc: "Its identifier is unknown from then on, and free to register again; the locations it reported stay its vehicle's."}},
+
 		{"GET", "/v1/events", "ListEvents", 0, h.listEvents, opDoc{id: "listEvents", summary: "List events", tag: tagEvents,
 			query: listParams(enumParam("type", "EventType"), timeParam("from", "Events created at or after this time.")),
 			out:   []fleet.Event{}, list: true, outDesc: "A page of events, oldest first (kept 30 days)."}},

@@ -40,6 +40,7 @@ type Store struct {
 	al         alertTables
 	tr         tripTables
 	us         userTables
+	dv         *deviceTables
 
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
@@ -93,6 +94,7 @@ func New() *Store {
 		al: newAlertTables(),
 		tr: newTripTables(),
 		us: newUserTables(),
+		dv: newDeviceTables(),
 	}
 }
 

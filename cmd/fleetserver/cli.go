@@ -44,6 +44,7 @@ func commands() []command {
 		accountsCreateCommand(), accountsListCommand(),
 		keysCreateCommand(), keysListCommand(), keysRevokeCommand(),
 		usersCreateCommand(),
+		devicesUnknownCommand(),
 		migrateCommand(), checkCommand(), backupCommand(),
 		loadCommand(),
 		versionCommand(),

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	RunStreamTokens(t, open)
 	RunTrips(t, open)
 	RunUsers(t, open)
+	RunDevices(t, open)
 }
 
 // RunTransactions checks Store.Update and Store.View: all or nothing,
