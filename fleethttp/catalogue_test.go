@@ -176,11 +176,9 @@ func fieldCases(at string, schema *openapi3.Schema, body map[string]any, set fun
 			// The first item of an array of objects gets the same treatment.
 			if items, ok := body[name].([]any); ok && len(items) > 0 {
 				if first, ok := items[0].(map[string]any); ok && len(p.Items.Value.Properties) > 0 {
-					for _, c := range fieldCases(fmt.Sprintf("%s%s[0].", at, name), p.Items.Value, first, func(m map[string]any) any {
+					cases = append(cases, fieldCases(fmt.Sprintf("%s%s[0].", at, name), p.Items.Value, first, func(m map[string]any) any {
 						return set(with(name, append([]any{m}, items[1:]...)))
-					}) {
-						cases = append(cases, c)
-					}
+					})...)
 				}
 			}
 		}

@@ -225,16 +225,6 @@ func (s *shape) require(names string) *shape {
 	return s
 }
 
-// optional takes members out of the required list of an output shape
-// (members left out when empty).
-func (s *shape) optional(names string) *shape {
-	for n := range strings.FieldsSeq(names) {
-		s.prop(n)
-		s.required = slices.DeleteFunc(s.required, func(x string) bool { return x == n })
-	}
-	return s
-}
-
 // drop removes members (from a shape derived from another).
 func (s *shape) drop(names string) *shape {
 	for n := range strings.FieldsSeq(names) {

@@ -14,10 +14,7 @@ import (
 // notes here add what a type cannot say — descriptions, and limits, which
 // come from package fleet.
 
-var (
-	ts  = func() *obj { return o("type", "string", "format", "date-time") }
-	tsn = func() *obj { return o("type", []string{"string", "null"}, "format", "date-time") }
-)
+func ts() *obj { return o("type", "string", "format", "date-time") }
 
 func id(prefix string) *obj { return o("type", "string", "pattern", fleet.IDPattern(prefix)) }
 
