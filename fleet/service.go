@@ -96,6 +96,24 @@ type Service struct {
 
 // NewService returns a Service over store.
 func NewService(store Store, opts Options) *Service {
+	opts = opts.withDefaults()
+	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
+	s.logins.init(MaxLoginSubjects)
+	s.hashes = hashSlots{sem: make(chan struct{}, opts.MaxPasswordHashes), wait: PasswordHashWait}
+	s.alertCache.init(opts.AlertCacheBytes)
+	s.gates.init()
+	s.judgeBudget = defaultJudgeBudget
+	s.auth.init()
+	s.usage.init()
+	s.devices.init()
+	s.unknownLimit.init()
+	s.stream.init(time.Now())
+	return s
+}
+
+// withDefaults fills in the options left at their zero value (and clamps
+// those out of their range), as NewService documents each.
+func (opts Options) withDefaults() Options {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -111,34 +129,19 @@ func NewService(store Store, opts Options) *Service {
 	case opts.AddressLimit < 0:
 		opts.AddressLimit = AddressLimitOff
 	}
-	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
 	if opts.SweepEvery <= 0 {
 		opts.SweepEvery = 5 * time.Second
 	}
-	s.opts = opts
 	if opts.AlertCacheBytes <= 0 {
 		opts.AlertCacheBytes = DefaultAlertCacheBytes
 	}
-	s.opts = opts
 	if opts.MaxPasswordHashes <= 0 {
 		opts.MaxPasswordHashes = runtime.GOMAXPROCS(0)
 	}
-	s.opts = opts
-	s.logins.init(MaxLoginSubjects)
-	s.hashes = hashSlots{sem: make(chan struct{}, opts.MaxPasswordHashes), wait: PasswordHashWait}
 	if opts.Sleep == nil {
 		opts.Sleep = sleepCtx
 	}
-	s.opts = opts
-	s.alertCache.init(opts.AlertCacheBytes)
-	s.gates.init()
-	s.judgeBudget = defaultJudgeBudget
-	s.auth.init()
-	s.usage.init()
-	s.devices.init()
-	s.unknownLimit.init()
-	s.stream.init(time.Now())
-	return s
+	return opts
 }
 
 // Now returns the service clock's time, normalised as stored times are.

@@ -139,13 +139,14 @@ type state struct {
 
 func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*state) }
 
-// ServeHTTP runs every request through: request id, recover, access log,
-// then (for the API) authentication and quota, routing, and the route.
+// Header values every answer carries, made once.
 var (
 	nosniff = []string{"nosniff"}
 	noStore = []string{"no-store"}
 )
 
+// ServeHTTP runs every request through: request id, recover, access log,
+// then (for the API) authentication and quota, routing, and the route.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	st := &state{requestID: h.requestID(r)}
