@@ -26,10 +26,10 @@ var (
 // sunset date and a successor, one deprecated without a date of removal.
 func legacyRoutes(h *Handler) []route {
 	return []route{
-		{"GET", "/v1/legacy/account", "Account", 0, h.getAccount, opDoc{id: "getLegacyAccount", summary: "The account, at its old address", tag: tagAccount,
+		{method: "GET", pattern: "/v1/legacy/account", useCase: "Account", serve: h.getAccount, doc: opDoc{id: "getLegacyAccount", summary: "The account, at its old address", tag: tagAccount,
 			out: Account{}, outDesc: "The account.",
 			deprecated: true, deprecatedAt: deprecatedOn, sunset: sunsetOn, replacement: "/v1/account"}},
-		{"GET", "/v1/legacy/whoami", "Account", 0, h.getAccount, opDoc{id: "getWhoami", summary: "The account, another old address", tag: tagAccount,
+		{method: "GET", pattern: "/v1/legacy/whoami", useCase: "Account", serve: h.getAccount, doc: opDoc{id: "getWhoami", summary: "The account, another old address", tag: tagAccount,
 			out: Account{}, outDesc: "The account.", deprecated: true, deprecatedAt: deprecatedOn}},
 	}
 }
