@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Error codes. Each is the `error.code` string of the HTTP API; fleethttp maps
@@ -36,6 +37,11 @@ type Error struct {
 	Code    string
 	Message string
 	Details []FieldError
+	// RetryAfter, when positive, is how long the caller should wait before
+	// trying again (a refusal for an allowance that a window's end
+	// restores); fleethttp sends it as Retry-After, in whole seconds
+	// rounded up, and its Client sets it from that header.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -47,7 +47,11 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // point; status changes and their events, and the alerts the points open
 // with theirs, commit with the points. The alert rules are judged outside
 // the write transaction when that is more than a little work (see
-// judgeBatch).
+// judgeBatch). The batch's points come out of the account's points
+// allowance: one that would pass it is refused whole, rate_limit_exceeded
+// with Error.RetryAfter set, before anything is written (points.go). Every
+// path that stores points calls ingest, so every one is counted; a caller
+// recognises the refusal by ErrorCode(err) == CodeRateLimitExceeded.
 func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string) (IngestResult, error) {
 	now := s.Now()
 	var val Validator
@@ -84,6 +88,12 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		b.dups += len(pts) - len(uniq)
 		b.points[id] = uniq
 	}
+	// The batch's points come out of the account's allowance, and what is
+	// not stored goes back (see points.go).
+	taken, err := s.takePoints(ctx, p.Account, b, len(points)-b.dups, now)
+	if err != nil {
+		return IngestResult{}, err
+	}
 	release := s.gates.ingest(b.accountID, b.order)
 	defer release()
 	var res IngestResult
@@ -102,6 +112,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			var err error
 			judged, err = s.judgeOutside(ctx, b, judged)
 			if err != nil {
+				s.refundPoints(ctx, taken, 0)
 				return IngestResult{}, err
 			}
 		}
@@ -130,10 +141,12 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			continue
 		}
 		if err != nil {
+			s.refundPoints(ctx, taken, 0)
 			return IngestResult{}, err
 		}
 		break
 	}
+	s.refundPoints(ctx, taken, res.Accepted)
 	s.publishLive(ctx, p.Account.ID, live, now)
 	s.stats.points.Add(uint64(res.Accepted))
 	return res, nil
