@@ -94,6 +94,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	if err != nil {
 		return IngestResult{}, err
 	}
+	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups})
 	release := s.gates.ingest(b.accountID, b.order)
 	defer release()
 	var res IngestResult

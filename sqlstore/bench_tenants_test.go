@@ -1,16 +1,20 @@
 package sqlstore_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/internal/pgtest"
 	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/sqlstore"
 )
 
 // The heavy tenant of BenchmarkOtherTenantWrites: geofences of rings of
@@ -252,4 +256,146 @@ func BenchmarkOtherTenantWrites(b *testing.B) {
 	b.ReportMetric(first.Seconds(), "first-batch-s")
 	b.Logf("%d geofences of %d rings of %d positions; first batch opened %d alerts; %d writes idle, %d loaded over %d heavy batches",
 		geofences, rings, fleet.MaxRingVertices, opened, len(idle), len(loaded), len(batchTimes))
+}
+
+// BenchmarkOtherTenantWritesVolume measures the latency of another
+// account's one-point reports while one account bulk-loads: batches of
+// 10,000 points (100 vehicles x 100) posted back to back from several
+// connections at once (FLEET_BENCH_UPLOADERS, default 4), each for vehicles
+// of its own, so that nothing but the writer orders them. The same reports
+// are measured with the writer's turns between accounts on (fair) and off
+// (the writer as it was before them: unfair), alternating every
+// volumeBlock reports in the same run, on the same store and load; the
+// first reports after each switch are not counted, while the writer's
+// queue drains into the new order. It reports each mode's p50 and p99,
+// their ratio, and the heavy account's points a second in each mode. On
+// SQLite (a file) and, when FLEET_TEST_POSTGRES is set, PostgreSQL.
+func BenchmarkOtherTenantWritesVolume(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		benchmarkVolume(b, MustOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db")))
+	})
+	b.Run("postgres", func(b *testing.B) {
+		benchmarkVolume(b, MustOpen(b, pgtest.NewSchema(b, pgtest.DSN(b))))
+	})
+}
+
+// volumeBlock is how many reports each mode gets in turn, and volumeSettle
+// how many of them, after each switch, are not counted.
+const volumeBlock, volumeSettle = 30, 5
+
+func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
+	uploaders := 4
+	if n, err := strconv.Atoi(os.Getenv("FLEET_BENCH_UPLOADERS")); err == nil && n > 0 {
+		uploaders = n
+	}
+	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	svc := fleet.NewService(store, fleet.Options{Now: clock.Now})
+	newAccount := func(name string) fleet.Principal {
+		// The largest allowance there is: nothing here is refused for it.
+		a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: name, Plan: fleet.PlanEnterprise, RateLimitPerHour: fleet.MaxRateLimit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return fleet.SystemPrincipal(a)
+	}
+	heavy, other := newAccount("Heavy"), newAccount("Other")
+	fleets := make([][]string, uploaders)
+	for u := range fleets {
+		for i := range 100 {
+			v, err := svc.CreateVehicle(ctx, heavy, fleet.Vehicle{Name: fmt.Sprintf("U%d-%d", u, i)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			fleets[u] = append(fleets[u], v.ID)
+		}
+	}
+	mine, err := svc.CreateVehicle(ctx, other, fleet.Vehicle{Name: "Mine"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := clock.Now().Add(-48 * time.Hour)
+	speed := 40.0
+	var fair atomic.Bool
+	fair.Store(true)
+	var points [2]atomic.Int64 // accepted by the heavy account, unfair and fair
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for u, vehicles := range fleets {
+		wg.Go(func() {
+			pts := make([]fleet.Point, 0, 10_000)
+			for round := 0; ; round++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pts = pts[:0]
+				for j := range 100 {
+					ts := t0.Add(time.Duration(round*100+j) * time.Second)
+					for i, id := range vehicles {
+						pts = append(pts, fleet.Point{VehicleID: id, Latitude: 52 + float64(round*100+j)*1e-4, Longitude: 13 + float64(i)*1e-3, Speed: &speed, Timestamp: ts})
+					}
+				}
+				mode := fair.Load()
+				res, err := svc.IngestBulk(ctx, heavy, pts)
+				if err != nil {
+					b.Errorf("uploader %d: %v", u, err)
+					return
+				}
+				if mode == fair.Load() {
+					points[btoi(mode)].Add(int64(res.Accepted))
+				}
+			}
+		})
+	}
+	var lat [2][]time.Duration // unfair, fair
+	var spent [2]time.Duration
+	n := 0
+	report := func() time.Duration {
+		n++
+		t := time.Now()
+		_, err := svc.IngestLocations(ctx, other, mine.ID, []fleet.Point{{Latitude: 48.1, Longitude: 11.5, Timestamp: t0.Add(time.Duration(n) * time.Millisecond)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t)
+	}
+	for b.Loop() {
+		for _, on := range []bool{true, false} {
+			fair.Store(on)
+			sqlstore.SetFairWrites(store, on)
+			start := time.Now()
+			for i := range volumeBlock {
+				d := report()
+				if i >= volumeSettle {
+					lat[btoi(on)] = append(lat[btoi(on)], d)
+				}
+			}
+			spent[btoi(on)] += time.Since(start)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	sqlstore.SetFairWrites(store, true)
+	pct := func(ds []time.Duration, p float64) float64 {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(lat[1], 0.5), "fair-p50-ms")
+	b.ReportMetric(pct(lat[1], 0.99), "fair-p99-ms")
+	b.ReportMetric(pct(lat[0], 0.5), "unfair-p50-ms")
+	b.ReportMetric(pct(lat[0], 0.99), "unfair-p99-ms")
+	b.ReportMetric(pct(lat[1], 0.99)/pct(lat[0], 0.99), "p99-fair/unfair")
+	b.ReportMetric(float64(points[1].Load())/spent[1].Seconds(), "fair-heavy-points/s")
+	b.ReportMetric(float64(points[0].Load())/spent[0].Seconds(), "unfair-heavy-points/s")
+	b.Logf("%s: %d uploaders; %d reports counted in each mode; heavy points %d fair, %d unfair",
+		store.Dialect(), uploaders, len(lat[1]), points[1].Load(), points[0].Load())
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }

@@ -14,6 +14,14 @@ import "context"
 // 300 reports a second, p99 above 1 s, where 4 each gave p99 60-80 ms).
 const pgWriters = 4
 
+// pgBulkWriters is how many of those slots bulk writes (location batches
+// of bulkPoints or more, by their fleet.WriteCost) may hold at once: the
+// others are kept for every other write, so that one account's parallel
+// bulk uploads, whose transactions hold a slot for tens or hundreds of
+// milliseconds each, cannot make another account's one-point report wait
+// for one of them to end (SQLite's writer takes turns instead: group.go).
+const pgBulkWriters = pgWriters - 1
+
 // writerGate is a counting semaphore; the zero value lets everyone
 // through (SQLite, whose one writer connection already takes turns).
 type writerGate chan struct{}
