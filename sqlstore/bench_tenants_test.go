@@ -264,12 +264,15 @@ func BenchmarkOtherTenantWrites(b *testing.B) {
 // connections at once (FLEET_BENCH_UPLOADERS, default 4), each for vehicles
 // of its own, so that nothing but the writer orders them. The same reports
 // are measured with the writer's turns between accounts on (fair) and off
-// (the writer as it was before them: unfair), alternating every
-// volumeBlock reports in the same run, on the same store and load; the
-// first reports after each switch are not counted, while the writer's
-// queue drains into the new order. It reports each mode's p50 and p99,
-// their ratio, and the heavy account's points a second in each mode. On
-// SQLite (a file) and, when FLEET_TEST_POSTGRES is set, PostgreSQL.
+// (the writer as it was before them: unfair), alternating in the same run,
+// on the same store and load: each stretch lasts volumeBlock reports and
+// at least as long as the heavy account takes to store as many batches as
+// it has uploaders, and its first volumeSettle reports, while the writer's
+// queue drains into the new order, are not counted. It reports each mode's
+// p50 and p99, their ratio, the heavy account's points a second in each
+// mode (batches that ran whole within one stretch) and its batches refused
+// unavailable. On SQLite (a file) and, when FLEET_TEST_POSTGRES is set,
+// PostgreSQL.
 func BenchmarkOtherTenantWritesVolume(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		benchmarkVolume(b, MustOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db")))
@@ -315,9 +318,14 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 	}
 	t0 := clock.Now().Add(-48 * time.Hour)
 	speed := 40.0
-	var fair atomic.Bool
-	fair.Store(true)
+	// mode is the switch's state, fair in its lowest bit: it counts the
+	// switches, so that a batch counts for a mode only if it ran whole in
+	// one stretch of it.
+	var mode atomic.Int64
+	mode.Store(1)
 	var points [2]atomic.Int64 // accepted by the heavy account, unfair and fair
+	var batches atomic.Int64   // stored by the heavy account
+	var failed [2]atomic.Int64 // batches refused unavailable (PostgreSQL's serialisation failures past the retries)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for u, vehicles := range fleets {
@@ -336,14 +344,19 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 						pts = append(pts, fleet.Point{VehicleID: id, Latitude: 52 + float64(round*100+j)*1e-4, Longitude: 13 + float64(i)*1e-3, Speed: &speed, Timestamp: ts})
 					}
 				}
-				mode := fair.Load()
+				m := mode.Load()
 				res, err := svc.IngestBulk(ctx, heavy, pts)
+				if fleet.ErrorCode(err) == fleet.CodeUnavailable {
+					failed[m&1].Add(1)
+					continue
+				}
 				if err != nil {
 					b.Errorf("uploader %d: %v", u, err)
 					return
 				}
-				if mode == fair.Load() {
-					points[btoi(mode)].Add(int64(res.Accepted))
+				batches.Add(1)
+				if m == mode.Load() {
+					points[m&1].Add(int64(res.Accepted))
 				}
 			}
 		})
@@ -360,12 +373,19 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 		}
 		return time.Since(t)
 	}
+	// The load first: every uploader has stored a batch.
+	for batches.Load() < int64(uploaders) {
+		report()
+	}
 	for b.Loop() {
 		for _, on := range []bool{true, false} {
-			fair.Store(on)
 			sqlstore.SetFairWrites(store, on)
-			start := time.Now()
-			for i := range volumeBlock {
+			mode.Add(1) // to the other mode
+			start, before := time.Now(), batches.Load()
+			// At least volumeBlock reports, and as many as it takes the
+			// heavy account to store as many batches as it has uploaders:
+			// every block is under load, and holds batches of its own.
+			for i := 0; i < volumeBlock || batches.Load() < before+int64(uploaders); i++ {
 				d := report()
 				if i >= volumeSettle {
 					lat[btoi(on)] = append(lat[btoi(on)], d)
@@ -389,6 +409,8 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 	b.ReportMetric(pct(lat[1], 0.99)/pct(lat[0], 0.99), "p99-fair/unfair")
 	b.ReportMetric(float64(points[1].Load())/spent[1].Seconds(), "fair-heavy-points/s")
 	b.ReportMetric(float64(points[0].Load())/spent[0].Seconds(), "unfair-heavy-points/s")
+	b.ReportMetric(float64(failed[1].Load()), "fair-heavy-503s")
+	b.ReportMetric(float64(failed[0].Load()), "unfair-heavy-503s")
 	b.Logf("%s: %d uploaders; %d reports counted in each mode; heavy points %d fair, %d unfair",
 		store.Dialect(), uploaders, len(lat[1]), points[1].Load(), points[0].Load())
 }

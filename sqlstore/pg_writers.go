@@ -15,12 +15,16 @@ import "context"
 const pgWriters = 4
 
 // pgBulkWriters is how many of those slots bulk writes (location batches
-// of bulkPoints or more, by their fleet.WriteCost) may hold at once: the
-// others are kept for every other write, so that one account's parallel
-// bulk uploads, whose transactions hold a slot for tens or hundreds of
-// milliseconds each, cannot make another account's one-point report wait
-// for one of them to end (SQLite's writer takes turns instead: group.go).
-const pgBulkWriters = pgWriters - 1
+// of bulkPoints or more, by their fleet.WriteCost) may hold at once: one.
+// The others are kept for every other write, so that one account's
+// parallel bulk uploads, whose transactions hold a slot for a second or
+// more each, cannot make another account's one-point report wait for one
+// of them to end (SQLite's writer takes turns instead: group.go). And
+// bulk transactions running together abort each other: their predicate
+// locks grow to whole pages and tables, and four uploads of 10,000-point
+// batches at once ran out of attempts within seconds (503s), where one at
+// a time they do not (BenchmarkOtherTenantWritesVolume/postgres).
+const pgBulkWriters = 1
 
 // writerGate is a counting semaphore; the zero value lets everyone
 // through (SQLite, whose one writer connection already takes turns).
