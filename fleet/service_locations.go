@@ -59,6 +59,9 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		val.Add("locations", "must hold 1 to %d points", maxPoints)
 		return IngestResult{}, val.Err()
 	}
+	if len(points) >= BulkPoints {
+		defer s.gates.bulk(p.Account.ID)() // one at a time per account (gate.go)
+	}
 	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
 	for i := range points {
 		pt := &points[i]

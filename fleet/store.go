@@ -72,6 +72,12 @@ type WriteCost struct {
 	Points    int
 }
 
+// BulkPoints is how many points make a location batch a bulk one. An
+// account's bulk batches are ingested one at a time on each server, and a
+// store may serve them apart from other writes, by their WriteCost. A
+// batch under it takes well under a millisecond of a store's writer.
+const BulkPoints = 32
+
 type writeCostKey struct{}
 
 // WithWriteCost returns a copy of ctx that carries c.

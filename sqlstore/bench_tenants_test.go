@@ -262,17 +262,24 @@ func BenchmarkOtherTenantWrites(b *testing.B) {
 // account's one-point reports while one account bulk-loads: batches of
 // 10,000 points (100 vehicles x 100) posted back to back from several
 // connections at once (FLEET_BENCH_UPLOADERS, default 4), each for vehicles
-// of its own, so that nothing but the writer orders them. The same reports
-// are measured with the writer's turns between accounts on (fair) and off
-// (the writer as it was before them: unfair), alternating in the same run,
-// on the same store and load: each stretch lasts volumeBlock reports and
-// at least as long as the heavy account takes to store as many batches as
-// it has uploaders, and its first volumeSettle reports, while the writer's
-// queue drains into the new order, are not counted. It reports each mode's
-// p50 and p99, their ratio, the heavy account's points a second in each
-// mode (batches that ran whole within one stretch) and its batches refused
-// unavailable. On SQLite (a file) and, when FLEET_TEST_POSTGRES is set,
-// PostgreSQL.
+// of its own, so that nothing but the service and the store order them.
+// The same reports are measured in three modes, in turn in the same run,
+// on the same store and load:
+//
+//   - fair: as the code is: the account's bulk batches one at a time on the
+//     server (fleet's bulk gate), and the store's turns between accounts;
+//   - turns: the store's turns alone, each uploader through a fleet.Service
+//     of its own (as if on a server of its own), so that no gate orders
+//     them;
+//   - unfair: neither, the code before both: a Service each, turns off.
+//
+// Each stretch lasts volumeBlock reports and at least as long as the heavy
+// account takes to store as many batches as it has uploaders; its first
+// volumeSettle reports, while the queues drain into the new order, are not
+// counted. It reports each mode's p50 and p99, fair's p99 against
+// unfair's, the heavy account's points a second in each mode (batches run
+// whole within one stretch) and its batches refused unavailable. On SQLite
+// (a file) and, when FLEET_TEST_POSTGRES is set, PostgreSQL.
 func BenchmarkOtherTenantWritesVolume(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		benchmarkVolume(b, MustOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db")))
@@ -286,6 +293,16 @@ func BenchmarkOtherTenantWritesVolume(b *testing.B) {
 // how many of them, after each switch, are not counted.
 const volumeBlock, volumeSettle = 30, 5
 
+// The modes of BenchmarkOtherTenantWritesVolume.
+const (
+	volumeFair = iota
+	volumeTurns
+	volumeUnfair
+	volumeModes
+)
+
+var volumeModeNames = [volumeModes]string{"fair", "turns", "unfair"}
+
 func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 	uploaders := 4
 	if n, err := strconv.Atoi(os.Getenv("FLEET_BENCH_UPLOADERS")); err == nil && n > 0 {
@@ -293,6 +310,10 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 	}
 	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	svc := fleet.NewService(store, fleet.Options{Now: clock.Now})
+	own := make([]*fleet.Service, uploaders) // a Service of each uploader's own
+	for u := range own {
+		own[u] = fleet.NewService(store, fleet.Options{Now: clock.Now})
+	}
 	newAccount := func(name string) fleet.Principal {
 		// The largest allowance there is: nothing here is refused for it.
 		a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: name, Plan: fleet.PlanEnterprise, RateLimitPerHour: fleet.MaxRateLimit})
@@ -318,14 +339,12 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 	}
 	t0 := clock.Now().Add(-48 * time.Hour)
 	speed := 40.0
-	// mode is the switch's state, fair in its lowest bit: it counts the
-	// switches, so that a batch counts for a mode only if it ran whole in
-	// one stretch of it.
-	var mode atomic.Int64
-	mode.Store(1)
-	var points [2]atomic.Int64 // accepted by the heavy account, unfair and fair
-	var batches atomic.Int64   // stored by the heavy account
-	var failed [2]atomic.Int64 // batches refused unavailable (PostgreSQL's serialisation failures past the retries)
+	// stretch counts the switches; the mode is stretch % volumeModes. A
+	// batch counts for a mode only if it ran whole in one stretch.
+	var stretch atomic.Int64
+	var points [volumeModes]atomic.Int64 // accepted by the heavy account
+	var failed [volumeModes]atomic.Int64 // refused unavailable (PostgreSQL's serialisation failures past the retries)
+	var batches atomic.Int64             // stored by the heavy account
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for u, vehicles := range fleets {
@@ -344,10 +363,15 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 						pts = append(pts, fleet.Point{VehicleID: id, Latitude: 52 + float64(round*100+j)*1e-4, Longitude: 13 + float64(i)*1e-3, Speed: &speed, Timestamp: ts})
 					}
 				}
-				m := mode.Load()
-				res, err := svc.IngestBulk(ctx, heavy, pts)
+				st := stretch.Load()
+				m := st % volumeModes
+				through := svc
+				if m != volumeFair {
+					through = own[u]
+				}
+				res, err := through.IngestBulk(ctx, heavy, pts)
 				if fleet.ErrorCode(err) == fleet.CodeUnavailable {
-					failed[m&1].Add(1)
+					failed[m].Add(1)
 					continue
 				}
 				if err != nil {
@@ -355,14 +379,14 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 					return
 				}
 				batches.Add(1)
-				if m == mode.Load() {
-					points[m&1].Add(int64(res.Accepted))
+				if st == stretch.Load() {
+					points[m].Add(int64(res.Accepted))
 				}
 			}
 		})
 	}
-	var lat [2][]time.Duration // unfair, fair
-	var spent [2]time.Duration
+	var lat [volumeModes][]time.Duration
+	var spent [volumeModes]time.Duration
 	n := 0
 	report := func() time.Duration {
 		n++
@@ -378,20 +402,23 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 		report()
 	}
 	for b.Loop() {
-		for _, on := range []bool{true, false} {
-			sqlstore.SetFairWrites(store, on)
-			mode.Add(1) // to the other mode
+		for m := range volumeModes {
+			sqlstore.SetFairWrites(store, m != volumeUnfair)
+			stretch.Add(1)
+			for stretch.Load()%volumeModes != int64(m) {
+				stretch.Add(1)
+			}
 			start, before := time.Now(), batches.Load()
 			// At least volumeBlock reports, and as many as it takes the
 			// heavy account to store as many batches as it has uploaders:
-			// every block is under load, and holds batches of its own.
+			// every stretch is under load, and holds batches of its own.
 			for i := 0; i < volumeBlock || batches.Load() < before+int64(uploaders); i++ {
 				d := report()
 				if i >= volumeSettle {
-					lat[btoi(on)] = append(lat[btoi(on)], d)
+					lat[m] = append(lat[m], d)
 				}
 			}
-			spent[btoi(on)] += time.Since(start)
+			spent[m] += time.Since(start)
 		}
 	}
 	close(stop)
@@ -402,22 +429,13 @@ func benchmarkVolume(b *testing.B, store *sqlstore.Store) {
 		slices.Sort(s)
 		return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
 	}
-	b.ReportMetric(pct(lat[1], 0.5), "fair-p50-ms")
-	b.ReportMetric(pct(lat[1], 0.99), "fair-p99-ms")
-	b.ReportMetric(pct(lat[0], 0.5), "unfair-p50-ms")
-	b.ReportMetric(pct(lat[0], 0.99), "unfair-p99-ms")
-	b.ReportMetric(pct(lat[1], 0.99)/pct(lat[0], 0.99), "p99-fair/unfair")
-	b.ReportMetric(float64(points[1].Load())/spent[1].Seconds(), "fair-heavy-points/s")
-	b.ReportMetric(float64(points[0].Load())/spent[0].Seconds(), "unfair-heavy-points/s")
-	b.ReportMetric(float64(failed[1].Load()), "fair-heavy-503s")
-	b.ReportMetric(float64(failed[0].Load()), "unfair-heavy-503s")
-	b.Logf("%s: %d uploaders; %d reports counted in each mode; heavy points %d fair, %d unfair",
-		store.Dialect(), uploaders, len(lat[1]), points[1].Load(), points[0].Load())
-}
-
-func btoi(v bool) int {
-	if v {
-		return 1
+	for m, name := range volumeModeNames {
+		b.ReportMetric(pct(lat[m], 0.5), name+"-p50-ms")
+		b.ReportMetric(pct(lat[m], 0.99), name+"-p99-ms")
+		b.ReportMetric(float64(points[m].Load())/spent[m].Seconds(), name+"-heavy-points/s")
+		b.ReportMetric(float64(failed[m].Load()), name+"-heavy-503s")
 	}
-	return 0
+	b.ReportMetric(pct(lat[volumeFair], 0.99)/pct(lat[volumeUnfair], 0.99), "p99-fair/unfair")
+	b.Logf("%s: %d uploaders; %d reports counted in each mode; heavy points fair %d, turns %d, unfair %d",
+		store.Dialect(), uploaders, len(lat[volumeFair]), points[volumeFair].Load(), points[volumeTurns].Load(), points[volumeUnfair].Load())
 }

@@ -88,11 +88,12 @@ import (
 const maxGroup = 256
 
 // bulkPoints is how many location points make a write a bulk one, which
-// waits for its account's turn; bulkBudget is how many points a group of
-// bulk writes may hold (fleet.MaxPointsPerBulkBatch: one whole bulk batch).
-// A write under bulkPoints takes under a millisecond of the writer.
+// waits for its account's turn (fleet.BulkPoints: a write under it takes
+// well under a millisecond of the writer); bulkBudget is how many points a
+// group of bulk writes may hold (fleet.MaxPointsPerBulkBatch: one whole
+// bulk batch).
 const (
-	bulkPoints = 32
+	bulkPoints = fleet.BulkPoints
 	bulkBudget = fleet.MaxPointsPerBulkBatch
 )
 
