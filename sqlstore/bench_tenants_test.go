@@ -278,8 +278,10 @@ func BenchmarkOtherTenantWrites(b *testing.B) {
 // volumeSettle reports, while the queues drain into the new order, are not
 // counted. It reports each mode's p50 and p99, fair's p99 against
 // unfair's, the heavy account's points a second in each mode (batches run
-// whole within one stretch) and its batches refused unavailable. On SQLite
-// (a file) and, when FLEET_TEST_POSTGRES is set, PostgreSQL.
+// whole within one stretch; the other account's reports, sent one after
+// another, are many more in a mode where each is fast) and its batches
+// refused unavailable. On SQLite (a file) and, when FLEET_TEST_POSTGRES is
+// set, PostgreSQL.
 func BenchmarkOtherTenantWritesVolume(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		benchmarkVolume(b, MustOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db")))
