@@ -83,6 +83,10 @@ import (
 // and a 2xx still follows its commit: only its place in the line
 // changes. Bulk groups are synced like any other, one sync for the group.
 // Writes without a cost (everything but location ingest) are never bulk.
+// The service itself sends an account's bulk batches one at a time (its
+// bulk gate, fleet/gate.go), so a line holds one write of each Service
+// over the store; the turns order the accounts, and keep bulk writes out
+// of the groups the other writes wait in.
 
 // maxGroup bounds how many write transactions share one commit.
 const maxGroup = 256
