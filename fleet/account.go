@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,6 +25,20 @@ type Account struct {
 // the plan's, or the account's own limit when that is higher.
 func (a Account) RateLimitPerHour() int {
 	return max(a.Plan.Limits().RequestsPerHour, a.RateLimitOverride)
+}
+
+// PointsPerHour is how many location points the account may store in one
+// hourly window (PlanLimits.PointsPerHour): the plan's, raised in
+// proportion when the account has its own higher request limit — an
+// account allowed twice its plan's requests may store twice its plan's
+// points.
+func (a Account) PointsPerHour() int {
+	l := a.Plan.Limits()
+	if a.RateLimitOverride <= l.RequestsPerHour {
+		return l.PointsPerHour
+	}
+	n := int64(l.PointsPerHour) * int64(a.RateLimitOverride) / int64(l.RequestsPerHour)
+	return int(min(n, int64(math.MaxInt)))
 }
 
 // MaxRateLimit bounds an account's own hourly allowance per key.

@@ -68,7 +68,9 @@
 // schedule due dates are all here. A change and the events it causes are
 // written in one transaction (Store.Update), so they commit together or not
 // at all. Implementations: memstore (memory) and sqlstore (SQLite and
-// PostgreSQL).
+// PostgreSQL). Update's context may say what a location batch's write is
+// (WriteCost): a store whose writes take turns may serve accounts in turn
+// by it (sqlstore's SQLite writer does), and may ignore it.
 //
 // To write a new Store, start with Update and View: a read-write
 // transaction whose writes commit together or not at all, isolated from the
@@ -79,8 +81,9 @@
 // part — and check each with its section of fleet/storetest:
 //
 //   - keys (KeyStore, KeyTx): accounts, keys, the per-request path (lookup
-//     by hash, quota windows exact under concurrency, usage, idempotency);
-//     storetest.RunKeys.
+//     by hash, quota windows exact under concurrency, one unit at a time
+//     for requests and many at once, given back when unused, for an
+//     account's location points; usage, idempotency); storetest.RunKeys.
 //   - vehicles (VehicleTx): storetest.RunVehicles.
 //   - locations (LocationStore, LocationTx): storetest.RunLocations.
 //   - events (EventStore, EventTx): storetest.RunEvents.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Error codes. Each is the `error.code` string of the HTTP API; fleethttp maps
@@ -40,6 +41,11 @@ type Error struct {
 	// fault, a driver's error): it is in Error's text and in the chain
 	// (errors.Is, errors.As), for logs, and never reaches a client.
 	Err error
+	// RetryAfter, when positive, is how long the caller should wait before
+	// trying again (a refusal for an allowance that a window's end
+	// restores); fleethttp sends it as Retry-After, in whole seconds
+	// rounded up, and its Client sets it from that header.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

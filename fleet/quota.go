@@ -53,15 +53,37 @@ func ceilSeconds(d time.Duration) int {
 // over it is refused and not counted. It returns the new state and the
 // outcome.
 func TakeQuota(s QuotaState, limit int, now time.Time) (QuotaState, Quota) {
+	return TakeQuotaN(s, 1, limit, now)
+}
+
+// TakeQuotaN is TakeQuota for n units at once, all or none (the points of
+// a location batch): the window rolls over as TakeQuota rolls it; then, if
+// the window's count plus n is within limit, all n are counted and the
+// outcome is allowed, and otherwise none is counted and it is refused.
+// Used and Remaining describe the window after the take.
+func TakeQuotaN(s QuotaState, n, limit int, now time.Time) (QuotaState, Quota) {
 	if s.WindowStart.IsZero() || !now.Before(s.WindowStart.Add(QuotaWindow)) {
 		s = QuotaState{WindowStart: now}
 	}
 	q := Quota{Limit: limit, Reset: s.WindowStart.Add(QuotaWindow)}
-	if s.Count < limit {
-		s.Count++
+	if n <= limit-s.Count {
+		s.Count += n
 		q.Allowed = true
 	}
 	q.Used = s.Count
 	q.Remaining = max(0, limit-s.Count)
 	return s, q
+}
+
+// RefundQuota gives n units taken by TakeQuotaN back to the window that
+// ends at reset (the take's Quota.Reset), so that they can be taken again:
+// units taken for work that was then not done. When the state holds
+// another window (that one ended and a new one began), nothing changes: a
+// window that has ended counts for nothing any more. The count never goes
+// below zero.
+func RefundQuota(s QuotaState, n int, reset time.Time) QuotaState {
+	if n > 0 && !s.WindowStart.IsZero() && s.WindowStart.Add(QuotaWindow).Equal(reset) {
+		s.Count = max(0, s.Count-n)
+	}
+	return s
 }

@@ -47,15 +47,22 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // point; status changes and their events, and the alerts the points open
 // with theirs, commit with the points. The alert rules are judged outside
 // the write transaction when that is more than a little work (see
-// judgeBatch). A hook (then; a device report's) runs in the write
-// transaction after the points are stored, so that what it writes commits
-// with them.
+// judgeBatch). The batch's points come out of the account's points
+// allowance: one that would pass it is refused whole, rate_limit_exceeded
+// with Error.RetryAfter set, before anything is written (points.go). Every
+// path that stores points calls ingest, so every one is counted; a caller
+// recognises the refusal by ErrorCode(err) == CodeRateLimitExceeded. A hook
+// (then; a device report's) runs in the write transaction after the points
+// are stored, so that what it writes commits with them.
 func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string, then ...ingestHook) (IngestResult, error) {
 	now := s.Now()
 	var val Validator
 	if len(points) == 0 || len(points) > maxPoints {
 		val.Add("locations", "must hold 1 to %d points", maxPoints)
 		return IngestResult{}, val.Err()
+	}
+	if len(points) >= BulkPoints {
+		defer s.gates.bulk(p.Account.ID)() // one at a time per account (gate.go)
 	}
 	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
 	if len(then) > 0 {
@@ -89,6 +96,13 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		b.dups += len(pts) - len(uniq)
 		b.points[id] = uniq
 	}
+	// The batch's points come out of the account's allowance, and what is
+	// not stored goes back (see points.go).
+	taken, err := s.takePoints(ctx, p.Account, b, len(points)-b.dups, now)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups})
 	release := s.gates.ingest(b.accountID, b.order)
 	defer release()
 	var res IngestResult
@@ -107,6 +121,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			var err error
 			judged, err = s.judgeOutside(ctx, b, judged)
 			if err != nil {
+				s.refundPoints(ctx, taken, 0)
 				return IngestResult{}, err
 			}
 		}
@@ -143,10 +158,12 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			continue
 		}
 		if err != nil {
+			s.refundPoints(ctx, taken, 0)
 			return IngestResult{}, err
 		}
 		break
 	}
+	s.refundPoints(ctx, taken, res.Accepted)
 	s.publishLive(ctx, p.Account.ID, live, now)
 	s.stats.points.Add(uint64(res.Accepted))
 	return res, nil

@@ -24,7 +24,9 @@ type Store interface {
 	// writes are committed together, otherwise none of them is. Transactions
 	// are isolated from each other (serialisable in effect). A store may run
 	// fn more than once (PostgreSQL retries a transaction it aborted to keep
-	// it serialisable), so fn must have no effect outside the Tx.
+	// it serialisable), so fn must have no effect outside the Tx. ctx may
+	// carry the write's WriteCost, by which a store may order the writes
+	// waiting for it (never decide anything).
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction that sees one consistent state.
 	View(ctx context.Context, fn func(Tx) error) error
@@ -58,4 +60,35 @@ type Tx interface {
 	TripTx
 	UserTx
 	DeviceTx
+}
+
+// WriteCost describes a write transaction to the store that runs it: whose
+// it is and how many location points it stores. The service puts it in
+// the context it passes to Store.Update for location batches, so that a
+// store whose writes take turns (SQLite's one writer) can serve accounts
+// fairly: keep one account's bulk load from making every other account's
+// writes wait behind it. A store may ignore it; it never changes what a
+// write does.
+type WriteCost struct {
+	AccountID string
+	Points    int
+}
+
+// BulkPoints is how many points make a location batch a bulk one. An
+// account's bulk batches are ingested one at a time on each server, and a
+// store may serve them apart from other writes, by their WriteCost. A
+// batch under it takes well under a millisecond of a store's writer.
+const BulkPoints = 32
+
+type writeCostKey struct{}
+
+// WithWriteCost returns a copy of ctx that carries c.
+func WithWriteCost(ctx context.Context, c WriteCost) context.Context {
+	return context.WithValue(ctx, writeCostKey{}, c)
+}
+
+// WriteCostOf returns the WriteCost ctx carries, and whether it carries one.
+func WriteCostOf(ctx context.Context) (WriteCost, bool) {
+	c, ok := ctx.Value(writeCostKey{}).(WriteCost)
+	return c, ok
 }

@@ -19,6 +19,17 @@ type KeyStore interface {
 	// allowed as the allowance has left — across every process sharing the
 	// store, for a store that can be shared.
 	TakeQuota(ctx context.Context, subject string, limit int, now time.Time) (Quota, error)
+	// TakeQuotaN applies TakeQuotaN to subject's state atomically: n units
+	// at once, all or none. It is exact as TakeQuota is: of concurrent
+	// calls, whichever server makes them, each is allowed if and only if
+	// its n fit in what the calls counted before it left, and their counts
+	// add up. It shares TakeQuota's state and PurgeQuota's forgetting, so a
+	// subject is counted in units of one kind only.
+	TakeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (Quota, error)
+	// RefundQuota applies RefundQuota to subject's state atomically: n
+	// units go back to the window that ends at reset, if that window is
+	// still subject's; otherwise nothing changes.
+	RefundQuota(ctx context.Context, subject string, n int, reset time.Time) error
 
 	// RecordUsage adds each entry's counts to the key's hour and moves the
 	// key's last_used_at forward to the entry's LastUsedAt (never back).

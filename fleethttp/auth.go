@@ -75,8 +75,9 @@ func (h *Handler) admitKey(w http.ResponseWriter, r *http.Request, st *state, p 
 // tooMany answers 429 with Retry-After; message takes the seconds to wait.
 func (h *Handler) tooMany(w http.ResponseWriter, st *state, q fleet.Quota, message string) {
 	n := q.RetryAfter(h.svc.Now())
-	w.Header()["Retry-After"] = []string{strconv.Itoa(n)}
-	writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeRateLimitExceeded, message, n))
+	e := fleet.Errorf(fleet.CodeRateLimitExceeded, message, n)
+	e.RetryAfter = time.Duration(n) * time.Second
+	writeError(w, h.log, st.requestID, e)
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.

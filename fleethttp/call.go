@@ -178,8 +178,8 @@ func checkRepeats(q url.Values, repeatable []string) error {
 }
 
 // idempotent runs a POST made with an Idempotency-Key: a repeat of a
-// finished request replays its response; a server error is not remembered,
-// so that a retry runs again.
+// finished request replays its response; a server error or a 429 is not
+// remembered, so that a retry runs again.
 func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	hash := sha256.New()
 	hash.Write([]byte(c.r.Method + " " + c.r.URL.Path + "?" + c.r.URL.RawQuery + "\n"))
@@ -213,7 +213,9 @@ func (h *Handler) idempotent(c *call, rt route, idemKey string) {
 	// not refused as in progress, nor run twice.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.r.Context()), recordTimeout)
 	defer cancel()
-	if rec.status >= 500 || rec.status == 0 {
+	// Nor is a 429: the same request may succeed once the window has
+	// turned (a batch refused for the points allowance).
+	if rec.status >= 500 || rec.status == 0 || rec.status == http.StatusTooManyRequests {
 		if err := h.svc.Edge().AbandonIdempotent(ctx, c.p, idemKey); err != nil {
 			h.log.Error("forget idempotency key", "request_id", c.rid, "err", err)
 		}

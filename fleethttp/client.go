@@ -168,8 +168,11 @@ func decodeEnvelope(res *http.Response, raw []byte, out any) (*page, error) {
 		if env.Error.RequestID != "" {
 			rid = env.Error.RequestID
 		}
-		return nil, &APIError{StatusCode: status, RequestID: rid,
-			Err: &fleet.Error{Code: env.Error.Code, Message: env.Error.Message, Details: env.Error.Details}}
+		e := &fleet.Error{Code: env.Error.Code, Message: env.Error.Message, Details: env.Error.Details}
+		if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
+		return nil, &APIError{StatusCode: status, RequestID: rid, Err: e}
 	}
 	if out != nil {
 		if err := json.Unmarshal(env.Data, out); err != nil {

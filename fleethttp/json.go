@@ -156,6 +156,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 	if errors.As(err, &fe) {
 		body.Details = fe.Details
 	}
+	if fe != nil && fe.RetryAfter > 0 {
+		w.Header()["Retry-After"] = []string{strconv.FormatInt(int64((fe.RetryAfter+time.Second-1)/time.Second), 10)}
+	}
 	if status == http.StatusServiceUnavailable {
 		// The store is unreachable, full or timed out, or the server is
 		// stopping: a fault that heals by itself, so the client is told

@@ -581,7 +581,21 @@ const descMultiline = "Multi-line text: tab, line feed and carriage return are a
 func descIngest() string {
 	return "The batch is validated whole (422 `details` name each bad index, e.g. `locations[3].latitude`) and stored whole or not at all. " +
 		"A point at a vehicle and timestamp already stored is a duplicate: skipped and counted, not an error. Points may come out of order; " +
-		"history stays sorted and `last_location` only moves forward. A 2xx means the points are durable. Body limit " + num(MaxBatchBody>>20) + " MiB."
+		"history stays sorted and `last_location` only moves forward. A 2xx means the points are durable. Body limit " + num(MaxBatchBody>>20) + " MiB. " +
+		"The points come out of the account's hourly points allowance (see the 429)."
+}
+
+// descPointsRefused describes the 429 of the location POSTs, which also
+// answer it for the account's points allowance.
+func descPointsRefused() string {
+	return "Over the key's hourly allowance (\"Rate limit exceeded. Retry after N seconds.\"), or over the account's points allowance: " +
+		"the location points an account may store in a fixed hourly window, through the API and from its devices alike (" +
+		byPlan(func(l fleet.PlanLimits) int { return l.PointsPerHour }) + "; an account's own higher request limit raises it in proportion). " +
+		"The window starts at the first point after the previous one ended. A batch that would pass the allowance is refused whole and stores nothing; " +
+		"the message names the allowance (\"This account has stored 100,000 location points this hour, the most the free plan allows; retry after N seconds.\") " +
+		"and, while part of it is left, how many points may still be sent. Points already stored (duplicates) take none of it. " +
+		"`Retry-After` is the seconds to the window's end. The refused request counts against the key's request allowance like any other, " +
+		"and is not remembered under its Idempotency-Key: the same request may be sent again. (`rate_limit_exceeded`)"
 }
 
 func descStream() string {

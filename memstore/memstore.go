@@ -189,6 +189,30 @@ func (s *Store) TakeQuota(ctx context.Context, subject string, limit int, now ti
 	return q, nil
 }
 
+// TakeQuotaN implements fleet.Store.
+func (s *Store) TakeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	st := s.quota[subject]
+	if st == nil {
+		st = &fleet.QuotaState{}
+		s.quota[subject] = st
+	}
+	var q fleet.Quota
+	*st, q = fleet.TakeQuotaN(*st, n, limit, now)
+	return q, nil
+}
+
+// RefundQuota implements fleet.Store.
+func (s *Store) RefundQuota(ctx context.Context, subject string, n int, reset time.Time) error {
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	if st := s.quota[subject]; st != nil {
+		*st = fleet.RefundQuota(*st, n, reset)
+	}
+	return nil
+}
+
 // RecordUsage implements fleet.Store.
 func (s *Store) RecordUsage(ctx context.Context, usage []fleet.Usage) error {
 	s.mu.Lock()

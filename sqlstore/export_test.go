@@ -33,3 +33,8 @@ func Setting(ctx context.Context, s *Store, name string) (string, error) {
 	err := s.rdb.QueryRowContext(ctx, "SHOW "+name).Scan(&v)
 	return v, err
 }
+
+// SetFairWrites turns on or off the turns the writer gives accounts'
+// bulk writes (on by default): off, they wait for the writer like any
+// other write, as before the turns existed.
+func SetFairWrites(s *Store, on bool) { s.unfair.Store(!on) }

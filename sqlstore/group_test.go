@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -321,4 +323,110 @@ func TestGroupMemberThatLeftNeverRuns(t *testing.T) {
 		return ftx.(*tx).tx.QueryRowContext(context.Background(), "SELECT count(*) FROM accounts WHERE company_name = 'left'").Scan(&n)
 	}))
 	is.Equal(n, 0) // its function never ran
+}
+
+// turnsRecorder queues labelled writes behind a held writer, one at a
+// time (each waits before the next is sent), and records in which group
+// each ran.
+type turnsRecorder struct {
+	t       *testing.T
+	s       *Store
+	release chan struct{}
+	holder  <-chan error
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	ran     []string
+	sent    int
+}
+
+// queueBehindWriter holds the writer of a new store, with the turns
+// between accounts off when unfair, for writes to queue behind it.
+func queueBehindWriter(t *testing.T, unfair bool) *turnsRecorder {
+	s := openGroupTestStore(t)
+	s.unfair.Store(unfair)
+	r := &turnsRecorder{t: t, s: s, release: make(chan struct{})}
+	r.holder = holdWriter(t, s, r.release)
+	return r
+}
+
+// write sends a write of account storing points (no fleet.WriteCost when
+// account is "").
+func (r *turnsRecorder) write(label, account string, points int) {
+	ctx := context.Background()
+	if account != "" {
+		ctx = fleet.WithWriteCost(ctx, fleet.WriteCost{AccountID: account, Points: points})
+	}
+	r.sent++
+	r.wg.Go(func() {
+		err := r.s.Update(ctx, func(tx fleet.Tx) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.ran = append(r.ran, fmt.Sprintf("%s@%d", label, r.s.group.commits.Load()))
+			return nil
+		})
+		if err != nil {
+			r.t.Error(err)
+		}
+	})
+	waitForWaiting(r.t, r.s, r.sent)
+}
+
+// groups lets the writer go and returns the labels by group, in the order
+// they ran: "A1 | o1 o2" is A1 in one group, then o1 and o2 in the next.
+func (r *turnsRecorder) groups() string {
+	close(r.release)
+	if err := <-r.holder; err != nil {
+		r.t.Fatal(err)
+	}
+	r.wg.Wait()
+	var out []string
+	last := ""
+	for _, l := range r.ran {
+		label, group, _ := strings.Cut(l, "@")
+		if group != last && len(out) > 0 {
+			out = append(out, "|")
+		}
+		last = group
+		out = append(out, label)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestBulkWritesTakeTurns: bulk writes wait for their account's turn, one
+// account after the other, in groups of their own, and the writer
+// alternates between them and the group of other writes: a write that is
+// not bulk waits for one bulk group at most, whatever is queued.
+func TestBulkWritesTakeTurns(t *testing.T) {
+	r := queueBehindWriter(t, false)
+	r.write("A1", "acc_a", 10_000)
+	r.write("A2", "acc_a", 10_000)
+	r.write("A3", "acc_a", 10_000)
+	r.write("B1", "acc_b", 10_000)
+	r.write("o1", "", 0)
+	r.write("c1", "acc_c", 1) // a one-point report is no bulk write
+	r.write("o2", "", 0)
+	is.New(t).Equal(r.groups(), "A1 | o1 c1 o2 | B1 | A2 | A3")
+}
+
+// TestBulkGroupsFillInTurn: a group of bulk writes takes one of each
+// account in turn until it holds a whole bulk batch's points.
+func TestBulkGroupsFillInTurn(t *testing.T) {
+	r := queueBehindWriter(t, false)
+	r.write("A1", "acc_a", 4_000)
+	r.write("A2", "acc_a", 4_000)
+	r.write("A3", "acc_a", 4_000)
+	r.write("B1", "acc_b", 4_000)
+	r.write("C1", "acc_c", bulkPoints)
+	r.write("A4", "acc_a", bulkPoints)
+	is.New(t).Equal(r.groups(), "A1 B1 C1 | A2 A3 A4")
+}
+
+// TestUnfairWritesJoinInArrival: with the turns off (the benchmarks'
+// baseline), every write joins the forming group, as before they existed.
+func TestUnfairWritesJoinInArrival(t *testing.T) {
+	r := queueBehindWriter(t, true)
+	r.write("A1", "acc_a", 10_000)
+	r.write("A2", "acc_a", 10_000)
+	r.write("o1", "", 0)
+	is.New(t).Equal(r.groups(), "A1 A2 o1")
 }

@@ -29,6 +29,11 @@ var errClosed = errors.New("sqlstore: store is closed")
 func newMemQuota() *memQuota { return &memQuota{states: map[string]*quotaEntry{}} }
 
 func (m *memQuota) take(subject string, limit int, now time.Time) (fleet.Quota, error) {
+	return m.takeN(subject, 1, limit, now)
+}
+
+// takeN applies fleet.TakeQuotaN: n units at once, all or none.
+func (m *memQuota) takeN(subject string, n, limit int, now time.Time) (fleet.Quota, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -40,9 +45,23 @@ func (m *memQuota) take(subject string, limit int, now time.Time) (fleet.Quota, 
 		m.states[subject] = e
 	}
 	var q fleet.Quota
-	e.state, q = fleet.TakeQuota(e.state, limit, now)
+	e.state, q = fleet.TakeQuotaN(e.state, n, limit, now)
 	e.dirty = true
 	return q, nil
+}
+
+// refund applies fleet.RefundQuota.
+func (m *memQuota) refund(subject string, n int, reset time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed
+	}
+	if e := m.states[subject]; e != nil {
+		e.state = fleet.RefundQuota(e.state, n, reset)
+		e.dirty = true
+	}
+	return nil
 }
 
 // load reads the windows saved by the last Close.

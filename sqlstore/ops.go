@@ -65,6 +65,37 @@ func (s *Store) TakeQuota(ctx context.Context, subject string, limit int, now ti
 	return q, wrap(err, "take quota")
 }
 
+// TakeQuotaN implements fleet.Store: in memory on SQLite, as TakeQuota;
+// on PostgreSQL one statement on the subject's row (takeQuotaNSQL).
+func (s *Store) TakeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
+	if s.quota != nil {
+		return s.quota.takeN(subject, n, limit, now)
+	}
+	if isAddress(subject) {
+		return s.addrQuota.takeN(subject, n, limit, fleet.Timestamp(now))
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	q, err := s.takeQuotaNPostgres(ctx, subject, n, limit, fleet.Timestamp(now))
+	return q, wrap(err, "take quota")
+}
+
+// RefundQuota implements fleet.Store, where TakeQuotaN keeps the subject.
+func (s *Store) RefundQuota(ctx context.Context, subject string, n int, reset time.Time) error {
+	if n <= 0 {
+		return nil
+	}
+	if s.quota != nil {
+		return s.quota.refund(subject, n, reset)
+	}
+	if isAddress(subject) {
+		return s.addrQuota.refund(subject, n, fleet.Timestamp(reset))
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	return wrap(s.refundQuotaPostgres(ctx, subject, n, fleet.Timestamp(reset)), "give back quota")
+}
+
 // RecordUsage implements fleet.Store: in one transaction, each entry's
 // counts are added to its key's hour and the key's last_used_at moves
 // forward. Entries are applied in key order, so that servers flushing at the

@@ -125,6 +125,58 @@ func TestTakeQuotaStatementAgreesWithTakeQuota(t *testing.T) {
 	}
 }
 
+// TestTakeQuotaNStatementAgreesWithTakeQuotaN: PostgreSQL's TakeQuotaN,
+// one statement taking n units at once or none, answers as
+// fleet.TakeQuotaN answers and leaves the window it leaves, and
+// RefundQuota's statement then leaves what fleet.RefundQuota leaves, over
+// random cases that favour the edges (window roll-over, exactly what is
+// left, one more, limits of 0 and 1, a refund to an ended window).
+func TestTakeQuotaNStatementAgreesWithTakeQuotaN(t *testing.T) {
+	s := openPostgresForTest(t)
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	now := fleet.Timestamp(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	for i := range 600 {
+		c := randomQuotaCase(r, now.Add(time.Duration(r.Int64N(int64(time.Hour)))).Truncate(time.Microsecond))
+		if left := c.limit - c.state.Count; r.IntN(3) == 0 && left >= 0 {
+			c.n = left + r.IntN(2) // exactly what is left, or one more
+		}
+		subject := fmt.Sprintf("points:%d", i)
+		if c.stored {
+			if _, err := s.wdb.ExecContext(ctx, `INSERT INTO quotas (subject, window_start, used) VALUES ($1, $2, $3)`,
+				subject, toDB(c.state.WindowStart), int64(c.state.Count)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		final, want := fleet.TakeQuotaN(c.state, c.n, c.limit, c.now)
+		got, err := s.TakeQuotaN(ctx, subject, c.n, c.limit, c.now)
+		if err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		if !got.Reset.Equal(want.Reset) || got.Allowed != want.Allowed || got.Used != want.Used || got.Remaining != want.Remaining || got.Limit != want.Limit {
+			t.Fatalf("%v: got %+v, want %+v", c, got, want)
+		}
+		reset := want.Reset
+		if r.IntN(4) == 0 {
+			reset = c.state.WindowStart.Add(fleet.QuotaWindow) // the window before, which may have ended
+		}
+		back := r.IntN(c.n + 3)
+		final = fleet.RefundQuota(final, back, reset)
+		if err := s.RefundQuota(ctx, subject, back, reset); err != nil {
+			t.Fatal(err)
+		}
+		var ws, u int64
+		if err := s.rdb.QueryRowContext(ctx, `SELECT window_start, used FROM quotas WHERE subject = $1`, subject).Scan(&ws, &u); err != nil {
+			t.Fatal(err)
+		}
+		if !fromDB(ws).Equal(final.WindowStart) || int(u) != final.Count {
+			t.Fatalf("%v, %d back to the window ending %s: stored start %s count %d, want %+v", c, back, reset, fromDB(ws), u, final)
+		}
+	}
+}
+
 // TestTakeQuotaOneSubjectTwoLimits: requests of one subject under two
 // limits in one round trip (its account's limit changed meanwhile) are two
 // statements of the round trip, each exact, the second seeing the first.

@@ -14,6 +14,21 @@ import "context"
 // 300 reports a second, p99 above 1 s, where 4 each gave p99 60-80 ms).
 const pgWriters = 4
 
+// pgBulkWriters is how many of those slots bulk writes (location batches
+// of bulkPoints or more, by their fleet.WriteCost) may hold at once: all
+// but one, which is kept for every other write, so that bulk uploads,
+// whose transactions hold a slot for a second or more each, cannot make a
+// one-point report wait for one of them to end (SQLite's writer takes
+// turns instead: group.go). An account's own bulk batches come one at a
+// time from each server (fleet's bulk gate); bulk transactions of one
+// account running together abort each other (their predicate locks grow
+// to whole pages), and four at once ran out of attempts (503s) in
+// BenchmarkOtherTenantWritesVolume/postgres before that gate. Several
+// accounts' bulk batches may still run together: a server writing one
+// bulk batch at a time of any account served the other account's reports
+// no better in that benchmark.
+const pgBulkWriters = pgWriters - 1
+
 // writerGate is a counting semaphore; the zero value lets everyone
 // through (SQLite, whose one writer connection already takes turns).
 type writerGate chan struct{}

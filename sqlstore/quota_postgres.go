@@ -75,11 +75,56 @@ type quotaTake struct {
 	used, taken int
 }
 
-// takeQuotaN runs takeQuotaSQL for n requests of subject at now.
-func (s *Store) takeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (start time.Time, used, taken int, err error) {
-	t := []quotaTake{{subject: subject, now: now, n: n, limit: limit}}
-	err = s.sendQuotaTakes(ctx, [][]quotaTake{t})
-	return t[0].start, t[0].used, t[0].taken, err
+// takeQuotaNSQL is fleet.TakeQuotaN in one statement, for one subject: the
+// window rolls over as in takeQuotaSQL; then the n units ($3) are counted
+// if they all fit under the limit ($4), and none otherwise; `taken` says
+// which. $2 is now, $5 the window and $6 the zero window start (all µs).
+// Concurrent statements on the subject take turns on its row, so the
+// count is exact over every server sharing the database.
+const takeQuotaNSQL = `INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
+	VALUES ($1, $2::bigint,
+		CASE WHEN $3::bigint <= $4::bigint THEN $3::bigint ELSE 0 END,
+		CASE WHEN $3::bigint <= $4::bigint THEN $3::bigint ELSE 0 END,
+		$3::bigint, $4::bigint)
+	ON CONFLICT (subject) DO UPDATE SET
+		window_start = CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5
+			THEN excluded.window_start ELSE q.window_start END,
+		used = CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END
+			+ CASE WHEN excluded.req <= excluded.lim
+				- CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END
+				THEN excluded.req ELSE 0 END,
+		taken = CASE WHEN excluded.req <= excluded.lim
+				- CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END
+				THEN excluded.req ELSE 0 END,
+		req = excluded.req,
+		lim = excluded.lim
+	RETURNING window_start, used, taken`
+
+// refundQuotaSQL is fleet.RefundQuota: $2 units back to subject $1's
+// window if it still starts at $3.
+const refundQuotaSQL = `UPDATE quotas SET used = GREATEST(used - $2::bigint, 0)
+	WHERE subject = $1 AND window_start = $3`
+
+// takeQuotaNPostgres runs takeQuotaNSQL on the pool whose commits do not
+// wait for the disk, as the request allowance's statements do. A take of
+// many units is one batch's, not one request's: takes are rare enough
+// that they need no batcher.
+func (s *Store) takeQuotaNPostgres(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
+	var ws, used, taken int64
+	err := s.fast.QueryRowContext(ctx, takeQuotaNSQL, subject, toDB(now), int64(n), int64(limit),
+		fleet.QuotaWindow.Microseconds(), toDB(time.Time{})).Scan(&ws, &used, &taken)
+	if err != nil {
+		return fleet.Quota{}, err
+	}
+	q := fleet.Quota{Allowed: taken == int64(n), Limit: limit, Used: int(used), Reset: fromDB(ws).Add(fleet.QuotaWindow)}
+	q.Remaining = max(0, limit-q.Used)
+	return q, nil
+}
+
+// refundQuotaPostgres runs refundQuotaSQL.
+func (s *Store) refundQuotaPostgres(ctx context.Context, subject string, n int, reset time.Time) error {
+	_, err := s.fast.ExecContext(ctx, refundQuotaSQL, subject, int64(n), toDB(reset.Add(-fleet.QuotaWindow)))
+	return err
 }
 
 // sendQuotaTakes runs takeQuotaSQL once for each element of statements

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,8 @@ func accountsCreateCommand() command {
 		summary: "make an account and its first key",
 		about: "Makes an account and its first API key, which holds every permission, and prints the key\n" +
 			"(shown only now). --rate-limit gives the account its own hourly allowance per key: it can\n" +
-			"only raise the plan's (free 1,000, pro 10,000, enterprise 100,000).",
+			"only raise the plan's (" + byPlan(func(l fleet.PlanLimits) int { return l.RequestsPerHour }) + "), and raises the\n" +
+			"account's location points per hour in proportion (" + byPlan(func(l fleet.PlanLimits) int { return l.PointsPerHour }) + ").",
 		example: `fleetserver accounts create --company "Acme Haulage" --plan pro --json`,
 		define: func(c *cli, f *flags) func(context.Context, []string) error {
 			company := f.fs.String("company", "", "the company's `NAME` (required)")
@@ -304,4 +306,18 @@ func noArgs(cmd string, args []string) error {
 		return usagef(cmd, "%s takes no arguments, got %q", cmd, args[0])
 	}
 	return nil
+}
+
+// byPlan lists a limit of each plan, from the plan table: "free 1,000, pro
+// 10,000, enterprise 100,000".
+func byPlan(limit func(fleet.PlanLimits) int) string {
+	var parts []string
+	for _, p := range fleet.Plans() {
+		n := strconv.Itoa(limit(p.Limits()))
+		for i := len(n) - 3; i > 0; i -= 3 {
+			n = n[:i] + "," + n[i:]
+		}
+		parts = append(parts, string(p)+" "+n)
+	}
+	return strings.Join(parts, ", ")
 }

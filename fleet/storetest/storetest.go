@@ -71,6 +71,8 @@ func RunKeys(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"KeysPagination", testKeysPagination},
 		{"QuotaWindow", testQuotaWindow},
 		{"QuotaConcurrent", testQuotaConcurrent},
+		{"QuotaN", testQuotaN},
+		{"QuotaNConcurrent", testQuotaNConcurrent},
 		{"Usage", testUsage},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyPurge", testIdempotencyPurge},
@@ -485,6 +487,133 @@ func testQuotaConcurrent(t *testing.T, s fleet.Store) {
 		}
 	}
 	is.Equal(allowed, limit) // exactly the allowance succeeds
+}
+
+// testQuotaN: TakeQuotaN takes n units at once or none; RefundQuota gives
+// units back to the window they were taken from, and to no other.
+func testQuotaN(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	subject := "points:" + t.Name()
+	now := T0.Add(17*time.Second + 250*time.Microsecond)
+	q, err := s.TakeQuotaN(ctx, subject, 7, 10, now)
+	is.NoErr(err)
+	is.True(q.Allowed)
+	is.Equal(q.Used, 7)
+	is.Equal(q.Remaining, 3)
+	is.Equal(q.Limit, 10)
+	is.True(q.Reset.Equal(now.Add(time.Hour))) // the window starts at the first take
+	reset := q.Reset
+
+	q, err = s.TakeQuotaN(ctx, subject, 4, 10, now.Add(time.Minute))
+	is.NoErr(err)
+	is.True(!q.Allowed) // 4 do not fit in 3: none is taken
+	is.Equal(q.Used, 7)
+	is.Equal(q.Remaining, 3)
+	is.True(q.Reset.Equal(reset))
+
+	q, err = s.TakeQuotaN(ctx, subject, 3, 10, now.Add(2*time.Minute))
+	is.NoErr(err)
+	is.True(q.Allowed) // exactly what is left
+	is.Equal(q.Used, 10)
+	is.Equal(q.Remaining, 0)
+
+	is.NoErr(s.RefundQuota(ctx, subject, 5, reset))
+	q, err = s.TakeQuotaN(ctx, subject, 6, 10, now.Add(3*time.Minute))
+	is.NoErr(err)
+	is.True(!q.Allowed) // 5 came back, not 6
+	is.Equal(q.Used, 5)
+	q, err = s.TakeQuotaN(ctx, subject, 5, 10, now.Add(3*time.Minute))
+	is.NoErr(err)
+	is.True(q.Allowed)
+	is.Equal(q.Used, 10)
+
+	is.NoErr(s.RefundQuota(ctx, subject, 4, reset.Add(time.Second))) // not this window's end
+	q, err = s.TakeQuotaN(ctx, subject, 1, 10, now.Add(4*time.Minute))
+	is.NoErr(err)
+	is.True(!q.Allowed) // nothing came back
+
+	is.NoErr(s.RefundQuota(ctx, subject, 25, reset))
+	q, err = s.TakeQuotaN(ctx, subject, 0, 10, now.Add(4*time.Minute))
+	is.NoErr(err)
+	is.Equal(q.Used, 0) // never below zero
+
+	later := now.Add(time.Hour)
+	q, err = s.TakeQuotaN(ctx, subject, 9, 10, later)
+	is.NoErr(err)
+	is.True(q.Allowed) // a new window
+	is.Equal(q.Used, 9)
+	is.True(q.Reset.Equal(later.Add(time.Hour)))
+	is.NoErr(s.RefundQuota(ctx, subject, 9, reset)) // the ended window's: nothing
+	q, err = s.TakeQuotaN(ctx, subject, 2, 10, later)
+	is.NoErr(err)
+	is.True(!q.Allowed)
+	is.Equal(q.Used, 9)
+
+	q, err = s.TakeQuotaN(ctx, subject, 11, 10, later.Add(time.Hour))
+	is.NoErr(err)
+	is.True(!q.Allowed) // more than the whole allowance never fits
+	is.Equal(q.Used, 0)
+
+	is.NoErr(s.RefundQuota(ctx, "points:never-taken", 3, reset)) // a subject never seen
+	q, err = s.TakeQuotaN(ctx, "points:other", 10, 10, now)
+	is.NoErr(err)
+	is.True(q.Allowed) // subjects are counted apart
+}
+
+// testQuotaNConcurrent: of concurrent takes of several sizes, some given
+// back at once, each is allowed exactly when it fits in what the others
+// left: the units taken and not given back add up to the window's count,
+// never past the limit, and every refused take was larger than what was
+// left when it was refused.
+func testQuotaNConcurrent(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	const limit, callers = 100, 60
+	subject := "points:concurrent"
+	type outcome struct {
+		n, kept int
+		q       fleet.Quota
+		err     error
+	}
+	results := make(chan outcome, callers)
+	start := make(chan struct{})
+	for i := range callers {
+		go func() {
+			<-start
+			n := 3 + i%3*2 // 3, 5, 7
+			q, err := s.TakeQuotaN(ctx, subject, n, limit, T0)
+			o := outcome{n: n, q: q, err: err}
+			if err == nil && q.Allowed {
+				o.kept = n
+				if i%4 == 0 { // a batch that stored only some of its points
+					o.err = s.RefundQuota(ctx, subject, 2, q.Reset)
+					o.kept -= 2
+				}
+			}
+			results <- o
+		}()
+	}
+	close(start)
+	kept, smallestRefused := 0, limit+1
+	var outs []outcome
+	for range callers {
+		o := <-results
+		is.NoErr(o.err)
+		kept += o.kept
+		if !o.q.Allowed {
+			smallestRefused = min(smallestRefused, o.n)
+		}
+		outs = append(outs, o)
+	}
+	q, err := s.TakeQuotaN(ctx, subject, 0, limit, T0)
+	is.NoErr(err)
+	is.Equal(q.Used, kept) // no take or refund lost
+	is.True(kept <= limit)
+	is.True(smallestRefused <= limit) // 60 takes of 3 to 7 cannot all fit in 100
+	for _, o := range outs {
+		if !o.q.Allowed {
+			is.True(o.n > o.q.Remaining) // refused only when it did not fit
+		}
+	}
 }
 
 func testUsage(t *testing.T, s fleet.Store) {
