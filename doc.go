@@ -14,11 +14,17 @@
 //   - sqlstore: a Store on SQLite (the embedded default) or PostgreSQL.
 //   - fleetstore: opens the Store a DSN names (memory:, sqlite:PATH,
 //     postgres://...).
-//   - fleethttp: the HTTP adapter: the /v1 handler, the OpenAPI document,
-//     the webhook Sender, and Client, the Go SDK.
+//   - fleethttp: the HTTP adapter: the /v1 handler, the OpenAPI document
+//     and the webhook Sender.
+//   - fleetclient: the Go client of the API. It links fleet, fleetwire,
+//     uuid and the standard library, never the handler or the stores
+//     (fleethttp keeps deprecated aliases of it for one minor version).
+//   - fleetwire: the API's JSON bodies that are not fleet types (the
+//     envelope, the error table, the key and account answers, the request
+//     bodies), one definition for the handler and the client.
 //   - cmd/fleetserver: the reference server.
 //   - examples: programs to copy from.
 //
 // Only cmd and examples wire a store to fleethttp; adapters never import
-// each other.
+// each other, and fleetclient imports no adapter.
 package fleetapi

@@ -4,44 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"reflect"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // Alerts, alert rules and geofences go out as fleet.Alert, fleet.AlertRule
 // and fleet.Geofence, whose JSON is the API's; the same JSON is the data of
 // the alert events.
 
-type alertRequest struct {
-	VehicleID *string    `json:"vehicle_id"`
-	Severity  *string    `json:"severity"`
-	Message   string     `json:"message"`
-	Data      jsonObject `json:"data"`
-}
-
-// jsonObject is a JSON object (or null) kept as it came; any other JSON
-// value is of the wrong type, a 400 like every other.
-type jsonObject json.RawMessage
-
-func (o *jsonObject) UnmarshalJSON(b []byte) error {
-	if t := bytes.TrimSpace(b); len(t) == 0 || (t[0] != '{' && !bytes.Equal(t, []byte("null"))) {
-		return &json.UnmarshalTypeError{Value: "non-object", Type: reflect.TypeFor[map[string]any]()}
-	}
-	*o = append((*o)[:0], b...)
-	return nil
-}
-
-func (o jsonObject) MarshalJSON() ([]byte, error) {
-	if len(o) == 0 {
-		return []byte("null"), nil
-	}
-	return o, nil
-}
-
 func (h *Handler) createAlert(c *call) error {
-	req, err := decode[alertRequest](c.body, false)
+	req, err := decode[fleetwire.AlertInput](c.body, false)
 	if err != nil {
 		return err
 	}
@@ -113,18 +87,8 @@ func (h *Handler) resolveAlert(c *call) error {
 	return c.ok(http.StatusOK, a)
 }
 
-type ruleRequest struct {
-	Type         string   `json:"type"`
-	Severity     *string  `json:"severity"`
-	ThresholdKmh *float64 `json:"threshold_kmh"`
-	AfterMinutes *int     `json:"after_minutes"`
-	GeofenceID   *string  `json:"geofence_id"`
-	VehicleIDs   []string `json:"vehicle_ids"`
-	Enabled      *bool    `json:"enabled"`
-}
-
 func (h *Handler) createRule(c *call) error {
-	req, err := decode[ruleRequest](c.body, false)
+	req, err := decode[fleetwire.AlertRuleInput](c.body, false)
 	if err != nil {
 		return err
 	}
@@ -178,14 +142,8 @@ func (h *Handler) deleteRule(c *call) error {
 	return c.ok(http.StatusOK, d)
 }
 
-type geofenceRequest struct {
-	Name     string          `json:"name"`
-	Geometry *fleet.Geometry `json:"geometry"`
-	RadiusM  *float64        `json:"radius_m"`
-}
-
 func (h *Handler) createGeofence(c *call) error {
-	req, err := decode[geofenceRequest](c.body, false)
+	req, err := decode[fleetwire.GeofenceInput](c.body, false)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // Location batches are the largest bodies the API takes (up to 10,000
@@ -296,7 +297,7 @@ func decodeBatch(body []byte) ([]rawPoint, error) {
 			return rps, nil
 		}
 	}
-	req, err := decode[batchRequest](body, false)
+	req, err := decode[fleetwire.LocationBatch](body, false)
 	if err != nil {
 		return nil, err
 	}

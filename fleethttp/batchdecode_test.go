@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 
 	"github.com/matryer/is"
 )
@@ -62,7 +63,7 @@ func checkAgreement(t *testing.T, body []byte) {
 	if !ok {
 		return
 	}
-	req, err := decode[batchRequest](body, false)
+	req, err := decode[fleetwire.LocationBatch](body, false)
 	if err != nil {
 		t.Fatalf("fast path accepted what the strict decoder refuses (%v): %q", err, body)
 	}
@@ -130,7 +131,7 @@ func TestDuplicateMembersAreRefused(t *testing.T) {
 		is.NoErr(err) // body
 	}
 	// The strict decoder of every body refuses them too.
-	_, err := decode[createKeyRequest]([]byte(`{"name":"k","permissions":["vehicles:read"],"permissions":["*"]}`), false)
+	_, err := decode[fleetwire.CreateKeyRequest]([]byte(`{"name":"k","permissions":["vehicles:read"],"permissions":["*"]}`), false)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)
 	is.Equal(err.(*fleet.Error).Details[0].Field, "permissions")
 }

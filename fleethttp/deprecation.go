@@ -86,7 +86,7 @@ const minDeprecation = 365 * 24 * time.Hour
 func compatibilityRules() string {
 	return "## Compatibility\n\n" +
 		"`/v1` only grows. Within it, a release may add: operations and paths; optional request fields, query parameters and headers; response fields and headers; values of enumerations (statuses, alert and rule types...) and event types; error `details` and reworded messages (`code` is the contract, `message` is for people). " +
-		"Clients must ignore response fields, headers, enumeration values and event types they do not know (the Go client, `fleethttp.Client`, does), and must not depend on the order of object members.\n\n" +
+		"Clients must ignore response fields, headers, enumeration values and event types they do not know (the Go client, `fleetclient.Client`, does), and must not depend on the order of object members.\n\n" +
 		"A release never, within `/v1`: removes or renames an operation, a field, a parameter or an enumeration value; adds a required request field or parameter; changes a type, a format, a unit, a success status, an error `code` or a meaning; or refuses what it accepted before (stricter validation). " +
 		"The one exception is a security fix that cannot be made otherwise; it is listed, with its reason, in the release notes. Limits of the plans are stated per plan and may grow.\n\n" +
 		"A deprecated operation is marked `deprecated: true` here and keeps working as before; every answer carries `Deprecation: @<Unix seconds>` (RFC 9745) with the date it was deprecated. " +

@@ -5,18 +5,13 @@ import (
 	"net/http"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // Devices go out as fleet.Device, whose JSON is the API's.
 
-type deviceRequest struct {
-	Identifier string  `json:"identifier"`
-	VehicleID  *string `json:"vehicle_id"`
-	Name       *string `json:"name"`
-}
-
 func (h *Handler) createDevice(c *call) error {
-	req, err := decode[deviceRequest](c.body, false)
+	req, err := decode[fleetwire.DeviceInput](c.body, false)
 	if err != nil {
 		return err
 	}
@@ -129,7 +124,7 @@ func registerDeviceComponents(g *generator) {
 			with("last_seen_at", "format", "date-time", "description", "When its last message arrived; null before the first.").
 			replace("last_report", o("oneOf", []any{ref("LastReport"), o("type", "null")}))
 	})
-	comp[deviceRequest](g, "DeviceInput", input, func(s *shape) {
+	comp[fleetwire.DeviceInput](g, "DeviceInput", input, func(s *shape) {
 		s.describe("Registers a device by the identifier it sends. "+descCreateDevice()).
 			require("identifier").replace("identifier", identifierSchema()).
 			with("vehicle_id", "description", "The vehicle whose locations its positions become.").

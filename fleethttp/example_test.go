@@ -6,11 +6,13 @@ import (
 	"net/http/httptest"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetclient"
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/memstore"
 )
 
-// Serve the API over a store, and call it with the Go client.
+// Serve the API over a store, and call it with the Go client (package
+// fleetclient).
 func ExampleNewHandler() {
 	ctx := context.Background()
 	svc := fleet.NewService(memstore.New(), fleet.Options{})
@@ -19,25 +21,11 @@ func ExampleNewHandler() {
 	srv := httptest.NewServer(fleethttp.NewHandler(svc)) // or mount it in your own mux under /v1/
 	defer srv.Close()
 
-	c := fleethttp.NewClient(srv.URL, key.Secret)
+	c := fleetclient.NewClient(srv.URL, key.Secret)
 	acc, err := c.Account(ctx)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(acc.CompanyName, acc.Plan, acc.RateLimitPerHour)
 	// Output: Acme Haulage pro 10000
-}
-
-// Every API error comes back as *fleet.Error.
-func ExampleClient_Vehicle() {
-	ctx := context.Background()
-	svc := fleet.NewService(memstore.New(), fleet.Options{})
-	_, key, _ := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
-	srv := httptest.NewServer(fleethttp.NewHandler(svc))
-	defer srv.Close()
-
-	c := fleethttp.NewClient(srv.URL, key.Secret)
-	_, err := c.Vehicle(ctx, "veh_unknown")
-	fmt.Println(fleet.ErrorCode(err))
-	// Output: not_found
 }

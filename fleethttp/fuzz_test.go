@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // FuzzBearer: the Authorization parser never panics; it reads the token of
@@ -49,11 +50,11 @@ func FuzzDecodeBodies(f *testing.F) {
 				t.Fatalf("decoding %q: code %s", b, fleet.ErrorCode(err))
 			}
 		}
-		_, err := decode[createKeyRequest](b, false)
+		_, err := decode[fleetwire.CreateKeyRequest](b, false)
 		check(err)
-		_, err = decode[rotateKeyRequest](b, true)
+		_, err = decode[fleetwire.RotateKeyRequest](b, true)
 		check(err)
-		_, err = decode[vehicleRequest](b, false)
+		_, err = decode[fleetwire.VehicleInput](b, false)
 		check(err)
 		_, err = decode[fleet.VehiclePatch](b, false)
 		check(err)
@@ -65,20 +66,20 @@ func FuzzDecodeBodies(f *testing.F) {
 		check(err)
 		_, err = decode[fleet.WebhookPatch](b, false)
 		check(err)
-		_, err = decode[alertRequest](b, false)
+		_, err = decode[fleetwire.AlertInput](b, false)
 		check(err)
-		_, err = decode[ruleRequest](b, false)
+		_, err = decode[fleetwire.AlertRuleInput](b, false)
 		check(err)
 		// A geometry is read as GeoJSON: what is wrong inside it is a 422
 		// naming the position, so that code may come back too.
-		if _, err = decode[geofenceRequest](b, false); fleet.ErrorCode(err) != fleet.CodeValidation {
+		if _, err = decode[fleetwire.GeofenceInput](b, false); fleet.ErrorCode(err) != fleet.CodeValidation {
 			check(err)
 		}
-		_, err = decode[workOrderRequest](b, false)
+		_, err = decode[fleetwire.WorkOrderInput](b, false)
 		check(err)
-		_, err = decode[scheduleRequest](b, false)
+		_, err = decode[fleetwire.ScheduleInput](b, false)
 		check(err)
-		_, err = decode[webhookRequest](b, false)
+		_, err = decode[fleetwire.WebhookInput](b, false)
 		check(err)
 		_, err = decode[struct{}](b, true)
 		check(err)

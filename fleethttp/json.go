@@ -22,51 +22,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
-// statusOf maps every fleet error code to its HTTP status: the one table.
-var statusOf = map[string]int{
-	fleet.CodeInvalidRequest:          http.StatusBadRequest,
-	fleet.CodeUnauthorized:            http.StatusUnauthorized,
-	fleet.CodeInsufficientPermissions: http.StatusForbidden,
-	fleet.CodeNotFound:                http.StatusNotFound,
-	fleet.CodeMethodNotAllowed:        http.StatusMethodNotAllowed,
-	fleet.CodeConflict:                http.StatusConflict,
-	fleet.CodeInvalidStateTransition:  http.StatusConflict,
-	fleet.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
-	fleet.CodeUnsupportedMediaType:    http.StatusUnsupportedMediaType,
-	fleet.CodeValidation:              http.StatusUnprocessableEntity,
-	fleet.CodeRateLimitExceeded:       http.StatusTooManyRequests,
-	fleet.CodeInternal:                http.StatusInternalServerError,
-	fleet.CodeUnavailable:             http.StatusServiceUnavailable,
-}
+// StatusOf returns the HTTP status of a fleet error code, from the one
+// table (fleetwire.StatusOf).
+func StatusOf(code string) int { return fleetwire.StatusOf(code) }
 
-// StatusOf returns the HTTP status of a fleet error code.
-func StatusOf(code string) int {
-	if s, ok := statusOf[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
-type envelope struct {
-	Success    bool        `json:"success"`
-	Data       any         `json:"data,omitempty"`
-	Pagination *pagination `json:"pagination,omitempty"`
-	Error      *errorBody  `json:"error,omitempty"`
-}
-
-type pagination struct {
-	NextCursor *string `json:"next_cursor"`
-	HasMore    bool    `json:"has_more"`
-}
-
-type errorBody struct {
-	Code      string             `json:"code"`
-	Message   string             `json:"message"`
-	RequestID string             `json:"request_id"`
-	Details   []fleet.FieldError `json:"details,omitempty"`
-}
+// The envelope of every answer, its pagination and its error are the wire
+// types both sides of the API share.
+type (
+	envelope   = fleetwire.Envelope[any]
+	pagination = fleetwire.Pagination
+	errorBody  = fleetwire.ErrorBody
+)
 
 func jsonMarshal(v any) ([]byte, error) { return marshalNoEscape(v) }
 

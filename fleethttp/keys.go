@@ -6,20 +6,11 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
-// Account is the account object of the API.
-type Account struct {
-	AccountID        string    `json:"account_id"`
-	CompanyName      string    `json:"company_name"`
-	Plan             string    `json:"plan"`
-	APIVersion       string    `json:"api_version"`
-	RateLimitPerHour int       `json:"rate_limit_per_hour"`
-	CreatedAt        time.Time `json:"created_at"`
-}
-
-func toAccount(a fleet.Account) Account {
-	return Account{
+func toAccount(a fleet.Account) fleetwire.Account {
+	return fleetwire.Account{
 		AccountID: a.ID, CompanyName: a.CompanyName, Plan: string(a.Plan), APIVersion: fleet.APIVersion,
 		RateLimitPerHour: a.RateLimitPerHour(), CreatedAt: a.CreatedAt,
 	}
@@ -31,38 +22,16 @@ func (h *Handler) getAccount(c *call) error {
 	return c.ok(http.StatusOK, toAccount(c.p.Account))
 }
 
-// APIKey is the key object of the API: never the secret or its hash.
-type APIKey struct {
-	KeyID       string     `json:"key_id"`
-	Name        string     `json:"name"`
-	Prefix      string     `json:"prefix"`
-	Permissions []string   `json:"permissions"`
-	Environment string     `json:"environment"`
-	Status      string     `json:"status"`
-	CreatedAt   time.Time  `json:"created_at"`
-	LastUsedAt  *time.Time `json:"last_used_at"`
-	ExpiresAt   *time.Time `json:"expires_at"`
-	RevokedAt   *time.Time `json:"revoked_at"`
-}
-
-func toAPIKey(k fleet.Key, now time.Time) APIKey {
+func toAPIKey(k fleet.Key, now time.Time) fleetwire.APIKey {
 	perms := []string(k.Permissions)
 	if perms == nil {
 		perms = []string{}
 	}
-	return APIKey{
+	return fleetwire.APIKey{
 		KeyID: k.ID, Name: k.Name, Prefix: k.Prefix, Permissions: perms, Environment: k.Environment,
 		Status: string(k.Status(now)), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt,
 		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt,
 	}
-}
-
-// NewAPIKey is a key as created or rotated: the only time its secret
-// shows (Key). On rotation PreviousKey is the old key with its new expiry.
-type NewAPIKey struct {
-	APIKey
-	Key         string  `json:"key"`
-	PreviousKey *APIKey `json:"previous_key,omitempty"`
 }
 
 func (h *Handler) listKeys(c *call) error {
@@ -75,22 +44,15 @@ func (h *Handler) listKeys(c *call) error {
 		return err
 	}
 	now := h.svc.Now()
-	out := make([]APIKey, len(l.Items))
+	out := make([]fleetwire.APIKey, len(l.Items))
 	for i, k := range l.Items {
 		out[i] = toAPIKey(k, now)
 	}
 	return c.list(out, l.NextCursor, l.HasMore)
 }
 
-type createKeyRequest struct {
-	Name        string     `json:"name"`
-	Permissions []string   `json:"permissions"`
-	Environment string     `json:"environment"`
-	ExpiresAt   *time.Time `json:"expires_at"`
-}
-
 func (h *Handler) createKey(c *call) error {
-	req, err := decode[createKeyRequest](c.body, false)
+	req, err := decode[fleetwire.CreateKeyRequest](c.body, false)
 	if err != nil {
 		return err
 	}
@@ -100,7 +62,7 @@ func (h *Handler) createKey(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusCreated, NewAPIKey{APIKey: toAPIKey(nk.Key, h.svc.Now()), Key: nk.Secret})
+	return c.ok(http.StatusCreated, fleetwire.NewAPIKey{APIKey: toAPIKey(nk.Key, h.svc.Now()), Key: nk.Secret})
 }
 
 func (h *Handler) getKey(c *call) error {
@@ -119,12 +81,8 @@ func (h *Handler) revokeKey(c *call) error {
 	return c.ok(http.StatusOK, toAPIKey(k, h.svc.Now()))
 }
 
-type rotateKeyRequest struct {
-	GracePeriodSeconds *int64 `json:"grace_period_seconds"`
-}
-
 func (h *Handler) rotateKey(c *call) error {
-	req, err := decode[rotateKeyRequest](c.body, true)
+	req, err := decode[fleetwire.RotateKeyRequest](c.body, true)
 	if err != nil {
 		return err
 	}
@@ -141,29 +99,12 @@ func (h *Handler) rotateKey(c *call) error {
 		return err
 	}
 	now := h.svc.Now()
-	out := NewAPIKey{APIKey: toAPIKey(nk.Key, now), Key: nk.Secret}
+	out := fleetwire.NewAPIKey{APIKey: toAPIKey(nk.Key, now), Key: nk.Secret}
 	if old, err := h.svc.Key(c.r.Context(), c.p, id); err == nil {
 		prev := toAPIKey(old, now)
 		out.PreviousKey = &prev
 	}
 	return c.ok(http.StatusCreated, out)
-}
-
-// UsageHour is one hour of a key's usage.
-type UsageHour struct {
-	Hour     time.Time `json:"hour"`
-	Requests int       `json:"requests"`
-	Rejected int       `json:"rejected"`
-}
-
-// KeyUsage is a key's hourly request counts, newest first, with totals.
-type KeyUsage struct {
-	KeyID  string      `json:"key_id"`
-	Hours  []UsageHour `json:"hours"`
-	Totals struct {
-		Requests int `json:"requests"`
-		Rejected int `json:"rejected"`
-	} `json:"totals"`
 }
 
 func (h *Handler) keyUsage(c *call) error {
@@ -183,9 +124,9 @@ func (h *Handler) keyUsage(c *call) error {
 	if err != nil {
 		return err
 	}
-	out := KeyUsage{KeyID: u.KeyID, Hours: make([]UsageHour, len(u.Hours))}
+	out := fleetwire.KeyUsage{KeyID: u.KeyID, Hours: make([]fleetwire.UsageHour, len(u.Hours))}
 	for i, x := range u.Hours {
-		out.Hours[i] = UsageHour{Hour: x.Hour, Requests: x.Requests, Rejected: x.Rejected}
+		out.Hours[i] = fleetwire.UsageHour{Hour: x.Hour, Requests: x.Requests, Rejected: x.Rejected}
 	}
 	out.Totals.Requests, out.Totals.Rejected = u.Requests, u.Rejected
 	return c.ok(http.StatusOK, out)

@@ -7,27 +7,12 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
-
-type pointJSON struct {
-	VehicleID  *string    `json:"vehicle_id,omitempty"`
-	Latitude   *float64   `json:"latitude"`
-	Longitude  *float64   `json:"longitude"`
-	Timestamp  *time.Time `json:"timestamp"`
-	Speed      *float64   `json:"speed"`
-	Heading    *float64   `json:"heading"`
-	OdometerKm *float64   `json:"odometer_km"`
-}
-
-// batchRequest is a location batch: a vehicle's own (its points leave out
-// vehicle_id) or a bulk one (each point names its vehicle).
-type batchRequest struct {
-	Locations []pointJSON `json:"locations"`
-}
 
 // bulkRequest is how the document tells the bulk batch from a vehicle's
 // own: the same wire type, whose points each name their vehicle.
-type bulkRequest batchRequest
+type bulkRequest fleetwire.LocationBatch
 
 // toPoints turns a decoded batch into the service's points. It judges
 // nothing: an absent coordinate goes in as fleet.NoCoordinate and an absent

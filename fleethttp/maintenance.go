@@ -4,27 +4,15 @@ import (
 	"net/http"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // Work orders and schedules go out as fleet.WorkOrder and fleet.Schedule,
 // whose JSON is the API's (unset optional fields are null); the same JSON is
 // the data of their events.
 
-type workOrderRequest struct {
-	VehicleID   string   `json:"vehicle_id"`
-	Title       string   `json:"title"`
-	Description *string  `json:"description"`
-	Priority    *string  `json:"priority"`
-	DueDate     *string  `json:"due_date"`
-	AssignedTo  *string  `json:"assigned_to"`
-	OdometerKm  *float64 `json:"odometer_km"`
-	CostCents   *int64   `json:"cost_cents"`
-	Currency    *string  `json:"currency"`
-	ScheduleID  *string  `json:"schedule_id"`
-}
-
 func (h *Handler) createWorkOrder(c *call) error {
-	req, err := decode[workOrderRequest](c.body, false)
+	req, err := decode[fleetwire.WorkOrderInput](c.body, false)
 	if err != nil {
 		return err
 	}
@@ -72,18 +60,8 @@ func (h *Handler) patchWorkOrder(c *call) error {
 	return c.ok(http.StatusOK, w)
 }
 
-type scheduleRequest struct {
-	VehicleID             string   `json:"vehicle_id"`
-	Name                  string   `json:"name"`
-	IntervalDays          *int     `json:"interval_days"`
-	IntervalKm            *float64 `json:"interval_km"`
-	LastServiceDate       *string  `json:"last_service_date"`
-	LastServiceOdometerKm *float64 `json:"last_service_odometer_km"`
-	AutoCreateWorkOrder   *bool    `json:"auto_create_work_order"`
-}
-
 func (h *Handler) createSchedule(c *call) error {
-	req, err := decode[scheduleRequest](c.body, false)
+	req, err := decode[fleetwire.ScheduleInput](c.body, false)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // The document's component schemas: each is built from its Go wire type by
@@ -71,7 +72,7 @@ func registerComponents(g *generator) {
 		return enum(append([]fleet.Permission{fleet.PermAll}, fleet.AllPermissions()...),
 			"`*` is every permission; `RESOURCE:write` implies `RESOURCE:read`.")
 	})
-	comp[Account](g, "Account", output, func(s *shape) {
+	comp[fleetwire.Account](g, "Account", output, func(s *shape) {
 		s.replace("account_id", id(fleet.PrefixAccount)).replace("plan", ref("Plan")).
 			with("api_version", "const", fleet.APIVersion).
 			with("rate_limit_per_hour", "description", "Hourly allowance of each key: the plan's, or the account's own higher limit.").
@@ -86,34 +87,34 @@ func registerComponents(g *generator) {
 			with("environment", "description", "Free label, e.g. production or development.").
 			replace("status", ref("KeyStatus"))
 	}
-	comp[APIKey](g, "ApiKey", output, func(s *shape) { keyFields(s) })
-	comp[NewAPIKey](g, "NewApiKey", output, func(s *shape) {
+	comp[fleetwire.APIKey](g, "ApiKey", output, func(s *shape) { keyFields(s) })
+	comp[fleetwire.NewAPIKey](g, "NewApiKey", output, func(s *shape) {
 		keyFields(s).describe("A key as created or rotated, with its secret: shown this once only.").
 			replace("key", o("type", "string", "pattern", fmt.Sprintf("^%s[0-9A-Za-z]{%d}$", fleet.SecretPrefix, fleet.SecretLen-len(fleet.SecretPrefix)),
 				"description", "The secret. Store it now: it cannot be read again.")).
 			replace("previous_key", o("$ref", "#/components/schemas/ApiKey", "description", "On rotation: the old key, with the expiry its grace period gives it."))
 	})
-	comp[StreamToken](g, "StreamToken", output, func(s *shape) {
+	comp[fleetwire.StreamToken](g, "StreamToken", output, func(s *shape) {
 		s.describe("A stream token: opens one live stream of the key that made it, within its validity. Shown this once.").
 			replace("token", o("type", "string", "pattern", fmt.Sprintf("^%s[0-9A-Za-z]{%d}$", fleet.StreamTokenPrefix, fleet.StreamTokenLen-len(fleet.StreamTokenPrefix)),
 				"description", "Pass it as `?token=` to `GET /v1/vehicles/locations/stream`, once.")).
 			with("expires_at", "description", "When the token stops being usable: "+seconds(fleet.StreamTokenTTL)+" after it was made.")
 	})
-	comp[KeyUsage](g, "KeyUsage", output, func(s *shape) {
+	comp[fleetwire.KeyUsage](g, "KeyUsage", output, func(s *shape) {
 		hours := s.prop("hours")
 		hours.set("description", "One entry per clock hour, newest first, the current hour included; hours without requests count zero.")
 		item := hours.get("items").(*obj)
 		item.get("properties").(*obj).get("requests").(*obj).set("description", "Requests made with the key, rejected ones included.")
 		item.get("properties").(*obj).get("rejected").(*obj).set("description", "Requests refused by the rate limit (429).")
 	})
-	comp[createKeyRequest](g, "CreateKeyRequest", input, func(s *shape) {
+	comp[fleetwire.CreateKeyRequest](g, "CreateKeyRequest", input, func(s *shape) {
 		s.require("name").with("name", "minLength", 1, "maxLength", fleet.MaxKeyName).
 			replace("permissions", o("type", "array", "items", ref("Permission"), "minItems", 1,
 				"description", "Defaults to the permissions of the key making the request; a key can only grant permissions it holds.")).
 			with("environment", "maxLength", fleet.MaxEnvironment, "description", "Defaults to `production`.").
 			replace("expires_at", o("type", "string", "format", "date-time", "description", "Must be in the future, and not later than the expiry of the key making the request. Omitted: that key's expiry, or none for a key that does not expire."))
 	})
-	comp[rotateKeyRequest](g, "RotateKeyRequest", input, func(s *shape) {
+	comp[fleetwire.RotateKeyRequest](g, "RotateKeyRequest", input, func(s *shape) {
 		s.replace("grace_period_seconds", o("type", "integer", "minimum", 0, "maximum", int64(fleet.MaxRotationGrace/time.Second),
 			"default", int64(fleet.DefaultRotationGrace/time.Second), "description", "How long the old key keeps working. 0 replaces it at once (allowed at the cap of active keys)."))
 	})
@@ -144,7 +145,7 @@ func registerComponents(g *generator) {
 			replace("tags", o("type", []string{"array", "null"}, "maxItems", fleet.MaxTags, "items", o("type", "string", "minLength", 1, "maxLength", fleet.MaxTagLen))).
 			with("odometer_km", "minimum", 0)
 	}
-	comp[vehicleRequest](g, "VehicleInput", input, func(s *shape) {
+	comp[fleetwire.VehicleInput](g, "VehicleInput", input, func(s *shape) {
 		vehicleFields(s).describe(fmt.Sprintf("Unset optional fields are null. A VIN is 17 characters without I, O or Q (stored upper-case); year from 1900 to next year; at most %d tags.", fleet.MaxTags)).
 			require("name")
 	})
@@ -164,16 +165,16 @@ func registerComponents(g *generator) {
 			with("heading", "minimum", 0, "exclusiveMaximum", 360).
 			with("odometer_km", "minimum", 0, "description", "Updates the vehicle's odometer when the point is its newest.")
 	}
-	comp[pointJSON](g, "LocationInput", input, func(s *shape) {
+	comp[fleetwire.LocationInput](g, "LocationInput", input, func(s *shape) {
 		pointFields(s).describe("A location report of the vehicle the path names (a `vehicle_id` here is 422: the bulk batch takes it).").
 			drop("vehicle_id")
 	})
-	comp[pointJSON](g, "BulkLocationInput", input, func(s *shape) {
+	comp[fleetwire.LocationInput](g, "BulkLocationInput", input, func(s *shape) {
 		pointFields(s).describe("A location report of a bulk batch, naming its vehicle.").
 			require("vehicle_id").nonNull("vehicle_id").
 			with("vehicle_id", "description", "The vehicle of the point: one of the account's.")
 	})
-	comp[batchRequest](g, "VehicleBatch", input, func(s *shape) {
+	comp[fleetwire.LocationBatch](g, "VehicleBatch", input, func(s *shape) {
 		s.require("locations").replace("locations", o("type", "array", "minItems", 1, "maxItems", fleet.MaxPointsPerVehicleBatch,
 			"items", ref("LocationInput")))
 	})
@@ -234,7 +235,7 @@ func registerComponents(g *generator) {
 			with("cost_cents", "minimum", 0).
 			with("currency", "pattern", "^[A-Z]{3}$", "description", "Required when `cost_cents` is set.")
 	}
-	comp[workOrderRequest](g, "WorkOrderInput", input, func(s *shape) {
+	comp[fleetwire.WorkOrderInput](g, "WorkOrderInput", input, func(s *shape) {
 		workOrderFields(s).describe("A new work order is `open`; its status then changes through PATCH. `vehicle_id` must name a vehicle of the account and `schedule_id` a schedule of that vehicle, else 422 validation_error naming the field.").
 			require("vehicle_id title").
 			set("dependentRequired", o("cost_cents", []string{"currency"}))
@@ -263,7 +264,7 @@ func registerComponents(g *generator) {
 			with("next_due_date", "format", "date", "description", "last_service_date + interval_days; null without interval_days.").
 			with("next_due_odometer_km", "description", "last_service_odometer_km + interval_km; null without interval_km.")
 	})
-	comp[scheduleRequest](g, "ScheduleInput", input, func(s *shape) {
+	comp[fleetwire.ScheduleInput](g, "ScheduleInput", input, func(s *shape) {
 		scheduleFields(s).describe("At least one of interval_days and interval_km. `vehicle_id` must name a vehicle of the account, else 422 validation_error naming it. The computed fields (next_due_date, next_due_odometer_km, status) are read-only.").
 			require("vehicle_id name").
 			with("last_service_date", "format", "date", "description", "Default: today. Not in the future.").
@@ -313,7 +314,7 @@ func registerAlertComponents(g *generator) {
 				"vehicle_offline: `{last_reported_at, after_minutes, latitude, longitude}`; maintenance alerts: `{schedule_id, schedule_name, next_due_date, next_due_odometer_km, last_service_date}`; "+
 				"custom: what the client sent."))
 	})
-	comp[alertRequest](g, "AlertInput", input, func(s *shape) {
+	comp[fleetwire.AlertInput](g, "AlertInput", input, func(s *shape) {
 		s.describe("Opens a `custom` alert. `vehicle_id`, when given, must name a vehicle of the account, else 422 validation_error naming it.").
 			require("message").
 			replace("severity", o("oneOf", []any{ref("Severity"), o("type", "null")})).
@@ -330,7 +331,7 @@ func registerAlertComponents(g *generator) {
 			with("vehicle_ids", "description", "The vehicles it watches; empty: every vehicle of the account, present and future. "+
 				"Deleting a vehicle removes it from here; a rule that listed only that vehicle is disabled then, never widened to every vehicle.")
 	})
-	comp[ruleRequest](g, "AlertRuleInput", input, func(s *shape) {
+	comp[fleetwire.AlertRuleInput](g, "AlertRuleInput", input, func(s *shape) {
 		s.describe(fmt.Sprintf("Exactly the field the type needs: `threshold_kmh` (0 < x ≤ %d) for speeding, `after_minutes` (1..%d) for vehicle_offline, "+
 			"`geofence_id` for geofence_enter and geofence_exit; another type's field is 422. `vehicle_ids` (at most %d) and `geofence_id` must be the account's, else 422 naming them.",
 			fleet.MaxThresholdKmh, fleet.MaxAfterMinutes, fleet.MaxRuleVehicles)).
@@ -368,7 +369,7 @@ func registerAlertComponents(g *generator) {
 		s.replace("geofence_id", id(fleet.PrefixGeofence)).
 			with("radius_m", "description", "The circle's radius in metres; null for a polygon.")
 	})
-	comp[geofenceRequest](g, "GeofenceInput", input, func(s *shape) {
+	comp[fleetwire.GeofenceInput](g, "GeofenceInput", input, func(s *shape) {
 		s.describe(fmt.Sprintf("Invalid geometry (a ring not closed or under 4 positions, a position out of range, a ring of more than %s positions, more than %s positions in all, a circle without a radius above 0 and at most %s m, radius_m on a polygon) is 422 validation_error naming each bad field, e.g. `geometry.coordinates[0][3]`. The geometry is read as one GeoJSON document, so what is wrong inside it, a value of the wrong JSON type included, is a 422 naming its position, not a 400.", num(fleet.MaxRingVertices), num(fleet.MaxGeofenceVertices), num(fleet.MaxRadiusM))).
 			require("name geometry").
 			with("name", "minLength", 1, "maxLength", fleet.MaxGeofenceName).
@@ -425,7 +426,7 @@ func registerWebhookComponents(g *generator) {
 			with("secret", "pattern", "^"+fleet.WebhookSecretPrefix+"[A-Za-z0-9+/]{43}=$",
 				"description", "`"+fleet.WebhookSecretPrefix+"` + base64 of 32 random bytes. The HMAC key is the base64-decoded part after `"+fleet.WebhookSecretPrefix+"`.")
 	})
-	comp[webhookRequest](g, "WebhookInput", input, func(s *shape) {
+	comp[fleetwire.WebhookInput](g, "WebhookInput", input, func(s *shape) {
 		s.describe(fmt.Sprintf("The plan caps the number of endpoints (%s): one more is 409 conflict. The free plan has no webhooks (403).",
 			byPlanWhere(func(l fleet.PlanLimits) int { return l.WebhookEndpoints }))).
 			require("url").

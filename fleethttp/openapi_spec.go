@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // What the OpenAPI document says beyond what the types and the route table
@@ -260,7 +261,7 @@ func headerRefs(extra ...string) *obj {
 }
 
 // errorDocs describes each error code of the error table, in the order of
-// its status. Their statuses come from statusOf, the one table.
+// its status. Their statuses come from fleetwire.StatusOf, the one table.
 var errorDocs = []struct{ name, code, desc string }{
 	{"BadRequest", fleet.CodeInvalidRequest, "Malformed JSON, an unknown or read-only field, a member given twice in one object, a value of the wrong JSON type (`details` names it by its whole path, e.g. `locations[1].timestamp`), an unknown, repeated or bad query parameter or cursor (a query parameter holding a control character, or given twice where it takes one value, included: `details` names it), or a body that did not arrive within its deadline (" + seconds(DefaultBodyTimeout) + "; " + seconds(DefaultBatchBodyTimeout) + " for location batches; the connection is then closed)."},
 	{"Unauthorized", fleet.CodeUnauthorized, fmt.Sprintf("The API key is missing, malformed, unknown, revoked or expired. Such requests are limited per client address (%d an hour by default); the rate-limit headers describe that allowance, and are absent when the server turns the limit off (`--anonymous-limit 0`, for local development).", fleet.DefaultAddressLimit)},
@@ -321,14 +322,7 @@ func errorResponses() *obj {
 }
 
 // errorCodes lists every code of the error table.
-func errorCodes() []string {
-	var codes []string
-	for code := range statusOf {
-		codes = append(codes, code)
-	}
-	slices.Sort(codes)
-	return codes
-}
+func errorCodes() []string { return fleetwire.ErrorCodes() }
 
 // param is a query or header parameter of an operation.
 type param struct {

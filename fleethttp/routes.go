@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // route is one endpoint of the API: what the mux serves, and what the
@@ -79,36 +80,36 @@ func (h *Handler) routeTable() []route {
 	post := http.MethodPost
 	return []route{
 		{method: "GET", pattern: "/v1/account", useCase: "Account", serve: h.getAccount, doc: opDoc{id: "getAccount", summary: "The account of the key", tag: tagAccount,
-			out: Account{}, outDesc: "The account.", desc: "Any valid key may call it (no permission needed): it is how a client checks a key."}},
+			out: fleetwire.Account{}, outDesc: "The account.", desc: "Any valid key may call it (no permission needed): it is how a client checks a key."}},
 
 		{method: "GET", pattern: "/v1/api_keys", useCase: "ListKeys", serve: h.listKeys, doc: opDoc{id: "listApiKeys", summary: "List API keys", tag: tagKeys,
-			query: pageParams(), out: []APIKey{}, list: true, outDesc: "A page of keys, oldest first."}},
+			query: pageParams(), out: []fleetwire.APIKey{}, list: true, outDesc: "A page of keys, oldest first."}},
 		{method: post, pattern: "/v1/api_keys", useCase: "CreateKey", serve: h.createKey, doc: opDoc{id: "createApiKey", summary: "Create an API key", tag: tagKeys,
-			in: createKeyRequest{}, out: NewAPIKey{}, status: http.StatusCreated, outDesc: "The new key with its secret in `key`, shown this once.",
+			in: fleetwire.CreateKeyRequest{}, out: fleetwire.NewAPIKey{}, status: http.StatusCreated, outDesc: "The new key with its secret in `key`, shown this once.",
 			errs: []string{codeValidation},
 			desc: "A key can only grant permissions it holds (403 otherwise), and a key cannot outlive the key that creates it: the new key's `expires_at` may not be later than the creating key's (422 naming `expires_at`), and without one it takes the creating key's. " +
 				"An account holds at most its plan's number of active (neither revoked nor expired) keys: " + byPlan(func(l fleet.PlanLimits) int { return l.ActiveKeys }) + "; one more is 409 conflict naming the cap, whoever creates it."}},
 		{method: "GET", pattern: "/v1/api_keys/{key_id}", useCase: "Key", serve: h.getKey, doc: opDoc{id: "getApiKey", summary: "Get an API key", tag: tagKeys,
-			out: APIKey{}, outDesc: "The key."}},
+			out: fleetwire.APIKey{}, outDesc: "The key."}},
 		{method: "DELETE", pattern: "/v1/api_keys/{key_id}", useCase: "RevokeKey", serve: h.revokeKey, doc: opDoc{id: "revokeApiKey", summary: "Revoke an API key", tag: tagKeys,
-			out: APIKey{}, outDesc: "The revoked key. Revoking a revoked key changes nothing.",
+			out: fleetwire.APIKey{}, outDesc: "The revoked key. Revoking a revoked key changes nothing.",
 			desc: "The key is refused at once by this server, and by every server sharing the store within 5 seconds. A key may revoke itself; another key only if it holds every permission that key holds (403 insufficient_permissions naming what it lacks)."}},
 		{method: post, pattern: "/v1/api_keys/{key_id}/rotate", useCase: "RotateKey", serve: h.rotateKey, doc: opDoc{id: "rotateApiKey", summary: "Rotate an API key", tag: tagKeys,
-			in: rotateKeyRequest{}, inOptional: true, out: NewAPIKey{}, status: http.StatusCreated,
+			in: fleetwire.RotateKeyRequest{}, inOptional: true, out: fleetwire.NewAPIKey{}, status: http.StatusCreated,
 			outDesc: "The new key with its secret, and the old key in `previous_key`.", errs: []string{codeValidation},
 			desc: "Creates a key with the same name, permissions, environment and expiry; the old key expires after the grace period (sooner if it was to expire sooner). A revoked or expired key cannot be rotated (409 conflict). " +
 				"A key may rotate itself; another key only if it holds every permission that key holds and does not expire before it (403 insufficient_permissions). " +
 				"During a grace period both keys are active, so at the plan's cap of active keys a rotation with a grace period is 409 conflict; `grace_period_seconds: 0` replaces the key at once and is always allowed."}},
 		{method: "GET", pattern: "/v1/api_keys/{key_id}/usage", useCase: "KeyUsage", serve: h.keyUsage, doc: opDoc{id: "getApiKeyUsage", summary: "Hourly usage of an API key", tag: tagKeys,
 			query: []param{{name: "hours", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxUsageHours, "default", 24)}},
-			out:   KeyUsage{}, outDesc: "Request counts per hour, newest first, with totals."}},
+			out:   fleetwire.KeyUsage{}, outDesc: "Request counts per hour, newest first, with totals."}},
 
 		{method: "GET", pattern: "/v1/vehicles", useCase: "ListVehicles", serve: h.listVehicles, doc: opDoc{id: "listVehicles", summary: "List vehicles", tag: tagVehicles,
 			query: listParams(enumParam("status", "VehicleStatus"), tagFilter(),
 				param{name: "q", desc: "Name, license plate or VIN contains this (case-insensitive).", schema: o("type", "string")}),
 			out: []fleet.Vehicle{}, list: true, outDesc: "A page of vehicles, oldest first."}},
 		{method: post, pattern: "/v1/vehicles", useCase: "CreateVehicle", serve: h.createVehicle, doc: opDoc{id: "createVehicle", summary: "Create a vehicle", tag: tagVehicles,
-			in: vehicleRequest{}, out: fleet.Vehicle{}, status: http.StatusCreated, outDesc: "The vehicle (offline until it reports).",
+			in: fleetwire.VehicleInput{}, out: fleet.Vehicle{}, status: http.StatusCreated, outDesc: "The vehicle (offline until it reports).",
 			errs: []string{codeValidation}, desc: "409 conflict when another vehicle of the account has the same external_id. Emits vehicle.created."}},
 		{method: "GET", pattern: "/v1/vehicles/{vehicle_id}", useCase: "Vehicle", serve: h.getVehicle, doc: opDoc{id: "getVehicle", summary: "Get a vehicle", tag: tagVehicles,
 			out: fleet.Vehicle{}, outDesc: "The vehicle."}},
@@ -133,7 +134,7 @@ func (h *Handler) routeTable() []route {
 				byPlan(func(l fleet.PlanLimits) int { return l.StreamsPerKey }) + "), and the message names that limit: \"This API key has 2 live streams open, the most the free plan allows; close one first.\" (`rate_limit_exceeded`). " +
 				"A request refused for the stream limit counts against the hourly allowance like any other; `Retry-After` is then " + streamRetryAfter + " seconds.", fleet.CodeUnauthorized: descStreamUnauthorized}, tokenAuth: true}},
 		{method: post, pattern: "/v1/stream_tokens", useCase: "CreateStreamToken", serve: h.createStreamToken, doc: opDoc{id: "createStreamToken", summary: "Create a stream token", tag: tagTracking,
-			in: struct{}{}, inOptional: true, out: StreamToken{}, status: http.StatusCreated, outDesc: "The token, shown this once, and when it stops being usable.",
+			in: struct{}{}, inOptional: true, out: fleetwire.StreamToken{}, status: http.StatusCreated, outDesc: "The token, shown this once, and when it stops being usable.",
 			desc: descStreamToken()}},
 		{method: "GET", pattern: "/v1/vehicles/{vehicle_id}/locations", useCase: "ListHistory", serve: h.history, doc: opDoc{id: "getLocationHistory", summary: "Location history of a vehicle", tag: tagTracking,
 			query: []param{
@@ -143,7 +144,7 @@ func (h *Handler) routeTable() []route {
 				pageParams()[1]},
 			out: []fleet.Point{}, list: true, outDesc: "Points in ascending time.", desc: "Both ends are included."}},
 		{method: post, pattern: "/v1/vehicles/{vehicle_id}/locations", useCase: "IngestLocations", maxBody: MaxBatchBody, serve: h.ingestVehicle, doc: opDoc{id: "ingestLocations", summary: "Post locations of a vehicle", tag: tagTracking,
-			in: batchRequest{}, out: fleet.IngestResult{}, outDesc: "Counts of the batch.", errs: []string{codeValidation},
+			in: fleetwire.LocationBatch{}, out: fleet.IngestResult{}, outDesc: "Counts of the batch.", errs: []string{codeValidation},
 			errNotes: map[string]string{fleet.CodeRateLimitExceeded: descPointsRefused()},
 			desc:     "1 to " + num(fleet.MaxPointsPerVehicleBatch) + " points. " + descIngest()}},
 		{method: "GET", pattern: "/v1/vehicles/{vehicle_id}/trips", useCase: "ListTrips", serve: h.listTrips, doc: opDoc{id: "listTrips", summary: "Trips of a vehicle", tag: tagTrips,
@@ -164,7 +165,7 @@ func (h *Handler) routeTable() []route {
 			out:   []fleet.WorkOrder{}, list: true, outDesc: "A page of work orders, oldest first.",
 			desc: "An unknown status or priority, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
 		{method: post, pattern: "/v1/maintenance/work_orders", useCase: "CreateWorkOrder", serve: h.createWorkOrder, doc: opDoc{id: "createWorkOrder", summary: "Create a work order", tag: tagMaintenance,
-			in: workOrderRequest{}, out: fleet.WorkOrder{}, status: http.StatusCreated, outDesc: "The work order, open.", errs: []string{codeValidation},
+			in: fleetwire.WorkOrderInput{}, out: fleet.WorkOrder{}, status: http.StatusCreated, outDesc: "The work order, open.", errs: []string{codeValidation},
 			desc: "Emits work_order.created."}},
 		{method: "GET", pattern: "/v1/maintenance/work_orders/{work_order_id}", useCase: "WorkOrder", serve: h.getWorkOrder, doc: opDoc{id: "getWorkOrder", summary: "Get a work order", tag: tagMaintenance,
 			out: fleet.WorkOrder{}, outDesc: "The work order."}},
@@ -176,7 +177,7 @@ func (h *Handler) routeTable() []route {
 			out:   []fleet.Schedule{}, list: true, outDesc: "A page of schedules, oldest first.",
 			desc: "An unknown status, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
 		{method: post, pattern: "/v1/maintenance/schedules", useCase: "CreateSchedule", serve: h.createSchedule, doc: opDoc{id: "createSchedule", summary: "Create a schedule", tag: tagMaintenance,
-			in: scheduleRequest{}, out: fleet.Schedule{}, status: http.StatusCreated, outDesc: "The schedule, with its computed fields.",
+			in: fleetwire.ScheduleInput{}, out: fleet.Schedule{}, status: http.StatusCreated, outDesc: "The schedule, with its computed fields.",
 			errs: []string{codeValidation}, desc: descScheduleDue}},
 		{method: "GET", pattern: "/v1/maintenance/schedules/{schedule_id}", useCase: "Schedule", serve: h.getSchedule, doc: opDoc{id: "getSchedule", summary: "Get a schedule", tag: tagMaintenance,
 			out: fleet.Schedule{}, outDesc: "The schedule."}},
@@ -193,7 +194,7 @@ func (h *Handler) routeTable() []route {
 			out: []fleet.Alert{}, list: true, outDesc: "A page of alerts, oldest first.",
 			desc: "An unknown status, type or severity, a vehicle_id that is not a vehicle id, a malformed time or from after to is 400 invalid_request.\n\n" + descRuleEvaluation}},
 		{method: post, pattern: "/v1/alerts", useCase: "CreateAlert", serve: h.createAlert, doc: opDoc{id: "createAlert", summary: "Open a custom alert", tag: tagAlerts,
-			in: alertRequest{}, out: fleet.Alert{}, status: http.StatusCreated, outDesc: "The alert, open.", errs: []string{codeValidation},
+			in: fleetwire.AlertInput{}, out: fleet.Alert{}, status: http.StatusCreated, outDesc: "The alert, open.", errs: []string{codeValidation},
 			desc: "Emits alert.created (data: the alert)."}},
 		{method: "GET", pattern: "/v1/alerts/{alert_id}", useCase: "Alert", serve: h.getAlert, doc: opDoc{id: "getAlert", summary: "Get an alert", tag: tagAlerts,
 			out: fleet.Alert{}, outDesc: "The alert.",
@@ -204,7 +205,7 @@ func (h *Handler) routeTable() []route {
 			query: listParams(enumParam("type", "RuleType"), idFilter("geofence_id", "Only rules naming this geofence.")),
 			out:   []fleet.AlertRule{}, list: true, outDesc: "A page of rules, oldest first."}},
 		{method: post, pattern: "/v1/alerts/rules", useCase: "CreateAlertRule", serve: h.createRule, doc: opDoc{id: "createAlertRule", summary: "Create an alert rule", tag: tagAlerts,
-			in: ruleRequest{}, out: fleet.AlertRule{}, status: http.StatusCreated, outDesc: "The rule.", errs: []string{codeValidation},
+			in: fleetwire.AlertRuleInput{}, out: fleet.AlertRule{}, status: http.StatusCreated, outDesc: "The rule.", errs: []string{codeValidation},
 			desc: "An account holds at most as many rules, enabled or not, as its plan allows (" + byPlan(func(l fleet.PlanLimits) int { return l.AlertRules }) +
 				"): creating one more is 409 conflict whose message names the plan's cap (delete one first). Every location report is judged against all of the account's enabled rules, hence the cap.\n\n" + descRuleEvaluation}},
 		{method: "GET", pattern: "/v1/alerts/rules/{rule_id}", useCase: "AlertRule", serve: h.getRule, doc: opDoc{id: "getAlertRule", summary: "Get an alert rule", tag: tagAlerts,
@@ -216,7 +217,7 @@ func (h *Handler) routeTable() []route {
 		{method: "GET", pattern: "/v1/geofences", useCase: "ListGeofences", serve: h.listGeofences, doc: opDoc{id: "listGeofences", summary: "List geofences", tag: tagAlerts,
 			query: pageParams(), out: []fleet.Geofence{}, list: true, outDesc: "A page of geofences, oldest first."}},
 		{method: post, pattern: "/v1/geofences", useCase: "CreateGeofence", serve: h.createGeofence, doc: opDoc{id: "createGeofence", summary: "Create a geofence", tag: tagAlerts,
-			in: geofenceRequest{}, out: fleet.Geofence{}, status: http.StatusCreated, outDesc: "The geofence.", errs: []string{codeValidation},
+			in: fleetwire.GeofenceInput{}, out: fleet.Geofence{}, status: http.StatusCreated, outDesc: "The geofence.", errs: []string{codeValidation},
 			desc: "An account holds at most as many geofences as its plan allows (" + byPlan(func(l fleet.PlanLimits) int { return l.Geofences }) +
 				"): creating one more is 409 conflict whose message names the plan's cap (delete one first).\n\n" + geometryDesc()}},
 		{method: "GET", pattern: "/v1/geofences/{geofence_id}", useCase: "Geofence", serve: h.getGeofence, doc: opDoc{id: "getGeofence", summary: "Get a geofence", tag: tagAlerts,
@@ -234,7 +235,7 @@ func (h *Handler) routeTable() []route {
 			out: []fleet.Device{}, list: true, outDesc: "A page of devices, oldest first, each with its last report.",
 			desc: "An identifier that no device can have, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
 		{method: post, pattern: "/v1/devices", useCase: "CreateDevice", serve: h.createDevice, doc: opDoc{id: "createDevice", summary: "Register a device", tag: tagDevices,
-			in: deviceRequest{}, out: fleet.Device{}, status: http.StatusCreated, outDesc: "The device, not seen yet.", errs: []string{codeValidation},
+			in: fleetwire.DeviceInput{}, out: fleet.Device{}, status: http.StatusCreated, outDesc: "The device, not seen yet.", errs: []string{codeValidation},
 			desc: descCreateDevice()}},
 		{method: "GET", pattern: "/v1/devices/{device_id}", useCase: "Device", serve: h.getDevice, doc: opDoc{id: "getDevice", summary: "Get a device", tag: tagDevices,
 			out: fleet.Device{}, outDesc: "The device, with what it last sent."}},
@@ -255,7 +256,7 @@ func (h *Handler) routeTable() []route {
 			query: pageParams(), out: []fleet.Webhook{}, list: true, outDesc: "A page of endpoints, oldest first (secrets are never listed).",
 			desc: "Endpoints of the account." + descNoWebhooksOnFree}},
 		{method: post, pattern: "/v1/webhooks", useCase: "CreateWebhook", serve: h.createWebhook, doc: opDoc{id: "createWebhook", summary: "Register a webhook endpoint", tag: tagWebhooks,
-			in: webhookRequest{}, out: fleet.WebhookWithSecret{}, status: http.StatusCreated, outDesc: "The endpoint with its secret, shown this once.",
+			in: fleetwire.WebhookInput{}, out: fleet.WebhookWithSecret{}, status: http.StatusCreated, outDesc: "The endpoint with its secret, shown this once.",
 			errs: []string{codeValidation}, desc: descSending() + " An account at its plan's cap of endpoints gets 409 conflict." + descNoWebhooksOnFree}},
 		{method: "GET", pattern: "/v1/webhooks/{webhook_id}", useCase: "Webhook", serve: h.getWebhook, doc: opDoc{id: "getWebhook", summary: "Get a webhook endpoint", tag: tagWebhooks,
 			out: fleet.Webhook{}, outDesc: "The endpoint."}},

@@ -1,22 +1,13 @@
 package fleethttp
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
-
-// StreamToken is a token that opens one live stream of the key that made
-// it, passed as ?token= where a client cannot send Authorization (a
-// browser's EventSource). It is shown this once.
-type StreamToken struct {
-	Token     string    `json:"token"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
 
 func (h *Handler) createStreamToken(c *call) error {
 	if _, err := decode[struct{}](c.body, true); err != nil {
@@ -26,11 +17,11 @@ func (h *Handler) createStreamToken(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.ok(http.StatusCreated, StreamToken{Token: t.Token, ExpiresAt: t.ExpiresAt})
+	return c.ok(http.StatusCreated, fleetwire.StreamToken{Token: t.Token, ExpiresAt: t.ExpiresAt})
 }
 
 // tokenParam is the query parameter that carries a stream token.
-const tokenParam = "token"
+const tokenParam = fleetwire.StreamTokenParam
 
 // streamTokenOf returns the stream token of a GET to a route that takes
 // one (opDoc.tokenAuth), if the request carries one. A HEAD's token is not
@@ -82,24 +73,4 @@ func redactQuery(raw string) string {
 		}
 	}
 	return strings.Join(parts, "&")
-}
-
-// CreateStreamToken makes a token that opens one live stream of the
-// client's key within 60 seconds, for a client that cannot send the key in
-// a header: the URL of StreamURL.
-func (c *Client) CreateStreamToken(ctx context.Context) (StreamToken, error) {
-	var t StreamToken
-	_, err := c.do(ctx, http.MethodPost, "/stream_tokens", nil, struct{}{}, &t)
-	return t, err
-}
-
-// StreamURL returns the address of the live stream opened with a stream
-// token (no Authorization header needed), of the given vehicles only when
-// any are named: what a browser's EventSource is given.
-func (c *Client) StreamURL(token string, vehicleIDs ...string) string {
-	q := url.Values{tokenParam: {token}}
-	for _, id := range vehicleIDs {
-		q.Add("vehicle_id", id)
-	}
-	return c.base + "/vehicles/locations/stream?" + q.Encode()
 }

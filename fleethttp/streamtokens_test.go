@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
@@ -245,28 +244,6 @@ func TestStreamTokenIsNeverLogged(t *testing.T) {
 	is.True(!strings.Contains(logs, token))                                // never the token
 	is.True(!strings.Contains(logs, token[len(fleet.StreamTokenPrefix):])) // nor its random part
 	is.True(strings.Contains(logs, `"query":"token=REDACTED"`))
-}
-
-// The Go client makes a token and the URL a browser opens with it.
-func TestClientCreateStreamToken(t *testing.T) {
-	is := is.New(t)
-	e := newEnv(t)
-	_, key := e.account(fleet.PlanPro)
-	c := fleethttp.NewClient(e.srv.URL, key)
-	tok, err := c.CreateStreamToken(ctx)
-	is.NoErr(err)
-	is.True(tok.ExpiresAt.Equal(T0.Add(fleet.StreamTokenTTL)))
-	v := e.vehicle(key, "Truck")
-	url := c.StreamURL(tok.Token, v)
-	is.True(strings.HasPrefix(url, e.srv.URL+"/v1/vehicles/locations/stream?"))
-	sse, _ := e.eventSource(url)
-	is.True(sse != nil)
-	e.do("POST", "/v1/vehicles/"+v+"/locations", key, batch(pt(e.clock.Now(), 1, 1, 10)))
-	is.Equal(sse.next().data["vehicle_id"], v)
-
-	limited := fleethttp.NewClient(e.srv.URL, e.keyWith(key, "vehicles:read"))
-	_, err = limited.CreateStreamToken(ctx)
-	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions) // needs locations:read
 }
 
 // A HEAD on the live stream spends no stream token (a link checker or a

@@ -1,7 +1,6 @@
 package fleethttp_test
 
 import (
-	"context"
 	"encoding/csv"
 	"net/http"
 	"net/url"
@@ -50,58 +49,6 @@ func readCSV(t *testing.T, r *response) [][]string {
 		t.Fatal(err)
 	}
 	return rows
-}
-
-func TestTripsEndToEnd(t *testing.T) {
-	is := is.New(t)
-	e := newEnv(t)
-	_, key := e.account(fleet.PlanPro)
-	vid := e.vehicle(key, "Van 3")
-	e.drive(key, vid)
-	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(1))
-	ctx := context.Background()
-
-	trips := collect(t, c.Trips(ctx, vid, time.Time{}, time.Time{}))
-	is.Equal(len(trips), 2) // the delivery stop splits the drive; two pages of one
-	for _, tr := range trips {
-		is.Equal(tr.Status, fleet.TripCompleted)
-		is.Equal(tr.VehicleID, vid)
-		is.Equal(tr.Points, 20)
-		is.True(tr.DistanceKm > 7.5 && tr.DistanceKm < 8.5)
-	}
-	stops := collect(t, c.Stops(ctx, vid, time.Time{}, time.Time{}))
-	is.Equal(len(stops), 2)
-	is.True(stops[0].Start.Equal(trips[0].End.Timestamp))
-	is.True(stops[0].End.Equal(trips[1].Start.Timestamp))
-	is.Equal(stops[1].End, nil) // still standing
-
-	d, err := c.Trip(ctx, trips[0].ID, true)
-	is.NoErr(err)
-	is.Equal(d.ID, trips[0].ID)
-	is.Equal(len(d.Locations), 20) // its reports from start to end
-	d, err = c.Trip(ctx, trips[0].ID, false)
-	is.NoErr(err)
-	is.Equal(d.Locations, nil)
-
-	rows := collect(t, c.Summary(ctx, fleethttp.SummaryQuery{}))
-	is.Equal(len(rows), 1)
-	is.Equal(rows[0].Day, T0.Format(time.DateOnly))
-	is.Equal(rows[0].Trips, 2)
-	is.True(rows[0].StoppedSeconds >= 8*60) // the delivery, and the stop since
-	is.True(rows[0].FirstDeparture.Equal(trips[0].Start.Timestamp))
-	is.True(rows[0].LastArrival.Equal(trips[1].End.Timestamp))
-	byVehicle := collect(t, c.Summary(ctx, fleethttp.SummaryQuery{GroupBy: fleet.GroupByVehicle, VehicleID: vid, TZ: "America/New_York"}))
-	is.Equal(len(byVehicle), 1)
-	is.Equal(byVehicle[0].Day, "")
-
-	// The trip events are in the log.
-	started := collect(t, c.Events(ctx, fleet.EventTripStarted, time.Time{}))
-	completed := collect(t, c.Events(ctx, fleet.EventTripCompleted, time.Time{}))
-	is.Equal(len(started), 2)
-	is.Equal(len(completed), 2)
-	// And webhooks may ask for them.
-	wh := e.do("POST", "/v1/webhooks", key, map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"trip.started", "trip.completed"}})
-	is.Equal(wh.status, http.StatusCreated)
 }
 
 func TestTripsCSV(t *testing.T) {
@@ -186,8 +133,8 @@ func TestTripsBadInput(t *testing.T) {
 
 // A trip's points come at most fleet.MaxHistoryLimit to a response, paged
 // with the history's cursor: points_limit and points_cursor ask for a
-// page, points_pagination says whether there are more. The client walks
-// every page.
+// page, points_pagination says whether there are more (fleetclient's
+// TestClientTripPoints walks them with the client).
 func TestTripPointsArePaged(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
@@ -243,20 +190,4 @@ func TestTripPointsArePaged(t *testing.T) {
 		is.Equal(r.status, http.StatusBadRequest) // q
 		is.Equal(r.errCode(), fleet.CodeInvalidRequest)
 	}
-
-	// The client walks every page, in time order, none twice.
-	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()))
-	all := collect(t, c.TripPoints(context.Background(), trip))
-	is.Equal(len(all), n)
-	for i, p := range all {
-		if !p.Timestamp.Equal(start.Add(time.Duration(i) * time.Second)) {
-			t.Fatalf("point %d is at %s", i, p.Timestamp)
-		}
-	}
-	small := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(4000))
-	is.Equal(len(collect(t, small.TripPoints(context.Background(), trip))), n) // three pages
-	d, err := c.Trip(context.Background(), trip, true)
-	is.NoErr(err)
-	is.Equal(len(d.Locations), fleet.MaxHistoryLimit) // the first page
-	is.True(d.PointsPagination.HasMore)
 }

@@ -6,29 +6,11 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
-
-func nullIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
 
 // Vehicles go out as fleet.Vehicle, whose JSON is the API's; the same JSON
 // is the data of their events.
-
-type vehicleRequest struct {
-	Name         string   `json:"name"`
-	VIN          *string  `json:"vin"`
-	Make         *string  `json:"make"`
-	Model        *string  `json:"model"`
-	Year         *int     `json:"year"`
-	LicensePlate *string  `json:"license_plate"`
-	ExternalID   *string  `json:"external_id"`
-	Tags         []string `json:"tags"`
-	OdometerKm   *float64 `json:"odometer_km"`
-}
 
 func deref(s *string) string {
 	if s == nil {
@@ -38,7 +20,7 @@ func deref(s *string) string {
 }
 
 func (h *Handler) createVehicle(c *call) error {
-	req, err := decode[vehicleRequest](c.body, false)
+	req, err := decode[fleetwire.VehicleInput](c.body, false)
 	if err != nil {
 		return err
 	}

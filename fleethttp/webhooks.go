@@ -4,20 +4,14 @@ import (
 	"net/http"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // Endpoints go out as fleet.Webhook (no secret) or, from create and
 // rotate_secret, fleet.WebhookWithSecret; deliveries as fleet.Delivery.
 
-type webhookRequest struct {
-	URL         string   `json:"url"`
-	Events      []string `json:"events"`
-	Description *string  `json:"description"`
-	Enabled     *bool    `json:"enabled"`
-}
-
 func (h *Handler) createWebhook(c *call) error {
-	req, err := decode[webhookRequest](c.body, false)
+	req, err := decode[fleetwire.WebhookInput](c.body, false)
 	if err != nil {
 		return err
 	}

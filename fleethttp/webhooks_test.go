@@ -526,56 +526,6 @@ type netErr struct{}
 
 func (*netErr) Error() string { return "no such host" }
 
-func TestClientWebhooks(t *testing.T) {
-	is := is.New(t)
-	e := newEnv(t)
-	_, key := e.account(fleet.PlanPro)
-	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(2))
-	ctx := context.Background()
-	rcv := newReceiver(t, nil)
-
-	w, err := c.CreateWebhook(ctx, fleethttp.WebhookParams{URL: rcv.srv.URL, Events: []string{fleet.EventVehicleCreated}, Description: "ci"})
-	is.NoErr(err)
-	is.True(strings.HasPrefix(w.Secret, "whsec_"))
-	is.True(w.Enabled)
-	is.Equal(w.Description, "ci")
-	for range 2 {
-		_, err := c.CreateWebhook(ctx, fleethttp.WebhookParams{URL: "http://127.0.0.1:9/x", Disabled: true})
-		is.NoErr(err)
-	}
-	all := collect(t, c.Webhooks(ctx))
-	is.Equal(len(all), 3) // two pages
-	is.Equal(all[1].Enabled, false)
-	is.Equal(all[1].Events, []string{"*"})
-	got, err := c.Webhook(ctx, w.ID)
-	is.NoErr(err)
-	is.Equal(got.URL, rcv.srv.URL)
-	up, err := c.UpdateWebhook(ctx, w.ID, fleet.WebhookPatch{Description: fleet.Optional[string]{Set: true, Value: "ops"}})
-	is.NoErr(err)
-	is.Equal(up.Description, "ops")
-	_, err = c.UpdateWebhook(ctx, w.ID, fleet.WebhookPatch{URL: fleet.Optional[string]{Set: true, Value: "ftp://x"}})
-	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
-	rot, err := c.RotateWebhookSecret(ctx, w.ID)
-	is.NoErr(err)
-	is.True(rot.Secret != w.Secret)
-	sent, err := c.TestWebhook(ctx, w.ID)
-	is.NoErr(err)
-	is.Equal(sent.Event.Type, fleet.EventWebhookTest)
-	drain(t, e.sender())
-	ds := collect(t, c.Deliveries(ctx, w.ID, fleet.DeliveryFilter{EventID: sent.Event.ID}))
-	is.Equal(len(ds), 1)
-	is.Equal(ds[0].Status, fleet.DeliverySucceeded)
-	again, err := c.RetryDelivery(ctx, w.ID, ds[0].ID)
-	is.NoErr(err)
-	is.Equal(again.Status, fleet.DeliveryPending)
-	drain(t, e.sender())
-	is.Equal(len(collect(t, c.Deliveries(ctx, w.ID, fleet.DeliveryFilter{Status: fleet.DeliverySucceeded}))), 2)
-	is.Equal(len(rcv.got()), 2)
-	is.NoErr(c.DeleteWebhook(ctx, w.ID))
-	_, err = c.Webhook(ctx, w.ID)
-	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
-}
-
 // TestWebhookPacing: a busy endpoint is paced, and another account's
 // delivery due at the same time is not held up behind it.
 func TestWebhookPacing(t *testing.T) {

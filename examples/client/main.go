@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
 )
 
 func main() {
@@ -27,7 +27,7 @@ func main() {
 	if key == "" {
 		log.Fatal("set FLEET_KEY to an API key (fleetserver --demo prints one)")
 	}
-	c := fleethttp.NewClient(base, key)
+	c := fleetclient.NewClient(base, key)
 
 	acc, err := c.Account(ctx)
 	if err != nil {
@@ -36,7 +36,7 @@ func main() {
 	fmt.Printf("%s, %s plan, %d requests an hour per key\n", acc.CompanyName, acc.Plan, acc.RateLimitPerHour)
 
 	var first *fleet.Vehicle
-	for v, err := range c.Vehicles(ctx, fleethttp.VehicleQuery{}) {
+	for v, err := range c.Vehicles(ctx, fleetclient.VehicleQuery{}) {
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
 	"github.com/fleetkit/fleetapi/fleetstore"
 	"github.com/matryer/is"
 )
@@ -73,8 +73,8 @@ func TestEmbedIsComplete(t *testing.T) {
 		got <- e
 	}))
 	defer rcv.Close()
-	c := fleethttp.NewClient(base, key)
-	_, err = c.CreateWebhook(ctx, fleethttp.WebhookParams{URL: rcv.URL + "/hooks", Events: []string{fleet.EventVehicleCreated}})
+	c := fleetclient.NewClient(base, key)
+	_, err = c.CreateWebhook(ctx, fleetclient.WebhookParams{URL: rcv.URL + "/hooks", Events: []string{fleet.EventVehicleCreated}})
 	is.NoErr(err)
 	v, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Van 1"})
 	is.NoErr(err)

@@ -14,9 +14,10 @@
 // operation from a copy of the document and fails unless the check catches
 // it.
 //
-// go: apidiff compares the exported API of fleet, fleethttp, memstore,
-// sqlstore (and fleetweb, once it exists) with the last release, named in
-// api/release.txt; while the module is v0 incompatible changes are allowed,
+// go: apidiff compares the exported API of fleet, fleethttp, fleetclient,
+// fleetwire, memstore, sqlstore (and fleetweb, once it exists) with the
+// last release, named in api/release.txt (a package new since then is
+// reported as new); while the module is v0 incompatible changes are allowed,
 // but each must be named in CHANGELOG.md's "Unreleased" section.
 //
 // break: writes a copy of an OpenAPI document with its first operation
@@ -52,7 +53,7 @@ const (
 
 // checkedPackages are the packages whose Go API is checked (those of them
 // that exist).
-var checkedPackages = []string{"fleet", "fleethttp", "memstore", "sqlstore", "fleetweb"}
+var checkedPackages = []string{"fleet", "fleethttp", "fleetclient", "fleetwire", "memstore", "sqlstore", "fleetweb"}
 
 func main() {
 	if len(os.Args) < 2 {

@@ -1,4 +1,4 @@
-package fleethttp
+package fleetclient
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // WebhookParams describe a new webhook endpoint.
@@ -27,7 +28,7 @@ func (c *Client) Webhooks(ctx context.Context) iter.Seq2[fleet.Webhook, error] {
 func (c *Client) CreateWebhook(ctx context.Context, p WebhookParams) (fleet.WebhookWithSecret, error) {
 	enabled := !p.Disabled
 	var out fleet.WebhookWithSecret
-	_, err := c.do(ctx, http.MethodPost, "/webhooks", nil, webhookRequest{
+	_, err := c.do(ctx, http.MethodPost, "/webhooks", nil, fleetwire.WebhookInput{
 		URL: p.URL, Events: p.Events, Description: nullIfEmpty(p.Description), Enabled: &enabled,
 	}, &out)
 	return out, err

@@ -1,4 +1,4 @@
-package fleethttp
+package fleetclient
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // Alerts walks the account's alerts that f selects, oldest first.
@@ -31,8 +32,8 @@ func (c *Client) Alerts(ctx context.Context, f fleet.AlertFilter) iter.Seq2[flee
 // Data.
 func (c *Client) CreateAlert(ctx context.Context, a fleet.Alert) (fleet.Alert, error) {
 	var out fleet.Alert
-	_, err := c.do(ctx, http.MethodPost, "/alerts", nil, alertRequest{VehicleID: nullIfEmpty(a.VehicleID),
-		Severity: nullIfEmpty(string(a.Severity)), Message: a.Message, Data: jsonObject(a.Data)}, &out)
+	_, err := c.do(ctx, http.MethodPost, "/alerts", nil, fleetwire.AlertInput{VehicleID: nullIfEmpty(a.VehicleID),
+		Severity: nullIfEmpty(string(a.Severity)), Message: a.Message, Data: fleetwire.JSONObject(a.Data)}, &out)
 	return out, err
 }
 
@@ -76,7 +77,7 @@ func (c *Client) AlertRules(ctx context.Context, f fleet.AlertRuleFilter) iter.S
 // is not sent); UpdateAlertRule turns it off.
 func (c *Client) CreateAlertRule(ctx context.Context, r fleet.AlertRule) (fleet.AlertRule, error) {
 	var out fleet.AlertRule
-	_, err := c.do(ctx, http.MethodPost, "/alerts/rules", nil, ruleRequest{Type: string(r.Type), Severity: nullIfEmpty(string(r.Severity)),
+	_, err := c.do(ctx, http.MethodPost, "/alerts/rules", nil, fleetwire.AlertRuleInput{Type: string(r.Type), Severity: nullIfEmpty(string(r.Severity)),
 		ThresholdKmh: r.ThresholdKmh, AfterMinutes: r.AfterMinutes, GeofenceID: nullIfEmpty(r.GeofenceID), VehicleIDs: r.VehicleIDs}, &out)
 	return out, err
 }
@@ -110,7 +111,7 @@ func (c *Client) Geofences(ctx context.Context) iter.Seq2[fleet.Geofence, error]
 func (c *Client) CreateGeofence(ctx context.Context, g fleet.Geofence) (fleet.Geofence, error) {
 	geom := g.Geometry
 	var out fleet.Geofence
-	_, err := c.do(ctx, http.MethodPost, "/geofences", nil, geofenceRequest{Name: g.Name, Geometry: &geom, RadiusM: g.RadiusM}, &out)
+	_, err := c.do(ctx, http.MethodPost, "/geofences", nil, fleetwire.GeofenceInput{Name: g.Name, Geometry: &geom, RadiusM: g.RadiusM}, &out)
 	return out, err
 }
 

@@ -1,4 +1,4 @@
-package fleethttp
+package fleetclient
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // deviceQuery is the query of a device list that f selects.
@@ -57,7 +58,7 @@ func (c *Client) ListDevices(ctx context.Context, f fleet.DeviceFilter, q fleet.
 // none) and Name.
 func (c *Client) CreateDevice(ctx context.Context, d fleet.Device) (fleet.Device, error) {
 	var out fleet.Device
-	_, err := c.do(ctx, http.MethodPost, "/devices", nil, deviceRequest{Identifier: d.Identifier, VehicleID: nullIfEmpty(d.VehicleID),
+	_, err := c.do(ctx, http.MethodPost, "/devices", nil, fleetwire.DeviceInput{Identifier: d.Identifier, VehicleID: nullIfEmpty(d.VehicleID),
 		Name: nullIfEmpty(d.Name)}, &out)
 	return out, err
 }

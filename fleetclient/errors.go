@@ -1,10 +1,11 @@
-package fleethttp
+package fleetclient
 
 import (
 	"fmt"
 	"net/http"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 // APIError is an error the API answered: the *fleet.Error it carried
@@ -14,7 +15,7 @@ import (
 // same on both sides of the wire:
 //
 //	if fleet.ErrorCode(err) == fleet.CodeValidation { ... }
-//	var apiErr *fleethttp.APIError
+//	var apiErr *fleetclient.APIError
 //	if errors.As(err, &apiErr) { log.Print(apiErr.StatusCode, apiErr.RequestID) }
 type APIError struct {
 	StatusCode int
@@ -59,8 +60,8 @@ func codeOfStatus(status int) string {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return fleet.CodeUnavailable
 	}
-	for code, s := range statusOf {
-		if s == status && code != fleet.CodeInvalidStateTransition {
+	for _, code := range fleetwire.ErrorCodes() {
+		if fleetwire.StatusOf(code) == status && code != fleet.CodeInvalidStateTransition {
 			return code
 		}
 	}

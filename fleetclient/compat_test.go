@@ -1,4 +1,4 @@
-package fleethttp_test
+package fleetclient_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
 	"github.com/matryer/is"
 )
 
@@ -34,7 +34,7 @@ func TestClientIgnoresWhatANewerServerAdds(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	c := fleethttp.NewClient(srv.URL, "fleet_unused")
+	c := fleetclient.NewClient(srv.URL, "fleet_unused")
 
 	v, err := c.Vehicle(context.Background(), "veh_1")
 	is.NoErr(err)

@@ -1,4 +1,4 @@
-package fleethttp_test
+package fleetclient_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
 	"github.com/matryer/is"
 )
 
@@ -15,7 +15,7 @@ func TestClientDevices(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	_, key := e.account(fleet.PlanPro)
-	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(2))
+	c := fleetclient.NewClient(e.srv.URL, key, fleetclient.WithHTTPClient(e.srv.Client()), fleetclient.WithPageSize(2))
 	ctx := context.Background()
 	truck, err := c.CreateVehicle(ctx, fleet.Vehicle{Name: "Truck 7"})
 	is.NoErr(err)

@@ -1,4 +1,4 @@
-package fleethttp
+package fleetclient
 
 import (
 	"context"

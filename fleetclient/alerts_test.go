@@ -1,4 +1,4 @@
-package fleethttp_test
+package fleetclient_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
 	"github.com/matryer/is"
 )
 
@@ -15,9 +15,9 @@ func TestClientAlertsAgainstTheRealHandler(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	_, key := e.account(fleet.PlanPro)
-	c := fleethttp.NewClient(e.srv.URL, key, fleethttp.WithHTTPClient(e.srv.Client()), fleethttp.WithPageSize(2))
+	c := fleetclient.NewClient(e.srv.URL, key, fleetclient.WithHTTPClient(e.srv.Client()), fleetclient.WithPageSize(2))
 	ctx := context.Background()
-	veh := e.vehicle(key, "Truck")
+	veh := vehicle(t, c, "Truck")
 
 	r := 150.0
 	g, err := c.CreateGeofence(ctx, fleet.Geofence{Name: "Gate", Geometry: fleet.Geometry{Type: fleet.GeometryPoint, Point: []float64{13.4, 52.5}}, RadiusM: &r})
@@ -90,5 +90,3 @@ func TestClientAlertsAgainstTheRealHandler(t *testing.T) {
 	_, err = c.AlertRule(ctx, speed.ID)
 	is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound)
 }
-
-func ptrF(f float64) *float64 { return &f }
