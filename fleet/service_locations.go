@@ -62,7 +62,11 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		return IngestResult{}, val.Err()
 	}
 	if len(points) >= BulkPoints {
-		defer s.gates.bulk(p.Account.ID)() // one at a time per account (gate.go)
+		release, err := s.gates.bulk(ctx, p.Account.ID) // one at a time per account (gate.go)
+		if err != nil {
+			return IngestResult{}, err
+		}
+		defer release()
 	}
 	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
 	if len(then) > 0 {
@@ -103,7 +107,11 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		return IngestResult{}, err
 	}
 	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups})
-	release := s.gates.ingest(b.accountID, b.order)
+	release, err := s.gates.ingest(ctx, b.accountID, b.order)
+	if err != nil {
+		s.refundPoints(ctx, taken, 0)
+		return IngestResult{}, err
+	}
 	defer release()
 	var res IngestResult
 	var live []StreamItem
