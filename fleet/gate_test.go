@@ -185,27 +185,65 @@ func TestGateGrantsInOrderOfArrival(t *testing.T) {
 	is.True(!ok)
 }
 
-// ingest gives back the account's gate and the vehicles' gates it took
-// when its context ends while it waits for a vehicle's.
+// A batch's hold gives back every gate it took (its bulk gate, the
+// account's, the vehicles' before the one it waits for) when its context
+// ends while it waits for a vehicle's.
 func TestGateIngestGivesBackWhatItTookWhenItStopsWaiting(t *testing.T) {
 	is := is.New(t)
 	g, queued := newTestGates()
 	busy, err := g.vehicle(context.Background(), "v2")
 	is.NoErr(err)
 	ctx, cancel := context.WithCancel(context.Background())
+	h := g.ingest("acc")
+	is.NoErr(h.takeBulk(ctx))
 	done := make(chan error, 1)
-	go func() {
-		_, err := g.ingest(ctx, "acc", []string{"v1", "v2", "v3"})
-		done <- err
-	}()
-	is.Equal(recv(t, queued, "the ingest to wait for v2"), "v2")
+	go func() { done <- h.take(ctx, []string{"v1", "v2", "v3"}, true) }()
+	is.Equal(recv(t, queued, "the batch to wait for v2"), "v2")
 	cancel()
-	is.True(errors.Is(recv(t, done, "the ingest to give up"), context.Canceled))
-	g.mu.Lock()
-	is.Equal(len(g.accounts), 0)
-	is.Equal(len(g.vehicles), 1) // v2, still held
-	g.mu.Unlock()
+	is.True(errors.Is(recv(t, done, "the batch to give up"), context.Canceled))
+	sizes := func() []int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return []int{len(g.bulks), len(g.accounts), len(g.vehicles)}
+	}
+	is.Equal(sizes(), []int{0, 0, 1}) // v2, still held by another
+	h.release()                       // as the batch returns: nothing more to give back
 	busy()
+	is.Equal(sizes(), []int{0, 0, 0})
+}
+
+// A batch tried in the write transaction holds only its vehicles' gates;
+// to be judged outside it takes the account's gate first, giving back the
+// vehicles' and taking them again after it.
+func TestGateIngestTakesTheAccountBeforeItsVehicles(t *testing.T) {
+	is := is.New(t)
+	g, queued := newTestGates()
+	h := g.ingest("acc")
+	ids := []string{"v1", "v2"}
+	is.NoErr(h.take(context.Background(), ids, false))
+	is.Equal(len(g.accounts), 0)
+	edit := holdAsync(context.Background(), g, "acc", true) // holds the account's gate
+	e := recv(t, edit, "the edit")
+	is.NoErr(e.err)
+	done := make(chan error, 1)
+	go func() { done <- h.take(context.Background(), ids, true) }()
+	is.Equal(recv(t, queued, "the batch to wait for the account"), "acc")
+	// It waits for the account's gate holding no vehicle's: a resolution
+	// of v1 goes through.
+	resolve, err := g.vehicle(context.Background(), "v1")
+	is.NoErr(err)
+	resolve()
+	e.release()
+	is.NoErr(recv(t, done, "the batch to take its gates"))
+	ctx, cancel := context.WithCancel(context.Background())
+	again := make(chan error, 1)
+	go func() { _, err := g.vehicle(ctx, "v1"); again <- err }()
+	is.Equal(recv(t, queued, "a resolution to wait for v1"), "v1") // the batch holds it again
+	cancel()
+	is.Equal(ErrorCode(recv(t, again, "the resolution to give up")), CodeUnavailable)
+	h.releaseStored()
+	is.Equal(len(g.accounts), 0)
+	h.release()
 	is.Equal(len(g.vehicles), 0)
 }
 
