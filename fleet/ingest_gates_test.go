@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,6 +162,107 @@ func TestWritesOfAVehicleWaitForItsBatchBeingJudged(t *testing.T) {
 		is.NoErr(recvT(t, other, "the other batch"))
 		is.NoErr(recvT(t, resolve, "the resolution"))
 		is.Equal(int(pr.calls.Load()), 2) // each batch judged once
+		is.Equal(fleet.Gates(svc), 0)
+	})
+}
+
+// A rule edit that arrives while batches of its account are being judged
+// waits for them, and the batches that arrive after it wait for it, all
+// granted together once it is done: it is not overtaken, and they are not
+// held longer than its transaction.
+func TestRuleEditIsServedBeforeTheBatchesAfterIt(t *testing.T) {
+	onStores(t, func(t *testing.T, store fleet.Store) {
+		is := is.New(t)
+		clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+		svc := fleet.NewService(store, fleet.Options{Now: clock.Now})
+		f := newFenced(t, svc, clock)
+		var later []fleet.Vehicle
+		for range 2 {
+			v, err := svc.CreateVehicle(ctx, f.p, fleet.Vehicle{Name: "Van"})
+			is.NoErr(err)
+			later = append(later, v)
+		}
+		fleet.SetJudgeBudget(svc, 0)
+		pr := probeGates(t, svc, f, -1)
+
+		first := ingestAt(ctx, svc, f, f.v.ID, f.at(1, true))
+		j := recvT(t, pr.judgements, "the first batch's judgement")
+		is.True(j.enterEnabled)
+		edit := async(func() error { return setEnter(ctx, svc, f, false) })
+		is.Equal(recvT(t, pr.queued, "the edit to wait"), queuedAt{f.p.Account.ID, true})
+		var after []<-chan error
+		for _, v := range later {
+			after = append(after, ingestAt(ctx, svc, f, v.ID, f.at(1, true)))
+			is.Equal(recvT(t, pr.queued, "a later batch to wait"), queuedAt{f.p.Account.ID, false})
+		}
+
+		close(j.proceed)
+		is.NoErr(recvT(t, first, "the first batch"))
+		is.NoErr(recvT(t, edit, "the edit"))
+		// Both later batches are judged at once, after the edit.
+		j1 := recvT(t, pr.judgements, "a later batch's judgement")
+		j2 := recvT(t, pr.judgements, "the other later batch's judgement")
+		is.True(!j1.enterEnabled && !j2.enterEnabled)
+		close(j1.proceed)
+		close(j2.proceed)
+		for _, c := range after {
+			is.NoErr(recvT(t, c, "a later batch"))
+		}
+		// Only the first batch was judged with the enter rule on.
+		is.Equal(alertsOf(t, svc, f.p), []string{"geofence_enter open " + f.at(1, true).Timestamp.Format(time.RFC3339) + " 13.1"})
+		is.Equal(fleet.Gates(svc), 0)
+	})
+}
+
+// A request whose context ends while it waits for a gate returns at once,
+// while the gate is still held, unavailable with the context's error in
+// the chain, and nothing of it is done; the gates serve the next requests.
+func TestRequestsStopWaitingWhenTheirContextEnds(t *testing.T) {
+	onStores(t, func(t *testing.T, store fleet.Store) {
+		is := is.New(t)
+		clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+		svc := fleet.NewService(store, fleet.Options{Now: clock.Now})
+		f := newFenced(t, svc, clock)
+		fleet.SetJudgeBudget(svc, 0)
+		pr := probeGates(t, svc, f, 1)
+
+		first := ingestAt(ctx, svc, f, f.v.ID, f.at(1, true))
+		j := recvT(t, pr.judgements, "the batch's judgement")
+
+		// A rule edit whose client leaves.
+		editCtx, cancelEdit := context.WithCancel(ctx)
+		edit := async(func() error { return setEnter(editCtx, svc, f, false) })
+		is.Equal(recvT(t, pr.queued, "the edit to wait"), queuedAt{f.p.Account.ID, true})
+		cancelEdit()
+		err := recvT(t, edit, "the edit to give up")
+		is.Equal(fleet.ErrorCode(err), fleet.CodeUnavailable)
+		is.True(errors.Is(err, context.Canceled))
+
+		// A batch of the same vehicle whose client leaves.
+		batchCtx, cancelBatch := context.WithCancel(ctx)
+		batch := ingestAt(batchCtx, svc, f, f.v.ID, f.at(2, false))
+		is.Equal(recvT(t, pr.queued, "the batch to wait"), queuedAt{f.v.ID, true})
+		cancelBatch()
+		err = recvT(t, batch, "the batch to give up")
+		is.Equal(fleet.ErrorCode(err), fleet.CodeUnavailable)
+		is.True(errors.Is(err, context.Canceled))
+
+		close(j.proceed)
+		is.NoErr(recvT(t, first, "the first batch"))
+		// Nothing of the two: the rule is on, the vehicle where the first
+		// batch left it.
+		r, err := svc.AlertRule(ctx, f.p, f.enter.ID)
+		is.NoErr(err)
+		is.True(r.Enabled)
+		v, err := svc.Vehicle(ctx, f.p, f.v.ID)
+		is.NoErr(err)
+		is.True(v.LastLocation.Timestamp.Equal(f.at(1, true).Timestamp))
+		is.Equal(alertsOf(t, svc, f.p), []string{"geofence_enter open " + f.at(1, true).Timestamp.Format(time.RFC3339) + " 13.1"})
+		is.Equal(fleet.Gates(svc), 0)
+
+		// The gates serve the next requests.
+		is.NoErr(setEnter(ctx, svc, f, false))
+		is.NoErr(recvT(t, ingestAt(ctx, svc, f, f.v.ID, f.at(2, false)), "a new batch"))
 		is.Equal(fleet.Gates(svc), 0)
 	})
 }
