@@ -71,43 +71,44 @@ import (
 //
 // Gates are taken in one order: the bulk gate, the account's, the
 // vehicles' in id order (a batch that holds its vehicles' gives them back
-// before it takes its account's), and all before any transaction begins;
-// so requests never wait for each other in a circle (TestGatesUnderLoad).
+// before it takes its account's), and never while a transaction of the
+// request is open; so requests never wait for each other in a circle
+// (TestGatesUnderLoad).
 //
 // Waiting. A gate is granted in the order its requests arrive: a request
-// waits for those ahead of it and for no one behind it. Requests that
-// share it and arrive one after another (batches) are granted it together;
-// one that holds it alone (a rule edit) waits only for the holders and the
-// waiters ahead of it, and the batches that arrive after it wait only
-// until it is done. So a rule edit during a heavy ingest of its account
-// waits for the batches being judged and written, and delays the next
-// ones by its own transaction, never starved by a stream of batches and
-// never starving them (TestRuleEditIsServedBeforeTheBatchesAfterIt). A request waits only while its context lasts: when the context
-// ends (the client left, or the request's deadline passed) it stops
-// waiting at once, takes nothing, lets the waiters behind it go if it was
-// what held them, and answers unavailable with the context's error in the
-// chain, as the stores answer a call whose context ended. A gate that no
-// request holds or waits for is dropped, so the gates take memory only for
-// the accounts and vehicles being written.
+// waits for those ahead of it and for no one behind it. Requests that share
+// it and arrive one after another (batches) are granted it together; one
+// that holds it alone (a rule edit) waits only for the holders and the
+// waiters ahead of it, and the batches that arrive after it wait only until
+// it is done. So a rule edit during a heavy ingest of its account waits for
+// the batches being judged and written, and delays the next ones by its own
+// transaction, never starved by a stream of batches and never starving them
+// (TestRuleEditIsServedBeforeTheBatchesAfterIt). A request waits only while
+// its context lasts: when the context ends (the client left, or the
+// request's deadline passed) it stops waiting at once, takes nothing, lets
+// the waiters behind it go if it was what held them, and answers
+// unavailable with the context's error in the chain, as the stores answer a
+// call whose context ended. A gate that no request holds or waits for is
+// dropped, so the gates take memory only for the accounts and vehicles
+// being written.
 //
 // Decision. The gates are a lock of their own (below, the standard library
-// only) rather than sync.RWMutex, whose waiters cannot give up and which
-// is handed over only about in order of arrival, or
-// golang.org/x/sync/semaphore (a weighted
-// semaphore could be the shared/alone lock, and waits with a context in
-// order, but it is one more dependency for what these few lines do, and
-// the gates need their table of keys around it anyway). What a rule edit
-// costs an ingest of its account was measured before and after
-// (BenchmarkRuleEditDuringIngest on SQLite, a batch of 1,000 points about
-// 6 ms, batches judged outside their transaction; the README's
-// Performance section has the figures): per edit the ingest loses about
-// what the edit costs a batch posted alone (its transaction, and the
-// rules read and compiled again: about one batch), 0.6 to 2.1 batches over
-// six runs, as with the RWMutex gates (1.0 to 1.8), which also stopped new
-// readers behind a waiting writer. So the order of arrival changes no
-// figure there; what these gates change is that a request whose context
-// ends stops waiting, that the bulk gate's order is exact, and that light
-// batches no longer take the account's gate at all.
+// only) rather than sync.RWMutex, whose waiters cannot give up and which is
+// handed over only about in order of arrival, or
+// golang.org/x/sync/semaphore (a weighted semaphore could be the
+// shared/alone lock, and waits with a context in order, but it is one more
+// dependency for what these few lines do, and the gates need their table of
+// keys around it anyway). What a rule edit costs an ingest of its account
+// was measured before and after (BenchmarkRuleEditDuringIngest on SQLite, a
+// batch of 1,000 points about 6 ms, batches judged outside their
+// transaction; the README's Performance section has the figures): per edit
+// the ingest loses about what the edit costs a batch posted alone (its
+// transaction, and the rules read and compiled again: about one batch), 0.6
+// to 2.1 batches over six runs, as with the RWMutex gates (1.0 to 1.8),
+// which also stopped new readers behind a waiting writer. So the order of
+// arrival changes no figure there; what these gates change is that a
+// request whose context ends stops waiting, that the bulk gate's order is
+// exact, and that light batches no longer take the account's gate at all.
 type gates struct {
 	mu       sync.Mutex
 	accounts map[string]*gate
