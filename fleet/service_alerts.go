@@ -133,8 +133,7 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 		r.Severity = DefaultSeverity
 	}
 	normaliseRule(&r)
-	defer s.gates.account(p.Account.ID)()
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) error {
 		var val Validator
 		r.validate(&val)
 		if err := s.checkRuleRefs(tx, &r, &val); err != nil {
@@ -206,8 +205,7 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 	}
 	now := s.Now()
 	var r AlertRule
-	defer s.gates.account(p.Account.ID)()
-	err := s.update(ctx, func(tx Tx) (err error) {
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) (err error) {
 		r, err = s.getRule(tx, p, id)
 		if err != nil {
 			return err
@@ -290,8 +288,7 @@ func (s *Service) DeleteAlertRule(ctx context.Context, p Principal, id string) (
 	if err := p.allow("DeleteAlertRule"); err != nil {
 		return RuleDeleted{}, err
 	}
-	defer s.gates.account(p.Account.ID)()
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) error {
 		r, err := s.getRule(tx, p, id)
 		if err != nil {
 			return err
@@ -320,8 +317,7 @@ func (s *Service) CreateGeofence(ctx context.Context, p Principal, in Geofence) 
 	if err := g.Validate(); err != nil {
 		return Geofence{}, err
 	}
-	defer s.gates.account(p.Account.ID)()
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) error {
 		n, err := tx.CountGeofences(g.AccountID)
 		if err != nil {
 			return err
@@ -377,8 +373,7 @@ func (s *Service) UpdateGeofence(ctx context.Context, p Principal, id string, pa
 	}
 	now := s.Now()
 	var g Geofence
-	defer s.gates.account(p.Account.ID)()
-	err := s.update(ctx, func(tx Tx) (err error) {
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) (err error) {
 		g, err = s.getGeofence(tx, p, id)
 		if err != nil {
 			return err
@@ -418,8 +413,7 @@ func (s *Service) DeleteGeofence(ctx context.Context, p Principal, id string) (G
 	if err := p.allow("DeleteGeofence"); err != nil {
 		return GeofenceDeleted{}, err
 	}
-	defer s.gates.account(p.Account.ID)()
-	err := s.update(ctx, func(tx Tx) error {
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) error {
 		g, err := s.getGeofence(tx, p, id)
 		if err != nil {
 			return err
@@ -567,7 +561,11 @@ func (s *Service) moveAlert(ctx context.Context, p Principal, useCase, id string
 	}
 	if to == AlertResolved && a.RuleID != "" && a.VehicleID != "" {
 		// Ingest judges against the vehicle's rule alerts.
-		defer s.gates.vehicle(a.VehicleID)()
+		release, err := s.gates.vehicle(ctx, a.VehicleID)
+		if err != nil {
+			return Alert{}, err
+		}
+		defer release()
 	}
 	err = s.update(ctx, func(tx Tx) (err error) {
 		a, err = s.getAlert(tx, p, id)

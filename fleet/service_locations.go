@@ -61,8 +61,13 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		val.Add("locations", "must hold 1 to %d points", maxPoints)
 		return IngestResult{}, val.Err()
 	}
+	// The gates it holds, and across what (gate.go).
+	held := s.gates.ingest(p.Account.ID)
+	defer held.release()
 	if len(points) >= BulkPoints {
-		defer s.gates.bulk(p.Account.ID)() // one at a time per account (gate.go)
+		if err := held.takeBulk(ctx); err != nil { // one at a time per account
+			return IngestResult{}, err
+		}
 	}
 	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
 	if len(then) > 0 {
@@ -103,8 +108,6 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		return IngestResult{}, err
 	}
 	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups})
-	release := s.gates.ingest(b.accountID, b.order)
-	defer release()
 	var res IngestResult
 	var live []StreamItem
 	var judged *plan
@@ -117,10 +120,17 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		// not enough, outside it; if what it judged against keeps moving,
 		// inside it regardless.
 		inside := attempt == 0 || attempt > maxOutsideJudgements
+		// Past a first try inside, it holds the account's gate too.
+		if err := held.take(ctx, b.order, attempt > 0); err != nil {
+			held.release()
+			s.refundPoints(ctx, taken, 0)
+			return IngestResult{}, err
+		}
 		if !inside {
 			var err error
 			judged, err = s.judgeOutside(ctx, b, judged)
 			if err != nil {
+				held.release()
 				s.refundPoints(ctx, taken, 0)
 				return IngestResult{}, err
 			}
@@ -158,13 +168,16 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			continue
 		}
 		if err != nil {
+			held.release()
 			s.refundPoints(ctx, taken, 0)
 			return IngestResult{}, err
 		}
 		break
 	}
+	held.releaseStored()
+	s.publishLive(ctx, p.Account.ID, live, now) // a vehicle's in commit order
+	held.release()
 	s.refundPoints(ctx, taken, res.Accepted)
-	s.publishLive(ctx, p.Account.ID, live, now)
 	s.stats.points.Add(uint64(res.Accepted))
 	return res, nil
 }

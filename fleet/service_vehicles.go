@@ -240,8 +240,8 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 	}
 	now := s.Now()
 	out := VehicleDeleted{VehicleID: id, Deleted: true}
-	defer s.gates.account(p.Account.ID)() // it may change the account's rules
-	err := s.update(ctx, func(tx Tx) error {
+	// It may change the account's rules.
+	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) error {
 		v, err := s.getVehicle(tx, p, id)
 		if err != nil {
 			return err
