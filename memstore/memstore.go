@@ -120,10 +120,16 @@ func errClosed() error {
 	return &fleet.Error{Code: fleet.CodeUnavailable, Message: "The store is closed.", Err: errors.New("memstore: store is closed")}
 }
 
+// errContext is what a call whose context ended answers: unavailable, as
+// sqlstore answers it, with the context's error in the chain.
+func errContext(err error) error {
+	return &fleet.Error{Code: fleet.CodeUnavailable, Message: "The request ended before the store was reached; retry later.", Err: err}
+}
+
 // Update implements fleet.Store.
 func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return errContext(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,7 +152,7 @@ func (s *Store) Update(ctx context.Context, fn func(fleet.Tx) error) (err error)
 // View implements fleet.Store.
 func (s *Store) View(ctx context.Context, fn func(fleet.Tx) error) error {
 	if err := ctx.Err(); err != nil {
-		return err
+		return errContext(err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
