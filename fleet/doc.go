@@ -61,6 +61,21 @@
 // it from any error, mapping the unknown to internal_error. Validation
 // errors name every bad field in Details.
 //
+// # What lives under internal/
+//
+// The computations that need none of the domain's types — no Tx, no
+// Principal, no events — live in packages of their own under internal/,
+// each tested on its own; the rules that use them stay here, and what this
+// package exports of them delegates. Like fleet, they import only the
+// standard library (and what fleet already imports), so fleet's
+// dependencies stay what they were:
+//
+//   - internal/geo: the geometry of geofences — great-circle distances
+//     (DistanceM), point in polygon (holes, the antimeridian) and in
+//     circle, bounding boxes, and the index of a long ring's edges by
+//     latitude. What a geofence may be (Geofence.Validate), and which
+//     rules watch it and how they are found for a point, are fleet's.
+//
 // # Stores
 //
 // A Store persists and decides nothing: validation, permissions, plans,

@@ -16,10 +16,6 @@ func SetJudgeBudget(s *Service, work int) { s.judgeBudget = work }
 // their estimated bytes.
 func AlertCacheStats(s *Service) (entries, bytes int) { return s.alertCache.stats() }
 
-// Comb is a closed ring of about n positions with teeth reaching north
-// (see geofence_index_test.go).
-var Comb = comb
-
 // SetTripTracking turns the trip tracking of the ingest on or off.
 func SetTripTracking(s *Service, on bool) { s.noTrips = !on }
 
