@@ -75,6 +75,11 @@
 //     circle, bounding boxes, and the index of a long ring's edges by
 //     latitude. What a geofence may be (Geofence.Validate), and which
 //     rules watch it and how they are found for a point, are fleet's.
+//   - internal/broker: the fan-out of the live streams — ids, the replay
+//     buffer every subscriber shares, subscriptions and their count per
+//     key, a shared feed's batches taken in id order. Who may subscribe,
+//     how many streams a plan allows, and what a report is (Subscribe,
+//     StreamItem), are fleet's.
 //
 // # Stores
 //

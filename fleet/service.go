@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetapi/internal/broker"
 )
 
 // Options configure a Service. The zero value is usable.
@@ -68,7 +70,7 @@ type Service struct {
 	opts   Options
 	auth   authCache
 	usage  usageRecorder
-	stream broker
+	stream *broker.Broker[StreamItem]
 	flushM sync.Mutex
 	logins loginThrottle
 	hashes hashSlots
@@ -137,7 +139,7 @@ func NewService(store Store, opts Options) *Service {
 	s.usage.init()
 	s.devices.init()
 	s.unknownLimit.init()
-	s.stream.init(time.Now())
+	s.stream = newBroker(time.Now())
 	return s
 }
 
