@@ -80,6 +80,16 @@
 //     key, a shared feed's batches taken in id order. Who may subscribe,
 //     how many streams a plan allows, and what a report is (Subscribe,
 //     StreamItem), are fleet's.
+//   - internal/password: argon2id hashing and verification of passwords
+//     (HashPassword, VerifyPassword), and the slots that bound how many
+//     hashes run at once. What a password must be (CheckPassword), and the
+//     sign-in throttle, are fleet's.
+//   - internal/secret: AES-256-GCM sealing — a ring of keys named by ids
+//     in what they seal (SecretKeys), keys derived from a secret and the
+//     sealing of bytes under them (SealKey). What is sealed, under which
+//     key and bound to what (a webhook's signing secrets to its endpoint,
+//     an idempotent response to its key, Idempotency-Key and status), is
+//     fleet's.
 //
 // # Stores
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/internal/broker"
+	"github.com/fleetkit/fleetapi/internal/password"
 )
 
 // Options configure a Service. The zero value is usable.
@@ -73,7 +74,7 @@ type Service struct {
 	stream *broker.Broker[StreamItem]
 	flushM sync.Mutex
 	logins loginThrottle
-	hashes hashSlots
+	hashes *password.Slots
 
 	alertCache alertCache
 	gates      gates
@@ -127,7 +128,7 @@ func NewService(store Store, opts Options) *Service {
 	}
 	s.opts = opts
 	s.logins.init(MaxLoginSubjects)
-	s.hashes = hashSlots{sem: make(chan struct{}, opts.MaxPasswordHashes), wait: PasswordHashWait}
+	s.hashes = password.NewSlots(opts.MaxPasswordHashes, PasswordHashWait)
 	if opts.Sleep == nil {
 		opts.Sleep = sleepCtx
 	}
