@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fleetkit/fleetapi/internal/geo"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo"
 )
 
 // alertConfig is an account's enabled rules compiled for judging location

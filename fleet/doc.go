@@ -61,14 +61,15 @@
 // it from any error, mapping the unknown to internal_error. Validation
 // errors name every bad field in Details.
 //
-// # What lives under internal/
+// # What lives under fleet/internal/
 //
 // The computations that need none of the domain's types — no Tx, no
-// Principal, no events — live in packages of their own under internal/,
-// each tested on its own; the rules that use them stay here, and what this
-// package exports of them delegates. Like fleet, they import only the
-// standard library (and what fleet already imports), so fleet's
-// dependencies stay what they were:
+// Principal, no events — live in packages of their own under
+// fleet/internal/, each tested on its own, which no package but fleet's
+// may import; the rules that use them stay here, and what this package
+// exports of them delegates. Like fleet, they import only the standard
+// library (and what fleet already imports), so fleet's dependencies stay
+// what they were:
 //
 //   - internal/geo: the geometry of geofences — great-circle distances
 //     (DistanceM), point in polygon (holes, the antimeridian) and in

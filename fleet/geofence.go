@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fleetkit/fleetapi/internal/geo"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo"
 )
 
 // Geofence is an area that vehicles enter and leave: a GeoJSON (RFC 7946)

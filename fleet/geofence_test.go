@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/internal/geo"
-	"github.com/fleetkit/fleetapi/internal/geo/geotest"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/matryer/is"
 )
 

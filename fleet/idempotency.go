@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/fleetkit/fleetapi/internal/secret"
+	"github.com/fleetkit/fleetapi/fleet/internal/secret"
 )
 
 // SealKey encrypts the responses a key's requests made with an

@@ -20,17 +20,17 @@ func TestFleetImports(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	allowed := map[string]bool{
-		"github.com/fleetkit/fleetapi/fleet":             true,
-		"github.com/fleetkit/fleetapi/internal/broker":   true,
-		"github.com/fleetkit/fleetapi/internal/geo":      true,
-		"github.com/fleetkit/fleetapi/internal/password": true,
-		"github.com/fleetkit/fleetapi/internal/secret":   true,
-		"github.com/google/uuid":                         true,
-		"golang.org/x/crypto/argon2":                     true,
-		"golang.org/x/crypto/blake2b":                    true,
-		"golang.org/x/sys/cpu":                           true,
-		"golang.org/x/text/transform":                    true,
-		"golang.org/x/text/unicode/norm":                 true,
+		"github.com/fleetkit/fleetapi/fleet":                   true,
+		"github.com/fleetkit/fleetapi/fleet/internal/broker":   true,
+		"github.com/fleetkit/fleetapi/fleet/internal/geo":      true,
+		"github.com/fleetkit/fleetapi/fleet/internal/password": true,
+		"github.com/fleetkit/fleetapi/fleet/internal/secret":   true,
+		"github.com/google/uuid":                               true,
+		"golang.org/x/crypto/argon2":                           true,
+		"golang.org/x/crypto/blake2b":                          true,
+		"golang.org/x/sys/cpu":                                 true,
+		"golang.org/x/text/transform":                          true,
+		"golang.org/x/text/unicode/norm":                       true,
 	}
 	for _, p := range strings.Fields(string(out)) {
 		if !allowed[p] {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/internal/geo/geotest"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/fleetkit/fleetapi/sqlstore"

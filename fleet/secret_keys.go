@@ -3,7 +3,7 @@ package fleet
 import (
 	"fmt"
 
-	"github.com/fleetkit/fleetapi/internal/secret"
+	"github.com/fleetkit/fleetapi/fleet/internal/secret"
 )
 
 // SecretKeys are the server's keys for the secrets it must keep in a form

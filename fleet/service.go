@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fleetkit/fleetapi/internal/broker"
-	"github.com/fleetkit/fleetapi/internal/password"
+	"github.com/fleetkit/fleetapi/fleet/internal/broker"
+	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // Options configure a Service. The zero value is usable.

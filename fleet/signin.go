@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fleetkit/fleetapi/internal/password"
+	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // The sign-in throttle. Decision: an attempt counts before its password is

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fleetkit/fleetapi/internal/broker"
+	"github.com/fleetkit/fleetapi/fleet/internal/broker"
 )
 
 // StreamItem is one live location report on the stream.

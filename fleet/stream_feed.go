@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/fleetkit/fleetapi/internal/broker"
+	"github.com/fleetkit/fleetapi/fleet/internal/broker"
 )
 
 // LiveFeed is implemented by a store that several servers share (sqlstore

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fleetkit/fleetapi/internal/password"
+	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // Role is what a person may do in the dashboard of their account.

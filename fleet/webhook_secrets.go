@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fleetkit/fleetapi/internal/secret"
+	"github.com/fleetkit/fleetapi/fleet/internal/secret"
 )
 
 // webhookSecretData is what a webhook's sealed secrets are bound to: the

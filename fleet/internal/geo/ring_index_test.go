@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fleetkit/fleetapi/internal/geo/geotest"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/matryer/is"
 )
 

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/fleetkit/fleetapi/internal/geo/geotest"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/matryer/is"
 )
 
