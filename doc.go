@@ -8,7 +8,12 @@
 //
 //   - fleet: the domain. Types, rules (validation, permissions, plans, the
 //     quota window, state machines) and the Service with every use case,
-//     over the Store interface. Standard library and uuid only.
+//     over the Store interface. Standard library and uuid only; its
+//     self-contained computations (fleet/internal/geo: the geometry of
+//     geofences; fleet/internal/broker: the live streams' fan-out;
+//     fleet/internal/password and fleet/internal/secret: password hashing
+//     and the sealing of secrets) live in packages of its own that keep to
+//     the same.
 //   - fleet/storetest: the conformance suite every Store passes.
 //   - memstore: a Store in memory, for tests, demos and embedding.
 //   - sqlstore: a Store on SQLite (the embedded default) or PostgreSQL.

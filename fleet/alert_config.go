@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/geo"
 )
 
 // alertConfig is an account's enabled rules compiled for judging location
@@ -45,7 +47,7 @@ func (r *crule) applies(vehicleID string) bool {
 // fence is a geofence compiled, with the rules that watch it (by id).
 type fence struct {
 	id, name    string
-	s           shape
+	s           geo.Shape
 	enter, exit []*crule
 }
 
@@ -106,9 +108,7 @@ func (cfg *alertConfig) estimate() int {
 	for i := range cfg.fences {
 		f := &cfg.fences[i]
 		n += 300 + len(f.id) + len(f.name) + 8*(len(f.enter)+len(f.exit))
-		for j, r := range f.s.rings {
-			n += 48 + 8*cap(r) + f.s.index[j].size()
-		}
+		n += f.s.Size()
 	}
 	return n + cfg.index.size()
 }
@@ -140,7 +140,7 @@ func indexFences(fences []fence) fenceIndex {
 		if len(f.enter)+len(f.exit) == 0 {
 			continue
 		}
-		if !ix.place(&f.s, int32(i)) {
+		if !ix.place(f.s.Box(), int32(i)) {
 			ix.world = append(ix.world, int32(i))
 		}
 	}
@@ -149,13 +149,13 @@ func indexFences(fences []fence) fenceIndex {
 
 // place puts fence i on the finest grid that takes its box; false if none
 // does.
-func (ix *fenceIndex) place(s *shape, i int32) bool {
-	if s.allLon {
+func (ix *fenceIndex) place(box geo.Box, i int32) bool {
+	if box.AllLon {
 		return false
 	}
 	for l, g := range gridLevels {
-		lat0, lat1 := cellOf(s.minLat, g.deg)-1, cellOf(s.maxLat, g.deg)+1
-		lon0, lon1 := cellOf(s.minLon, g.deg)-1, cellOf(s.maxLon, g.deg)+1
+		lat0, lat1 := cellOf(box.MinLat, g.deg)-1, cellOf(box.MaxLat, g.deg)+1
+		lon0, lon1 := cellOf(box.MinLon, g.deg)-1, cellOf(box.MaxLon, g.deg)+1
 		if lon1-lon0+1 >= g.turn || (lat1-lat0+1)*(lon1-lon0+1) > maxFenceCells {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/matryer/is"
 )
 
@@ -63,11 +64,11 @@ func TestAlertConfigSizeEstimate(t *testing.T) {
 			var ring [][]float64
 			switch k % 3 {
 			case 0:
-				ring = comb(13, 52, 0.1, 0.1, MaxRingVertices)
+				ring = geotest.Comb(13, 52, 0.1, 0.1, MaxRingVertices)
 			case 1:
-				ring = sideways(13, 52, 0.1, 0.1, MaxRingVertices)
+				ring = geotest.Sideways(13, 52, 0.1, 0.1, MaxRingVertices)
 			default:
-				ring = star(13, 52, 0.05, MaxRingVertices, rng)
+				ring = geotest.Star(13, 52, 0.05, MaxRingVertices, rng)
 			}
 			g.Geometry.Rings = append(g.Geometry.Rings, ring)
 		}
@@ -110,15 +111,15 @@ func BenchmarkFenceLookup(b *testing.B) {
 		n     int
 	}{
 		{"spread small", func(k int) [][][]float64 {
-			return [][][]float64{comb(10+0.3*float64(k%30), 50+0.3*float64(k/30), 0.1, 0.1, 100)}
+			return [][][]float64{geotest.Comb(10+0.3*float64(k%30), 50+0.3*float64(k/30), 0.1, 0.1, 100)}
 		}, func(r *rand.Rand) (float64, float64) { return 50 + 10*r.Float64(), 10 + 9*r.Float64() }, 1000},
 		{"spread 3 degrees", func(k int) [][][]float64 {
 			return [][][]float64{square(-170+10*float64(k%34), -80+5*float64(k/34), 3)}
 		}, func(r *rand.Rand) (float64, float64) { return -80 + 160*r.Float64(), -170 + 340*r.Float64() }, 1000},
 		{"100 stacked, 10 rings of 1000", func(k int) [][][]float64 {
-			rings := [][][]float64{comb(13.05, 52.05, 0.1, 0.1, MaxRingVertices)}
+			rings := [][][]float64{geotest.Comb(13.05, 52.05, 0.1, 0.1, MaxRingVertices)}
 			for h := 1; h < 10; h++ {
-				rings = append(rings, sideways(13.05, 52.05, 0.1, 0.1, MaxRingVertices))
+				rings = append(rings, geotest.Sideways(13.05, 52.05, 0.1, 0.1, MaxRingVertices))
 			}
 			return rings
 		}, func(r *rand.Rand) (float64, float64) { return 52 + 0.1*r.Float64(), 13 + 0.1*r.Float64() }, 100},

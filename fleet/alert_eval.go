@@ -335,7 +335,7 @@ func (j *judge) insideSet(lat, lon float64, out []int32) []int32 {
 		before := len(out)
 		for _, i := range list {
 			j.work++
-			if j.cfg.fences[i].s.contains(lat, lon, &j.work) {
+			if j.cfg.fences[i].s.Contains(lat, lon, &j.work) {
 				out = append(out, i)
 			}
 		}

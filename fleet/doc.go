@@ -61,6 +61,37 @@
 // it from any error, mapping the unknown to internal_error. Validation
 // errors name every bad field in Details.
 //
+// # What lives under fleet/internal/
+//
+// The computations that need none of the domain's types — no Tx, no
+// Principal, no events — live in packages of their own under
+// fleet/internal/, each tested on its own, which no package but fleet's
+// may import; the rules that use them stay here, and what this package
+// exports of them delegates. Like fleet, they import only the standard
+// library (and what fleet already imports), so fleet's dependencies stay
+// what they were:
+//
+//   - internal/geo: the geometry of geofences — great-circle distances
+//     (DistanceM), point in polygon (holes, the antimeridian) and in
+//     circle, bounding boxes, and the index of a long ring's edges by
+//     latitude. What a geofence may be (Geofence.Validate), and which
+//     rules watch it and how they are found for a point, are fleet's.
+//   - internal/broker: the fan-out of the live streams — ids, the replay
+//     buffer every subscriber shares, subscriptions and their count per
+//     key, a shared feed's batches taken in id order. Who may subscribe,
+//     how many streams a plan allows, and what a report is (Subscribe,
+//     StreamItem), are fleet's.
+//   - internal/password: argon2id hashing and verification of passwords
+//     (HashPassword, VerifyPassword), and the slots that bound how many
+//     hashes run at once. What a password must be (CheckPassword), and the
+//     sign-in throttle, are fleet's.
+//   - internal/secret: AES-256-GCM sealing — a ring of keys named by ids
+//     in what they seal (SecretKeys), keys derived from a secret and the
+//     sealing of bytes under them (SealKey). What is sealed, under which
+//     key and bound to what (a webhook's signing secrets to its endpoint,
+//     an idempotent response to its key, Idempotency-Key and status), is
+//     fleet's.
+//
 // # Stores
 //
 // A Store persists and decides nothing: validation, permissions, plans,

@@ -16,19 +16,15 @@ func SetJudgeBudget(s *Service, work int) { s.judgeBudget = work }
 // their estimated bytes.
 func AlertCacheStats(s *Service) (entries, bytes int) { return s.alertCache.stats() }
 
-// Comb is a closed ring of about n positions with teeth reaching north
-// (see geofence_index_test.go).
-var Comb = comb
-
 // SetTripTracking turns the trip tracking of the ingest on or off.
 func SetTripTracking(s *Service, on bool) { s.noTrips = !on }
 
 // SetPasswordHashStarted makes s call f as each password hash starts, with
 // how many run at once.
-func SetPasswordHashStarted(s *Service, f func(running int)) { s.hashes.started = f }
+func SetPasswordHashStarted(s *Service, f func(running int)) { s.hashes.Started = f }
 
 // SetPasswordHashWait sets how long an attempt waits for a hash slot.
-func SetPasswordHashWait(s *Service, d time.Duration) { s.hashes.wait = d }
+func SetPasswordHashWait(s *Service, d time.Duration) { s.hashes.Wait = d }
 
 // SetLoginSubjectsMax bounds how many subjects s's sign-in throttle follows.
 func SetLoginSubjectsMax(s *Service, n int) { s.logins.max = n }

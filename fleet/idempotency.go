@@ -2,14 +2,11 @@ package fleet
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/secret"
 )
 
 // SealKey encrypts the responses a key's requests made with an
@@ -28,29 +25,7 @@ const sealLabel = "fleet idempotency response seal v1"
 
 // SealKeyFor derives the SealKey of an API key secret: HMAC-SHA256 keyed
 // with the secret over a fixed label.
-func SealKeyFor(secret string) SealKey {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(sealLabel))
-	var k SealKey
-	m.Sum(k[:0])
-	return k
-}
-
-// sealedV1 starts every sealed body; a stored body starting with '{' was
-// stored in plain text, before responses were sealed.
-const sealedV1 = 1
-
-func (k SealKey) aead() cipher.AEAD {
-	block, err := aes.NewCipher(k[:])
-	if err != nil {
-		panic(err) // a 32-byte key is always valid
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		panic(err)
-	}
-	return gcm
-}
+func SealKeyFor(keySecret string) SealKey { return SealKey(secret.Derive(keySecret, sealLabel)) }
 
 // sealData is the additional data a sealed body is bound to, so that a
 // body cannot be moved to another record or status.
@@ -60,11 +35,7 @@ func sealData(keyID, idemKey string, status int) []byte {
 
 // seal encrypts a response body: version, nonce, then ciphertext and tag.
 func (k SealKey) seal(keyID, idemKey string, status int, body []byte) []byte {
-	gcm := k.aead()
-	out := make([]byte, 1+gcm.NonceSize(), 1+gcm.NonceSize()+len(body)+gcm.Overhead())
-	out[0] = sealedV1
-	rand.Read(out[1:])
-	return gcm.Seal(out, out[1:], body, sealData(keyID, idemKey, status))
+	return secret.SealBytes(k, sealData(keyID, idemKey, status), body)
 }
 
 var errUnsealable = errors.New("fleet: a stored idempotent response does not open with the requesting key")
@@ -75,13 +46,8 @@ func (k SealKey) open(keyID, idemKey string, status int, stored []byte) ([]byte,
 	if len(stored) > 0 && stored[0] == '{' {
 		return stored, nil
 	}
-	gcm := k.aead()
-	if len(stored) < 1+gcm.NonceSize()+gcm.Overhead() || stored[0] != sealedV1 {
-		return nil, errUnsealable
-	}
-	nonce := stored[1 : 1+gcm.NonceSize()]
-	body, err := gcm.Open(nil, nonce, stored[1+gcm.NonceSize():], sealData(keyID, idemKey, status))
-	if err != nil {
+	body, ok := secret.OpenBytes(k, sealData(keyID, idemKey, status), stored)
+	if !ok {
 		return nil, errUnsealable
 	}
 	return body, nil

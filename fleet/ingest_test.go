@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/fleetkit/fleetapi/sqlstore"
@@ -307,7 +308,7 @@ func TestOnlyHeavyBatchesAreJudgedOutside(t *testing.T) {
 	}
 	is.Equal(ingest(f.at(1, true)), 0) // rules compiled, a point: inside
 	for range 10 {
-		g, err := svc.CreateGeofence(ctx, f.p, polygon(fleet.Comb(13.1, 52.1, 0.1, 0.1, fleet.MaxRingVertices)))
+		g, err := svc.CreateGeofence(ctx, f.p, polygon(geotest.Comb(13.1, 52.1, 0.1, 0.1, fleet.MaxRingVertices)))
 		is.NoErr(err)
 		_, err = svc.CreateAlertRule(ctx, f.p, fleet.AlertRule{Type: fleet.AlertGeofenceExit, GeofenceID: g.ID}, nil)
 		is.NoErr(err)

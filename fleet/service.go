@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/broker"
+	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // Options configure a Service. The zero value is usable.
@@ -68,10 +71,10 @@ type Service struct {
 	opts   Options
 	auth   authCache
 	usage  usageRecorder
-	stream broker
+	stream *broker.Broker[StreamItem]
 	flushM sync.Mutex
 	logins loginThrottle
-	hashes hashSlots
+	hashes *password.Slots
 
 	alertCache alertCache
 	gates      gates
@@ -99,7 +102,7 @@ func NewService(store Store, opts Options) *Service {
 	opts = opts.withDefaults()
 	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
 	s.logins.init(MaxLoginSubjects)
-	s.hashes = hashSlots{sem: make(chan struct{}, opts.MaxPasswordHashes), wait: PasswordHashWait}
+	s.hashes = password.NewSlots(opts.MaxPasswordHashes, PasswordHashWait)
 	s.alertCache.init(opts.AlertCacheBytes)
 	s.gates.init()
 	s.judgeBudget = defaultJudgeBudget
@@ -107,7 +110,7 @@ func NewService(store Store, opts Options) *Service {
 	s.usage.init()
 	s.devices.init()
 	s.unknownLimit.init()
-	s.stream.init(time.Now())
+	s.stream = newBroker(time.Now())
 	return s
 }
 

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // The sign-in throttle. Decision: an attempt counts before its password is
@@ -262,53 +263,27 @@ func rateLimited(format string, wait time.Duration) error {
 	return WithRetryAfter(Errorf(CodeRateLimitExceeded, format, mins), wait)
 }
 
-// hashSlots bounds how many password hashes (argon2id: 19 MiB of memory
-// each) run at once: beyond that, an attempt waits for a slot, at most
-// PasswordHashWait and while its request lasts.
-type hashSlots struct {
-	sem     chan struct{}
-	running atomic.Int64
-	wait    time.Duration
-	// started, if set, is called as a hash starts with how many run at
-	// once (tests count with it).
-	started func(running int)
-}
-
 var errPasswordBusy = &Error{Code: CodeUnavailable, Message: "The server is busy checking passwords. Try again in a few seconds."}
 
-func (h *hashSlots) do(ctx context.Context, fn func()) error {
-	select {
-	case h.sem <- struct{}{}:
-	default:
-		t := time.NewTimer(h.wait)
-		defer t.Stop()
-		select {
-		case h.sem <- struct{}{}:
-		case <-ctx.Done():
-			return WithRetryAfter(errPasswordBusy, passwordBusyRetry)
-		case <-t.C:
-			return WithRetryAfter(errPasswordBusy, passwordBusyRetry)
-		}
+// inSlot runs fn in one of the service's password hash slots, or answers
+// unavailable, with Retry-After, when none comes free within
+// PasswordHashWait (or before ctx ends).
+func (s *Service) inSlot(ctx context.Context, fn func()) error {
+	if !s.hashes.Do(ctx, fn) {
+		return WithRetryAfter(errPasswordBusy, passwordBusyRetry)
 	}
-	defer func() { <-h.sem }()
-	n := h.running.Add(1)
-	defer h.running.Add(-1)
-	if h.started != nil {
-		h.started(int(n))
-	}
-	fn()
 	return nil
 }
 
 // verifyPassword is VerifyPassword in one of the service's hash slots.
-func (s *Service) verifyPassword(ctx context.Context, hash, password string) (ok bool, err error) {
-	err = s.hashes.do(ctx, func() { ok = VerifyPassword(hash, password) })
+func (s *Service) verifyPassword(ctx context.Context, hash, plain string) (ok bool, err error) {
+	err = s.inSlot(ctx, func() { ok = password.Verify(hash, plain) })
 	return ok, err
 }
 
 // hashPassword is HashPassword in one of the service's hash slots.
-func (s *Service) hashPassword(ctx context.Context, password string) (hash string, err error) {
-	err = s.hashes.do(ctx, func() { hash = HashPassword(password) })
+func (s *Service) hashPassword(ctx context.Context, plain string) (hash string, err error) {
+	err = s.inSlot(ctx, func() { hash = password.Hash(plain) })
 	return hash, err
 }
 

@@ -92,7 +92,7 @@ func (s *Service) Stats() Stats {
 	out.PointsIngested = s.stats.points.Load()
 	out.QuotaRejections.Key = s.stats.rejectedKey.Load()
 	out.QuotaRejections.Address = s.stats.rejectedAddress.Load()
-	out.StreamClients = s.stream.clients()
+	out.StreamClients = s.stream.Clients()
 	out.Devices.Reports = s.stats.deviceReports.Load()
 	out.Devices.Unknown = s.stats.deviceUnknown.Load()
 	out.Devices.UnknownRecorded = s.stats.deviceUnknownRecorded.Load()
@@ -106,15 +106,4 @@ func (s *Service) Stats() Stats {
 		}
 	}
 	return out
-}
-
-// clients counts the open subscriptions.
-func (b *broker) clients() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, subs := range b.subs {
-		n += len(subs)
-	}
-	return n
 }

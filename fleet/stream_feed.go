@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/broker"
 )
 
 // LiveFeed is implemented by a store that several servers share (sqlstore
@@ -67,11 +69,9 @@ func (j Jobs) FollowLive(ctx context.Context) {
 		case <-retry.C:
 		}
 		err := feed.FollowLive(ctx, s.Now().Add(-StreamReplayWindow), func(bs []LiveBatch) {
-			s.stream.publishFeed(bs, s.Now())
+			s.stream.PublishFeed(feedBatches(bs), s.Now())
 		})
-		s.stream.mu.Lock()
-		s.stream.following = false
-		s.stream.mu.Unlock()
+		s.stream.StopFollowing()
 		if ctx.Err() != nil || errors.Is(err, ErrNoLiveFeed) {
 			return
 		}
@@ -86,16 +86,25 @@ func (s *Service) publishLive(ctx context.Context, accountID string, items []Str
 	if len(items) == 0 {
 		return
 	}
-	if feed, ok := s.store.(LiveFeed); ok && s.stream.isFed() {
+	if feed, ok := s.store.(LiveFeed); ok && s.stream.Fed() {
 		if err := feed.AppendLive(context.WithoutCancel(ctx), accountID, items, now); err != nil && !errors.Is(err, ErrNoLiveFeed) {
 			// The reports are stored; only the live streams miss them.
 			s.log.Error("append to the shared live feed", "err", err)
 		}
 		return
 	}
-	s.stream.publish(accountID, items, now)
+	s.stream.Publish(accountID, items, now)
+}
+
+// feedBatches are the feed's batches as the broker takes them.
+func feedBatches(bs []LiveBatch) []broker.Batch[StreamItem] {
+	out := make([]broker.Batch[StreamItem], len(bs))
+	for i, b := range bs {
+		out[i] = broker.Batch[StreamItem]{FirstID: b.FirstID, Account: b.AccountID, At: b.At, Items: b.Items}
+	}
+	return out
 }
 
 // FollowingLive reports whether the service's live streams follow the
 // store's shared feed (see FollowLive).
-func (j Jobs) FollowingLive() bool { return j.s.stream.isFollowing() }
+func (j Jobs) FollowingLive() bool { return j.s.stream.Following() }

@@ -1,7 +1,7 @@
 package fleet_test
 
 import (
-	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,107 +67,61 @@ func readAll(t *testing.T, sub *fleet.Subscription, batch int) []fleet.StreamIte
 	}
 }
 
-// heapInUse is the live heap after a full collection.
-func heapInUse() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// An idle subscription costs at most 16 KiB (it allocates no buffer of its
-// own), and the memory of closed ones goes back.
-func TestIdleSubscriptionsAreSmall(t *testing.T) {
-	is := is.New(t)
-	svc, clock := newService(t)
-	s := newStreamer(t, svc, clock, fleet.PlanEnterprise)
-	const n = 1000
-	perKey := fleet.PlanEnterprise.Limits().StreamsPerKey
-	principals := make([]fleet.Principal, 0, n/perKey)
-	for range n / perKey {
-		nk, err := svc.CreateKey(ctx, s.p, fleet.KeyParams{Name: "viewer"})
-		is.NoErr(err) // create key
-		p, err := svc.Authenticate(ctx, nk.Secret)
-		is.NoErr(err) // authenticate
-		principals = append(principals, p)
-	}
-	s.report(10) // the replay buffer exists before the measurement
-	subs := make([]*fleet.Subscription, 0, n)
-	before := heapInUse()
-	for i := range n {
-		sub, err := svc.Subscribe(ctx, principals[i/perKey], nil, "")
-		is.NoErr(err) // subscribe
-		subs = append(subs, sub)
-	}
-	open := heapInUse()
-	perSub := float64(open-min(open, before)) / n
-	t.Logf("%.0f bytes per idle subscription", perSub)
-	is.True(perSub <= 16<<10) // an idle subscription costs at most 16 KiB
-	for _, sub := range subs {
-		sub.Close()
-	}
-	subs = nil
-	after := heapInUse()
-	t.Logf("after Close: %d bytes above the heap before the subscriptions", int64(after)-int64(before))
-	is.True(after < before+16<<10) // the memory of closed subscriptions went back
-	is.Equal(svc.OpenStreams(principals[0]), 0)
-}
-
-// A subscriber that does not read for a while catches up from the shared
-// replay buffer: nothing is lost and the order holds, well beyond what a
-// private buffer held.
-func TestSlowSubscriberCatchesUp(t *testing.T) {
+// A subscription carries the reports its account ingests, as they are
+// stored, each with an id, of the vehicles it names only when it names
+// any; a Last-Event-ID resumes after it, and one that is not an id of the
+// stream is invalid_request. (The broker behind it is tested in
+// internal/broker.)
+func TestSubscribeFollowsIngest(t *testing.T) {
 	is := is.New(t)
 	svc, clock := newService(t)
 	s := newStreamer(t, svc, clock, fleet.PlanPro)
 	other := newStreamer(t, svc, clock, fleet.PlanPro)
-	sub, err := svc.Subscribe(ctx, s.p, nil, "")
-	is.NoErr(err) // subscribe
-	defer sub.Close()
-	const n = 6000
-	s.report(n / 2)
-	other.report(500) // another account's reports are not for this subscriber
-	clock.Advance(time.Minute)
-	s.report(n / 2)
+	second, err := svc.CreateVehicle(ctx, s.p, fleet.Vehicle{Name: "Van"})
+	is.NoErr(err) // a second vehicle
+	all, err := svc.Subscribe(ctx, s.p, nil, "")
+	is.NoErr(err) // every vehicle
+	defer all.Close()
+	one, err := svc.Subscribe(ctx, s.p, []string{second.ID}, "")
+	is.NoErr(err) // the second vehicle only
+	defer one.Close()
+
+	s.report(3)
+	other.report(2) // another account's reports are not for these
+	_, err = svc.IngestLocations(ctx, s.p, second.ID, []fleet.Point{{Latitude: 52.5, Longitude: 13.4, Timestamp: clock.Now()}})
+	is.NoErr(err)
 	select {
-	case <-sub.Ready():
+	case <-all.Ready():
 	default:
 		t.Fatal("Ready was not signalled")
 	}
-	got := readAll(t, sub, 256)
-	is.Equal(len(got), n)
-	for i := 1; i < len(got); i++ {
-		if got[i].ID <= got[i-1].ID || got[i].VehicleID != s.v.ID {
-			t.Fatalf("item %d: id %s after %s, vehicle %s", i, got[i].ID, got[i-1].ID, got[i].VehicleID)
+	got := readAll(t, all, 10)
+	is.Equal(len(got), 4)
+	for i, it := range got {
+		is.True(it.ID != "")
+		is.Equal(it.Record.VehicleID, it.VehicleID)
+		if i > 0 {
+			prev, _ := strconv.ParseUint(got[i-1].ID, 10, 64)
+			this, err := strconv.ParseUint(it.ID, 10, 64)
+			is.NoErr(err)
+			is.True(this > prev) // ids increase
 		}
 	}
-	items, err := sub.Next(256)
-	is.NoErr(err)
-	is.Equal(len(items), 0) // nothing more waits
-}
+	is.Equal(got[0].VehicleID, s.v.ID)
+	is.Equal(got[3].VehicleID, second.ID)
+	is.Equal(got[3].Record.Location.Latitude, 52.5)
+	only := readAll(t, one, 10)
+	is.Equal(len(only), 1)
+	is.Equal(only[0], got[3])
 
-// A subscriber whose unread reports left the replay buffer (ten minutes)
-// ends with ErrStreamBehind; a reconnect gets what the buffer still holds.
-func TestSubscriberBehindTheReplayBufferEnds(t *testing.T) {
-	is := is.New(t)
-	svc, clock := newService(t)
-	s := newStreamer(t, svc, clock, fleet.PlanPro)
-	sub, err := svc.Subscribe(ctx, s.p, nil, "")
-	is.NoErr(err) // subscribe
-	s.report(1)
-	clock.Advance(fleet.StreamReplayWindow + time.Minute)
-	s.report(1) // the first report leaves the buffer unread
-	_, err = sub.Next(10)
-	is.Equal(err, fleet.ErrStreamBehind)
-	<-sub.Done()
-	is.Equal(sub.Err(), fleet.ErrStreamBehind)
-	is.Equal(svc.OpenStreams(s.p), 0) // its slot is free
+	resumed, err := svc.Subscribe(ctx, s.p, nil, got[1].ID)
+	is.NoErr(err) // reconnect after the second report
+	defer resumed.Close()
+	again := readAll(t, resumed, 10)
+	is.Equal(again, got[2:])
 
-	again, err := svc.Subscribe(ctx, s.p, nil, "1")
-	is.NoErr(err) // reconnect from the start
-	defer again.Close()
-	is.Equal(len(readAll(t, again, 10)), 1) // the report still held
+	_, err = svc.Subscribe(ctx, s.p, nil, "not-an-id")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)
 }
 
 // Concurrent streams are capped per key by plan, on each service: one more

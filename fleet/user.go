@@ -4,17 +4,15 @@ import (
 	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	_ "embed"
 	"encoding/base64"
-	"fmt"
 	"net/mail"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/crypto/argon2"
+	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // Role is what a person may do in the dashboard of their account.
@@ -172,61 +170,17 @@ func (p *UserParams) validate(v *Validator) {
 	v.Check(p.Role.Valid(), "role", "must be admin or viewer")
 }
 
-// OWASP's argon2id parameters (Password Storage Cheat Sheet): 19 MiB of
+// HashPassword returns the argon2id hash of a password in PHC string form,
+// with OWASP's parameters (Password Storage Cheat Sheet): 19 MiB of
 // memory, 2 passes, 1 thread; 16-byte salt, 32-byte hash.
-const (
-	argonMemory  = 19 * 1024
-	argonTime    = 2
-	argonThreads = 1
-	argonKeyLen  = 32
-)
+func HashPassword(plain string) string { return password.Hash(plain) }
 
-var b64 = base64.RawStdEncoding
-
-// HashPassword returns the argon2id hash of password in PHC string form.
-func HashPassword(password string) string {
-	salt := make([]byte, 16)
-	rand.Read(salt)
-	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
-		b64.EncodeToString(salt), b64.EncodeToString(sum))
-}
-
-// The most a stored hash may ask of one verification: the memory it takes
-// is what bounds the server's under a burst of sign-ins (a hash slot each,
-// see Options.MaxPasswordHashes), so a hash naming more (only a hand-edited
-// store could hold one) never matches.
-const (
-	maxArgonMemory  = 64 * 1024 // KiB
-	maxArgonTime    = 10
-	maxArgonThreads = 4
-)
-
-// VerifyPassword reports whether password matches a hash made by
+// VerifyPassword reports whether a password matches a hash made by
 // HashPassword (with whatever parameters the hash names, within 64 MiB of
-// memory, 10 passes and 4 threads).
-func VerifyPassword(hash, password string) bool {
-	parts := strings.Split(hash, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false
-	}
-	var version int
-	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
-		return false
-	}
-	var m, t uint32
-	var p uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || m > maxArgonMemory || t == 0 || t > maxArgonTime || p == 0 || p > maxArgonThreads {
-		return false
-	}
-	salt, err1 := b64.DecodeString(parts[4])
-	want, err2 := b64.DecodeString(parts[5])
-	if err1 != nil || err2 != nil || len(want) == 0 || len(want) > 128 {
-		return false
-	}
-	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1
-}
+// memory, 10 passes and 4 threads: a hash naming more never matches, so
+// that the memory of a burst of sign-ins stays bounded, a hash slot each,
+// see Options.MaxPasswordHashes).
+func VerifyPassword(hash, plain string) bool { return password.Verify(hash, plain) }
 
 // dummyHash is verified against when no user has the e-mail given at
 // sign-in, so that an unknown address costs the same time as a wrong

@@ -44,14 +44,3 @@ func BenchmarkKeyCheck(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkPasswordHash is the cost of one sign-in's argon2id (OWASP
-// parameters): what a password guess costs the server, by design.
-func BenchmarkPasswordHash(b *testing.B) {
-	h := fleet.HashPassword(goodPassword)
-	for b.Loop() {
-		if !fleet.VerifyPassword(h, goodPassword) {
-			b.Fatal("no match")
-		}
-	}
-}

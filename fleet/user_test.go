@@ -37,13 +37,11 @@ func TestPasswordRules(t *testing.T) {
 	is.Equal(fleet.ErrorCode(fleet.CheckPassword("password", strings.Repeat("x", 257))), fleet.CodeValidation)
 	is.NoErr(fleet.CheckPassword("password", goodPassword))
 
+	// The hashing itself is tested in internal/password.
 	h := fleet.HashPassword(goodPassword)
 	is.True(strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$")) // OWASP parameters
-	is.True(!strings.Contains(h, goodPassword))
 	is.True(fleet.VerifyPassword(h, goodPassword))
 	is.True(!fleet.VerifyPassword(h, goodPassword+"x"))
-	is.True(fleet.HashPassword(goodPassword) != h) // salted
-	is.True(!fleet.VerifyPassword("$argon2id$garbage", goodPassword))
 }
 
 func TestSignInSameErrorAndSession(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/secret"
 )
 
 // webhookSecretData is what a webhook's sealed secrets are bound to: the
@@ -20,26 +22,26 @@ var errNoSecretKeys = &Error{Code: CodeUnavailable,
 // secret of the endpoint id: sealed under the first of the service's
 // SecretKeys; as it is when the service has none (and does not require
 // them).
-func (s *Service) sealWebhookSecret(id, secret string) (string, error) {
+func (s *Service) sealWebhookSecret(id, plain string) (string, error) {
 	keys := s.opts.Webhooks.SecretKeys
 	if keys == nil {
 		if s.opts.Webhooks.RequireSecretKeys {
 			return "", errNoSecretKeys
 		}
-		return secret, nil
+		return plain, nil
 	}
-	return keys.seal(webhookSecretData(id), secret), nil
+	return keys.seal(webhookSecretData(id), plain), nil
 }
 
 // openWebhookSecret returns the signing secret the store keeps for the
 // endpoint id in the form stored ("" stays "").
 func (s *Service) openWebhookSecret(id, stored string) (string, error) {
-	if stored == "" || !isSealed(stored) {
+	if stored == "" || !secret.IsSealed(stored) {
 		return stored, nil // kept in plain text, from before sealing
 	}
 	keys := s.opts.Webhooks.SecretKeys
 	if keys == nil {
-		return "", fmt.Errorf("fleet: the secret of webhook endpoint %s is sealed (key %s) and the server has no secret keys", id, sealedKeyID(stored))
+		return "", fmt.Errorf("fleet: the secret of webhook endpoint %s is sealed (key %s) and the server has no secret keys", id, secret.SealedKeyID(stored))
 	}
 	return keys.open(webhookSecretData(id), stored)
 }
@@ -65,7 +67,7 @@ func (s *Service) reseal(id, stored string) (string, bool, error) {
 		return "", false, nil
 	}
 	keys := s.opts.Webhooks.SecretKeys
-	if keys == nil || (isSealed(stored) && sealedKeyID(stored) == keys.keys[0].id) {
+	if keys == nil || (secret.IsSealed(stored) && secret.SealedKeyID(stored) == keys.keys.SealingID()) {
 		return stored, false, nil
 	}
 	plain, err := s.openWebhookSecret(id, stored)
@@ -185,7 +187,7 @@ func (o Operator) SealWebhookSecrets(ctx context.Context) (SealedSecrets, error)
 				}
 				if changed {
 					*v = next
-					if isSealed(was) {
+					if secret.IsSealed(was) {
 						resealed++
 					} else {
 						sealed++

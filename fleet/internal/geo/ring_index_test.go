@@ -1,4 +1,4 @@
-package fleet
+package geo
 
 import (
 	"fmt"
@@ -6,74 +6,27 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fleetkit/fleetapi/fleet/internal/geo/geotest"
 	"github.com/matryer/is"
 )
 
-// Rings of the shapes that stress an edge index: combs whose teeth run
-// north-south (every edge spans almost every latitude) or east-west (each
-// edge spans a sliver), stars (long spikes meeting near the centre), a
-// staircase of axis-parallel edges (many vertices at each latitude), and
-// random, self-crossing rings.
+// maxRing is the most positions a geofence's ring may hold
+// (fleet.maxRing): the rings the index is tested on are that long.
+const maxRing = 1_000
 
-// comb is a closed ring of about n positions: a base along the south of the
-// box (clon±w/2, clat±h/2) with teeth reaching north, so every tooth edge
-// spans 90% of the box's latitudes.
-func comb(clon, clat, w, h float64, n int) [][]float64 {
-	teeth := (n - 3) / 2
-	ring := make([][]float64, 0, n)
-	for i := range teeth {
-		x := clon - w/2 + w*float64(i)/float64(teeth)
-		y := clat + h/2
-		if i%2 == 1 {
-			y = clat - h/2 + h*0.1
+// validRing reports whether a ring is one a geofence may hold (fleet's
+// rules): 4 to maxRing positions in range, the last equal to the first.
+func validRing(r [][]float64) bool {
+	if len(r) < 4 || len(r) > maxRing {
+		return false
+	}
+	for _, p := range r {
+		if len(p) != 2 || p[0] < -180 || p[0] > 180 || p[1] < -90 || p[1] > 90 {
+			return false
 		}
-		ring = append(ring, []float64{x, y}, []float64{x + w/float64(teeth)/2, y})
 	}
-	ring = append(ring, []float64{clon + w/2, clat - h/2}, []float64{clon - w/2, clat - h/2})
-	return append(ring, ring[0])
-}
-
-// sideways is comb turned a quarter: teeth reaching east, edges short in
-// latitude.
-func sideways(clon, clat, w, h float64, n int) [][]float64 {
-	r := comb(clat, clon, h, w, n)
-	out := make([][]float64, len(r))
-	for i, p := range r {
-		out[len(r)-1-i] = []float64{p[1], p[0]}
-	}
-	return out
-}
-
-func star(clon, clat, rad float64, n int, rng *rand.Rand) [][]float64 {
-	ring := make([][]float64, 0, n)
-	for i := range n - 1 {
-		a := 2 * math.Pi * float64(i) / float64(n-1)
-		r := rad
-		if i%2 == 1 {
-			r = rad * (0.01 + 0.05*rng.Float64())
-		}
-		ring = append(ring, []float64{clon + r*math.Cos(a), clat + r*math.Sin(a)})
-	}
-	return append(ring, ring[0])
-}
-
-func staircase(n int) [][]float64 {
-	steps := (n - 3) / 2
-	ring := [][]float64{{0, 0}}
-	for i := range steps {
-		ring = append(ring, []float64{0.1 * float64(i+1), 0.1 * float64(i)}, []float64{0.1 * float64(i+1), 0.1 * float64(i+1)})
-	}
-	ring = append(ring, []float64{0, 0.1 * float64(steps)})
-	return append(ring, ring[0])
-}
-
-func scribble(n int, rng *rand.Rand) [][]float64 {
-	ring := make([][]float64, 0, n)
-	for range n - 1 {
-		// Coarse coordinates: many vertices share a latitude.
-		ring = append(ring, []float64{math.Round(rng.Float64()*40) / 4, math.Round(rng.Float64()*40) / 4})
-	}
-	return append(ring, ring[0])
+	first, last := r[0], r[len(r)-1]
+	return first[0] == last[0] && first[1] == last[1]
 }
 
 // probes are positions to test a ring at: every vertex, the middle of every
@@ -111,14 +64,14 @@ func probes(r []float64, rng *rand.Rand) ([][2]float64, int) {
 func TestRingIndexAgreesWithEveryEdge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 13))
 	rings := map[string][][]float64{
-		"comb":      comb(13, 52, 0.1, 0.1, MaxRingVertices),
-		"sideways":  sideways(13, 52, 0.1, 0.1, MaxRingVertices),
-		"star":      star(0, 0, 1, MaxRingVertices, rng),
-		"staircase": staircase(MaxRingVertices),
-		"scribble":  scribble(MaxRingVertices, rng),
-		"small":     scribble(40, rng),
+		"comb":      geotest.Comb(13, 52, 0.1, 0.1, maxRing),
+		"sideways":  geotest.Sideways(13, 52, 0.1, 0.1, maxRing),
+		"star":      geotest.Star(0, 0, 1, maxRing, rng),
+		"staircase": geotest.Staircase(maxRing),
+		"scribble":  geotest.Scribble(maxRing, rng),
+		"small":     geotest.Scribble(40, rng),
 		"antimeridian": func() [][]float64 {
-			r := comb(179.95, 0, 0.2, 0.1, 200)
+			r := geotest.Comb(179.95, 0, 0.2, 0.1, 200)
 			for _, p := range r {
 				if p[0] > 180 {
 					p[0] -= 360
@@ -130,9 +83,8 @@ func TestRingIndexAgreesWithEveryEdge(t *testing.T) {
 	for name, ring := range rings {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
-			g := Geofence{Name: "g", Geometry: Geometry{Type: GeometryPolygon, Rings: [][][]float64{ring}}}
-			is.NoErr(g.Validate())
-			s := compile(&g)
+			is.True(validRing(ring)) // a ring a geofence may hold
+			s := Polygon([][][]float64{ring})
 			r := s.rings[0]
 			ix := s.index[0]
 			is.True(ix != nil) // long enough to index
@@ -163,17 +115,16 @@ func TestRingIndexAgreesWithEveryEdge(t *testing.T) {
 }
 
 // BenchmarkGeofenceContains measures one containment test of a position
-// inside the box of a geofence of MaxRingVertices positions, edge by edge
+// inside the box of a geofence of maxRing positions, edge by edge
 // and through the index.
 func BenchmarkGeofenceContains(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
 		name string
 		ring [][]float64
-	}{{"comb", comb(13, 52, 0.1, 0.1, MaxRingVertices)}, {"sideways", sideways(13, 52, 0.1, 0.1, MaxRingVertices)},
-		{"star", star(13, 52, 0.05, MaxRingVertices, rng)}} {
-		g := Geofence{Name: "g", Geometry: Geometry{Type: GeometryPolygon, Rings: [][][]float64{c.ring}}}
-		s := compile(&g)
+	}{{"comb", geotest.Comb(13, 52, 0.1, 0.1, maxRing)}, {"sideways", geotest.Sideways(13, 52, 0.1, 0.1, maxRing)},
+		{"star", geotest.Star(13, 52, 0.05, maxRing, rng)}} {
+		s := Polygon([][][]float64{c.ring})
 		pts := make([][2]float64, 1024)
 		for i := range pts {
 			pts[i] = [2]float64{52 - 0.05 + 0.1*rng.Float64(), 13 - 0.05 + 0.1*rng.Float64()}
@@ -187,7 +138,7 @@ func BenchmarkGeofenceContains(b *testing.B) {
 				work, i := 0, 0
 				for b.Loop() {
 					p := pts[i%len(pts)]
-					s.contains(p[0], p[1], &work)
+					s.Contains(p[0], p[1], &work)
 					i++
 				}
 				b.ReportMetric(float64(work)/float64(i), "edges/op")

@@ -1,0 +1,101 @@
+package password
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/matryer/is"
+	"golang.org/x/crypto/argon2"
+)
+
+const goodPassword = "tawny-owl-rides-at-dawn"
+
+// hashWith is an argon2id hash of password with the parameters given, in
+// PHC form.
+func hashWith(password string, m, t uint32, p uint8) string {
+	salt := []byte("0123456789abcdef")
+	sum := argon2.IDKey([]byte(password), salt, t, m, p, 32)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, m, t, p, b64.EncodeToString(salt), b64.EncodeToString(sum))
+}
+
+func TestHashAndVerify(t *testing.T) {
+	is := is.New(t)
+	h := Hash(goodPassword)
+	is.True(strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$")) // OWASP parameters
+	is.True(!strings.Contains(h, goodPassword))
+	is.True(Verify(h, goodPassword))
+	is.True(!Verify(h, goodPassword+"x"))
+	is.True(Hash(goodPassword) != h) // salted
+	is.True(!Verify("$argon2id$garbage", goodPassword))
+	is.True(Verify(hashWith(goodPassword, 64, 1, 1), goodPassword)) // the parameters the hash names
+}
+
+// A hash that asks more of a verification than the bounds allow (memory,
+// passes, threads), of another algorithm or version, or malformed, never
+// matches, though each but the malformed is the password's right hash
+// with what it names.
+func TestVerifyRefusesWhatItMustNot(t *testing.T) {
+	ok := hashWith(goodPassword, 64, 1, 1)
+	for name, h := range map[string]string{
+		"memory over 64 MiB": hashWith(goodPassword, maxArgonMemory+1, 1, 1),
+		"passes over 10":     hashWith(goodPassword, 64, maxArgonTime+1, 1),
+		"threads over 4":     hashWith(goodPassword, 64, 1, maxArgonThreads+1),
+		"argon2i":            strings.Replace(ok, "$argon2id$", "$argon2i$", 1),
+		"version 16":         strings.Replace(ok, "$v=19$", "$v=16$", 1),
+		"salt not base64":    strings.Replace(ok, "$MDEy", "$!!!!", 1),
+		"no hash":            ok[:strings.LastIndex(ok, "$")+1],
+		"a part short":       ok[strings.Index(ok[1:], "$")+1:],
+	} {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			is.True(h != ok) // the case changes the hash
+			is.True(!Verify(h, goodPassword))
+		})
+	}
+}
+
+// No more than n hashes run at once; one that finds every slot taken waits
+// at most Wait, or until its context ends, and then does not run.
+func TestSlots(t *testing.T) {
+	is := is.New(t)
+	const n = 3
+	h := NewSlots(n, 0)
+	started := make(chan int, n)
+	release := make(chan struct{})
+	h.Started = func(running int) { started <- running }
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { is.True(h.Do(context.Background(), func() { <-release })) })
+	}
+	seen := map[int]bool{}
+	for range n {
+		seen[<-started] = true
+	}
+	is.Equal(seen, map[int]bool{1: true, 2: true, 3: true}) // counted as each starts
+	ran := false
+	is.True(!h.Do(context.Background(), func() { ran = true })) // every slot held: no wait
+	h.Wait = 1 << 62
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	is.True(!h.Do(ctx, func() { ran = true })) // a context that ended
+	is.True(!ran)
+	close(release)
+	wg.Wait()
+	is.True(h.Do(context.Background(), func() { ran = true })) // a slot free again
+	is.True(ran)
+	is.Equal(<-started, 1)
+}
+
+// BenchmarkPasswordHash is the cost of one sign-in's argon2id (OWASP
+// parameters): what a password guess costs the server, by design.
+func BenchmarkPasswordHash(b *testing.B) {
+	h := Hash(goodPassword)
+	for b.Loop() {
+		if !Verify(h, goodPassword) {
+			b.Fatal("no match")
+		}
+	}
+}
