@@ -219,15 +219,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	is.True(strings.Contains(overview, "pro"))
 
 	// Generate a key and read it from the page, once.
-	var secret string
-	b.run("fill in a key",
-		chromedp.Navigate(b.base+"/settings/api-keys"),
-		chromedp.WaitVisible(byLabel("Name")),
-		chromedp.SendKeys(byLabel("Name"), "Browser test key"),
-		chromedp.SetValue(byLabel("Environment"), "production"),
-	)
-	b.press("generate it", button("Generate key"))
-	b.run("read it", chromedp.Value(byLabel("The new API key"), &secret))
+	secret := b.generateKey("Browser test key", chromedp.SetValue(byLabel("Environment"), "production"))
 	is.True(fleet.CheckSecret(secret))
 	b.run("open the keys page again", chromedp.Navigate(b.base+"/settings/api-keys"), chromedp.WaitVisible(byLabel("Name")))
 	is.True(!strings.Contains(b.text(), secret)) // shown only once

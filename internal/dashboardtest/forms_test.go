@@ -31,14 +31,7 @@ func TestReloadRepeatsNothing(t *testing.T) {
 	b.signIn(adminEmail, adminPassword)
 	n := w.keyCount(t)
 
-	var secret string
-	b.run("fill in a key",
-		chromedp.Navigate(b.base+"/settings/api-keys"),
-		chromedp.WaitVisible(byLabel("Name")),
-		chromedp.SendKeys(byLabel("Name"), "Reload test"),
-	)
-	b.press("generate the key", button("Generate key"))
-	b.run("read the key", chromedp.Value(byLabel("The new API key"), &secret))
+	secret := b.generateKey("Reload test")
 	is.True(fleet.CheckSecret(secret))
 	is.Equal(w.keyCount(t), n+1)
 	tryIt := strings.Contains(b.text(), "export FLEET_API_KEY=")
@@ -103,11 +96,7 @@ func TestFormErrorsReadAsSentences(t *testing.T) {
 	b := open(t, w)
 	b.signIn(adminEmail, adminPassword)
 	n := w.keyCount(t)
-	b.run("give a key a blank name",
-		chromedp.Navigate(b.base+"/settings/api-keys"),
-		chromedp.WaitVisible(byLabel("Name")),
-		chromedp.SendKeys(byLabel("Name"), "   "),
-	)
+	b.fillKey("   ") // a blank name
 	b.press("generate it", button("Generate key"))
 	page := b.text()
 	is.True(strings.Contains(page, "Name must be 1 to 100 characters."))

@@ -25,14 +25,8 @@ func TestRotationShownAsAPair(t *testing.T) {
 	b := open(t, w)
 	b.signIn(adminEmail, adminPassword)
 
-	var old, rotated string
-	b.run("fill in a key",
-		chromedp.Navigate(b.base+"/settings/api-keys"),
-		chromedp.WaitVisible(byLabel("Name")),
-		chromedp.SendKeys(byLabel("Name"), "Billing backend"),
-	)
-	b.press("generate it", button("Generate key"))
-	b.run("read it", chromedp.Value(byLabel("The new API key"), &old))
+	var rotated string
+	old := b.generateKey("Billing backend")
 	oldPrefix := old[:fleet.KeyPrefixLen]
 	b.run("choose a day's grace", chromedp.SetValue(keyRow(oldPrefix)+`//select`, "86400"))
 	b.press("rotate it", keyRow(oldPrefix)+button("Rotate"))

@@ -180,3 +180,25 @@ func fullShot(dir, name string, width, height int64) chromedp.Action {
 		return os.WriteFile(filepath.Join(dir, name), buf, 0o644)
 	})
 }
+
+// fillKey opens the keys page and fills in the new key's form: its name,
+// and then what more sets.
+func (b *browserSession) fillKey(name string, more ...chromedp.Action) {
+	b.t.Helper()
+	b.run("fill in a key", append([]chromedp.Action{
+		chromedp.Navigate(b.base + "/settings/api-keys"),
+		chromedp.WaitVisible(byLabel("Name")),
+		chromedp.SendKeys(byLabel("Name"), name),
+	}, more...)...)
+}
+
+// generateKey generates a key with the form and returns its secret, read
+// from the page the form leads to.
+func (b *browserSession) generateKey(name string, more ...chromedp.Action) string {
+	b.t.Helper()
+	b.fillKey(name, more...)
+	b.press("generate the key", button("Generate key"))
+	var secret string
+	b.run("read the key", chromedp.Value(byLabel("The new API key"), &secret))
+	return secret
+}
