@@ -195,6 +195,9 @@ type Key struct {
 	LastUsedAt  *time.Time
 	ExpiresAt   *time.Time
 	RevokedAt   *time.Time
+	// Replaces is the id of the key this one replaced in a rotation
+	// (RotateKey), "" for a key made otherwise. It never changes.
+	Replaces string
 }
 
 // Status returns the key's status at time now.

@@ -128,3 +128,20 @@ func TestCursor(t *testing.T) {
 		is.True(!ok)
 	}
 }
+
+// A rotation's new key names the key it replaces; a key made otherwise
+// replaces none.
+func TestRotatedKeyNamesTheKeyItReplaces(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	a, nk, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	is.NoErr(err)
+	p := fleet.SystemPrincipal(a)
+	is.Equal(nk.Key.Replaces, "")
+	rot, err := svc.RotateKey(ctx, p, nk.Key.ID, time.Hour)
+	is.NoErr(err)
+	is.Equal(rot.Key.Replaces, nk.Key.ID)
+	stored, err := svc.Key(ctx, p, rot.Key.ID)
+	is.NoErr(err)
+	is.Equal(stored.Replaces, nk.Key.ID)
+}

@@ -14,9 +14,15 @@ const (
 // Page asks a store for the items whose id sorts after After, at most Limit
 // of them, in id order. Because ids only grow, a walk by cursor neither skips
 // nor repeats an item while data changes.
+//
+// With Newest, it asks for the items whose id sorts before After (every
+// item when After is ""), at most Limit of them, in descending id order:
+// newest first. Only Tx.Alerts and Tx.Deliveries are asked with Newest,
+// and every store honours it there; no other list is.
 type Page struct {
-	After string
-	Limit int
+	After  string
+	Limit  int
+	Newest bool
 }
 
 // List is one page of results.
@@ -31,11 +37,27 @@ type List[T any] struct {
 type ListQuery struct {
 	Cursor string
 	Limit  int
+	// Newest lists the newest items first; the cursor of such a page
+	// leads to older items (and EncodeCursor(id) without Newest to the
+	// items newer than id, oldest first). Only the lists whose use case
+	// says so take it (ListAlerts, ListDeliveries); the others refuse it
+	// as invalid_request.
+	Newest bool
 }
 
 // page turns a query into the Page a store is asked for: one more than the
-// limit, so that the service can tell whether more follow.
+// limit, so that the service can tell whether more follow. It refuses
+// Newest: a list that can go newest first asks with pageEitherOrder.
 func (q ListQuery) page(prefix string, def, maxLimit int) (Page, int, error) {
+	if q.Newest {
+		return Page{}, 0, Errorf(CodeInvalidRequest, "This list has no newest-first order.")
+	}
+	return q.pageEitherOrder(prefix, def, maxLimit)
+}
+
+// pageEitherOrder is page for the lists whose store method honours
+// Page.Newest.
+func (q ListQuery) pageEitherOrder(prefix string, def, maxLimit int) (Page, int, error) {
 	limit := q.Limit
 	if limit == 0 {
 		limit = def
@@ -51,7 +73,7 @@ func (q ListQuery) page(prefix string, def, maxLimit int) (Page, int, error) {
 		}
 		after = id
 	}
-	return Page{After: after, Limit: limit + 1}, limit, nil
+	return Page{After: after, Limit: limit + 1, Newest: q.Newest}, limit, nil
 }
 
 // finish cuts the extra item off a page the store returned and sets the

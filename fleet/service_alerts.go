@@ -499,7 +499,8 @@ func (s *Service) Alert(ctx context.Context, p Principal, id string) (Alert, err
 	return a, err
 }
 
-// ListAlerts lists the account's alerts, oldest first.
+// ListAlerts lists the account's alerts, oldest first, or newest first with
+// q.Newest.
 func (s *Service) ListAlerts(ctx context.Context, p Principal, f AlertFilter, q ListQuery) (List[Alert], error) {
 	if err := p.allow("ListAlerts"); err != nil {
 		return List[Alert]{}, err
@@ -517,7 +518,7 @@ func (s *Service) ListAlerts(ctx context.Context, p Principal, f AlertFilter, q 
 		return List[Alert]{}, Errorf(CodeInvalidRequest, "from must not be after to.")
 	}
 	f.From, f.To = zeroOr(f.From), zeroOr(f.To)
-	page, limit, err := q.page(PrefixAlert, DefaultPageLimit, MaxPageLimit)
+	page, limit, err := q.pageEitherOrder(PrefixAlert, DefaultPageLimit, MaxPageLimit)
 	if err != nil {
 		return List[Alert]{}, err
 	}

@@ -231,7 +231,8 @@ const DefaultRotationGrace = time.Hour
 const MaxRotationGrace = 30 * 24 * time.Hour
 
 // RotateKey creates a new key with the same name, permissions, environment
-// and expiry, and makes the old one expire after grace (sooner if it was to
+// and expiry, which names the old one in Replaces, and makes the old one
+// expire after grace (sooner if it was to
 // expire sooner anyway). A revoked or expired key cannot be rotated
 // (conflict). A key may rotate itself; another key only if it holds every
 // permission of that key and the new key would not outlive it (else
@@ -274,6 +275,7 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 			Name: old.Name, Permissions: old.Permissions, Environment: old.Environment,
 			ExpiresAt: old.ExpiresAt,
 		}, now)
+		nk.Key.Replaces = old.ID
 		end := now.Add(grace)
 		if old.ExpiresAt == nil || end.Before(*old.ExpiresAt) {
 			old.ExpiresAt = &end

@@ -558,7 +558,8 @@ type SummaryQuery struct {
 	Limit     int // default 1,000, at most 10,000
 }
 
-// SummaryRow is one vehicle's (and with group_by=day, one day's) figures.
+// SummaryRow is one vehicle's (and with group_by=day, one day's) figures;
+// DistanceKm is kept to the metre.
 type SummaryRow struct {
 	VehicleID      string     `json:"vehicle_id"`
 	Day            string     `json:"day,omitempty"`
@@ -781,6 +782,7 @@ func summarize(trips []Trip, before map[string]bool, from, to, now time.Time, by
 	out := make([]SummaryRow, len(order))
 	for i, r := range order {
 		out[i] = *r
+		out[i].DistanceKm = roundKm(r.DistanceKm) // to the metre, as the trips'
 	}
 	slices.SortFunc(out, func(a, b SummaryRow) int {
 		return cmp.Or(strings.Compare(a.VehicleID, b.VehicleID), strings.Compare(a.Day, b.Day))

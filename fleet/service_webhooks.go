@@ -381,7 +381,8 @@ func (s *Service) enqueueDeliveries(tx Tx, e Event, only *Webhook) error {
 	return nil
 }
 
-// ListDeliveries lists an endpoint's delivery attempts in creation order.
+// ListDeliveries lists an endpoint's delivery attempts in creation order, or
+// newest first with q.Newest.
 func (s *Service) ListDeliveries(ctx context.Context, p Principal, webhookID string, f DeliveryFilter, q ListQuery) (List[Delivery], error) {
 	if err := requireWebhooks(p, "ListDeliveries"); err != nil {
 		return List[Delivery]{}, err
@@ -392,7 +393,7 @@ func (s *Service) ListDeliveries(ctx context.Context, p Principal, webhookID str
 	if f.EventID != "" && !ValidID(PrefixEvent, f.EventID) {
 		return List[Delivery]{}, Errorf(CodeInvalidRequest, "event_id must be an event id (evt_...).")
 	}
-	page, limit, err := q.page(PrefixDelivery, DefaultPageLimit, MaxPageLimit)
+	page, limit, err := q.pageEitherOrder(PrefixDelivery, DefaultPageLimit, MaxPageLimit)
 	if err != nil {
 		return List[Delivery]{}, err
 	}

@@ -53,7 +53,8 @@ type AlertTx interface {
 	// Alert returns not_found if the account has no such alert.
 	Alert(accountID, id string) (Alert, error)
 	// Alerts returns the account's alerts that f.Match, in id order, after
-	// p.After, at most p.Limit of them.
+	// p.After, at most p.Limit of them; with p.Newest, in descending id
+	// order, before p.After (see Page).
 	Alerts(accountID string, f AlertFilter, p Page) ([]Alert, error)
 	// UpdateAlert stores an alert's status, acknowledged_at and resolved_at.
 	// Returns not_found if the account has no such alert.

@@ -80,7 +80,8 @@ type KeyTx interface {
 	// p.Limit of them.
 	Keys(accountID string, p Page) ([]Key, error)
 	// UpdateKey replaces the mutable fields of a stored key (name,
-	// expires_at, revoked_at). Returns not_found if it is not stored.
+	// expires_at, revoked_at; never replaces). Returns not_found if it is
+	// not stored.
 	UpdateKey(k Key) error
 	// CountActiveKeys returns how many of the account's keys are active at
 	// now (Key.Status): not revoked, and without an expiry or expiring

@@ -40,7 +40,8 @@ type WebhookTx interface {
 	// Delivery returns not_found if the account has no such delivery.
 	Delivery(accountID, id string) (Delivery, error)
 	// Deliveries returns the endpoint's deliveries that f.Match, in id
-	// order, after p.After, at most p.Limit of them.
+	// order, after p.After, at most p.Limit of them; with p.Newest, in
+	// descending id order, before p.After (see Page).
 	Deliveries(accountID, webhookID string, f DeliveryFilter, p Page) ([]Delivery, error)
 	// UpdateDelivery replaces the mutable fields of a stored delivery
 	// (status, response_status, error, duration_ms, next_attempt_at).

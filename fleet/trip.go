@@ -55,7 +55,7 @@ type TripSlice struct {
 //
 // DistanceKm is the sum of the great-circle distances between consecutive
 // accepted reports, or the odometer difference when every accepted report
-// carries an odometer reading. MovingSeconds counts the steps between two
+// carries an odometer reading, kept to the metre. MovingSeconds counts the steps between two
 // reports of which at least one is moving; AvgSpeed is DistanceKm over that
 // time. Points counts the accepted reports, IgnoredPoints the jumps.
 type Trip struct {
@@ -213,12 +213,14 @@ func mod(a, b int64) int64 {
 	return m
 }
 
-// finish sets the fields that follow from the others.
+// finish sets the fields that follow from the others. The distance is kept
+// to the metre (roundKm), as every distance the service answers.
 func (t *Trip) finish() {
 	t.DistanceKm = t.GreatCircleKm
 	if t.OdometerAll && t.StartOdometerKm != nil && t.EndOdometerKm != nil {
 		t.DistanceKm = math.Max(0, *t.EndOdometerKm-*t.StartOdometerKm)
 	}
+	t.DistanceKm = roundKm(t.DistanceKm)
 	t.DurationSeconds = t.End.Timestamp.Sub(t.Start.Timestamp).Seconds()
 	t.AvgSpeed = 0
 	if t.MovingSeconds > 0 {

@@ -282,7 +282,7 @@ func registerTripComponents(g *generator) {
 		s.describe("A drive from the first moving report to the last one before a stop or a silence.").
 			replace("trip_id", id(fleet.PrefixTrip)).replace("status", ref("TripStatus")).
 			with("end", "description", "The last moving report so far (in_progress) or of the trip.").
-			with("distance_km", "description", fmt.Sprintf("The sum of the great-circle distances between consecutive reports of the trip, reports implying more than %d km/h (GPS jumps) left out; or, when every report of the trip carries one, the odometer difference.", fleet.MaxTripSpeed)).
+			with("distance_km", "description", fmt.Sprintf("The sum of the great-circle distances between consecutive reports of the trip, reports implying more than %d km/h (GPS jumps) left out; or, when every report of the trip carries one, the odometer difference. In km to the metre (at most three decimals).", fleet.MaxTripSpeed)).
 			with("duration_seconds", "description", "From start to end.").
 			with("moving_seconds", "description", "The time between consecutive reports of which at least one is at or above the moving speed.").
 			with("max_speed", "description", "km/h, the top reported speed.").
@@ -307,6 +307,7 @@ func registerTripComponents(g *generator) {
 			with("end", "description", "null while the vehicle stands.")
 	})
 	comp[fleet.SummaryRow](g, "SummaryRow", output, func(s *shape) {
-		s.with("day", "format", "date", "description", "The day in `tz` (group_by=day only).")
+		s.with("day", "format", "date", "description", "The day in `tz` (group_by=day only).").
+			with("distance_km", "description", "In km to the metre (at most three decimals).")
 	})
 }

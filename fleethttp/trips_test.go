@@ -90,6 +90,36 @@ func TestTripsCSV(t *testing.T) {
 	is.True(strings.HasPrefix(r.header.Get("Content-Type"), "application/json"))
 }
 
+// A summary's distances are to the metre in CSV as in JSON: an odometer
+// from 9612.75 to 9613.45 km made 0.7 km, not 0.7000000000007276.
+func TestSummaryCSVDistanceToTheMetre(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	vid := e.vehicle(key, "Van")
+	start := e.clock.Now().Add(-10 * time.Minute)
+	odo := 9612.4
+	var pts []map[string]any
+	for i := range 16 {
+		speed := 0.0
+		if i >= 1 && i <= 3 {
+			speed, odo = 42, odo+0.35
+		}
+		p := pt(start.Add(time.Duration(i)*30*time.Second), 52.0, 13.0+0.005*float64(min(i, 3)), speed)
+		p["odometer_km"] = odo
+		pts = append(pts, p)
+	}
+	r := e.do("POST", "/v1/vehicles/"+vid+"/locations", key, batch(pts...))
+	is.True(r.status == http.StatusOK || r.status == http.StatusCreated)
+	rows := readCSV(t, e.do("GET", "/v1/reports/summary", key, nil, "Accept", "text/csv"))
+	is.Equal(len(rows), 2)
+	is.Equal(rows[0][2], "distance_km")
+	is.Equal(rows[1][2], "0.7")
+	rows = readCSV(t, e.do("GET", "/v1/vehicles/"+vid+"/trips", key, nil, "Accept", "text/csv"))
+	is.Equal(rows[0][9], "distance_km")
+	is.Equal(rows[1][9], "0.7")
+}
+
 func TestTripsBadInput(t *testing.T) {
 	e := newEnv(t)
 	_, key := e.account(fleet.PlanPro)

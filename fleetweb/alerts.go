@@ -2,37 +2,85 @@ package fleetweb
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
+// alertsPerPage is how many alerts a page of /alerts shows.
+const alertsPerPage = 50
+
 type alertsData struct {
-	Alerts   []fleet.Alert
-	More     bool
-	Status   string
-	Statuses []fleet.AlertStatus
+	Rows   []alertRow
+	Count  count
+	One    string // what one alert of the tab is called: "open alert"
+	Many   string
+	Status string
+	Tabs   []alertTab
+	Paging paging
+	// Here is the tab and the position as a query, which the forms send
+	// back so that the page after an action is the same.
+	Here string
 }
 
-// alertsPage lists the account's alerts, open ones by default, newest
-// first as the use case returns them, with acknowledge and resolve for
-// admins.
+type alertTab struct {
+	Status, Label string
+}
+
+var alertTabs = []alertTab{{"open", "Open"}, {"acknowledged", "Acknowledged"}, {"resolved", "Resolved"}, {"all", "All"}}
+
+// alertTab returns the tab named status (open when none or unknown).
+func tabOf(status string) string {
+	for _, t := range alertTabs {
+		if t.Status == status {
+			return status
+		}
+	}
+	return string(fleet.AlertOpen)
+}
+
+// URL is the address of the tab at a position.
+func (d alertsData) URL(pos position) string {
+	q := url.Values{"status": {d.Status}}
+	pos.set(q)
+	return "/alerts?" + q.Encode()
+}
+
+// alertsPage lists the account's alerts of a tab (open ones by default),
+// newest first a page at a time, with how many there are, and acknowledge
+// and resolve for admins.
 func (h *Handler) alertsPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	status := r.URL.Query().Get("status")
-	if status == "" {
-		status = string(fleet.AlertOpen)
-	}
+	ctx := r.Context()
+	q := r.URL.Query()
+	d := alertsData{Status: tabOf(q.Get("status")), Tabs: alertTabs, One: "alert", Many: "alerts"}
 	f := fleet.AlertFilter{}
-	if status != "all" {
-		f.Status = fleet.AlertStatus(status)
+	if d.Status != "all" {
+		f.Status = fleet.AlertStatus(d.Status)
+		d.One, d.Many = d.Status+" alert", d.Status+" alerts"
 	}
-	l, err := h.svc.ListAlerts(r.Context(), us.Principal(), f, fleet.ListQuery{Limit: 100})
+	pos := readPosition(q, fleet.PrefixAlert)
+	list := func(lq fleet.ListQuery) (fleet.List[fleet.Alert], error) {
+		return h.svc.ListAlerts(ctx, us.Principal(), f, lq)
+	}
+	alerts, pg, err := newestFirst(pos, alertsPerPage, list, func(a fleet.Alert) string { return a.ID })
 	if err != nil {
 		h.fail(w, r, &us, err)
 		return
 	}
-	p := page{Title: "Alerts", Nav: "alerts", User: &us, Data: alertsData{Alerts: l.Items, More: l.HasMore, Status: status,
-		Statuses: []fleet.AlertStatus{fleet.AlertOpen, fleet.AlertAcknowledged, fleet.AlertResolved}}}
-	switch r.URL.Query().Get("done") {
+	if d.Count.N, d.Count.More, err = countUpTo(ctx, maxCounted, list); err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	if d.Rows, err = h.alertRows(ctx, us.Principal(), alerts); err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	d.Paging = pg
+	here := url.Values{"status": {d.Status}}
+	pos.set(here)
+	d.Here = here.Encode()
+	p := page{Title: "Alerts", Nav: "alerts", User: &us, Data: d}
+	switch q.Get("done") {
 	case "acknowledged":
 		p.Notice = "The alert is acknowledged."
 	case "resolved":
@@ -42,7 +90,8 @@ func (h *Handler) alertsPage(w http.ResponseWriter, r *http.Request, us fleet.Us
 }
 
 // moveAlert acknowledges or resolves an alert through the use case, which
-// refuses a viewer and a move the alert state machine does not allow.
+// refuses a viewer and a move the alert state machine does not allow, and
+// leads back to the tab and page the form was on.
 func (h *Handler) moveAlert(to fleet.AlertStatus) userFunc {
 	return func(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 		var err error
@@ -55,6 +104,12 @@ func (h *Handler) moveAlert(to fleet.AlertStatus) userFunc {
 			h.fail(w, r, &us, err)
 			return
 		}
-		http.Redirect(w, r, "/alerts?status=all&done="+string(to), http.StatusSeeOther)
+		back := url.Values{"status": {"all"}}
+		if from, err := url.ParseQuery(r.PostFormValue("back")); err == nil && from.Get("status") != "" {
+			back.Set("status", tabOf(from.Get("status")))
+			readPosition(from, fleet.PrefixAlert).set(back)
+		}
+		back.Set("done", string(to))
+		http.Redirect(w, r, "/alerts?"+back.Encode(), http.StatusSeeOther)
 	}
 }

@@ -3,6 +3,7 @@ package fleetweb
 import (
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -22,6 +23,16 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 		p.Notice = "You are signed out."
 	}
 	h.render(w, http.StatusOK, "signin", p)
+}
+
+// toSignIn sends the other words for signing in (/login, /signin) to
+// /sign-in, keeping where to go after.
+func (h *Handler) toSignIn(w http.ResponseWriter, r *http.Request) {
+	to := "/sign-in"
+	if next := r.URL.Query().Get("next"); sitePath(next) {
+		to += "?next=" + url.QueryEscape(next)
+	}
+	http.Redirect(w, r, to, http.StatusMovedPermanently)
 }
 
 // signIn checks the form and starts a new session. The browser's old

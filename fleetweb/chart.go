@@ -47,7 +47,7 @@ func drawChart(title string, hours []fleet.Usage, labelEvery int) chart {
 		rh := float64(h.Rejected) / float64(top) * plotH
 		c.Bars = append(c.Bars, bar{X: x + step*0.1, W: step * 0.8, Y: float64(c.Bottom) - bh, H: bh,
 			RY: float64(c.Bottom) - rh, RH: rh,
-			Title: fmt.Sprintf("%s: %d requests, %d refused (429)", h.Hour.UTC().Format("Jan 2 15:00"), h.Requests, h.Rejected)})
+			Title: fmt.Sprintf("%s: %s, %s refused (429)", h.Hour.UTC().Format("Jan 2 15:00"), plural(h.Requests, "request", "requests"), num(h.Rejected))})
 		if (n-1-i)%labelEvery == 0 {
 			label := h.Hour.UTC().Format("15:00")
 			if labelEvery >= 24 {
@@ -58,7 +58,7 @@ func drawChart(title string, hours []fleet.Usage, labelEvery int) chart {
 	}
 	for i := 0; i <= 4; i++ {
 		v := top * i / 4
-		c.Ticks = append(c.Ticks, tick{X: float64(c.Left - 6), Y: float64(c.Bottom) - float64(v)/float64(top)*plotH, Label: fmt.Sprint(v)})
+		c.Ticks = append(c.Ticks, tick{X: float64(c.Left - 6), Y: float64(c.Bottom) - float64(v)/float64(top)*plotH, Label: num(v)})
 	}
 	return c
 }

@@ -8,7 +8,19 @@
 // with the signed-in person's principal (fleet.UserSession.Principal), so
 // the dashboard obeys the same caps, permissions and rules as the API. Pages
 // are html/template, assets are embedded (no CDN, no build step): the map is
-// Leaflet, vendored under static/leaflet with its licence.
+// Leaflet, vendored under static/leaflet with its licence. Lists that grow
+// (alerts, webhook deliveries) show the newest first, a page at a time,
+// with how many there are. Below 800 px the header folds its pages into a
+// menu, and below 640 px lists are cards.
+//
+// Every form that changes something is answered with a redirect
+// (post/redirect/get), so that reloading a page or going back repeats
+// nothing; a form the use case refuses is shown again with its errors (it
+// changed nothing, so sending it again does no harm). A secret a form made (a new or rotated key, a sign-in link) waits
+// for the page the redirect leads to in this process's memory, for the
+// session that made it only, until that page is viewed or five minutes
+// have passed: behind a load balancer, keep a person's requests on one
+// server (sticky sessions), or the page says the secret was shown once.
 //
 // Security: the session cookie is __Host-fleet_session (Secure, HttpOnly,
 // SameSite=Lax; fleet_session without Secure when Options.InsecureCookies
@@ -128,6 +140,7 @@ type Handler struct {
 	root  http.Handler
 	pages map[string]*template.Template
 	csp   string
+	once  *onceStore
 }
 
 // New returns the dashboard over svc.
@@ -160,7 +173,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 			return host
 		}
 	}
-	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "map", "alerts", "webhooks", "error"} {
@@ -171,6 +184,8 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(files)))
 
 	h.mux.HandleFunc("GET /sign-in", h.signInPage)
+	h.mux.HandleFunc("GET /login", h.toSignIn)
+	h.mux.HandleFunc("GET /signin", h.toSignIn)
 	h.mux.HandleFunc("POST /sign-in", h.signIn)
 	h.mux.HandleFunc("POST /sign-out", h.signOut)
 	h.mux.HandleFunc("GET /sign-up", h.signUpPage)
@@ -374,8 +389,9 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 func statusOf(err error) int { return fleethttp.StatusOf(fleet.ErrorCode(err)) }
 
 // errorPage sets the page's error from err: the domain's message (never
-// internals) and its bad fields. A viewer's refused change gets a message
-// about roles rather than about API keys.
+// internals) and its bad fields, which the page words as sentences about
+// the form's fields (fieldSentence). A viewer's refused change gets a
+// message about roles rather than about API keys.
 func errorPage(p *page, err error) {
 	p.Error = fleet.ErrorMessage(err)
 	if fleet.ErrorCode(err) == fleet.CodeInsufficientPermissions && p.User != nil && !p.User.IsAdmin() {
@@ -385,6 +401,73 @@ func errorPage(p *page, err error) {
 	if errors.As(err, &fe) {
 		p.Fields = fe.Details
 	}
+	if fleet.ErrorCode(err) == fleet.CodeValidation && len(p.Fields) > 0 {
+		p.Error = "Please correct the form:"
+	}
+}
+
+// fieldLabels are the labels of the form fields that the use cases name
+// in their errors by the API's field names.
+var fieldLabels = map[string]string{
+	"name": "Name", "environment": "Environment", "expires_at": "Expires on", "expires": "Expires on",
+	"permissions": "Permission", "email": "E-mail address", "password": "Password", "new_password": "New password",
+	"current_password": "The current password you typed", "company_name": "Company name", "company": "Company name", "role": "Role",
+	"grace_period_seconds": "Grace period", "token": "The sign-in link",
+}
+
+// fieldSentence words a field's error as a sentence about the form's
+// field: "name" and "must be 1 to 100 characters" make "Name must be 1 to
+// 100 characters."
+func fieldSentence(f fleet.FieldError) string {
+	field := f.Field
+	if i := strings.IndexByte(field, '['); i > 0 { // permissions[2]
+		field = field[:i]
+	}
+	label, ok := fieldLabels[field]
+	if !ok {
+		label = strings.ReplaceAll(field, "_", " ")
+		if label != "" {
+			label = strings.ToUpper(label[:1]) + label[1:]
+		}
+	}
+	msg := strings.TrimSpace(f.Message)
+	sep := ": "
+	for _, verb := range []string{"must ", "is ", "are ", "cannot ", "has ", "does ", "should "} {
+		if strings.HasPrefix(msg, verb) {
+			sep = " "
+		}
+	}
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return label + sep + msg
+}
+
+// num writes a whole number with thousands separators: 10,000.
+func num(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// plural is "1 open alert" or "42 open alerts", the number with its
+// thousands separators.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return num(n) + " " + many
 }
 
 // fail shows an error page for err; errors of the store are logged.
@@ -482,4 +565,9 @@ var funcs = template.FuncMap{
 		}
 		return min(100, n*100/of)
 	},
+	"num":           num,
+	"plural":        plural,
+	"fieldSentence": fieldSentence,
+	"prefix":        func(k fleet.Key) string { return k.Prefix + "…" },
+	"ms":            func(d *int64) string { return num(int(*d)) + " ms" },
 }

@@ -222,7 +222,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 
 	// The same form from the dashboard's own pages goes through.
 	r = do(t, c, "POST", e.srv.URL+"/settings/api-keys", form, "Sec-Fetch-Site", "same-origin", "Origin", e.srv.URL)
-	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.status, http.StatusSeeOther)
 	is.Equal(len(e.keys(t, e.accA)), n+1)
 }
 
@@ -388,7 +388,11 @@ func TestGeneratedSecretShownOnce(t *testing.T) {
 	c := e.signedIn(t, "admin@acme.test", adminPassword)
 	r := do(t, c, "POST", e.srv.URL+"/settings/api-keys", url.Values{"name": {"Backend"}, "environment": {"development"},
 		"permissions": {"vehicles:read", "keys:read"}, "expires": {"2099-01-01"}})
-	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.status, http.StatusSeeOther) // post, redirect...
+	is.True(secretRE.FindString(r.body) == "")
+	shown := r.header.Get("Location")
+	r = do(t, c, "GET", e.srv.URL+shown, nil) // ...get: the secret, once
+	is.Equal(r.status, http.StatusOK)
 	is.Equal(r.header.Get("Cache-Control"), "no-store")
 	secret := secretRE.FindString(r.body)
 	is.True(secret != "")
@@ -400,6 +404,10 @@ func TestGeneratedSecretShownOnce(t *testing.T) {
 	r = do(t, c, "GET", e.srv.URL+"/settings/api-keys", nil)
 	is.True(!strings.Contains(r.body, secret)) // never shown again
 	is.True(strings.Contains(r.body, p.Key.Prefix))
+	r = do(t, c, "GET", e.srv.URL+shown, nil) // not even on its own page, reloaded
+	is.Equal(r.status, http.StatusOK)
+	is.True(!strings.Contains(r.body, secret))
+	is.True(strings.Contains(r.body, "shown once"))
 
 	// Bad input: a clear error, nothing made.
 	n := len(e.keys(t, e.accA))
@@ -416,7 +424,9 @@ func TestAddUserLinkSignsInOnce(t *testing.T) {
 	e := newEnv(t, fleetweb.Options{})
 	c := e.signedIn(t, "admin@acme.test", adminPassword)
 	r := do(t, c, "POST", e.srv.URL+"/users", url.Values{"email": {"new@acme.test"}, "name": {"Nia"}, "role": {"viewer"}})
-	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.status, http.StatusSeeOther)
+	r = do(t, c, "GET", e.srv.URL+r.header.Get("Location"), nil)
+	is.Equal(r.status, http.StatusOK)
 	link := regexp.MustCompile(`https://[^"]+/welcome\?token=[A-Za-z0-9_-]{43}`).FindString(r.body)
 	is.True(link != "")
 	token := strings.SplitN(link, "token=", 2)[1]
@@ -534,12 +544,15 @@ func TestPublicURLWinsOverTheRequestsHost(t *testing.T) {
 		return resp{res.StatusCode, res.Header, string(b)}
 	}
 	r := forged("POST", "/users", url.Values{"email": {"new@acme.test"}, "role": {"viewer"}})
-	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.status, http.StatusSeeOther)
+	is.True(strings.HasPrefix(r.header.Get("Location"), "/users?shown=")) // a path of the dashboard's, never of the Host
+	r = forged("GET", r.header.Get("Location"), nil)
 	is.True(regexp.MustCompile(`value="https://fleet.example.com/welcome\?token=[A-Za-z0-9_-]{43}"`).MatchString(r.body)) // the public URL's link
 	is.True(!strings.Contains(r.body, "other.example"))
 	newKey := url.Values{"name": {"Backend"}, "environment": {"development"}, "permissions": {"vehicles:read"}}
 	r = forged("POST", "/settings/api-keys", newKey)
-	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.status, http.StatusSeeOther)
+	r = forged("GET", r.header.Get("Location"), nil)
 	is.True(strings.Contains(r.body, "https://fleet.example.com/v1/account")) // the "Try it" line
 	is.True(!strings.Contains(r.body, "other.example"))
 
@@ -547,7 +560,8 @@ func TestPublicURLWinsOverTheRequestsHost(t *testing.T) {
 	e = newEnv(t, fleetweb.Options{})
 	c = e.signedIn(t, "admin@acme.test", adminPassword)
 	r = do(t, c, "POST", e.srv.URL+"/settings/api-keys", newKey)
-	is.Equal(r.status, http.StatusCreated)
+	is.Equal(r.status, http.StatusSeeOther)
+	r = do(t, c, "GET", e.srv.URL+r.header.Get("Location"), nil)
 	is.True(strings.Contains(r.body, e.srv.URL+"/v1/account"))
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -12,20 +13,62 @@ import (
 // maxListed bounds how many keys, vehicles or users a page reads.
 const maxListed = 5000
 
+// keyRow is a key as the keys page lists it, with the other key of its
+// rotation: the key it replaced, or the key that replaces it.
 type keyRow struct {
 	Key    fleet.Key
 	Status fleet.KeyStatus
+	// Replaces is the key this one replaced in a rotation, when the
+	// account still has it.
+	Replaces *keyRow
+	// ReplacedBy is the key that replaced this one.
+	ReplacedBy *keyRow
+}
+
+// Active reports whether the key works.
+func (k *keyRow) Active() bool { return k.Status == fleet.KeyActive }
+
+// Rotatable reports whether the page offers to rotate the key: an active
+// key, unless an active replacement of it exists already.
+func (k *keyRow) Rotatable() bool {
+	return k.Active() && (k.ReplacedBy == nil || !k.ReplacedBy.Active())
+}
+
+// Partner is the other active key of a rotation whose two keys both work,
+// or nil: what "Revoke both" revokes with this one.
+func (k *keyRow) Partner() *keyRow {
+	if !k.Active() {
+		return nil
+	}
+	if k.Replaces != nil && k.Replaces.Active() {
+		return k.Replaces
+	}
+	if k.ReplacedBy != nil && k.ReplacedBy.Active() {
+		return k.ReplacedBy
+	}
+	return nil
 }
 
 type keysData struct {
-	Keys        []keyRow
-	NewKey      *fleet.NewKey
-	NewKeyTitle string
+	Keys []*keyRow
+	// Shown is the secret the page shows, once, after the redirect of the
+	// form that made it; Gone says the page was that page, viewed again.
+	Shown       *shownKey
+	Gone        bool
 	Permissions []string
 	Form        keyForm
 	Graces      []grace
 	Welcome     bool
 	APIBase     string
+}
+
+// shownKey is a new key's secret held for the page after its form's
+// redirect; Rotated says a rotation made it (Key.Replaces names the old
+// key), and Old is that key as the page lists it.
+type shownKey struct {
+	fleet.NewKey
+	Rotated bool
+	Old     *keyRow
 }
 
 type keyForm struct {
@@ -42,28 +85,86 @@ type grace struct {
 
 var graces = []grace{{0, "none: the old key stops at once"}, {3600, "1 hour"}, {86400, "24 hours"}, {7 * 86400, "7 days"}}
 
-func (h *Handler) keysPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	p := page{Title: "API keys", Nav: "keys", User: &us}
-	if id := r.URL.Query().Get("revoked"); fleet.ValidID(fleet.PrefixKey, id) {
-		p.Notice = "The key " + id + " is revoked: requests with it are refused from now on."
-	}
-	h.showKeys(w, r, us, http.StatusOK, p, keysData{Welcome: r.URL.Query().Get("welcome") != "",
-		Form: keyForm{Environment: "development", Permissions: map[string]bool{fleet.PermAll: true}}})
+func newKeyForm() keyForm {
+	return keyForm{Environment: "development", Permissions: map[string]bool{fleet.PermAll: true}}
 }
 
-// showKeys renders the keys page with the account's keys listed afresh.
-func (h *Handler) showKeys(w http.ResponseWriter, r *http.Request, us fleet.UserSession, status int, p page, d keysData) {
+func (h *Handler) keysPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	p := page{Title: "API keys", Nav: "keys", User: &us}
+	d := keysData{Welcome: r.URL.Query().Get("welcome") != "", Form: newKeyForm()}
+	if v, ok, had := h.takeShown(r); ok {
+		if nk, ok := v.(shownKey); ok {
+			d.Shown = &nk
+		}
+	} else if had {
+		d.Gone = true
+	}
+	if revoked := r.URL.Query()["revoked"]; len(revoked) > 0 {
+		p.Notice = h.revokedNotice(r, us, revoked)
+	}
+	h.showKeys(w, r, us, http.StatusOK, p, d)
+}
+
+// revokedNotice says which keys were revoked, by their names.
+func (h *Handler) revokedNotice(r *http.Request, us fleet.UserSession, ids []string) string {
+	var keys []fleet.Key
+	for _, id := range ids[:min(len(ids), 2)] {
+		if k, err := h.svc.Key(r.Context(), us.Principal(), id); err == nil && k.RevokedAt != nil {
+			keys = append(keys, k)
+		}
+	}
+	switch {
+	case len(keys) == 1:
+		return "“" + keys[0].Name + "” (" + keys[0].Prefix + "…) is revoked: requests with it are refused from now on."
+	case len(keys) == 2 && keys[0].Name == keys[1].Name:
+		return "Both keys named “" + keys[0].Name + "” (" + keys[0].Prefix + "… and " + keys[1].Prefix +
+			"…) are revoked: requests with either are refused from now on."
+	case len(keys) == 2:
+		return "“" + keys[0].Name + "” (" + keys[0].Prefix + "…) and “" + keys[1].Name + "” (" + keys[1].Prefix +
+			"…) are revoked: requests with either are refused from now on."
+	}
+	return ""
+}
+
+// keyRows lists the account's keys newest first, each rotation's two keys
+// linked.
+func (h *Handler) keyRows(r *http.Request, us fleet.UserSession) ([]*keyRow, error) {
 	keys, _, err := walk(r.Context(), maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Key], error) {
 		return h.svc.ListKeys(r.Context(), us.Principal(), q)
 	})
 	if err != nil {
-		h.fail(w, r, &us, err)
-		return
+		return nil, err
 	}
 	now := h.svc.Now()
 	slices.Reverse(keys) // newest first
-	for _, k := range keys {
-		d.Keys = append(d.Keys, keyRow{Key: k, Status: k.Status(now)})
+	rows := make([]*keyRow, len(keys))
+	byID := make(map[string]*keyRow, len(keys))
+	for i, k := range keys {
+		rows[i] = &keyRow{Key: k, Status: k.Status(now)}
+		byID[k.ID] = rows[i]
+	}
+	for _, k := range rows {
+		if old := byID[k.Key.Replaces]; old != nil {
+			k.Replaces, old.ReplacedBy = old, k
+		}
+	}
+	return rows, nil
+}
+
+// showKeys renders the keys page with the account's keys listed afresh.
+func (h *Handler) showKeys(w http.ResponseWriter, r *http.Request, us fleet.UserSession, status int, p page, d keysData) {
+	rows, err := h.keyRows(r, us)
+	if err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	d.Keys = rows
+	if d.Shown != nil && d.Shown.Rotated {
+		for _, k := range rows {
+			if k.Key.ID == d.Shown.Key.Replaces {
+				d.Shown.Old = k
+			}
+		}
 	}
 	d.Permissions = append([]string{fleet.PermAll}, fleet.AllPermissions()...)
 	d.Graces = graces
@@ -72,10 +173,9 @@ func (h *Handler) showKeys(w http.ResponseWriter, r *http.Request, us fleet.User
 	h.render(w, status, "keys", p)
 }
 
-// createKey generates a key with the CreateKey use case; its secret is in
-// this response only (no-store), never again.
+// createKey generates a key with the CreateKey use case and redirects to
+// the page that shows its secret, once.
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	r.ParseForm()
 	f := keyForm{Name: r.PostFormValue("name"), Environment: r.PostFormValue("environment"),
 		Permissions: map[string]bool{}, Expires: r.PostFormValue("expires")}
 	perms := []fleet.Permission{}
@@ -109,13 +209,13 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, us fleet.Use
 		h.showKeys(w, r, us, statusOf(err), p, keysData{Form: f})
 		return
 	}
-	h.showKeys(w, r, us, http.StatusCreated, p, keysData{NewKey: &nk, NewKeyTitle: "Your new API key",
-		Form: keyForm{Environment: "development", Permissions: map[string]bool{fleet.PermAll: true}}})
+	http.Redirect(w, r, "/settings/api-keys?shown="+h.shownOnce(r, shownKey{NewKey: nk}), http.StatusSeeOther)
 }
 
+// rotateKey rotates a key with the RotateKey use case and redirects to the
+// page that shows the new secret, once.
 func (h *Handler) rotateKey(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	p := page{Title: "API keys", Nav: "keys", User: &us}
-	form := keyForm{Environment: "development", Permissions: map[string]bool{fleet.PermAll: true}}
 	secs, err := strconv.Atoi(r.PostFormValue("grace_seconds"))
 	if err != nil {
 		secs = -1 // refused by the use case, naming the field
@@ -123,28 +223,72 @@ func (h *Handler) rotateKey(w http.ResponseWriter, r *http.Request, us fleet.Use
 	nk, err := h.svc.RotateKey(r.Context(), us.Principal(), r.PathValue("key_id"), time.Duration(secs)*time.Second)
 	if err != nil {
 		errorPage(&p, err)
-		h.showKeys(w, r, us, statusOf(err), p, keysData{Form: form})
+		h.showKeys(w, r, us, statusOf(err), p, keysData{Form: newKeyForm()})
 		return
 	}
-	h.showKeys(w, r, us, http.StatusCreated, p, keysData{NewKey: &nk, NewKeyTitle: "The rotated key's replacement", Form: form})
+	http.Redirect(w, r, "/settings/api-keys?shown="+h.shownOnce(r, shownKey{NewKey: nk, Rotated: true}), http.StatusSeeOther)
+}
+
+type revokeData struct {
+	Key *keyRow
+	// Partner is the other key of its rotation while both work: the old
+	// key that still works until its grace ends, or the key replacing it.
+	Partner *keyRow
+}
+
+// keyAndPartner finds a key of the account and the other active key of its
+// rotation.
+func (h *Handler) keyAndPartner(r *http.Request, us fleet.UserSession, id string) (revokeData, error) {
+	k, err := h.svc.Key(r.Context(), us.Principal(), id) // not_found for another account's, or none
+	if err != nil {
+		return revokeData{}, err
+	}
+	rows, err := h.keyRows(r, us)
+	if err != nil {
+		return revokeData{}, err
+	}
+	for _, row := range rows {
+		if row.Key.ID == k.ID {
+			return revokeData{Key: row, Partner: row.Partner()}, nil
+		}
+	}
+	return revokeData{Key: &keyRow{Key: k, Status: k.Status(h.svc.Now())}}, nil
 }
 
 func (h *Handler) revokePage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	k, err := h.svc.Key(r.Context(), us.Principal(), r.PathValue("key_id"))
+	d, err := h.keyAndPartner(r, us, r.PathValue("key_id"))
 	if err != nil {
 		h.fail(w, r, &us, err)
 		return
 	}
-	h.render(w, http.StatusOK, "revoke", page{Title: "Revoke " + k.Name, Nav: "keys", User: &us, Data: k})
+	h.render(w, http.StatusOK, "revoke", page{Title: "Revoke " + d.Key.Key.Name, Nav: "keys", User: &us, Data: d})
 }
 
+// revokeKey revokes a key with the RevokeKey use case, and with both=1 the
+// other key of its rotation too, then redirects to the keys page, which
+// names them.
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	k, err := h.svc.RevokeKey(r.Context(), us.Principal(), r.PathValue("key_id"))
-	if err != nil {
-		h.fail(w, r, &us, err)
-		return
+	ids := []string{r.PathValue("key_id")}
+	if r.PostFormValue("both") != "" {
+		d, err := h.keyAndPartner(r, us, ids[0])
+		if err != nil {
+			h.fail(w, r, &us, err)
+			return
+		}
+		if d.Partner != nil {
+			ids = append(ids, d.Partner.Key.ID)
+		}
 	}
-	http.Redirect(w, r, "/settings/api-keys?revoked="+k.ID, http.StatusSeeOther)
+	q := make([]string, 0, len(ids))
+	for _, id := range ids {
+		k, err := h.svc.RevokeKey(r.Context(), us.Principal(), id)
+		if err != nil {
+			h.fail(w, r, &us, err)
+			return
+		}
+		q = append(q, "revoked="+k.ID)
+	}
+	http.Redirect(w, r, "/settings/api-keys?"+strings.Join(q, "&"), http.StatusSeeOther)
 }
 
 type usageData struct {

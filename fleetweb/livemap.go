@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -25,12 +26,14 @@ type mapData struct {
 	More        bool
 	Tiles       string
 	Attribution string
+	Statuses    []fleet.VehicleStatus // the legend's
 }
 
-// mapPage shows the account's vehicles on a map and in a list with their
-// status; the page's script moves them as reports arrive on /map/events.
-// Without tiles (none configured, or the tile server unreachable) the list
-// still shows every vehicle and still updates.
+// mapPage shows the account's vehicles on a map, coloured by status with a
+// legend, and in a list with their status; the page's script moves them as
+// reports arrive on /map/events. Without tiles (none configured, or the
+// tile server unreachable, which the page then says) the list still shows
+// every vehicle and still updates.
 func (h *Handler) mapPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	ctx := r.Context()
 	vehicles, more, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
@@ -40,7 +43,8 @@ func (h *Handler) mapPage(w http.ResponseWriter, r *http.Request, us fleet.UserS
 		h.fail(w, r, &us, err)
 		return
 	}
-	d := mapData{More: more, Tiles: h.opts.MapTiles, Attribution: h.opts.MapAttribution, Vehicles: []mapVehicle{}}
+	d := mapData{More: more, Tiles: h.opts.MapTiles, Attribution: h.opts.MapAttribution, Vehicles: []mapVehicle{},
+		Statuses: fleet.VehicleStatuses()}
 	for _, v := range vehicles {
 		mv := mapVehicle{ID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed}
 		if rec, ok := v.Record(); ok {
@@ -65,16 +69,29 @@ const (
 // the account's location reports as "location" events, resumable with
 // Last-Event-ID. It ends when the session does (checked every 30 s) and
 // counts against the plan's streams per key, the person counting as one key.
+//
+// A stream refused (signed out, or over the plan's streams) is answered, to
+// an EventSource, as a "refused" event whose message the page shows: an
+// EventSource reads no body of an error status, and would only try again.
 func (h *Handler) mapEvents(w http.ResponseWriter, r *http.Request) {
 	secret := h.sessionSecret(r)
 	us, err := h.session(r)
 	if err != nil {
-		http.Error(w, fleet.ErrorMessage(err), statusOf(err))
+		h.refuseStream(w, r, err, fleet.ErrorMessage(err))
 		return
 	}
 	sub, err := h.svc.Subscribe(r.Context(), us.Principal(), nil, r.Header.Get("Last-Event-ID"))
 	if err != nil {
-		http.Error(w, fleet.ErrorMessage(err), statusOf(err))
+		msg := fleet.ErrorMessage(err)
+		if fleet.ErrorCode(err) == fleet.CodeRateLimitExceeded { // the service speaks of keys; a person has maps
+			plan := us.Account.Plan
+			if !plan.Valid() {
+				plan = fleet.PlanFree
+			}
+			open := max(h.svc.OpenStreams(us.Principal()), plan.Limits().StreamsPerKey)
+			msg = fmt.Sprintf("You have %s open, the most the %s plan allows; close one first.", plural(open, "live map", "live maps"), plan)
+		}
+		h.refuseStream(w, r, err, msg)
 		return
 	}
 	defer sub.Close()
@@ -122,4 +139,23 @@ func (h *Handler) mapEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// refuseStream answers a live map's stream that cannot open: to an
+// EventSource (Accept: text/event-stream), a "refused" event with msg, the
+// status and code in its data; to anything else, err's status with msg.
+func (h *Handler) refuseStream(w http.ResponseWriter, r *http.Request, err error, msg string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		setRetryAfter(w, err)
+		http.Error(w, msg, statusOf(err))
+		return
+	}
+	b, _ := json.Marshal(struct {
+		Status  int    `json:"status"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{statusOf(err), fleet.ErrorCode(err), msg})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "retry: 60000\nevent: refused\ndata: %s\n\n", b)
 }

@@ -15,8 +15,8 @@ type overviewData struct {
 	Statuses     []statusCount
 	Vehicles     int
 	MoreVehicles bool
-	Alerts       []fleet.Alert
-	MoreAlerts   bool
+	Alerts       []alertRow
+	OpenAlerts   count
 }
 
 type keyHour struct {
@@ -33,8 +33,12 @@ type statusCount struct {
 // maxOverviewKeys bounds how many keys' usage the overview reads.
 const maxOverviewKeys = 50
 
+// overviewAlerts is how many of the newest open alerts the overview shows.
+const overviewAlerts = 20
+
 // overview shows the account, its plan, this hour's requests of each active
-// key against the allowance, vehicles by status and open alerts.
+// key against the allowance, vehicles by status, and the newest open alerts
+// with how many are open.
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	ctx := r.Context()
 	p := us.Principal()
@@ -75,11 +79,19 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, us fleet.User
 	for _, st := range fleet.VehicleStatuses() {
 		d.Statuses = append(d.Statuses, statusCount{st, counts[st]})
 	}
-	alerts, err := h.svc.ListAlerts(ctx, p, fleet.AlertFilter{Status: fleet.AlertOpen}, fleet.ListQuery{Limit: 20})
+	open := func(q fleet.ListQuery) (fleet.List[fleet.Alert], error) {
+		return h.svc.ListAlerts(ctx, p, fleet.AlertFilter{Status: fleet.AlertOpen}, q)
+	}
+	alerts, err := open(fleet.ListQuery{Limit: overviewAlerts, Newest: true})
+	if err == nil {
+		d.OpenAlerts.N, d.OpenAlerts.More, err = countUpTo(ctx, maxCounted, open)
+	}
+	if err == nil {
+		d.Alerts, err = h.alertRows(ctx, p, alerts.Items)
+	}
 	if err != nil {
 		h.fail(w, r, &us, err)
 		return
 	}
-	d.Alerts, d.MoreAlerts = alerts.Items, alerts.HasMore
 	h.render(w, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", User: &us, Data: d})
 }

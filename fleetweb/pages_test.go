@@ -112,10 +112,10 @@ func TestOverviewShowsThisHoursUsage(t *testing.T) {
 	c := e.signedIn(t, "viewer@acme.test", viewerPassword)
 	r := do(t, c, "GET", e.srv.URL+"/", nil)
 	is.Equal(r.status, http.StatusOK)
-	is.True(strings.Contains(r.body, "3 / 1000")) // this hour's requests of the key against the free plan's allowance
+	is.True(strings.Contains(r.body, "3 / 1,000")) // this hour's requests of the key against the free plan's allowance
 	r = do(t, c, "GET", e.srv.URL+"/settings/api-keys/"+e.keyA.Key.ID, nil)
 	is.Equal(r.status, http.StatusOK)
-	is.True(strings.Contains(r.body, `<dd id="this-hour">3 of 1000 requests</dd>`))
+	is.True(strings.Contains(r.body, `<dd id="this-hour">3 of 1,000 requests</dd>`))
 	is.True(strings.Contains(r.body, "<svg"))
 }
 

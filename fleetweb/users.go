@@ -8,16 +8,34 @@ import (
 )
 
 type usersData struct {
-	Users   []fleet.User
-	Roles   []fleet.Role
-	Added   *fleet.User
+	Users []fleet.User
+	Roles []fleet.Role
+	// Added is the sign-in link the page shows, once, after the redirect
+	// of the form that made it; Gone says the page was that page, viewed
+	// again.
+	Added *addedUser
+	Gone  bool
+	Form  fleet.UserParams
+}
+
+// addedUser is a new person's one-time sign-in link, held for the page
+// after the form's redirect.
+type addedUser struct {
+	User    fleet.User
 	Link    string
 	Expires string
-	Form    fleet.UserParams
 }
 
 func (h *Handler) usersPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	h.showUsers(w, r, us, http.StatusOK, page{Title: "Users", Nav: "users", User: &us}, usersData{Form: fleet.UserParams{Role: fleet.RoleViewer}})
+	d := usersData{Form: fleet.UserParams{Role: fleet.RoleViewer}}
+	if v, ok, had := h.takeShown(r); ok {
+		if a, ok := v.(addedUser); ok {
+			d.Added = &a
+		}
+	} else if had {
+		d.Gone = true
+	}
+	h.showUsers(w, r, us, http.StatusOK, page{Title: "Users", Nav: "users", User: &us}, d)
 }
 
 func (h *Handler) showUsers(w http.ResponseWriter, r *http.Request, us fleet.UserSession, status int, p page, d usersData) {
@@ -31,8 +49,9 @@ func (h *Handler) showUsers(w http.ResponseWriter, r *http.Request, us fleet.Use
 	h.render(w, status, "users", p)
 }
 
-// addUser adds a person (admins only, as the use case decides) and shows
-// their one-time sign-in link, valid 24 hours; no e-mail is sent.
+// addUser adds a person (admins only, as the use case decides) and
+// redirects to the page that shows their one-time sign-in link, valid 24
+// hours, once; no e-mail is sent.
 func (h *Handler) addUser(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	params := fleet.UserParams{Email: r.PostFormValue("email"), Name: r.PostFormValue("name"), Role: fleet.Role(r.PostFormValue("role"))}
 	p := page{Title: "Users", Nav: "users", User: &us}
@@ -42,9 +61,9 @@ func (h *Handler) addUser(w http.ResponseWriter, r *http.Request, us fleet.UserS
 		h.showUsers(w, r, us, statusOf(err), p, usersData{Form: params})
 		return
 	}
-	h.showUsers(w, r, us, http.StatusCreated, p, usersData{Added: &u, Link: SignInLinkURL(h.baseURL(r), secret),
-		Expires: h.svc.Now().Add(fleet.SignInLinkTTL).UTC().Format("2006-01-02 15:04 UTC"),
-		Form:    fleet.UserParams{Role: fleet.RoleViewer}})
+	token := h.shownOnce(r, addedUser{User: u, Link: SignInLinkURL(h.baseURL(r), secret),
+		Expires: h.svc.Now().Add(fleet.SignInLinkTTL).UTC().Format("2006-01-02 15:04 UTC")})
+	http.Redirect(w, r, "/users?shown="+token, http.StatusSeeOther)
 }
 
 // SignInLinkURL returns the address of a one-time sign-in link on the

@@ -88,15 +88,21 @@ func (t *table[T]) remove(accountID, id string) {
 }
 
 // list returns the account's values after p.After in id order that keep
-// says yes to (nil keeps all), at most p.Limit of them.
+// says yes to (nil keeps all), at most p.Limit of them; with p.Newest,
+// those before p.After in descending id order.
 func (t *table[T]) list(accountID string, p fleet.Page, keep func(T) bool) []T {
 	ids := t.order[accountID]
-	i := sort.SearchStrings(ids, p.After)
-	if i < len(ids) && ids[i] == p.After {
+	i, step := sort.SearchStrings(ids, p.After), 1
+	switch {
+	case p.Newest && p.After == "":
+		i, step = len(ids)-1, -1
+	case p.Newest:
+		i, step = i-1, -1
+	case i < len(ids) && ids[i] == p.After:
 		i++
 	}
 	out := []T{}
-	for ; i < len(ids) && len(out) < p.Limit; i++ {
+	for ; i >= 0 && i < len(ids) && len(out) < p.Limit; i += step {
 		v := t.byID[ids[i]]
 		if keep == nil || keep(v) {
 			out = append(out, t.clone(v))

@@ -350,7 +350,13 @@ func (t *tx) Alerts(accountID string, f fleet.AlertFilter, p fleet.Page) ([]flee
 	if p.Limit <= 0 {
 		return out, nil
 	}
-	where, args := []string{"a.account_id = ?", "a.id > ?"}, []any{accountID, p.After}
+	where, args, order := []string{"a.account_id = ?", "a.id > ?"}, []any{accountID, p.After}, "a.id"
+	if p.Newest {
+		where, args, order = where[:1], args[:1], "a.id DESC"
+		if p.After != "" {
+			where, args = append(where, "a.id < ?"), append(args, p.After)
+		}
+	}
 	for _, c := range []struct{ col, v string }{{"a.status", string(f.Status)}, {"a.type", string(f.Type)},
 		{"a.severity", string(f.Severity)}, {"a.vehicle_id", f.VehicleID}} {
 		if c.v != "" {
@@ -364,7 +370,7 @@ func (t *tx) Alerts(accountID string, f fleet.AlertFilter, p fleet.Page) ([]flee
 		where, args = append(where, "a.created_at <= ?"), append(args, toDB(f.To))
 	}
 	rows, err := t.query(t.d.q(`SELECT `+alertColumns+` FROM alerts a WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY a.id LIMIT ?`), append(args, int64(p.Limit))...)
+		strings.Join(where, " AND ")+` ORDER BY `+order+` LIMIT ?`), append(args, int64(p.Limit))...)
 	if err != nil {
 		return nil, wrap(t.failed(err), "list alerts")
 	}

@@ -78,7 +78,7 @@ func scanAccount(r scanner) (fleet.Account, error) {
 }
 
 const keyColumns = `k.id, k.account_id, k.name, k.prefix, k.hash, k.permissions, k.environment,
-	k.created_at, k.last_used_at, k.expires_at, k.revoked_at`
+	k.created_at, k.last_used_at, k.expires_at, k.revoked_at, k.replaces`
 
 // keyRow holds the columns of a key as scanned.
 type keyRow struct {
@@ -90,7 +90,7 @@ type keyRow struct {
 
 func (r *keyRow) dest() []any {
 	return []any{&r.k.ID, &r.k.AccountID, &r.k.Name, &r.k.Prefix, &r.hash, &r.perms, &r.k.Environment,
-		&r.created, &r.lastUsed, &r.expires, &r.revoke}
+		&r.created, &r.lastUsed, &r.expires, &r.revoke, &r.k.Replaces}
 }
 
 func (r *keyRow) key() (fleet.Key, error) {

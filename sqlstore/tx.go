@@ -161,10 +161,10 @@ func (t *tx) CreateKey(k fleet.Key) error {
 		return err
 	}
 	err = t.insert(`INSERT INTO api_keys (id, account_id, name, prefix, hash, permissions, environment,
-			created_at, last_used_at, expires_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			created_at, last_used_at, expires_at, revoked_at, replaces)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.AccountID, k.Name, k.Prefix, k.Hash[:], perms, k.Environment,
-		toDB(k.CreatedAt), toNullDB(k.LastUsedAt), toNullDB(k.ExpiresAt), toNullDB(k.RevokedAt))
+		toDB(k.CreatedAt), toNullDB(k.LastUsedAt), toNullDB(k.ExpiresAt), toNullDB(k.RevokedAt), k.Replaces)
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "An API key with this id or secret exists.")

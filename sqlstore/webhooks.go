@@ -227,15 +227,21 @@ func (t *tx) Deliveries(accountID, webhookID string, f fleet.DeliveryFilter, p f
 	if p.Limit <= 0 {
 		return []fleet.Delivery{}, nil
 	}
-	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.account_id = ? AND d.id > ?`
-	args := []any{webhookID, accountID, p.After}
+	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.account_id = ?`
+	args, after, order := []any{webhookID, accountID}, ` AND d.id > ?`, ` ORDER BY d.id LIMIT ?`
+	if p.Newest {
+		after, order = ` AND d.id < ?`, ` ORDER BY d.id DESC LIMIT ?`
+	}
+	if !p.Newest || p.After != "" {
+		q, args = q+after, append(args, p.After)
+	}
 	if f.Status != "" {
 		q, args = q+` AND d.status = ?`, append(args, string(f.Status))
 	}
 	if f.EventID != "" {
 		q, args = q+` AND d.event_id = ?`, append(args, f.EventID)
 	}
-	return t.deliveries("list deliveries", q+` ORDER BY d.id LIMIT ?`, append(args, int64(p.Limit))...)
+	return t.deliveries("list deliveries", q+order, append(args, int64(p.Limit))...)
 }
 
 // UpdateDelivery implements fleet.Tx.

@@ -113,9 +113,18 @@ func TestPublicURL(t *testing.T) {
 	req.Header.Set("X-Forwarded-Proto", "http")
 	res, err = http.DefaultTransport.RoundTrip(req)
 	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusSeeOther) // to the page that shows the link once
+	req, err = http.NewRequest("GET", s.base+res.Header.Get("Location"), nil)
+	is.NoErr(err)
+	req.AddCookie(cookies[0])
+	req.Host = "other.example"
+	req.Header.Set("X-Forwarded-Proto", "http")
+	res, err = http.DefaultTransport.RoundTrip(req)
+	is.NoErr(err)
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	is.Equal(res.StatusCode, http.StatusCreated)
+	is.Equal(res.StatusCode, http.StatusOK)
 	is.True(regexp.MustCompile(`https://fleet\.example\.com/welcome\?token=[A-Za-z0-9_-]{43}`).Match(b)) // the public address
 	is.True(!strings.Contains(string(b), "other.example"))
 }

@@ -439,6 +439,25 @@ func testAlertFilters(t *testing.T, s fleet.Store) {
 	is.Equal(count(fleet.AlertFilter{Status: fleet.AlertOpen, VehicleID: "veh_b"}, page), 2)
 	is.Equal(count(fleet.AlertFilter{}, fleet.Page{After: all[1].ID, Limit: 3}), 3)
 	is.Equal(count(fleet.AlertFilter{Status: fleet.AlertResolved}, fleet.Page{After: all[1].ID, Limit: 1}), 1)
+
+	// Newest first: descending ids, before the cursor, the filter and the
+	// account kept (the other account's alert is the newest of all).
+	newest := func(f fleet.AlertFilter, after string, limit int) []string {
+		ids := []string{}
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+			l, err := tx.Alerts(a.ID, f, fleet.Page{After: after, Limit: limit, Newest: true})
+			for _, al := range l {
+				ids = append(ids, al.ID)
+			}
+			return err
+		}))
+		return ids
+	}
+	is.Equal(newest(fleet.AlertFilter{}, "", 3), []string{all[5].ID, all[4].ID, all[3].ID})
+	is.Equal(newest(fleet.AlertFilter{}, all[3].ID, 10), []string{all[2].ID, all[1].ID, all[0].ID})
+	is.Equal(newest(fleet.AlertFilter{Status: fleet.AlertOpen}, "", 3), []string{all[3].ID, all[2].ID, all[1].ID})
+	is.Equal(newest(fleet.AlertFilter{Status: fleet.AlertOpen, VehicleID: "veh_a"}, all[3].ID, 10), []string{all[2].ID, all[0].ID})
+	is.Equal(newest(fleet.AlertFilter{}, all[0].ID, 10), []string{})
 }
 
 func testLatestAlert(t *testing.T, s fleet.Store) {

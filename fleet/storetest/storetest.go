@@ -66,6 +66,7 @@ func RunKeys(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"KeysScopedByAccount", testKeysScopedByAccount},
 		{"KeyByID", testKeyByID},
 		{"KeyByHash", testKeyByHash},
+		{"KeyReplaces", testKeyReplaces},
 		{"UpdateKeyChangesOnlyMutableFields", testUpdateKey},
 		{"CountActiveKeys", testCountActiveKeys},
 		{"KeysPagination", testKeysPagination},
@@ -229,6 +230,38 @@ func testKeysScopedByAccount(t *testing.T, s fleet.Store) {
 	other := NewKey(fleet.NewID(fleet.PrefixAccount))
 	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateKey(other) })
 	is.Equal(code(err), fleet.CodeNotFound) // a key needs an existing account
+}
+
+// testKeyReplaces: the key a rotation replaced is kept with the new key,
+// read back by every read of a key, and no update changes it.
+func testKeyReplaces(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	old := MustKey(t, s, a.ID)
+	k := NewKey(a.ID)
+	k.Replaces = old.ID
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateKey(k) }))
+	changed := k
+	changed.Name, changed.Replaces = "renamed", ""
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateKey(changed) }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		got, err := tx.Key(a.ID, k.ID)
+		is.NoErr(err)
+		is.Equal(got.Replaces, old.ID)
+		is.Equal(got.Name, "renamed")
+		got, err = tx.KeyByID(k.ID)
+		is.NoErr(err)
+		is.Equal(got.Replaces, old.ID)
+		list, err := tx.Keys(a.ID, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(list), 2)
+		is.Equal(list[0].Replaces, "") // a key made otherwise replaces none
+		is.Equal(list[1].Replaces, old.ID)
+		return nil
+	}))
+	got, _, err := s.KeyByHash(ctx, k.Hash)
+	is.NoErr(err)
+	is.Equal(got.Replaces, old.ID)
 }
 
 func testKeyByHash(t *testing.T, s fleet.Store) {

@@ -190,6 +190,24 @@ func testDeliveries(t *testing.T, s fleet.Store) {
 		none, err := tx.Deliveries(b.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 10})
 		is.NoErr(err)
 		is.Equal(len(none), 0)
+		// Newest first: descending ids, before the cursor, the endpoint
+		// and the filter kept (the other endpoint's delivery is the newest).
+		newest, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 10, Newest: true})
+		is.NoErr(err)
+		is.Equal(len(newest), 2)
+		is.Equal([]string{newest[0].ID, newest[1].ID}, []string{d2.ID, d1.ID})
+		older, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{After: d2.ID, Limit: 10, Newest: true})
+		is.NoErr(err)
+		is.Equal(len(older), 1)
+		is.Equal(older[0].ID, d1.ID)
+		one, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{}, fleet.Page{Limit: 1, Newest: true})
+		is.NoErr(err)
+		is.Equal(len(one), 1)
+		is.Equal(one[0].ID, d2.ID)
+		pending, err := tx.Deliveries(a.ID, w.ID, fleet.DeliveryFilter{Status: fleet.DeliveryPending}, fleet.Page{Limit: 10, Newest: true})
+		is.NoErr(err)
+		is.Equal(len(pending), 1)
+		is.Equal(pending[0].ID, d2.ID)
 		return nil
 	}))
 	foreign = u

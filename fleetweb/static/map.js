@@ -1,20 +1,26 @@
 // The live map: the vehicles from the page's data on a Leaflet map and in
 // the list, moved by the "location" events of /map/events (Server-Sent
-// Events on the session cookie). The list works without tiles or Leaflet.
+// Events on the session cookie). A marker takes its vehicle's status
+// colour (the legend's); its name shows on hover, tap or focus, so that
+// names do not pile up where vehicles cluster. The list works without
+// tiles or Leaflet, and the page says when the tiles do not load.
 (function () {
   "use strict";
   var vehicles = JSON.parse(document.getElementById("vehicles-data").textContent || "[]");
   var el = document.getElementById("map");
+  var note = document.getElementById("map-note");
   var map = null;
   var markers = {};
   window.fleetMap = { markers: markers };
   if (window.L && el.getAttribute("data-tiles")) {
     try {
-      L.Icon.Default.imagePath = "/static/leaflet/images/";
       map = L.map(el, { keyboard: true }).setView([52.52, 13.405], 11);
-      L.tileLayer(el.getAttribute("data-tiles"), { maxZoom: 19, attribution: el.getAttribute("data-attribution") }).addTo(map);
+      var tiles = L.tileLayer(el.getAttribute("data-tiles"), { maxZoom: 19, attribution: el.getAttribute("data-attribution") }).addTo(map);
+      tiles.once("tileerror", function () { note.hidden = false; });
       window.fleetMap.map = map;
     } catch (e) { map = null; }
+  } else if (el.getAttribute("data-tiles")) {
+    note.hidden = false; // Leaflet did not load
   }
   function fmt(n) { return Number(n).toFixed(5); }
   // text makes an element showing s as text: Leaflet takes a string as
@@ -24,18 +30,33 @@
     span.textContent = s;
     return span;
   }
+  function icon(status) {
+    return L.divIcon({ className: "veh-marker mk-" + status, iconSize: [18, 18] });
+  }
+  function label(v) { return (v.name || v.vehicle_id) + " · " + v.status; }
+  function cell(row, cls, name) {
+    var td = document.createElement("td");
+    if (cls) td.className = cls;
+    td.setAttribute("data-label", name);
+    row.appendChild(td);
+    return td;
+  }
   function place(v) {
     var row = document.getElementById("veh-" + v.vehicle_id);
     if (!row) {
       row = document.createElement("tr");
       row.id = "veh-" + v.vehicle_id;
-      row.innerHTML = "<td></td><td class=status><span class=badge></span></td><td class=pos></td><td class=ts></td>";
-      row.cells[0].textContent = v.name || v.vehicle_id;
+      cell(row, "title", "Vehicle").textContent = v.name || v.vehicle_id;
+      var badge = document.createElement("span");
+      badge.className = "badge";
+      cell(row, "status", "Status").appendChild(badge);
+      cell(row, "pos", "Position");
+      cell(row, "ts", "Last report (UTC)");
       document.querySelector("#vehicles tbody").appendChild(row);
     }
-    var badge = row.querySelector(".status .badge");
-    badge.textContent = v.status;
-    badge.className = "badge st-" + v.status;
+    var b = row.querySelector(".status .badge");
+    b.textContent = v.status;
+    b.className = "badge st-" + v.status;
     if (v.latitude == null || v.longitude == null) return;
     row.setAttribute("data-lat", v.latitude);
     row.setAttribute("data-lon", v.longitude);
@@ -48,25 +69,53 @@
     if (!map) return;
     var ll = [v.latitude, v.longitude];
     var m = markers[v.vehicle_id];
-    if (m) {
-      m.setLatLng(ll);
-    } else {
-      m = L.marker(ll, { title: v.name || v.vehicle_id, alt: v.name || v.vehicle_id }).addTo(map);
-      m.bindTooltip(text(v.name || v.vehicle_id), { permanent: true, direction: "right", offset: [10, -20] });
+    if (!m) {
+      m = L.marker(ll, { icon: icon(v.status), keyboard: true }).addTo(map);
+      m.bindTooltip(text(label(v)), { direction: "top", offset: [0, -10] });
       markers[v.vehicle_id] = m;
+    } else {
+      m.setLatLng(ll);
+      if (m.status !== v.status) m.setIcon(icon(v.status));
+      m.setTooltipContent(text(label(v)));
     }
-    m.bindPopup(text((v.name || v.vehicle_id) + ": " + v.status));
+    m.status = v.status;
+    m.getElement().setAttribute("aria-label", label(v));
   }
   vehicles.forEach(place);
   if (map) {
     var pts = vehicles.filter(function (v) { return v.latitude != null; }).map(function (v) { return [v.latitude, v.longitude]; });
     if (pts.length) map.fitBounds(pts, { padding: [30, 30], maxZoom: 14 });
   }
+
   var status = document.getElementById("stream-status");
+  var retry = document.getElementById("stream-retry");
   if (!window.EventSource) { status.textContent = "live updates need a newer browser"; return; }
-  var es = new EventSource("/map/events");
-  es.onopen = function () { status.textContent = "live"; };
-  es.onerror = function () { status.textContent = "reconnecting…"; };
-  es.addEventListener("location", function (e) { place(JSON.parse(e.data)); });
-  es.addEventListener("signed-out", function () { es.close(); status.textContent = "signed out"; });
+  var es = null;
+  function connect() {
+    retry.hidden = true;
+    status.textContent = "connecting…";
+    es = new EventSource("/map/events");
+    es.onopen = function () { status.textContent = "live"; };
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED) {
+        status.textContent = "Live updates stopped.";
+        retry.hidden = false;
+      } else {
+        status.textContent = "reconnecting…";
+      }
+    };
+    es.addEventListener("location", function (e) { place(JSON.parse(e.data)); });
+    // The server refused the stream and says why (over the plan's live
+    // maps, signed out): trying again at once would not help.
+    es.addEventListener("refused", function (e) {
+      es.close();
+      var msg = "Live updates are refused.";
+      try { msg = JSON.parse(e.data).message || msg; } catch (err) { /* keep the general words */ }
+      status.textContent = msg;
+      retry.hidden = false;
+    });
+    es.addEventListener("signed-out", function () { es.close(); status.textContent = "You are signed out: sign in again for live updates."; });
+  }
+  retry.addEventListener("click", connect);
+  connect();
 })();

@@ -1,0 +1,95 @@
+package dashboardtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+// A map tab over the plan's live streams says so, in the words of a person
+// with open live maps, instead of "reconnecting…" for ever.
+func TestMapOverTheStreamLimitSaysWhy(t *testing.T) {
+	is := is.New(t)
+	w := serveWith(t, setup{plan: fleet.PlanFree})
+	ctx := context.Background()
+	us, _, err := w.svc.SignIn(ctx, adminEmail, adminPassword, "127.0.0.1")
+	is.NoErr(err)
+	for range fleet.PlanFree.Limits().StreamsPerKey { // two maps open elsewhere
+		sub, err := w.svc.Subscribe(ctx, us.Principal(), nil, "")
+		is.NoErr(err)
+		t.Cleanup(sub.Close)
+	}
+	b := open(t, w)
+	b.signIn(adminEmail, adminPassword)
+	b.run("open the map", chromedp.Navigate(b.base+"/map"),
+		waitText("You have 2 live maps open, the most the free plan allows; close one first."))
+	page := b.text()
+	is.True(!strings.Contains(page, "API key"))
+	is.True(!strings.Contains(page, "reconnecting"))
+}
+
+// Markers take their vehicle's status colour, which a legend names; names
+// show on hover or tap rather than piling up where vehicles cluster.
+func TestMapMarkersByStatus(t *testing.T) {
+	is := is.New(t)
+	w := serve(t)
+	ctx := context.Background()
+	vs, err := w.svc.ListVehicles(ctx, fleet.SystemPrincipal(w.account), fleet.VehicleFilter{}, fleet.ListQuery{})
+	is.NoErr(err)
+	ids := map[string]string{}
+	for _, v := range vs.Items {
+		ids[v.Name] = v.ID
+		if v.Name == hostileName { // out of the screenshot: TestDashboardInBrowser shows it is text
+			_, err := w.svc.DeleteVehicle(ctx, fleet.SystemPrincipal(w.account), v.ID)
+			is.NoErr(err)
+		}
+	}
+	b := open(t, w)
+	b.signIn(adminEmail, adminPassword)
+	b.run("open the map", chromedp.Navigate(b.base+"/map"), chromedp.WaitVisible(row("Truck 7")),
+		chromedp.Poll(`document.getElementById("stream-status").textContent === "live"`, nil, chromedp.WithPollingTimeout(15*time.Second)))
+	colour := func(name string) string {
+		var c string
+		b.eval("read the colour of "+name, fmt.Sprintf(`getComputedStyle(window.fleetMap.markers[%q].getElement()).backgroundColor`, ids[name]), &c)
+		return c
+	}
+	moving, idle := colour("Truck 7"), colour("Van 2")
+	is.True(moving != idle) // a moving vehicle and an idle one look different
+	var legend map[string]string
+	b.eval("read the legend", `Object.fromEntries([...document.querySelectorAll("[aria-label='Status colours'] li")].map(li =>
+		[li.innerText.trim(), getComputedStyle(li.querySelector("span")).backgroundColor]))`, &legend)
+	is.Equal(legend["moving"], moving)
+	is.Equal(legend["idle"], idle)
+	is.True(legend["stopped"] != "" && legend["offline"] != "")
+
+	var labels int
+	b.eval("count the labels shown", `[...document.querySelectorAll(".leaflet-tooltip")].filter(e => e.offsetParent !== null).length`, &labels)
+	is.Equal(labels, 0) // none until asked for
+	var at []float64
+	b.eval("find the truck", fmt.Sprintf(`(() => { const r = window.fleetMap.markers[%q].getElement().getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`, ids["Truck 7"]), &at)
+	is.Equal(len(at), 2)
+	b.run("hover over the truck", chromedp.MouseEvent(input.MouseMoved, at[0], at[1]), waitText("Truck 7 · moving"))
+	var shown string
+	b.eval("read the label", `[...document.querySelectorAll(".leaflet-tooltip")].map(e => e.innerText).join("|")`, &shown)
+	is.Equal(shown, "Truck 7 · moving")
+	b.cspKept()
+	b.shot("map")
+}
+
+// A map whose tiles do not load says so, and that the list still works.
+func TestMapWithoutTilesSaysSo(t *testing.T) {
+	is := is.New(t)
+	w := serveWith(t, setup{brokenTiles: true})
+	b := open(t, w)
+	b.signIn(adminEmail, adminPassword)
+	b.run("open the map", chromedp.Navigate(b.base+"/map"), chromedp.WaitVisible(row("Truck 7")),
+		waitText("The map could not be loaded"))
+	is.True(strings.Contains(b.text(), "the list still shows every vehicle"))
+}
