@@ -281,7 +281,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p Principal, id strin
 		return WebhookWithSecret{}, err
 	}
 	if s.opts.Webhooks.SecretKeys == nil && s.opts.Webhooks.RequireSecretKeys {
-		return WebhookWithSecret{}, errNoSecretKeys
+		return WebhookWithSecret{}, errNoSecretKeys()
 	}
 	now := s.Now()
 	secret := NewWebhookSecret()
