@@ -23,10 +23,7 @@ var takesWholeTx = map[string]string{}
 // is not handed straight to a call (Store.Update, View: the top of a use
 // case, where Tx belongs).
 func TestHelpersTakeTheirAreas(t *testing.T) {
-	is := is.New(t)
-	names, err := filepath.Glob("*.go")
-	is.NoErr(err)
-	fset := token.NewFileSet()
+	fset, files := packageSource(t)
 	var bad []string
 	found := map[string]bool{}
 	report := func(pos token.Pos, what string) {
@@ -36,14 +33,7 @@ func TestHelpersTakeTheirAreas(t *testing.T) {
 		}
 		bad = append(bad, fset.Position(pos).String()+": "+what)
 	}
-	files := 0
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		is.NoErr(err)
-		files++
+	for _, f := range files {
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -79,7 +69,6 @@ func TestHelpersTakeTheirAreas(t *testing.T) {
 			return true
 		})
 	}
-	is.True(files > 20) // the package's source was read
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Errorf("%s takes the whole Tx: take the areas it uses (VehicleTx, emitTx...), or name it in takesWholeTx with why", b)
@@ -89,6 +78,26 @@ func TestHelpersTakeTheirAreas(t *testing.T) {
 			t.Errorf("takesWholeTx names %s, which takes no Tx any more", name)
 		}
 	}
+}
+
+// packageSource parses the package's source, its tests left out.
+func packageSource(t *testing.T) (*token.FileSet, []*ast.File) {
+	t.Helper()
+	is := is.New(t)
+	names, err := filepath.Glob("*.go")
+	is.NoErr(err)
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		is.NoErr(err)
+		files = append(files, f)
+	}
+	is.True(len(files) >= 20) // the package's source was read
+	return fset, files
 }
 
 // takesTx reports whether a function type has a parameter of type Tx.

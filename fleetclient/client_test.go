@@ -268,14 +268,20 @@ func TestClientErrorsCarryStatusAndRequestID(t *testing.T) {
 	is.Equal(apiErr.StatusCode, http.StatusUnprocessableEntity)
 }
 
+// unanswered is a client of an address where nothing listens, that does
+// not retry.
+func unanswered() *fleetclient.Client {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	return fleetclient.NewClient(url, "fleet_x", fleetclient.WithMaxRetries(0))
+}
+
 // A request that got no answer is a *TransportError wrapping its cause,
 // read as unavailable, never as the server's internal_error.
 func TestClientNetworkFailuresAreNotServerErrors(t *testing.T) {
 	is := is.New(t)
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close() // nothing listens there now
-	c := fleetclient.NewClient(url, "fleet_x", fleetclient.WithMaxRetries(0))
+	c := unanswered()
 	_, err := c.Account(context.Background())
 	var te *fleetclient.TransportError
 	is.True(errors.As(err, &te))
@@ -296,10 +302,7 @@ func TestClientNetworkFailuresAreNotServerErrors(t *testing.T) {
 // nor the next request's.
 func TestTransportErrorsAreNotShared(t *testing.T) {
 	is := is.New(t)
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close() // nothing listens there now
-	c := fleetclient.NewClient(url, "fleet_x", fleetclient.WithMaxRetries(0))
+	c := unanswered()
 	_, err := c.Account(context.Background())
 	var fe *fleet.Error
 	is.True(errors.As(err, &fe))
