@@ -96,7 +96,7 @@ type alertState struct {
 // once the work passes budget (a cache miss, which means compiling, gives
 // up at once). prev, if set, is an earlier judgement of b whose parts still
 // hold where the rules' version and a vehicle's state have not moved.
-func (s *Service) judgeBatch(tx Tx, b *batch, prev *plan, limited bool, budget int) (*plan, error) {
+func (s *Service) judgeBatch(tx vehicleAlertTx, b *batch, prev *plan, limited bool, budget int) (*plan, error) {
 	sn, err := s.readBatch(tx, b, !limited)
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ type snapshot struct {
 
 // readBatch reads b's snapshot; the rules are read only when the cache
 // lacks them and rules is set. A vehicle missing is the batch's error.
-func (s *Service) readBatch(tx Tx, b *batch, rules bool) (*snapshot, error) {
+func (s *Service) readBatch(tx vehicleAlertTx, b *batch, rules bool) (*snapshot, error) {
 	version, err := tx.AlertConfigVersion(b.accountID)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *Service) readBatch(tx Tx, b *batch, rules bool) (*snapshot, error) {
 // readVehicles reads the batch's vehicles; a vehicle that is not the
 // account's is not_found for a single vehicle's batch, else a validation
 // error naming each of its points.
-func readVehicles(tx Tx, b *batch) (map[string]Vehicle, error) {
+func readVehicles(tx VehicleTx, b *batch) (map[string]Vehicle, error) {
 	out := make(map[string]Vehicle, len(b.order))
 	var missing Validator
 	for _, id := range b.order {
@@ -244,7 +244,7 @@ func judgeVehicles(sn *snapshot, b *batch, prev *plan, limited bool, budget int)
 }
 
 // readStates reads the alert states of each vehicle of p that has none.
-func (j *judge) readStates(tx Tx, b *batch, p *plan) error {
+func (j *judge) readStates(tx AlertTx, b *batch, p *plan) error {
 	for _, id := range b.order {
 		vp := p.vehicles[id]
 		if vp.states != nil {
@@ -279,7 +279,7 @@ func samePosition(a, b *Position) bool {
 // version and every vehicle's last location and alerts version are those p
 // was judged against. It returns the vehicles as tx reads them, or
 // errStale.
-func (p *plan) current(tx Tx, b *batch) (map[string]Vehicle, error) {
+func (p *plan) current(tx vehicleAlertTx, b *batch) (map[string]Vehicle, error) {
 	version, err := tx.AlertConfigVersion(b.accountID)
 	if err != nil {
 		return nil, err
@@ -427,7 +427,7 @@ func (j *judge) diff(hits []hit, i int32, a, b []int32, enter bool) []hit {
 // speeding rules below the batch's top speed, the rules of the fences it
 // crosses, and, when the batch leaves its last report already older than a
 // vehicle_offline rule's after_minutes, that rule.
-func (j *judge) states(tx Tx, v *Vehicle, pts []Point, vp *vplan) (map[int32]alertState, error) {
+func (j *judge) states(tx AlertTx, v *Vehicle, pts []Point, vp *vplan) (map[int32]alertState, error) {
 	cfg := j.cfg
 	rules := j.rules[:0]
 	clear(j.ruleSeen)
@@ -483,7 +483,7 @@ func (j *judge) states(tx Tx, v *Vehicle, pts []Point, vp *vplan) (map[int32]ale
 	return out, nil
 }
 
-func latestState(tx Tx, accountID, ruleID, vehicleID string) (alertState, error) {
+func latestState(tx AlertTx, accountID, ruleID, vehicleID string) (alertState, error) {
 	last, err := tx.LatestAlert(accountID, ruleKey(ruleID, vehicleID))
 	switch {
 	case ErrorCode(err) == CodeNotFound:
@@ -512,7 +512,7 @@ type applier struct {
 // describe gives, unless one for the same rule and vehicle is open or
 // acknowledged; either way the rule is decided for the vehicle: until the
 // batch ends, its alert is open.
-func (a *applier) decide(tx Tx, r *crule, v *Vehicle, describe func() (string, map[string]any)) error {
+func (a *applier) decide(tx openAlertTx, r *crule, v *Vehicle, describe func() (string, map[string]any)) error {
 	if a.decided[r.n] {
 		return nil
 	}
@@ -533,7 +533,7 @@ func (a *applier) decide(tx Tx, r *crule, v *Vehicle, describe func() (string, m
 
 // speed judges one stored point against the speeding rules below its speed
 // that are not decided yet, in rule order.
-func (a *applier) speed(tx Tx, v *Vehicle, pt Point) error {
+func (a *applier) speed(tx openAlertTx, v *Vehicle, pt Point) error {
 	if pt.Speed == nil {
 		return nil
 	}
@@ -564,7 +564,7 @@ func (a *applier) speed(tx Tx, v *Vehicle, pt Point) error {
 
 // cross opens what the crossings at point i call for: entries first, then
 // exits, each in fence order, each fence's rules in rule order.
-func (a *applier) cross(tx Tx, v *Vehicle, i int) error {
+func (a *applier) cross(tx openAlertTx, v *Vehicle, i int) error {
 	hits := a.vp.hits
 	for a.h < len(hits) && int(hits[a.h].pt) < i {
 		a.h++
@@ -597,7 +597,7 @@ func (a *applier) cross(tx Tx, v *Vehicle, i int) error {
 // offline judges a vehicle the batch moved forward whose new last report
 // is already older than vehicle_offline rules' after_minutes: a silence
 // that the clock alone would have found on its next sweep.
-func (a *applier) offline(tx Tx, v *Vehicle) error {
+func (a *applier) offline(tx openAlertTx, v *Vehicle) error {
 	silence := a.now.Sub(v.LastLocation.Timestamp)
 	for _, r := range a.cfg.offline {
 		if time.Duration(*r.AfterMinutes)*time.Minute > silence {
@@ -635,7 +635,7 @@ func offlineAlert(r *AlertRule, v *Vehicle, now time.Time) (string, map[string]a
 
 // openRuleAlert opens an alert of rule r for vehicle v and moves the
 // vehicle's AlertsVersion; the caller stores the vehicle.
-func (s *Service) openRuleAlert(tx Tx, r *AlertRule, v *Vehicle, msg string, data map[string]any, now time.Time) error {
+func (s *Service) openRuleAlert(tx openAlertTx, r *AlertRule, v *Vehicle, msg string, data map[string]any, now time.Time) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err

@@ -183,7 +183,7 @@ func (s *Service) silentVehicles(ctx context.Context, r *AlertRule, now time.Tim
 // then opens the rest in write transactions that check again, on the
 // vehicle as it is then.
 func (s *Service) openOfflineAlerts(ctx context.Context, cands []offlineCandidate, now time.Time) (int, error) {
-	owed := func(tx Tx, c *offlineCandidate, v *Vehicle) (bool, error) {
+	owed := func(tx AlertTx, c *offlineCandidate, v *Vehicle) (bool, error) {
 		st, err := latestState(tx, c.r.AccountID, c.r.ID, v.ID)
 		if err != nil {
 			return false, err
@@ -257,7 +257,7 @@ func (s *Service) openOfflineAlerts(ctx context.Context, cands []offlineCandidat
 // overdue owes, once per service cycle: its key names the schedule, the
 // type and the cycle (the last service's date and odometer), so a cycle
 // opens at most one alert of each type, whatever its status.
-func (s *Service) maintenanceAlert(tx Tx, sch Schedule, event string, now time.Time) error {
+func (s *Service) maintenanceAlert(tx openAlertTx, sch Schedule, event string, now time.Time) error {
 	typ, sev, what := AlertMaintenanceDueSoon, SeverityWarning, "due soon"
 	if event == EventMaintenanceOverdue {
 		typ, sev, what = AlertMaintenanceOverdue, SeverityCritical, "overdue"

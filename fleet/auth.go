@@ -42,7 +42,11 @@ func (c *authCache) forget(h [32]byte) {
 	c.mu.Unlock()
 }
 
-var errInvalidKey = &Error{Code: CodeUnauthorized, Message: "The API key is invalid."}
+// errInvalidKey is the refusal of an unknown or malformed key: a new value
+// each time, so that no caller changes another's.
+func errInvalidKey() *Error {
+	return &Error{Code: CodeUnauthorized, Message: "The API key is invalid."}
+}
 
 // Authenticate returns the principal of a key secret, or unauthorized when
 // the secret is malformed, unknown, revoked or expired. A malformed secret is
@@ -50,7 +54,7 @@ var errInvalidKey = &Error{Code: CodeUnauthorized, Message: "The API key is inva
 // AuthCacheTTL) it reads no store and does not allocate.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, error) {
 	if !CheckSecret(secret) {
-		return Principal{}, errInvalidKey
+		return Principal{}, errInvalidKey()
 	}
 	return s.principalByHash(ctx, HashSecret(secret))
 }
@@ -64,7 +68,7 @@ func (s *Service) principalByHash(ctx context.Context, h [32]byte) (Principal, e
 		k, a, err := s.store.KeyByHash(ctx, h)
 		if err != nil {
 			if ErrorCode(err) == CodeNotFound {
-				return Principal{}, errInvalidKey
+				return Principal{}, errInvalidKey()
 			}
 			return Principal{}, err // a fault is unavailable, anything else a bug
 		}

@@ -382,7 +382,7 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 		}
 	}
 	var out LastReport
-	hook := func(tx Tx, stored map[string][]Point) error {
+	hook := func(tx DeviceTx, stored map[string][]Point) error {
 		out = lr
 		if lastAt >= 0 {
 			out.Stored = !lastDup && storedAt(stored[d.VehicleID], lastTime)
@@ -411,7 +411,7 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 
 // recordReport writes the device's row (and lr, unless nil) in tx; a
 // device no longer attached to d.VehicleID is errDeviceMoved.
-func recordReport(tx Tx, d Device, lr *LastReport) error {
+func recordReport(tx DeviceTx, d Device, lr *LastReport) error {
 	d.LastReport = lr
 	err := tx.RecordDeviceReport(d)
 	if ErrorCode(err) == CodeNotFound {

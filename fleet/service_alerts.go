@@ -42,7 +42,7 @@ func notFoundRule(id string) error     { return NotFound("alert rule", id) }
 func notFoundGeofence(id string) error { return NotFound("geofence", id) }
 func notFoundAlert(id string) error    { return NotFound("alert", id) }
 
-func (s *Service) getRule(tx Tx, p Principal, id string) (AlertRule, error) {
+func (s *Service) getRule(tx AlertTx, p Principal, id string) (AlertRule, error) {
 	if !ValidID(PrefixRule, id) {
 		return AlertRule{}, notFoundRule(id)
 	}
@@ -53,7 +53,7 @@ func (s *Service) getRule(tx Tx, p Principal, id string) (AlertRule, error) {
 	return r, err
 }
 
-func (s *Service) getGeofence(tx Tx, p Principal, id string) (Geofence, error) {
+func (s *Service) getGeofence(tx AlertTx, p Principal, id string) (Geofence, error) {
 	if !ValidID(PrefixGeofence, id) {
 		return Geofence{}, notFoundGeofence(id)
 	}
@@ -64,7 +64,7 @@ func (s *Service) getGeofence(tx Tx, p Principal, id string) (Geofence, error) {
 	return g, err
 }
 
-func (s *Service) getAlert(tx Tx, p Principal, id string) (Alert, error) {
+func (s *Service) getAlert(tx AlertTx, p Principal, id string) (Alert, error) {
 	if !ValidID(PrefixAlert, id) {
 		return Alert{}, notFoundAlert(id)
 	}
@@ -77,7 +77,7 @@ func (s *Service) getAlert(tx Tx, p Principal, id string) (Alert, error) {
 
 // checkRuleRefs names, in val, each vehicle and the geofence of a rule that
 // are not the account's.
-func (s *Service) checkRuleRefs(tx Tx, r *AlertRule, val *Validator) error {
+func (s *Service) checkRuleRefs(tx vehicleAlertTx, r *AlertRule, val *Validator) error {
 	for i, id := range r.VehicleIDs {
 		if !ValidID(PrefixVehicle, id) {
 			continue // reported by validate
@@ -251,7 +251,7 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 // point at other vehicles or delete. Any change moves the account's alert
 // configuration version, as every rule change does; rule changes emit no
 // event.
-func (s *Service) dropVehicleFromRules(tx Tx, accountID, vehicleID string, now time.Time) error {
+func (s *Service) dropVehicleFromRules(tx AlertTx, accountID, vehicleID string, now time.Time) error {
 	const batch = 500
 	changed := false
 	page := Page{Limit: batch}
@@ -482,7 +482,7 @@ func (s *Service) CreateAlert(ctx context.Context, p Principal, in Alert) (Alert
 }
 
 // openAlert stores a new alert and its alert.created event.
-func (s *Service) openAlert(tx Tx, a Alert, now time.Time) error {
+func (s *Service) openAlert(tx openAlertTx, a Alert, now time.Time) error {
 	if err := tx.CreateAlert(a); err != nil {
 		return err
 	}
@@ -606,7 +606,7 @@ func (s *Service) moveAlert(ctx context.Context, p Principal, useCase, id string
 // alert at once: while the resolved alert was open, that silence opened
 // none, and the clock's sweep looks only at silences as they reach a rule's
 // after_minutes.
-func (s *Service) ruleAlertResolved(tx Tx, a Alert, now time.Time) error {
+func (s *Service) ruleAlertResolved(tx resolveTx, a Alert, now time.Time) error {
 	v, err := tx.Vehicle(a.AccountID, a.VehicleID)
 	if ErrorCode(err) == CodeNotFound {
 		return nil // alerts outlive their vehicle

@@ -25,7 +25,7 @@ import (
 
 func notFoundDevice(id string) error { return NotFound("device", id) }
 
-func (s *Service) getDevice(tx Tx, p Principal, id string) (Device, error) {
+func (s *Service) getDevice(tx DeviceTx, p Principal, id string) (Device, error) {
 	if !ValidID(PrefixDevice, id) {
 		return Device{}, notFoundDevice(id)
 	}
@@ -51,7 +51,7 @@ func conflictIdentifier(err error, identifier string) error {
 // checkDevice validates the fields a client sets, naming every bad one: a
 // vehicle_id must name a vehicle of the account, as every reference in a
 // body does (validation_error, not not_found).
-func (s *Service) checkDevice(tx Tx, d *Device) error {
+func (s *Service) checkDevice(tx VehicleTx, d *Device) error {
 	var val Validator
 	d.validate(&val)
 	if d.VehicleID != "" {
@@ -187,7 +187,7 @@ func (s *Service) DeleteDevice(ctx context.Context, p Principal, id string) (Dev
 // detachDevices leaves the devices of a vehicle being deleted without a
 // vehicle, in the deletion's transaction: their reports are kept as
 // last_report only until a client attaches them elsewhere.
-func (s *Service) detachDevices(tx Tx, accountID, vehicleID string, now time.Time) error {
+func (s *Service) detachDevices(tx DeviceTx, accountID, vehicleID string, now time.Time) error {
 	_, err := tx.DetachDevices(accountID, vehicleID, now)
 	return err
 }

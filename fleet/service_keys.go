@@ -107,7 +107,7 @@ func (s *Service) CreateKey(ctx context.Context, p Principal, params KeyParams) 
 // now as its plan allows, so one more may not become active; hint ends the
 // message. It runs in the transaction that adds the key (serialisable), so
 // concurrent creates cannot pass the cap together.
-func checkKeyCap(tx Tx, a Account, now time.Time, hint string) error {
+func checkKeyCap(tx KeyTx, a Account, now time.Time, hint string) error {
 	n, err := tx.CountActiveKeys(a.ID, now)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (s *Service) Key(ctx context.Context, p Principal, id string) (Key, error) 
 	return k, err
 }
 
-func (s *Service) getKey(tx Tx, p Principal, id string) (Key, error) {
+func (s *Service) getKey(tx KeyTx, p Principal, id string) (Key, error) {
 	if !ValidID(PrefixKey, id) {
 		return Key{}, NotFound("API key", id)
 	}

@@ -184,8 +184,10 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 
 // ingestHook is what a caller of ingest adds to a batch's write
 // transaction, run after the points are stored; stored holds each
-// vehicle's stored points (duplicates left out).
-type ingestHook func(tx Tx, stored map[string][]Point) error
+// vehicle's stored points (duplicates left out). Its one caller, a
+// device's report, writes the device's row: a hook that needs more areas
+// widens tx.
+type ingestHook func(tx DeviceTx, stored map[string][]Point) error
 
 // looksHeavy guesses, from the account's last compiled rules, whether
 // judging a batch of n points would pass the budget of the write
@@ -198,7 +200,7 @@ func (s *Service) looksHeavy(b *batch, n int) bool {
 
 // applyBatch stores the batch's points and moves its vehicles (as tx read
 // them: vehicles) forward, opening the alerts the judgement pl calls for.
-func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehicle, res *IngestResult, live *[]StreamItem) error {
+func (s *Service) applyBatch(tx ingestTx, b *batch, pl *plan, vehicles map[string]Vehicle, res *IngestResult, live *[]StreamItem) error {
 	th := s.opts.Thresholds.orDefault()
 	trips := make([]tripInput, 0, len(b.order))
 	for _, id := range b.order {
@@ -244,7 +246,7 @@ func (s *Service) applyBatch(tx Tx, b *batch, pl *plan, vehicles map[string]Vehi
 // and opening the alerts the judgement calls for (a); it reports whether
 // the vehicle moved. Older points are history only, but speeding is judged
 // on every stored point.
-func (s *Service) advance(tx Tx, v *Vehicle, pts, stored []Point, fwd int, now time.Time, th StatusThresholds, live *[]StreamItem, a *applier) (bool, error) {
+func (s *Service) advance(tx openAlertTx, v *Vehicle, pts, stored []Point, fwd int, now time.Time, th StatusThresholds, live *[]StreamItem, a *applier) (bool, error) {
 	changed := false
 	setStatus := func(to VehicleStatus, at time.Time) error {
 		if to == v.Status {

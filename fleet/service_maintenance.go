@@ -34,7 +34,7 @@ type SchedulePatch struct {
 func notFoundWorkOrder(id string) error { return NotFound("work order", id) }
 func notFoundSchedule(id string) error  { return NotFound("schedule", id) }
 
-func (s *Service) getWorkOrder(tx Tx, p Principal, id string) (WorkOrder, error) {
+func (s *Service) getWorkOrder(tx MaintenanceTx, p Principal, id string) (WorkOrder, error) {
 	if !ValidID(PrefixWorkOrder, id) {
 		return WorkOrder{}, notFoundWorkOrder(id)
 	}
@@ -45,7 +45,7 @@ func (s *Service) getWorkOrder(tx Tx, p Principal, id string) (WorkOrder, error)
 	return w, err
 }
 
-func (s *Service) getSchedule(tx Tx, p Principal, id string) (Schedule, error) {
+func (s *Service) getSchedule(tx MaintenanceTx, p Principal, id string) (Schedule, error) {
 	if !ValidID(PrefixSchedule, id) {
 		return Schedule{}, notFoundSchedule(id)
 	}
@@ -58,7 +58,7 @@ func (s *Service) getSchedule(tx Tx, p Principal, id string) (Schedule, error) {
 
 // vehicleOf looks up the vehicle a request body names; a vehicle that is not
 // the account's is a bad field, named in val.
-func (s *Service) vehicleOf(tx Tx, accountID, id string, val *Validator) (Vehicle, error) {
+func (s *Service) vehicleOf(tx VehicleTx, accountID, id string, val *Validator) (Vehicle, error) {
 	if id == "" {
 		return Vehicle{}, nil // reported as required already
 	}
@@ -266,7 +266,7 @@ func samePtr[T comparable](a, b *T) bool {
 // to, the service the work order did: last service today, at the work
 // order's odometer reading or else the vehicle's (unchanged if neither is
 // known). The next cycle starts. A deleted schedule is skipped.
-func (s *Service) recordService(tx Tx, w WorkOrder, now time.Time) error {
+func (s *Service) recordService(tx recordServiceTx, w WorkOrder, now time.Time) error {
 	if w.ScheduleID == "" {
 		return nil
 	}
@@ -297,7 +297,7 @@ func (s *Service) recordService(tx Tx, w WorkOrder, now time.Time) error {
 }
 
 // odometerOf returns the odometer of a schedule's vehicle (nil if unknown).
-func (s *Service) odometerOf(tx Tx, sch Schedule) (*float64, error) {
+func (s *Service) odometerOf(tx VehicleTx, sch Schedule) (*float64, error) {
 	v, err := tx.Vehicle(sch.AccountID, sch.VehicleID)
 	if ErrorCode(err) == CodeNotFound {
 		return nil, nil
@@ -314,7 +314,7 @@ func (s *Service) odometerOf(tx Tx, sch Schedule) (*float64, error) {
 // overdue schedule owes no due_soon event any more) and, with
 // AutoCreateWorkOrder, one linked work order. It reports whether the
 // schedule changed; the caller stores it.
-func (s *Service) reviewSchedule(tx Tx, sch *Schedule, odometerKm *float64, now time.Time) (bool, error) {
+func (s *Service) reviewSchedule(tx scheduleTx, sch *Schedule, odometerKm *float64, now time.Time) (bool, error) {
 	before := *sch
 	*sch = EvaluateSchedule(*sch, odometerKm, now)
 	event := ""
@@ -379,7 +379,7 @@ func sameScheduleState(a, b Schedule) bool {
 
 // reviewVehicleSchedules reviews the schedules of a vehicle whose odometer
 // has moved, storing those that changed.
-func (s *Service) reviewVehicleSchedules(tx Tx, v *Vehicle, now time.Time) error {
+func (s *Service) reviewVehicleSchedules(tx scheduleTx, v *Vehicle, now time.Time) error {
 	schs, err := tx.SchedulesOfVehicle(v.ID)
 	if err != nil {
 		return err

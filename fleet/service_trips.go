@@ -32,7 +32,7 @@ type tripEvent struct {
 	trip Trip
 }
 
-func (w *tripWrites) flush(s *Service, tx Tx, now time.Time) error {
+func (w *tripWrites) flush(s *Service, tx tripWriteTx, now time.Time) error {
 	if len(w.puts) > 0 {
 		if err := tx.PutTrips(w.puts); err != nil {
 			return err
@@ -52,7 +52,7 @@ func (w *tripWrites) flush(s *Service, tx Tx, now time.Time) error {
 // extend its open trip report by report; earlier ones recompute the trips
 // they may change from the stored reports (retrack), unless they are older
 // than the end of the vehicle's last trip by more than TripReopenWindow.
-func (s *Service) trackTrips(tx Tx, accountID string, in []tripInput, now time.Time, th StatusThresholds) error {
+func (s *Service) trackTrips(tx trackTx, accountID string, in []tripInput, now time.Time, th StatusThresholds) error {
 	if s.noTrips || len(in) == 0 {
 		return nil
 	}
@@ -125,7 +125,7 @@ func (s *Service) trackTrips(tx Tx, accountID string, in []tripInput, now time.T
 
 // retrack recomputes a vehicle's trips from its stored reports from first
 // on, and from the start of any trip a report at first could join.
-func (s *Service) retrack(tx Tx, accountID, vehicleID string, first, now time.Time, th StatusThresholds, w *tripWrites) error {
+func (s *Service) retrack(tx retrackTx, accountID, vehicleID string, first, now time.Time, th StatusThresholds, w *tripWrites) error {
 	old, err := tx.VehicleTrips(vehicleID, first.Add(-th.OfflineAfter), farFuture, time.Time{}, 1<<30)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (s *Service) newTracker(accountID string, th StatusThresholds) *tripTracker
 // The trips recomputed replace old: a new trip takes the id of the first
 // old one its span meets, and old trips left over are deleted (at once, as
 // a new trip may start where one of them did).
-func (s *Service) saveTrips(tx Tx, k *tripTracker, old []Trip, w *tripWrites) error {
+func (s *Service) saveTrips(tx TripTx, k *tripTracker, old []Trip, w *tripWrites) error {
 	if old == nil { // the hot path: the open trip went on, or new ones began
 		for i, t := range k.changed {
 			w.puts = append(w.puts, *t)
@@ -215,7 +215,7 @@ func (s *Service) saveTrips(tx Tx, k *tripTracker, old []Trip, w *tripWrites) er
 
 // closeTrip completes the vehicle's open trip if the clock shows it over
 // (the status sweep calls it as a vehicle turns stopped or offline).
-func (s *Service) closeTrip(tx Tx, vehicleID string, now time.Time, th StatusThresholds) error {
+func (s *Service) closeTrip(tx tripWriteTx, vehicleID string, now time.Time, th StatusThresholds) error {
 	if s.noTrips {
 		return nil
 	}
@@ -235,7 +235,7 @@ func (s *Service) closeTrip(tx Tx, vehicleID string, now time.Time, th StatusThr
 }
 
 // allPoints returns every stored report of the vehicle from from to to.
-func allPoints(tx Tx, vehicleID string, from, to time.Time) ([]Point, error) {
+func allPoints(tx LocationTx, vehicleID string, from, to time.Time) ([]Point, error) {
 	var out []Point
 	for !from.After(to) {
 		pts, err := tx.Points(vehicleID, from, to, MaxHistoryLimit)
@@ -489,7 +489,7 @@ func (s *Service) ListStops(ctx context.Context, p Principal, vehicleID string, 
 
 // stopTrips returns the trips that bound the vehicle's stops meeting
 // [from, to]: those meeting it, the one before and the one after.
-func stopTrips(tx Tx, vehicleID string, from, to time.Time) ([]Trip, error) {
+func stopTrips(tx TripTx, vehicleID string, from, to time.Time) ([]Trip, error) {
 	trips, err := tx.VehicleTrips(vehicleID, from, to, time.Time{}, 1<<30)
 	if err != nil {
 		return nil, err

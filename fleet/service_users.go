@@ -37,9 +37,11 @@ func (u UserSession) requireAdmin() error {
 	return Errorf(CodeInsufficientPermissions, "Only an admin of the account can do this; your role is %s.", u.User.Role)
 }
 
-var errSignIn = &Error{Code: CodeUnauthorized, Message: "The e-mail address or password is incorrect."}
+func errSignIn() *Error {
+	return &Error{Code: CodeUnauthorized, Message: "The e-mail address or password is incorrect."}
+}
 
-var errNoSession = &Error{Code: CodeUnauthorized, Message: "Please sign in."}
+func errNoSession() *Error { return &Error{Code: CodeUnauthorized, Message: "Please sign in."} }
 
 // SignIn checks an e-mail address and password and starts a session,
 // returning its secret (for the browser's cookie; only its hash is kept).
@@ -93,7 +95,7 @@ func (s *Service) SignIn(ctx context.Context, email, password, addr string) (Use
 	}
 	if !ok || u.PasswordHash == "" {
 		s.logins.fail(now, emailKey)
-		return UserSession{}, "", errSignIn
+		return UserSession{}, "", errSignIn()
 	}
 	// Right: this attempt was no failure, and the per-e-mail brake and this
 	// pair's failures end (only who knows the password gets here).
@@ -145,7 +147,7 @@ const sessionSecretLen = 43
 // are read afresh, so a change takes effect on the next request.
 func (s *Service) Session(ctx context.Context, secret string) (UserSession, error) {
 	if len(secret) != sessionSecretLen {
-		return UserSession{}, errNoSession
+		return UserSession{}, errNoSession()
 	}
 	now := s.Now()
 	h := HashToken(secret)
@@ -161,13 +163,13 @@ func (s *Service) Session(ctx context.Context, secret string) (UserSession, erro
 		return err
 	})
 	if ErrorCode(err) == CodeNotFound {
-		return UserSession{}, errNoSession
+		return UserSession{}, errNoSession()
 	}
 	if err != nil {
 		return UserSession{}, err
 	}
 	if us.Session.Expired(now) {
-		return UserSession{}, errNoSession
+		return UserSession{}, errNoSession()
 	}
 	if now.Sub(us.Session.LastSeenAt) >= sessionTouchEvery {
 		if err := s.update(ctx, func(tx Tx) error { return tx.TouchSession(h, now) }); err != nil {
@@ -304,13 +306,15 @@ func newSignInLink(u User, now time.Time) (string, SignInLink) {
 	return secret, SignInLink{Hash: hash, UserID: u.ID, AccountID: u.AccountID, CreatedAt: now, ExpiresAt: now.Add(SignInLinkTTL)}
 }
 
-var errBadLink = &Error{Code: CodeUnauthorized, Message: "This sign-in link is not valid: it has expired or was used. Ask an admin for a new one."}
+func errBadLink() *Error {
+	return &Error{Code: CodeUnauthorized, Message: "This sign-in link is not valid: it has expired or was used. Ask an admin for a new one."}
+}
 
 // SignInLinkUser returns the user a valid sign-in link is for, or
 // unauthorized.
 func (s *Service) SignInLinkUser(ctx context.Context, secret string) (User, error) {
 	if len(secret) != sessionSecretLen {
-		return User{}, errBadLink
+		return User{}, errBadLink()
 	}
 	now := s.Now()
 	var u User
@@ -320,13 +324,13 @@ func (s *Service) SignInLinkUser(ctx context.Context, secret string) (User, erro
 			return err
 		}
 		if !now.Before(l.ExpiresAt) {
-			return errBadLink
+			return errBadLink()
 		}
 		u, err = tx.UserByID(l.UserID)
 		return err
 	})
 	if ErrorCode(err) == CodeNotFound {
-		return User{}, errBadLink
+		return User{}, errBadLink()
 	}
 	return u, err
 }
@@ -350,7 +354,7 @@ func (s *Service) SignInWithLink(ctx context.Context, secret, password string) (
 	// that two uses racing cannot both succeed.
 	err = s.update(ctx, func(tx Tx) error {
 		if _, err := tx.SignInLink(HashToken(secret)); err != nil {
-			return errBadLink
+			return errBadLink()
 		}
 		_, err := tx.DeleteSignInLinks(u.ID)
 		return err

@@ -12,7 +12,7 @@ import (
 
 // emit appends an event of the account to the transaction, so a change and
 // its events commit together.
-func (s *Service) emit(tx Tx, accountID, typ string, now time.Time, data any) error {
+func (s *Service) emit(tx emitTx, accountID, typ string, now time.Time, data any) error {
 	e, err := newEvent(accountID, typ, now, data)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func normaliseVehicle(v *Vehicle) {
 
 func notFoundVehicle(id string) error { return NotFound("vehicle", id) }
 
-func (s *Service) getVehicle(tx Tx, p Principal, id string) (Vehicle, error) {
+func (s *Service) getVehicle(tx VehicleTx, p Principal, id string) (Vehicle, error) {
 	if !ValidID(PrefixVehicle, id) {
 		return Vehicle{}, notFoundVehicle(id)
 	}

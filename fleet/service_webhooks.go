@@ -52,7 +52,7 @@ func requireWebhooks(p Principal, useCase string) error {
 	return nil
 }
 
-func (s *Service) getWebhook(tx Tx, p Principal, id string) (Webhook, error) {
+func (s *Service) getWebhook(tx WebhookTx, p Principal, id string) (Webhook, error) {
 	if !ValidID(PrefixWebhook, id) {
 		return Webhook{}, notFoundWebhook(id)
 	}
@@ -281,7 +281,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p Principal, id strin
 		return WebhookWithSecret{}, err
 	}
 	if s.opts.Webhooks.SecretKeys == nil && s.opts.Webhooks.RequireSecretKeys {
-		return WebhookWithSecret{}, errNoSecretKeys
+		return WebhookWithSecret{}, errNoSecretKeys()
 	}
 	now := s.Now()
 	secret := NewWebhookSecret()
@@ -366,7 +366,7 @@ func newDelivery(w Webhook, eventID string, attempt int, due time.Time) Delivery
 
 // enqueueDeliveries adds a pending delivery of e to each of the account's
 // enabled endpoints that takes its type (to only, when given).
-func (s *Service) enqueueDeliveries(tx Tx, e Event, only *Webhook) error {
+func (s *Service) enqueueDeliveries(tx WebhookTx, e Event, only *Webhook) error {
 	ws, err := tx.EnabledWebhooks(e.AccountID)
 	if err != nil {
 		return err
@@ -553,7 +553,7 @@ func (j Jobs) PrepareDeliveries(ctx context.Context, ds []Delivery) (jobs []Deli
 
 // webhooksOf reads, in one read, the endpoints of deliveries: by id, each
 // only if it is of its delivery's account.
-func webhooksOf(tx Tx, ds []Delivery) (map[string]Webhook, error) {
+func webhooksOf(tx WebhookTx, ds []Delivery) (map[string]Webhook, error) {
 	owner := make(map[string]string, len(ds))
 	ids := make([]string, 0, len(ds))
 	for _, d := range ds {

@@ -263,14 +263,16 @@ func rateLimited(format string, wait time.Duration) error {
 	return WithRetryAfter(Errorf(CodeRateLimitExceeded, format, mins), wait)
 }
 
-var errPasswordBusy = &Error{Code: CodeUnavailable, Message: "The server is busy checking passwords. Try again in a few seconds."}
+func errPasswordBusy() *Error {
+	return &Error{Code: CodeUnavailable, Message: "The server is busy checking passwords. Try again in a few seconds."}
+}
 
 // inSlot runs fn in one of the service's password hash slots, or answers
 // unavailable, with Retry-After, when none comes free within
 // PasswordHashWait (or before ctx ends).
 func (s *Service) inSlot(ctx context.Context, fn func()) error {
 	if !s.hashes.Do(ctx, fn) {
-		return WithRetryAfter(errPasswordBusy, passwordBusyRetry)
+		return WithRetryAfter(errPasswordBusy(), passwordBusyRetry)
 	}
 	return nil
 }

@@ -65,8 +65,10 @@ func checkStreamToken(s string) bool {
 	return true
 }
 
-var errInvalidStreamToken = &Error{Code: CodeUnauthorized,
-	Message: "The stream token is invalid: it is unknown, already used or expired. Make a new one with POST /v1/stream_tokens just before opening the stream."}
+func errInvalidStreamToken() *Error {
+	return &Error{Code: CodeUnauthorized,
+		Message: "The stream token is invalid: it is unknown, already used or expired. Make a new one with POST /v1/stream_tokens just before opening the stream."}
+}
 
 // CreateStreamToken makes a token that starts one live stream of the
 // principal's key within StreamTokenTTL, for clients that cannot send the
@@ -95,12 +97,12 @@ func (s *Service) CreateStreamToken(ctx context.Context, p Principal) (NewStream
 func (e Edge) RedeemStreamToken(ctx context.Context, token string) (Principal, error) {
 	s := e.s
 	if !checkStreamToken(token) {
-		return Principal{}, errInvalidStreamToken
+		return Principal{}, errInvalidStreamToken()
 	}
 	t, err := s.store.TakeStreamToken(ctx, sha256.Sum256([]byte(token)), s.Now())
 	if err != nil {
 		if ErrorCode(err) == CodeNotFound {
-			return Principal{}, errInvalidStreamToken
+			return Principal{}, errInvalidStreamToken()
 		}
 		return Principal{}, err
 	}
@@ -111,7 +113,7 @@ func (e Edge) RedeemStreamToken(ctx context.Context, token string) (Principal, e
 	})
 	if err != nil {
 		if ErrorCode(err) == CodeNotFound {
-			return Principal{}, errInvalidStreamToken
+			return Principal{}, errInvalidStreamToken()
 		}
 		return Principal{}, err
 	}

@@ -15,8 +15,10 @@ func webhookSecretData(webhookID string) []byte {
 	return []byte("fleet webhook signing secret\x00" + webhookID)
 }
 
-var errNoSecretKeys = &Error{Code: CodeUnavailable,
-	Message: "Webhooks are not available on this server: it has no key to seal their signing secrets with. Its operator must give it one."}
+func errNoSecretKeys() *Error {
+	return &Error{Code: CodeUnavailable,
+		Message: "Webhooks are not available on this server: it has no key to seal their signing secrets with. Its operator must give it one."}
+}
 
 // sealWebhookSecret returns the form in which the store keeps a signing
 // secret of the endpoint id: sealed under the first of the service's
@@ -26,7 +28,7 @@ func (s *Service) sealWebhookSecret(id, plain string) (string, error) {
 	keys := s.opts.Webhooks.SecretKeys
 	if keys == nil {
 		if s.opts.Webhooks.RequireSecretKeys {
-			return "", errNoSecretKeys
+			return "", errNoSecretKeys()
 		}
 		return plain, nil
 	}

@@ -268,14 +268,20 @@ func TestClientErrorsCarryStatusAndRequestID(t *testing.T) {
 	is.Equal(apiErr.StatusCode, http.StatusUnprocessableEntity)
 }
 
+// unanswered is a client of an address where nothing listens, that does
+// not retry.
+func unanswered() *fleetclient.Client {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	return fleetclient.NewClient(url, "fleet_x", fleetclient.WithMaxRetries(0))
+}
+
 // A request that got no answer is a *TransportError wrapping its cause,
 // read as unavailable, never as the server's internal_error.
 func TestClientNetworkFailuresAreNotServerErrors(t *testing.T) {
 	is := is.New(t)
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close() // nothing listens there now
-	c := fleetclient.NewClient(url, "fleet_x", fleetclient.WithMaxRetries(0))
+	c := unanswered()
 	_, err := c.Account(context.Background())
 	var te *fleetclient.TransportError
 	is.True(errors.As(err, &te))
@@ -289,6 +295,30 @@ func TestClientNetworkFailuresAreNotServerErrors(t *testing.T) {
 	_, err = c.Account(ctx)
 	is.True(errors.Is(err, context.Canceled))
 	is.True(errors.As(err, &te))
+}
+
+// The unavailable *fleet.Error a TransportError carries is its own: a
+// caller that changes it changes neither a later reading of the same error
+// nor the next request's.
+func TestTransportErrorsAreNotShared(t *testing.T) {
+	is := is.New(t)
+	c := unanswered()
+	_, err := c.Account(context.Background())
+	var fe *fleet.Error
+	is.True(errors.As(err, &fe))
+	is.Equal(fe.Code, fleet.CodeUnavailable)
+	msg := fe.Message
+	fe.Code, fe.Message, fe.Err = fleet.CodeInternal, "changed by a caller", errors.New("a cause a caller added")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnavailable)
+	is.Equal(fleet.ErrorMessage(err), msg)
+
+	_, next := c.Account(context.Background())
+	var n *fleet.Error
+	is.True(errors.As(next, &n))
+	is.True(n != fe)
+	is.Equal(n.Code, fleet.CodeUnavailable)
+	is.Equal(n.Message, msg)
+	is.Equal(n.Err, nil)
 }
 
 // An answer that is not the API's JSON (a proxy's error page) keeps its

@@ -42,15 +42,16 @@ type TransportError struct {
 	Err         error
 }
 
-var errNoAnswer = &fleet.Error{Code: fleet.CodeUnavailable, Message: "The API did not answer."}
-
 func (e *TransportError) Error() string {
 	return fmt.Sprintf("fleet: %s %s: %v", e.Method, e.URL, e.Err)
 }
 
 // Unwrap returns the cause, and an unavailable *fleet.Error for
-// fleet.ErrorCode.
-func (e *TransportError) Unwrap() []error { return []error{e.Err, errNoAnswer} }
+// fleet.ErrorCode: a new one each time, so that a caller who changes it
+// changes no other answer.
+func (e *TransportError) Unwrap() []error {
+	return []error{e.Err, &fleet.Error{Code: fleet.CodeUnavailable, Message: "The API did not answer."}}
+}
 
 // codeOfStatus is the error code of an answer that carries none (a proxy's
 // error page, say): the code the error table maps to that status, or

@@ -126,11 +126,9 @@ func (tx *txn) rollback() {
 	tx.undos = nil
 }
 
-var errReadOnly = fleet.Errorf(fleet.CodeInternal, "write in a read-only transaction")
-
 func (tx *txn) writable() error {
 	if tx.readOnly {
-		return errReadOnly
+		return fleet.Errorf(fleet.CodeInternal, "write in a read-only transaction")
 	}
 	return nil
 }
