@@ -320,7 +320,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 			g.broken = err
 		}
 	}
-	err, panicked := callMember(m.fn, t)
+	panicked, err := callMember(m.fn, t)
 	switch {
 	case panicked != nil:
 		m.panicked = panicked
@@ -340,7 +340,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 }
 
 // callMember calls fn, returning what it panicked with, if it did.
-func callMember(fn func(*tx) error, t *tx) (err error, panicked any) {
+func callMember(fn func(*tx) error, t *tx) (panicked any, err error) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -352,7 +352,7 @@ func callMember(fn func(*tx) error, t *tx) (err error, panicked any) {
 	}()
 	err = fn(t)
 	finished = true
-	return err, nil
+	return nil, err
 }
 
 // commit ends group g after its last member: COMMIT (or the rollback of a
