@@ -67,7 +67,7 @@ func (t *tx) savepoint(fn func() error) error {
 	if t.readOnly {
 		return errReadOnly
 	}
-	if t.d.name != Postgres {
+	if !t.d.abortsOnError {
 		return fn()
 	}
 	t.savepoints++

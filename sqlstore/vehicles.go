@@ -253,8 +253,8 @@ func (t *tx) DeleteVehicle(accountID, id string) error {
 // and rows locked by a concurrent sweep are skipped.
 func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit int) ([]fleet.Vehicle, error) {
 	lock := ""
-	if t.d.name == Postgres && !t.readOnly {
-		lock = " FOR UPDATE SKIP LOCKED"
+	if !t.readOnly {
+		lock = t.d.skipLocked
 	}
 	return t.vehicles("sweep vehicles", `SELECT `+vehicleColumns+` FROM vehicles v
 		WHERE v.status <> 'offline' AND v.last_at IS NOT NULL
@@ -452,34 +452,3 @@ func (s *Store) PurgeEvents(ctx context.Context, before time.Time) (int, error) 
 func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) {
 	return s.purge(ctx, `DELETE FROM points WHERE ts < ?`, before, "purge points")
 }
-
-func (s *Store) purge(ctx context.Context, query string, before time.Time, doing string) (int, error) {
-	// A purge is background work that may delete a large backlog at once:
-	// it gets PurgeTimeout rather than a request's deadline (and, on
-	// PostgreSQL, the same as its statement_timeout).
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, PurgeTimeout)
-		defer cancel()
-	}
-	var n int64
-	_, err := s.runOnce(ctx, s.wdb, &sql.TxOptions{}, false, func(t *tx) error {
-		if s.d.name == Postgres && s.timeout > 0 {
-			if _, err := t.tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", PurgeTimeout.Milliseconds())); err != nil {
-				return err
-			}
-		}
-		res, err := t.tx.ExecContext(ctx, s.d.q(query), toDB(before))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return int(n), wrap(faultIn(ctx, err), doing)
-}
-
-// PurgeTimeout bounds each purge of expired records when the store has a
-// deadline (Options.Timeout): purges run in the background and may have a
-// backlog to delete.
-const PurgeTimeout = 5 * time.Minute

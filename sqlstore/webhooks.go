@@ -340,7 +340,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]f
 	var out []fleet.Delivery
 	var left bool
 	order := map[string]int{} // id -> place in the chosen order: earliest due first
-	err := s.writeLease(ctx, func(t *tx) error {
+	err := s.eng.writeLease(ctx, func(t *tx) error {
 		clear(order)
 		scan := claimScan(c.Limit)
 		due, err := t.dueDeliveries(t.claim.due, toDB(c.Now), int64(scan))
@@ -412,7 +412,7 @@ func (t *tx) dueDeliveries(st *sql.Stmt, args ...any) ([]fleet.Delivery, error) 
 // delivery's row is its lease check.
 func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, changes []fleet.EndpointChange) ([]bool, error) {
 	held := make([]bool, len(recs))
-	err := s.write(ctx, func(t *tx) error {
+	err := s.eng.write(ctx, func(t *tx) error {
 		clear(held)
 		stored := map[string]bool{}
 		for i, r := range recs {
