@@ -76,7 +76,7 @@ func (s *Store) Counts(ctx context.Context) ([]TableCount, error) {
 		out = out[:0]
 		for _, table := range CountedTables {
 			var n int64
-			if err := t.tx.QueryRowContext(t.ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			if err := t.queryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil {
 				return wrap(err, "count "+table)
 			}
 			out = append(out, TableCount{table, n})

@@ -197,7 +197,7 @@ func (sh *shared) purge(ctx context.Context, query string, before time.Time, doi
 				return err
 			}
 		}
-		res, err := t.tx.ExecContext(ctx, sh.d.q(query), toDB(before))
+		res, err := t.exec(sh.d.q(query), toDB(before))
 		if err != nil {
 			return err
 		}

@@ -94,7 +94,7 @@ func (m *memQuota) save(ctx context.Context, write func(context.Context, func(*t
 	defer m.mu.Unlock()
 	m.closed = true
 	err := write(ctx, func(t *tx) error {
-		stmt, err := t.tx.PrepareContext(t.ctx, t.d.q(`INSERT INTO quotas (subject, window_start, used) VALUES (?, ?, ?)
+		stmt, err := t.prepare(t.d.q(`INSERT INTO quotas (subject, window_start, used) VALUES (?, ?, ?)
 			ON CONFLICT (subject) DO UPDATE SET window_start = excluded.window_start, used = excluded.used`))
 		if err != nil {
 			return err

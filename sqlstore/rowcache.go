@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -20,9 +21,21 @@ import (
 //
 // What keeps it true:
 //   - Every write statement of a group member to vehicles, trips or
-//     alert_config goes through a method that updates the cache
-//     (UpdateVehicle, PutTrips, ...); any other such statement
-//     (tx.exec's guard) empties it.
+//     alert_config runs in a method that updates the cache itself, inside
+//     tx.keeping for the tables it writes (CreateVehicle, UpdateVehicle,
+//     DeleteVehicle, PutTrips, DeleteTrip, BumpAlertConfig). Any other
+//     statement that writes them empties it: the transaction's guard runs
+//     before every statement, on each of its paths (exec, query, queryRow,
+//     prepared statements), and finds the tables a statement writes by
+//     reading it as SQL (writtenTables), whatever its spelling.
+//     TestRowCacheFollowsEveryWrite runs the store's whole contract with
+//     the cache checked against the rows around every transaction, and
+//     TestCachedTablesWrittenOnlyWhereKept checks every statement of the
+//     package's source, those that run on the writer outside a group
+//     (purges, single statements), which no guard sees, included.
+//   - Nothing else changes those rows: no trigger, and the one cascade
+//     into them is a vehicle's trips, which DeleteVehicle forgets
+//     (TestCachedTablesChangeOnlyByTheirStatements).
 //   - What a write leaves in the cache is what a read of the row would
 //     return: the statement's own arguments, scanned by the function that
 //     scans the row (argsRow).
@@ -45,6 +58,10 @@ type rowCache struct {
 	// undo restores, newest last, what the running member changed; it is
 	// empty between members.
 	undo []func()
+	// parsed remembers the cached tables each statement writes (writes).
+	parsed map[string]tableSet
+	// guarded counts the times the guard emptied the cache.
+	guarded atomic.Int64
 }
 
 // latestTrip is a vehicle's latest trip, or that it has none (ok false).
@@ -57,7 +74,7 @@ type latestTrip struct {
 const maxCachedRows = 100_000
 
 func newRowCache() *rowCache {
-	c := &rowCache{}
+	c := &rowCache{parsed: map[string]tableSet{}}
 	c.reset()
 	return c
 }
@@ -154,19 +171,224 @@ func (c *rowCache) putTrip(tr fleet.Trip) {
 	}
 }
 
-// cachedTables are the tables whose rows the cache keeps; a write
-// statement that names one and does not keep the cache itself empties it.
-var cachedTables = []string{"vehicles", "trips", "alert_config"}
+// tableSet is a set of the tables whose rows the cache keeps.
+type tableSet uint8
 
-// writesCachedRows reports whether query, a write statement, may change a
-// row the cache keeps.
-func writesCachedRows(query string) bool {
-	for _, name := range cachedTables {
-		if strings.Contains(query, name) {
-			return true
+const (
+	cachedVehicles tableSet = 1 << iota
+	cachedTrips
+	cachedAlertConfig
+)
+
+// cachedTable returns the cached table that name (a table's name, any
+// case) is, or none.
+func cachedTable(name string) tableSet {
+	switch strings.ToLower(name) {
+	case "vehicles":
+		return cachedVehicles
+	case "trips":
+		return cachedTrips
+	case "alert_config":
+		return cachedAlertConfig
+	}
+	return 0
+}
+
+// maxParsedStmts bounds the statements whose written tables the cache
+// remembers, and maxParsedLen their length: longer ones (multi-row
+// inserts) are parsed again each time, which costs little beside running
+// them.
+const (
+	maxParsedStmts = 1024
+	maxParsedLen   = 4096
+)
+
+// writes returns the cached tables that query writes (writtenTables),
+// remembered by query.
+func (c *rowCache) writes(query string) tableSet {
+	if w, ok := c.parsed[query]; ok {
+		return w
+	}
+	w := writtenTables(query)
+	if len(query) <= maxParsedLen && len(c.parsed) < maxParsedStmts {
+		c.parsed[query] = w
+	}
+	return w
+}
+
+// writtenTables returns the cached tables that query writes: the targets
+// of its INSERT [OR ...] INTO, REPLACE INTO, UPDATE [OR ...] ... SET,
+// DELETE FROM and TRUNCATE, wherever they stand (after a WITH, in a
+// PostgreSQL data-modifying WITH). It reads the statement as SQL does:
+// names in any case, quoted or not, qualified by a schema or not;
+// comments and string literals skipped. An upsert's DO UPDATE SET is its
+// INSERT's table, and FOR UPDATE a lock, not a write.
+func writtenTables(query string) tableSet {
+	toks := sqlTokens(query)
+	var w tableSet
+	// name returns the table named at toks[i] ("schema"."table" or
+	// table) and the index after it.
+	name := func(i int) (string, int) {
+		if i >= len(toks) || !toks[i].name {
+			return "", i
+		}
+		n := toks[i].text
+		i++
+		for i+1 < len(toks) && toks[i].text == "." && toks[i+1].name {
+			n = toks[i+1].text
+			i += 2
+		}
+		return n, i
+	}
+	is := func(i int, word string) bool {
+		return i >= 0 && i < len(toks) && toks[i].word && strings.EqualFold(toks[i].text, word)
+	}
+	for i, tk := range toks {
+		if !tk.word {
+			continue
+		}
+		switch strings.ToUpper(tk.text) {
+		case "INSERT":
+			j := i + 1
+			if is(j, "OR") {
+				j += 2
+			}
+			if is(j, "INTO") {
+				n, _ := name(j + 1)
+				w |= cachedTable(n)
+			}
+		case "REPLACE":
+			if is(i+1, "INTO") && !is(i-1, "OR") {
+				n, _ := name(i + 2)
+				w |= cachedTable(n)
+			}
+		case "UPDATE":
+			j := i + 1
+			if is(j, "OR") {
+				j += 2
+			}
+			if is(j, "ONLY") {
+				j++
+			}
+			n, k := name(j)
+			if is(k, "AS") {
+				k += 2
+			} else if k < len(toks) && toks[k].name && !is(k, "SET") {
+				k++ // an alias
+			}
+			if n != "" && is(k, "SET") {
+				w |= cachedTable(n)
+			}
+		case "DELETE":
+			j := i + 1
+			if !is(j, "FROM") {
+				continue
+			}
+			if is(j+1, "ONLY") {
+				j++
+			}
+			n, _ := name(j + 1)
+			w |= cachedTable(n)
+		case "TRUNCATE":
+			j := i + 1
+			if is(j, "TABLE") {
+				j++
+			}
+			for {
+				if is(j, "ONLY") {
+					j++
+				}
+				n, k := name(j)
+				if n == "" {
+					break
+				}
+				w |= cachedTable(n)
+				if k >= len(toks) || toks[k].text != "," {
+					break
+				}
+				j = k + 1
+			}
 		}
 	}
-	return false
+	return w
+}
+
+// sqlToken is a word (a keyword or a name), a quoted name, or one
+// character of punctuation; string literals, numbers, placeholders and
+// comments are left out.
+type sqlToken struct {
+	text string
+	word bool // a bare word: a keyword or a name
+	name bool // a bare word or a quoted name
+}
+
+// sqlTokens splits query into tokens.
+func sqlTokens(query string) []sqlToken {
+	var out []sqlToken
+	isWord := func(c byte) bool {
+		return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	}
+	for i := 0; i < len(query); {
+		c := query[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '-' && strings.HasPrefix(query[i:], "--"):
+			j := strings.IndexByte(query[i:], '\n')
+			if j < 0 {
+				return out
+			}
+			i += j + 1
+		case c == '/' && strings.HasPrefix(query[i:], "/*"):
+			j := strings.Index(query[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 4
+		case c == '\'':
+			i = skipQuoted(query, i, '\'')
+		case c == '"' || c == '`' || c == '[':
+			end := c
+			if c == '[' {
+				end = ']'
+			}
+			j := skipQuoted(query, i, end)
+			out = append(out, sqlToken{text: strings.ReplaceAll(query[i+1:max(i+1, j-1)], string([]byte{end, end}), string(end)), name: true})
+			i = j
+		case isWord(c) && !(c >= '0' && c <= '9') && c != '$':
+			j := i
+			for j < len(query) && isWord(query[j]) {
+				j++
+			}
+			out = append(out, sqlToken{text: query[i:j], word: true, name: true})
+			i = j
+		case isWord(c): // a number or a placeholder
+			j := i + 1
+			for j < len(query) && isWord(query[j]) {
+				j++
+			}
+			i = j
+		default:
+			out = append(out, sqlToken{text: query[i : i+1]})
+			i++
+		}
+	}
+	return out
+}
+
+// skipQuoted returns the index after the quoted text that starts at i and
+// ends with end (doubled, end stands for itself).
+func skipQuoted(query string, i int, end byte) int {
+	for j := i + 1; j < len(query); j++ {
+		if query[j] == end {
+			if j+1 < len(query) && query[j+1] == end && end != ']' {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(query)
 }
 
 // argsRow is a row made of the arguments a statement wrote, in the order of

@@ -95,12 +95,13 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
-	t.keepsCache = true // a new row makes no cached one stale
-	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
+	// A new row makes no cached one stale.
+	err = t.keeping(cachedVehicles, func() error {
+		return t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
 			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
 			alert_version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
-	t.keepsCache = false
+	})
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "A vehicle with this id or external_id exists.")
@@ -198,14 +199,14 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 		// savepoint (two round trips fewer on every report on PostgreSQL).
 		write = func(fn func() error) error { return fn() }
 	}
-	t.keepsCache = true
-	err = write(func() (err error) {
-		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
+	err = t.keeping(cachedVehicles, func() error {
+		return write(func() (err error) {
+			n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
 			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
-		return err
+			return err
+		})
 	})
-	t.keepsCache = false
 	if classify(err) == errUnique {
 		return conflict(err, "A vehicle with external_id %q exists.", v.ExternalID)
 	}
@@ -233,9 +234,11 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 
 // DeleteVehicle implements fleet.Tx; its points go by ON DELETE CASCADE.
 func (t *tx) DeleteVehicle(accountID, id string) error {
-	t.keepsCache = true
-	n, err := t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
-	t.keepsCache = false
+	var n int64
+	err := t.keeping(cachedVehicles|cachedTrips, func() (err error) { // its trips go with it (ON DELETE CASCADE)
+		n, err = t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
+		return err
+	})
 	if c := t.cache; c != nil {
 		c.forgetVehicle(id)
 		c.forgetTrip(id) // its trips go with it
