@@ -212,9 +212,9 @@ func (s *Store) PurgeQuota(ctx context.Context, before time.Time) (int, error) {
 	return s.eng.purgeQuota(ctx, before)
 }
 
-// purgeQuotaSQL deletes the windows that ended before its argument plus
-// the window: a window ended before `before` started an hour earlier than
-// that.
+// purgeQuotaSQL deletes the windows that started before its argument:
+// PurgeQuota's `before` less a window, since a window that ended before
+// `before` started a window's length earlier.
 const purgeQuotaSQL = `DELETE FROM quotas WHERE window_start < ?`
 
 // PurgeUsage implements fleet.Store.

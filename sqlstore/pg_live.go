@@ -75,7 +75,9 @@ type liveWaiter struct {
 	err       error
 }
 
-// appendLive appends through the appender.
+// appendLive appends one ingest's reports to the feed, in one statement
+// with the appends that arrived while the last was on its way
+// (liveAppender), and returns once they are in the feed.
 func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fleet.StreamItem, at time.Time) error {
 	if len(items) == 0 {
 		return nil

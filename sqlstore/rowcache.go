@@ -196,7 +196,7 @@ func cachedTable(name string) tableSet {
 
 // maxParsedStmts bounds the statements whose written tables the cache
 // remembers, and maxParsedLen their length: longer ones (multi-row
-// inserts) are parsed again each time, which costs little beside running
+// inserts) are read again each time, which costs little beside running
 // them.
 const (
 	maxParsedStmts = 1024
@@ -206,111 +206,130 @@ const (
 // writes returns the cached tables that query writes (writtenTables),
 // remembered by query.
 func (c *rowCache) writes(query string) tableSet {
+	if len(query) > maxParsedLen {
+		return writtenTables(query)
+	}
 	if w, ok := c.parsed[query]; ok {
 		return w
 	}
 	w := writtenTables(query)
-	if len(query) <= maxParsedLen && len(c.parsed) < maxParsedStmts {
+	if len(c.parsed) < maxParsedStmts {
 		c.parsed[query] = w
 	}
 	return w
 }
 
 // writtenTables returns the cached tables that query writes: the targets
-// of its INSERT [OR ...] INTO, REPLACE INTO, UPDATE [OR ...] ... SET,
-// DELETE FROM and TRUNCATE, wherever they stand (after a WITH, in a
-// PostgreSQL data-modifying WITH). It reads the statement as SQL does:
-// names in any case, quoted or not, qualified by a schema or not;
+// of its INSERT [OR ...] INTO, REPLACE INTO, UPDATE [OR ...] [ONLY] ...
+// SET, DELETE FROM [ONLY] and TRUNCATE, wherever they stand (after a WITH,
+// in a PostgreSQL data-modifying WITH). It reads the statement as SQL
+// does: names in any case, quoted or not, qualified by a schema or not;
 // comments and string literals skipped. An upsert's DO UPDATE SET is its
 // INSERT's table, and FOR UPDATE a lock, not a write.
 func writtenTables(query string) tableSet {
-	toks := sqlTokens(query)
+	if !namesCachedTable(query) {
+		return 0 // a statement that names none of them writes none
+	}
 	var w tableSet
-	// name returns the table named at toks[i] ("schema"."table" or
-	// table) and the index after it.
-	name := func(i int) (string, int) {
-		if i >= len(toks) || !toks[i].name {
-			return "", i
+	lx := sqlLexer{s: query}
+	var prev sqlToken
+	for {
+		tk, ok := lx.next()
+		if !ok {
+			return w
 		}
-		n := toks[i].text
-		i++
-		for i+1 < len(toks) && toks[i].text == "." && toks[i+1].name {
-			n = toks[i+1].text
-			i += 2
+		if tk.word {
+			a := lx // reads on from the keyword, leaving lx where it is
+			switch {
+			case tk.is("INSERT"):
+				if a.skip("OR") {
+					a.next()
+				}
+				if a.skip("INTO") {
+					w |= cachedTable(a.table())
+				}
+			case tk.is("REPLACE") && !prev.is("OR"):
+				if a.skip("INTO") {
+					w |= cachedTable(a.table())
+				}
+			case tk.is("UPDATE"):
+				if a.skip("OR") {
+					a.next()
+				}
+				a.skip("ONLY")
+				n := a.table()
+				if a.skip("AS") {
+					a.next()
+				} else if b := a; !b.skip("SET") {
+					if t, ok := b.next(); ok && t.name {
+						a = b // an alias
+					}
+				}
+				if n != "" && a.skip("SET") {
+					w |= cachedTable(n)
+				}
+			case tk.is("DELETE"):
+				if a.skip("FROM") {
+					a.skip("ONLY")
+					w |= cachedTable(a.table())
+				}
+			case tk.is("TRUNCATE"):
+				a.skip("TABLE")
+				for {
+					a.skip("ONLY")
+					n := a.table()
+					if n == "" {
+						break
+					}
+					w |= cachedTable(n)
+					if t, ok := a.next(); !ok || t.text != "," {
+						break
+					}
+				}
+			}
 		}
-		return n, i
+		prev = tk
 	}
-	is := func(i int, word string) bool {
-		return i >= 0 && i < len(toks) && toks[i].word && strings.EqualFold(toks[i].text, word)
-	}
-	for i, tk := range toks {
-		if !tk.word {
-			continue
-		}
-		switch strings.ToUpper(tk.text) {
-		case "INSERT":
-			j := i + 1
-			if is(j, "OR") {
-				j += 2
+}
+
+// namesCachedTable reports whether query holds the name of a cached
+// table, in any case: writtenTables reads only the statements that do.
+func namesCachedTable(query string) bool {
+	for i := 0; i < len(query); i++ {
+		switch query[i] | 0x20 { // ASCII letters in lower case
+		case 'v':
+			if hasFold(query[i:], "vehicles") {
+				return true
 			}
-			if is(j, "INTO") {
-				n, _ := name(j + 1)
-				w |= cachedTable(n)
+		case 't':
+			if hasFold(query[i:], "trips") {
+				return true
 			}
-		case "REPLACE":
-			if is(i+1, "INTO") && !is(i-1, "OR") {
-				n, _ := name(i + 2)
-				w |= cachedTable(n)
-			}
-		case "UPDATE":
-			j := i + 1
-			if is(j, "OR") {
-				j += 2
-			}
-			if is(j, "ONLY") {
-				j++
-			}
-			n, k := name(j)
-			if is(k, "AS") {
-				k += 2
-			} else if k < len(toks) && toks[k].name && !is(k, "SET") {
-				k++ // an alias
-			}
-			if n != "" && is(k, "SET") {
-				w |= cachedTable(n)
-			}
-		case "DELETE":
-			j := i + 1
-			if !is(j, "FROM") {
-				continue
-			}
-			if is(j+1, "ONLY") {
-				j++
-			}
-			n, _ := name(j + 1)
-			w |= cachedTable(n)
-		case "TRUNCATE":
-			j := i + 1
-			if is(j, "TABLE") {
-				j++
-			}
-			for {
-				if is(j, "ONLY") {
-					j++
-				}
-				n, k := name(j)
-				if n == "" {
-					break
-				}
-				w |= cachedTable(n)
-				if k >= len(toks) || toks[k].text != "," {
-					break
-				}
-				j = k + 1
+		case 'a':
+			if hasFold(query[i:], "alert_config") {
+				return true
 			}
 		}
 	}
-	return w
+	return false
+}
+
+// hasFold reports whether s starts with lower, a lower-case ASCII word, in
+// any case.
+func hasFold(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sqlToken is a word (a keyword or a name), a quoted name, or one
@@ -322,62 +341,104 @@ type sqlToken struct {
 	name bool // a bare word or a quoted name
 }
 
-// sqlTokens splits query into tokens.
-func sqlTokens(query string) []sqlToken {
-	var out []sqlToken
-	isWord := func(c byte) bool {
-		return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-	}
-	for i := 0; i < len(query); {
-		c := query[i]
+// is reports whether tk is the keyword kw (upper case), in any case.
+func (tk sqlToken) is(kw string) bool { return tk.word && strings.EqualFold(tk.text, kw) }
+
+// sqlLexer reads a statement's tokens one at a time; a copy reads on from
+// where the original stands.
+type sqlLexer struct {
+	s string
+	i int
+}
+
+// next returns the next token; ok is false at the end.
+func (l *sqlLexer) next() (tk sqlToken, ok bool) {
+	s := l.s
+	for l.i < len(s) {
+		i, c := l.i, s[l.i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '-' && strings.HasPrefix(query[i:], "--"):
-			j := strings.IndexByte(query[i:], '\n')
+			l.i++
+		case c == '-' && strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
 			if j < 0 {
-				return out
+				j = len(s) - i - 1
 			}
-			i += j + 1
-		case c == '/' && strings.HasPrefix(query[i:], "/*"):
-			j := strings.Index(query[i+2:], "*/")
+			l.i = i + j + 1
+		case c == '/' && strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
 			if j < 0 {
-				return out
+				j = len(s) - i - 4
 			}
-			i += j + 4
+			l.i = i + j + 4
 		case c == '\'':
-			i = skipQuoted(query, i, '\'')
+			l.i = skipQuoted(s, i, '\'')
 		case c == '"' || c == '`' || c == '[':
 			end := c
 			if c == '[' {
 				end = ']'
 			}
-			j := skipQuoted(query, i, end)
-			out = append(out, sqlToken{text: strings.ReplaceAll(query[i+1:max(i+1, j-1)], string([]byte{end, end}), string(end)), name: true})
-			i = j
-		case isWord(c) && !(c >= '0' && c <= '9') && c != '$':
+			l.i = skipQuoted(s, i, end)
+			name := s[i+1 : max(i+1, l.i-1)]
+			if end != ']' {
+				name = strings.ReplaceAll(name, string([]byte{end, end}), string(end))
+			}
+			return sqlToken{text: name, name: true}, true
+		case isWordByte(c) && !(c >= '0' && c <= '9') && c != '$':
 			j := i
-			for j < len(query) && isWord(query[j]) {
+			for j < len(s) && isWordByte(s[j]) {
 				j++
 			}
-			out = append(out, sqlToken{text: query[i:j], word: true, name: true})
-			i = j
-		case isWord(c): // a number or a placeholder
-			j := i + 1
-			for j < len(query) && isWord(query[j]) {
-				j++
+			l.i = j
+			return sqlToken{text: s[i:j], word: true, name: true}, true
+		case isWordByte(c): // a number or a placeholder
+			for l.i++; l.i < len(s) && isWordByte(s[l.i]); l.i++ {
 			}
-			i = j
 		default:
-			out = append(out, sqlToken{text: query[i : i+1]})
-			i++
+			l.i++
+			return sqlToken{text: s[i : i+1]}, true
 		}
 	}
-	return out
+	return sqlToken{}, false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// skip reads the next token if it is the keyword kw (upper case).
+func (l *sqlLexer) skip(kw string) bool {
+	a := *l
+	if tk, ok := a.next(); ok && tk.is(kw) {
+		*l = a
+		return true
+	}
+	return false
+}
+
+// table reads a table's name, "schema"."table" or table, and returns the
+// table's; "" when the next token is no name.
+func (l *sqlLexer) table() string {
+	tk, ok := l.next()
+	if !ok || !tk.name {
+		return ""
+	}
+	n := tk.text
+	for {
+		a := *l
+		if dot, ok := a.next(); !ok || dot.text != "." {
+			return n
+		}
+		part, ok := a.next()
+		if !ok || !part.name {
+			return n
+		}
+		n, *l = part.text, a
+	}
 }
 
 // skipQuoted returns the index after the quoted text that starts at i and
-// ends with end (doubled, end stands for itself).
+// ends with end (doubled, a quote stands for itself).
 func skipQuoted(query string, i int, end byte) int {
 	for j := i + 1; j < len(query); j++ {
 		if query[j] == end {
