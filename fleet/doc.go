@@ -99,9 +99,11 @@
 // schedule due dates are all here. A change and the events it causes are
 // written in one transaction (Store.Update), so they commit together or not
 // at all. Implementations: memstore (memory) and sqlstore (SQLite and
-// PostgreSQL). Update's context may say what a location batch's write is
-// (WriteCost): a store whose writes take turns may serve accounts in turn
-// by it (sqlstore's SQLite writer does), and may ignore it.
+// PostgreSQL: the SQL written once, an engine for each database). Update's
+// context may say what a location batch's write is (WriteCost): a store
+// whose writes take turns may serve accounts in turn by it (sqlstore's
+// SQLite engine does; its PostgreSQL engine keeps a writer slot free of
+// bulk writes), and may ignore it.
 //
 // To write a new Store, start with Update and View: a read-write
 // transaction whose writes commit together or not at all, isolated from the

@@ -430,10 +430,11 @@ func (t *tx) AlertConfigVersion(accountID string) (int64, error) {
 
 // BumpAlertConfig implements fleet.Tx.
 func (t *tx) BumpAlertConfig(accountID string) error {
-	t.keepsCache = true
-	_, err := t.update(`INSERT INTO alert_config (account_id, version) VALUES (?, 1)
+	err := t.keeping(cachedAlertConfig, func() error {
+		_, err := t.update(`INSERT INTO alert_config (account_id, version) VALUES (?, 1)
 		ON CONFLICT (account_id) DO UPDATE SET version = alert_config.version + 1`, accountID)
-	t.keepsCache = false
+		return err
+	})
 	if t.cache != nil {
 		t.cache.forgetAlerts(accountID)
 	}

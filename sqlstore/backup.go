@@ -71,18 +71,12 @@ type TableCount struct {
 // Counts returns how many rows each of CountedTables holds, in one
 // snapshot.
 func (s *Store) Counts(ctx context.Context) ([]TableCount, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
 	out := make([]TableCount, 0, len(CountedTables))
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.d.name == Postgres {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	err := s.run(ctx, s.rdb, opts, true, func(t *tx) error {
+	err := s.eng.view(ctx, func(t *tx) error {
 		out = out[:0]
 		for _, table := range CountedTables {
 			var n int64
-			if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			if err := t.queryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil {
 				return wrap(err, "count "+table)
 			}
 			out = append(out, TableCount{table, n})

@@ -183,7 +183,7 @@ func (t *tx) RecordDeviceReport(d fleet.Device) error {
 // RecordUnknownDevice implements fleet.Store. The record is informational:
 // it commits without waiting for the disk (writeLease).
 func (s *Store) RecordUnknownDevice(ctx context.Context, u fleet.UnknownDevice) error {
-	err := s.writeLease(ctx, func(t *tx) error {
+	err := s.eng.writeLease(ctx, func(t *tx) error {
 		_, err := t.update(`INSERT INTO unknown_devices (identifier, protocol, address, first_seen, last_seen, attempts)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (identifier, protocol, address) DO UPDATE SET

@@ -3,9 +3,11 @@ package sqlstore
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
@@ -41,6 +43,11 @@ type dialect struct {
 	// array on PostgreSQL. The statement's text stays the same whatever
 	// the number of ids, so that it is prepared once.
 	idsIn string
+	// abortsOnError says that a failed statement aborts the whole
+	// transaction (PostgreSQL), so that a statement whose failure the
+	// caller may go on after runs in a savepoint (tx.savepoint). SQLite
+	// undoes a failed statement by itself.
+	abortsOnError bool
 	// rebound caches queries rewritten for PostgreSQL (string -> string).
 	rebound sync.Map
 }
@@ -52,6 +59,7 @@ func newDialect(name string) *dialect {
 			WHERE e.webhook_id = w.id AND e.status = 'pending' AND e.next_attempt_at <= ?
 			ORDER BY e.next_attempt_at, e.id LIMIT ?)`
 	if name == Postgres {
+		d.abortsOnError = true
 		d.forUpdate = " FOR UPDATE"
 		d.skipLocked = " FOR UPDATE SKIP LOCKED"
 		d.idsIn = "id = ANY(?)"
@@ -177,6 +185,17 @@ func (d *dialect) migrationLock() string {
 		return ""
 	}
 	return "SELECT pg_advisory_xact_lock(hashtext('fleet.schema_migrations.' || coalesce(current_schema(), '')))"
+}
+
+// setStatementTimeout is the statement that bounds each statement of the
+// transaction it runs in to timeout (0: no bound), where the database has
+// such a setting (PostgreSQL's statement_timeout, which Options.Timeout
+// sets for every connection); empty on SQLite.
+func (d *dialect) setStatementTimeout(timeout time.Duration) string {
+	if d.name != Postgres {
+		return ""
+	}
+	return fmt.Sprintf("SET LOCAL statement_timeout = %d", timeout.Milliseconds())
 }
 
 // errKind is what a driver error means to the store, judged by its code.

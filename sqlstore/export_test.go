@@ -38,3 +38,7 @@ func Setting(ctx context.Context, s *Store, name string) (string, error) {
 // bulk writes (on by default): off, they wait for the writer like any
 // other write, as before the turns existed.
 func SetFairWrites(s *Store, on bool) { s.unfair.Store(!on) }
+
+// sqlite and postgres return the store's engine, for tests of its parts.
+func (s *Store) sqlite() *sqliteEngine { return s.eng.(*sqliteEngine) }
+func (s *Store) postgres() *pgEngine   { return s.eng.(*pgEngine) }

@@ -121,12 +121,12 @@ func isFault(err error) bool {
 // bound gives ctx the store's deadline (Options.Timeout) unless it already
 // has one as near. Every call into the database runs under it, so that a
 // hung database answers with faults instead of piling requests up.
-func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.timeout <= 0 {
+func (sh *shared) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if sh.timeout <= 0 {
 		return ctx, func() {}
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.timeout {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= sh.timeout {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, s.timeout)
+	return context.WithTimeout(ctx, sh.timeout)
 }

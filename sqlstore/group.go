@@ -47,7 +47,7 @@ import (
 // it serialisable runs again: fleet.Store allows a store to run fn more
 // than once.
 
-// A claim of webhook deliveries is a lease (Store.writeLease): a crash
+// A claim of webhook deliveries is a lease (engine.writeLease): a crash
 // that loses it only makes its deliveries due again. It joins groups too;
 // a group of leases only commits without waiting for the disk, and a group
 // with any other member syncs for all.
@@ -103,9 +103,10 @@ const (
 
 // groupCommit forms and runs the groups of one SQLite store.
 type groupCommit struct {
-	db    *sql.DB // the writer: one connection
-	s     *Store
-	cache *rowCache // the writer's row cache (rowcache.go)
+	db    *sql.DB    // the writer: one connection
+	sh    *shared    // the store's dialect, claim statements, fairness
+	stmts *stmtCache // the writer's prepared statements
+	cache *rowCache  // the writer's row cache (rowcache.go)
 	mu    sync.Mutex
 	queue []*group // groups of other writes waiting for the writer, oldest first
 	busy  bool     // a group holds the writer
@@ -134,7 +135,7 @@ type group struct {
 type member struct {
 	ctx   context.Context
 	fn    func(*tx) error
-	lease bool // its commit need not reach the disk (see Store.writeLease)
+	lease bool // its commit need not reach the disk (see engine.writeLease)
 	// account and points are its fleet.WriteCost (points 0 without one).
 	account string
 	points  int
@@ -188,7 +189,7 @@ func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error)
 	if c, ok := fleet.WriteCostOf(ctx); ok {
 		m.account, m.points = c.AccountID, c.Points
 	}
-	bulk := m.points >= bulkPoints && !gc.s.unfair.Load()
+	bulk := m.points >= bulkPoints && !gc.sh.unfair.Load()
 	gc.mu.Lock()
 	var g *group
 	lead := !gc.busy
@@ -304,8 +305,8 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// interrupted write breaks the group's transaction for every member
 	// (and SQLite starts a goroutine per statement to watch a context).
 	// The context is checked before each statement instead (tx.stop).
-	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.s.d, tx: g.tx, claim: &gc.s.claim, stmts: gc.s.wstmts, cache: gc.cache}
-	bg := &tx{ctx: context.Background(), d: gc.s.d, tx: g.tx, stmts: gc.s.wstmts}
+	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: gc.cache}
+	bg := &tx{ctx: context.Background(), d: gc.sh.d, tx: g.tx, stmts: gc.stmts}
 	if _, err := bg.exec("SAVEPOINT member"); err != nil {
 		g.broken = err
 		return
@@ -320,7 +321,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 			g.broken = err
 		}
 	}
-	err, panicked := callMember(m.fn, t)
+	panicked, err := callMember(m.fn, t)
 	switch {
 	case panicked != nil:
 		m.panicked = panicked
@@ -340,7 +341,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 }
 
 // callMember calls fn, returning what it panicked with, if it did.
-func callMember(fn func(*tx) error, t *tx) (err error, panicked any) {
+func callMember(fn func(*tx) error, t *tx) (panicked any, err error) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -352,7 +353,7 @@ func callMember(fn func(*tx) error, t *tx) (err error, panicked any) {
 	}()
 	err = fn(t)
 	finished = true
-	return err, nil
+	return nil, err
 }
 
 // commit ends group g after its last member: COMMIT (or the rollback of a
@@ -455,14 +456,4 @@ func (gc *groupCommit) waiting() int {
 		n += len(lane)
 	}
 	return n
-}
-
-// WriteGroups reports, on SQLite, how many group commits the store has made
-// and how many write transactions they carried (their ratio is the mean
-// group size); zeros on PostgreSQL.
-func (s *Store) WriteGroups() (commits, transactions int64) {
-	if s.group == nil {
-		return 0, 0
-	}
-	return s.group.commits.Load(), s.group.members.Load()
 }

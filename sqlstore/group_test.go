@@ -49,9 +49,9 @@ func holdWriter(t *testing.T, s *Store, release chan struct{}) <-chan error {
 func waitForWaiting(t *testing.T, s *Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for s.group.waiting() < n {
+	for s.sqlite().group.waiting() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d callers waiting, want %d", s.group.waiting(), n)
+			t.Fatalf("%d callers waiting, want %d", s.sqlite().group.waiting(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -70,7 +70,7 @@ func TestGroupCommitSharesOneTransaction(t *testing.T) {
 	s := openGroupTestStore(t)
 	release := make(chan struct{})
 	holder := holdWriter(t, s, release)
-	commits0, members0 := s.group.commits.Load(), s.group.members.Load()
+	commits0, members0 := s.sqlite().group.commits.Load(), s.sqlite().group.members.Load()
 
 	const n = 40
 	accounts := make([]fleet.Account, n)
@@ -105,8 +105,8 @@ func TestGroupCommitSharesOneTransaction(t *testing.T) {
 		is.NoErr(errs[i])
 		is.True(accountExists(s, accounts[i].ID))
 	}
-	is.Equal(s.group.commits.Load()-commits0, int64(2))   // the holder's, then one for all the others
-	is.Equal(s.group.members.Load()-members0, int64(n+1)) // every member counted once
+	is.Equal(s.sqlite().group.commits.Load()-commits0, int64(2))   // the holder's, then one for all the others
+	is.Equal(s.sqlite().group.members.Load()-members0, int64(n+1)) // every member counted once
 }
 
 // TestGroupCommitBounded: no group holds more than maxGroup members.
@@ -115,7 +115,7 @@ func TestGroupCommitBounded(t *testing.T) {
 	s := openGroupTestStore(t)
 	release := make(chan struct{})
 	holder := holdWriter(t, s, release)
-	commits0 := s.group.commits.Load()
+	commits0 := s.sqlite().group.commits.Load()
 	const n = maxGroup + 10
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -125,9 +125,9 @@ func TestGroupCommitBounded(t *testing.T) {
 		})
 	}
 	waitForWaiting(t, s, n)
-	s.group.mu.Lock()
-	groups := len(s.group.queue)
-	s.group.mu.Unlock()
+	s.sqlite().group.mu.Lock()
+	groups := len(s.sqlite().group.queue)
+	s.sqlite().group.mu.Unlock()
 	is.Equal(groups, 2) // 256 and 10
 	close(release)
 	wg.Wait()
@@ -136,7 +136,7 @@ func TestGroupCommitBounded(t *testing.T) {
 	for err := range errs {
 		is.NoErr(err)
 	}
-	is.Equal(s.group.commits.Load()-commits0, int64(3))
+	is.Equal(s.sqlite().group.commits.Load()-commits0, int64(3))
 }
 
 // TestGroupCommitPanicStaysWithItsCaller: a panicking member's panic goes on
@@ -224,12 +224,12 @@ func TestGroupCommitRerunsAfterBrokenTransaction(t *testing.T) {
 func TestLoneWriterNotDelayed(t *testing.T) {
 	is := is.New(t)
 	s := openGroupTestStore(t)
-	c0, m0 := s.group.commits.Load(), s.group.members.Load()
+	c0, m0 := s.sqlite().group.commits.Load(), s.sqlite().group.members.Load()
 	for range 5 {
 		is.NoErr(s.Update(context.Background(), func(tx fleet.Tx) error { return tx.CreateAccount(newAccount("l")) }))
 	}
-	is.Equal(s.group.commits.Load()-c0, int64(5))
-	is.Equal(s.group.members.Load()-m0, int64(5))
+	is.Equal(s.sqlite().group.commits.Load()-c0, int64(5))
+	is.Equal(s.sqlite().group.members.Load()-m0, int64(5))
 }
 
 // TestGroupMemberCancelledMidwayStopsAlone: a member whose context ends
@@ -242,7 +242,7 @@ func TestGroupMemberCancelledMidwayStopsAlone(t *testing.T) {
 	s := openGroupTestStore(t)
 	release := make(chan struct{})
 	holder := holdWriter(t, s, release)
-	commits0 := s.group.commits.Load()
+	commits0 := s.sqlite().group.commits.Load()
 
 	before, after, first, second := newAccount("before"), newAccount("after"), newAccount("first"), newAccount("second")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -275,9 +275,9 @@ func TestGroupMemberCancelledMidwayStopsAlone(t *testing.T) {
 	is.NoErr(errs[2])
 	is.True(accountExists(s, before.ID))
 	is.True(accountExists(s, after.ID))
-	is.True(!accountExists(s, first.ID))                // undone with its savepoint
-	is.True(!accountExists(s, second.ID))               // never written
-	is.Equal(s.group.commits.Load()-commits0, int64(2)) // the holder's, then the group's: no rerun
+	is.True(!accountExists(s, first.ID))                         // undone with its savepoint
+	is.True(!accountExists(s, second.ID))                        // never written
+	is.Equal(s.sqlite().group.commits.Load()-commits0, int64(2)) // the holder's, then the group's: no rerun
 }
 
 // TestGroupMemberThatLeftNeverRuns: a caller whose context ends while it
@@ -361,7 +361,7 @@ func (r *turnsRecorder) write(label, account string, points int) {
 		err := r.s.Update(ctx, func(tx fleet.Tx) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.ran = append(r.ran, fmt.Sprintf("%s@%d", label, r.s.group.commits.Load()))
+			r.ran = append(r.ran, fmt.Sprintf("%s@%d", label, r.s.sqlite().group.commits.Load()))
 			return nil
 		})
 		if err != nil {

@@ -258,8 +258,8 @@ func (t *tx) SchedulesOfVehicle(vehicleID string) ([]fleet.Schedule, error) {
 // and rows locked by a concurrent check are skipped.
 func (t *tx) SchedulesToCheck(dueSoonBy, overdueBefore string, limit int) ([]fleet.Schedule, error) {
 	lock := ""
-	if t.d.name == Postgres && !t.readOnly {
-		lock = " FOR UPDATE SKIP LOCKED"
+	if !t.readOnly {
+		lock = t.d.skipLocked
 	}
 	return t.schedules("check schedules", `s.next_due_date <> ''
 		  AND ((s.status = 'ok' AND s.next_due_date <= ?) OR (s.status <> 'overdue' AND s.next_due_date < ?))

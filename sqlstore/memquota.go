@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"time"
@@ -65,8 +66,8 @@ func (m *memQuota) refund(subject string, n int, reset time.Time) error {
 }
 
 // load reads the windows saved by the last Close.
-func (m *memQuota) load(ctx context.Context, s *Store) error {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT subject, window_start, used FROM quotas`)
+func (m *memQuota) load(ctx context.Context, rdb *sql.DB) error {
+	rows, err := rdb.QueryContext(ctx, `SELECT subject, window_start, used FROM quotas`)
 	if err != nil {
 		return wrap(err, "load quotas")
 	}
@@ -85,15 +86,15 @@ func (m *memQuota) load(ctx context.Context, s *Store) error {
 }
 
 // save refuses further takes and writes the windows that changed since
-// they were loaded, in one transaction. Only those: another short-lived
-// process on the same file (a command-line tool creating a key) that took
-// no quota then overwrites nothing.
-func (m *memQuota) save(ctx context.Context, s *Store) error {
+// they were loaded, in one transaction that write runs. Only those: another
+// short-lived process on the same file (a command-line tool creating a key)
+// that took no quota then overwrites nothing.
+func (m *memQuota) save(ctx context.Context, write func(context.Context, func(*tx) error) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
-	err := s.write(ctx, func(t *tx) error {
-		stmt, err := t.tx.PrepareContext(t.ctx, s.d.q(`INSERT INTO quotas (subject, window_start, used) VALUES (?, ?, ?)
+	err := write(ctx, func(t *tx) error {
+		stmt, err := t.prepare(t.d.q(`INSERT INTO quotas (subject, window_start, used) VALUES (?, ?, ?)
 			ON CONFLICT (subject) DO UPDATE SET window_start = excluded.window_start, used = excluded.used`))
 		if err != nil {
 			return err

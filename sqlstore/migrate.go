@@ -109,10 +109,10 @@ func (s *Store) inMigrationTx(ctx context.Context, fn func(*sql.Tx) error) error
 		return err
 	}
 	defer tx.Rollback()
-	if s.d.name == Postgres {
-		// A migration (an index over a large table) may take longer than
-		// a request's statement_timeout (Options.Timeout): it has none.
-		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+	// A migration (an index over a large table) may take longer than a
+	// request's statement_timeout (Options.Timeout): it has none.
+	if set := s.d.setStatementTimeout(0); set != "" {
+		if _, err := tx.ExecContext(ctx, set); err != nil {
 			return err
 		}
 	}

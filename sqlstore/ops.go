@@ -51,33 +51,13 @@ func (s *Store) KeyByHash(ctx context.Context, hash [32]byte) (fleet.Key, fleet.
 // are counted one after the other (see takeQuotaSQL). The windows of client
 // addresses (requests without a valid key) stay in each server's memory.
 func (s *Store) TakeQuota(ctx context.Context, subject string, limit int, now time.Time) (fleet.Quota, error) {
-	if s.quota != nil {
-		return s.quota.take(subject, limit, now)
-	}
-	if isAddress(subject) {
-		return s.addrQuota.take(subject, limit, fleet.Timestamp(now))
-	}
-	// Window starts are stored at microsecond precision: start from the
-	// stored value, so that the first answer agrees with later ones.
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	q, err := s.takeQuotaPostgres(ctx, subject, limit, fleet.Timestamp(now))
-	return q, wrap(err, "take quota")
+	return s.eng.takeQuota(ctx, subject, limit, now)
 }
 
 // TakeQuotaN implements fleet.Store: in memory on SQLite, as TakeQuota;
 // on PostgreSQL one statement on the subject's row (takeQuotaNSQL).
 func (s *Store) TakeQuotaN(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
-	if s.quota != nil {
-		return s.quota.takeN(subject, n, limit, now)
-	}
-	if isAddress(subject) {
-		return s.addrQuota.takeN(subject, n, limit, fleet.Timestamp(now))
-	}
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	q, err := s.takeQuotaNPostgres(ctx, subject, n, limit, fleet.Timestamp(now))
-	return q, wrap(err, "take quota")
+	return s.eng.takeQuotaN(ctx, subject, n, limit, now)
 }
 
 // RefundQuota implements fleet.Store, where TakeQuotaN keeps the subject.
@@ -85,15 +65,7 @@ func (s *Store) RefundQuota(ctx context.Context, subject string, n int, reset ti
 	if n <= 0 {
 		return nil
 	}
-	if s.quota != nil {
-		return s.quota.refund(subject, n, reset)
-	}
-	if isAddress(subject) {
-		return s.addrQuota.refund(subject, n, fleet.Timestamp(reset))
-	}
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	return wrap(s.refundQuotaPostgres(ctx, subject, n, fleet.Timestamp(reset)), "give back quota")
+	return s.eng.refundQuota(ctx, subject, n, reset)
 }
 
 // RecordUsage implements fleet.Store: in one transaction, each entry's
@@ -108,7 +80,7 @@ func (s *Store) RecordUsage(ctx context.Context, usage []fleet.Usage) error {
 	slices.SortFunc(us, func(a, b fleet.Usage) int {
 		return cmp.Or(cmp.Compare(a.KeyID, b.KeyID), a.Hour.Compare(b.Hour))
 	})
-	err := s.write(ctx, func(t *tx) error {
+	err := s.eng.write(ctx, func(t *tx) error {
 		for _, u := range us {
 			last := toDB(u.LastUsedAt)
 			n, err := t.update(`UPDATE api_keys SET last_used_at =
@@ -160,7 +132,7 @@ func (s *Store) Usage(ctx context.Context, keyID string, from time.Time) ([]flee
 func (s *Store) BeginIdempotency(ctx context.Context, rec fleet.IdempotencyRecord) (fleet.IdempotencyRecord, bool, error) {
 	var prev fleet.IdempotencyRecord
 	var found bool
-	err := s.write(ctx, func(t *tx) error {
+	err := s.eng.write(ctx, func(t *tx) error {
 		prev, found = fleet.IdempotencyRecord{}, false
 		for range 3 {
 			n, err := t.update(`INSERT INTO idempotency (key_id, idem_key, request_hash, created_at, done, status, body)
@@ -237,22 +209,32 @@ func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int, er
 
 // PurgeQuota implements fleet.Store.
 func (s *Store) PurgeQuota(ctx context.Context, before time.Time) (int, error) {
-	n := 0
-	if s.quota != nil {
-		n = s.quota.purge(before)
-	}
-	if s.addrQuota != nil {
-		n += s.addrQuota.purge(before)
-	}
-	// A window ended before `before` started an hour earlier than that.
-	m, err := s.purge(ctx, `DELETE FROM quotas WHERE window_start < ?`, before.Add(-fleet.QuotaWindow), "purge quotas")
-	if s.quota == nil {
-		n += m
-	}
-	return n, err
+	return s.eng.purgeQuota(ctx, before)
 }
+
+// purgeQuotaSQL deletes the windows that started before its argument:
+// PurgeQuota's `before` less a window, since a window that ended before
+// `before` started a window's length earlier.
+const purgeQuotaSQL = `DELETE FROM quotas WHERE window_start < ?`
 
 // PurgeUsage implements fleet.Store.
 func (s *Store) PurgeUsage(ctx context.Context, before time.Time) (int, error) {
 	return s.purge(ctx, `DELETE FROM key_usage WHERE hour < ?`, before, "purge usage")
+}
+
+// AppendLive implements fleet.LiveFeed: on PostgreSQL the reports go to
+// the feed every server follows (pg_live.go); a SQLite file, which one
+// process owns, has none (fleet.ErrNoLiveFeed).
+func (s *Store) AppendLive(ctx context.Context, accountID string, items []fleet.StreamItem, at time.Time) error {
+	return s.eng.appendLive(ctx, accountID, items, at)
+}
+
+// FollowLive implements fleet.LiveFeed.
+func (s *Store) FollowLive(ctx context.Context, since time.Time, deliver func([]fleet.LiveBatch)) error {
+	return s.eng.followLive(ctx, since, deliver)
+}
+
+// PurgeLive implements fleet.LiveFeed.
+func (s *Store) PurgeLive(ctx context.Context, before time.Time) (int, error) {
+	return s.eng.purgeLive(ctx, before)
 }

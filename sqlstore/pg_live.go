@@ -75,11 +75,10 @@ type liveWaiter struct {
 	err       error
 }
 
-// AppendLive implements fleet.LiveFeed.
-func (s *Store) AppendLive(ctx context.Context, accountID string, items []fleet.StreamItem, at time.Time) error {
-	if s.fast == nil {
-		return fleet.ErrNoLiveFeed
-	}
+// appendLive appends one ingest's reports to the feed, in one statement
+// with the appends that arrived while the last was on its way
+// (liveAppender), and returns once they are in the feed.
+func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fleet.StreamItem, at time.Time) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -92,7 +91,7 @@ func (s *Store) AppendLive(ctx context.Context, accountID string, items []fleet.
 		return err
 	}
 	me := &liveWaiter{accountID: accountID, items: string(b), n: len(items), at: at}
-	a := &s.liveAppend
+	a := &e.liveAppend
 	a.mu.Lock()
 	if a.busy {
 		me.done = make(chan struct{})
@@ -100,19 +99,19 @@ func (s *Store) AppendLive(ctx context.Context, accountID string, items []fleet.
 		a.mu.Unlock()
 		<-me.done // bounded by the statement's timeout
 		if me.lead != nil {
-			s.runLiveAppend(me.lead)
+			e.runLiveAppend(me.lead)
 		}
 		return me.err
 	}
 	a.busy = true
 	a.mu.Unlock()
-	s.runLiveAppend([]*liveWaiter{me})
+	e.runLiveAppend([]*liveWaiter{me})
 	return me.err
 }
 
 // runLiveAppend sends one statement for batch (whose first waiter is the
 // caller) and passes the appender on, as runQuotaBatch does.
-func (s *Store) runLiveAppend(batch []*liveWaiter) {
+func (e *pgEngine) runLiveAppend(batch []*liveWaiter) {
 	total := 0
 	offs := make([]int64, len(batch))
 	ns := make([]int64, len(batch))
@@ -126,7 +125,7 @@ func (s *Store) runLiveAppend(batch []*liveWaiter) {
 	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
 	var rows int64
 	var notified string
-	err := s.fast.QueryRowContext(ctx, appendLiveSQL, int64(total), offs, ns, accts, items, ats).Scan(&rows, &notified)
+	err := e.fast.QueryRowContext(ctx, appendLiveSQL, int64(total), offs, ns, accts, items, ats).Scan(&rows, &notified)
 	cancel()
 	if err == nil && rows != int64(len(batch)) {
 		err = fmt.Errorf("sqlstore: live feed: appended %d rows of %d", rows, len(batch))
@@ -134,7 +133,7 @@ func (s *Store) runLiveAppend(batch []*liveWaiter) {
 	for _, w := range batch {
 		w.err = wrap(err, "append to the live feed")
 	}
-	a := &s.liveAppend
+	a := &e.liveAppend
 	a.mu.Lock()
 	var next []*liveWaiter
 	if n := min(len(a.waiting), maxQuotaBatch); n > 0 {
@@ -156,13 +155,10 @@ func (s *Store) runLiveAppend(batch []*liveWaiter) {
 	}
 }
 
-// FollowLive implements fleet.LiveFeed on a connection of its own, which
-// listens on liveChannel.
-func (s *Store) FollowLive(ctx context.Context, since time.Time, deliver func([]fleet.LiveBatch)) error {
-	if s.fast == nil {
-		return fleet.ErrNoLiveFeed
-	}
-	conn, err := pgx.Connect(ctx, s.dsn)
+// followLive follows the feed on a connection of its own, which listens
+// on liveChannel.
+func (e *pgEngine) followLive(ctx context.Context, since time.Time, deliver func([]fleet.LiveBatch)) error {
+	conn, err := pgx.Connect(ctx, e.dsn)
 	if err != nil {
 		return fmt.Errorf("sqlstore: live feed: connect: %w", err)
 	}
@@ -253,10 +249,7 @@ func readLive(ctx context.Context, conn *pgx.Conn, after, upTo, since int64) ([]
 	return out, nil
 }
 
-// PurgeLive implements fleet.LiveFeed.
-func (s *Store) PurgeLive(ctx context.Context, before time.Time) (int, error) {
-	if s.fast == nil {
-		return 0, nil
-	}
-	return s.purge(ctx, `DELETE FROM live_reports WHERE created_at < ?`, before, "purge the live feed")
+// purgeLive deletes the rows appended before before.
+func (e *pgEngine) purgeLive(ctx context.Context, before time.Time) (int, error) {
+	return e.purge(ctx, `DELETE FROM live_reports WHERE created_at < ?`, before, "purge the live feed")
 }

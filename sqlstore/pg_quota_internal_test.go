@@ -104,7 +104,7 @@ func TestTakeQuotaStatementAgreesWithTakeQuota(t *testing.T) {
 			cases = append(cases, d)
 			takes = append(takes, quotaTake{subject: subject, now: c.now, n: c.n, limit: c.limit})
 		}
-		if err := s.sendQuotaTakes(ctx, [][]quotaTake{takes}); err != nil {
+		if err := s.postgres().sendQuotaTakes(ctx, [][]quotaTake{takes}); err != nil {
 			t.Fatalf("%v: %v", cases[0].c, err)
 		}
 		for k, d := range cases {
@@ -193,7 +193,7 @@ func TestTakeQuotaOneSubjectTwoLimits(t *testing.T) {
 	}
 	low, high, other := mk(3, 2), mk(5, 4), mk(10, 1)
 	other.key.subject = "key_other"
-	is.NoErr(s.sendQuotaGroups([]*quotaGroup{low, high, other}))
+	is.NoErr(s.postgres().sendQuotaGroups([]*quotaGroup{low, high, other}))
 	allowed := func(g *quotaGroup) (n int) {
 		for _, w := range g.waiters {
 			if w.q.Allowed {
@@ -218,7 +218,7 @@ func TestTakeQuotaCoalesces(t *testing.T) {
 	s := openPostgresForTest(t)
 	now := fleet.Timestamp(time.Now())
 	const limit, requests = 300, 500
-	before := s.quotaBatch.sent.Load()
+	before := s.postgres().quotaBatch.sent.Load()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	seen := map[int]bool{}
@@ -252,13 +252,13 @@ func TestTakeQuotaCoalesces(t *testing.T) {
 	wg.Wait()
 	is.Equal(allowed, limit)
 	is.Equal(refused, requests-limit)
-	sent := s.quotaBatch.sent.Load() - before
+	sent := s.postgres().quotaBatch.sent.Load() - before
 	t.Logf("%d requests, %d subject takes", requests, sent)
 	is.True(sent < requests) // requests shared statements
-	s.quotaBatch.mu.Lock()
-	is.True(!s.quotaBatch.busy) // nothing left in flight
-	is.Equal(len(s.quotaBatch.waiting), 0)
-	s.quotaBatch.mu.Unlock()
+	s.postgres().quotaBatch.mu.Lock()
+	is.True(!s.postgres().quotaBatch.busy) // nothing left in flight
+	is.Equal(len(s.postgres().quotaBatch.waiting), 0)
+	s.postgres().quotaBatch.mu.Unlock()
 }
 
 // TestTakeQuotaManyKeysShareRoundTrips: simultaneous requests of many keys,
@@ -303,8 +303,8 @@ func TestTakeQuotaManyKeysShareRoundTrips(t *testing.T) {
 		is.Equal(granted[fmt.Sprintf("key_%02d", k)], k%10) // exactly the limit of each key
 	}
 	for _, s := range servers {
-		t.Logf("%d round trips, %d subject takes for %d requests", s.quotaBatch.trips.Load(), s.quotaBatch.sent.Load(), keys*perKey/2)
-		is.True(s.quotaBatch.trips.Load() < keys*perKey/2)
+		t.Logf("%d round trips, %d subject takes for %d requests", s.postgres().quotaBatch.trips.Load(), s.postgres().quotaBatch.sent.Load(), keys*perKey/2)
+		is.True(s.postgres().quotaBatch.trips.Load() < keys*perKey/2)
 	}
 }
 

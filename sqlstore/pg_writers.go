@@ -29,16 +29,12 @@ const pgWriters = 4
 // no better in that benchmark.
 const pgBulkWriters = pgWriters - 1
 
-// writerGate is a counting semaphore; the zero value lets everyone
-// through (SQLite, whose one writer connection already takes turns).
+// writerGate is a counting semaphore of n slots (newWriterGate).
 type writerGate chan struct{}
 
 func newWriterGate(n int) writerGate { return make(writerGate, n) }
 
 func (g writerGate) acquire(ctx context.Context) error {
-	if g == nil {
-		return nil
-	}
 	select {
 	case g <- struct{}{}:
 		return nil
@@ -47,8 +43,4 @@ func (g writerGate) acquire(ctx context.Context) error {
 	}
 }
 
-func (g writerGate) release() {
-	if g != nil {
-		<-g
-	}
-}
+func (g writerGate) release() { <-g }

@@ -109,9 +109,9 @@ const refundQuotaSQL = `UPDATE quotas SET used = GREATEST(used - $2::bigint, 0)
 // wait for the disk, as the request allowance's statements do. A take of
 // many units is one batch's, not one request's: takes are rare enough
 // that they need no batcher.
-func (s *Store) takeQuotaNPostgres(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
+func (e *pgEngine) takeQuotaNPostgres(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
 	var ws, used, taken int64
-	err := s.fast.QueryRowContext(ctx, takeQuotaNSQL, subject, toDB(now), int64(n), int64(limit),
+	err := e.fast.QueryRowContext(ctx, takeQuotaNSQL, subject, toDB(now), int64(n), int64(limit),
 		fleet.QuotaWindow.Microseconds(), toDB(time.Time{})).Scan(&ws, &used, &taken)
 	if err != nil {
 		return fleet.Quota{}, err
@@ -122,16 +122,16 @@ func (s *Store) takeQuotaNPostgres(ctx context.Context, subject string, n, limit
 }
 
 // refundQuotaPostgres runs refundQuotaSQL.
-func (s *Store) refundQuotaPostgres(ctx context.Context, subject string, n int, reset time.Time) error {
-	_, err := s.fast.ExecContext(ctx, refundQuotaSQL, subject, int64(n), toDB(reset.Add(-fleet.QuotaWindow)))
+func (e *pgEngine) refundQuotaPostgres(ctx context.Context, subject string, n int, reset time.Time) error {
+	_, err := e.fast.ExecContext(ctx, refundQuotaSQL, subject, int64(n), toDB(reset.Add(-fleet.QuotaWindow)))
 	return err
 }
 
 // sendQuotaTakes runs takeQuotaSQL once for each element of statements
 // (whose subjects differ), all in one round trip, and fills in each take's
 // outcome.
-func (s *Store) sendQuotaTakes(ctx context.Context, statements [][]quotaTake) error {
-	conn, err := s.fast.Conn(ctx)
+func (e *pgEngine) sendQuotaTakes(ctx context.Context, statements [][]quotaTake) error {
+	conn, err := e.fast.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -241,8 +241,8 @@ const maxQuotaBatch = 1024
 const quotaTimeout = 10 * time.Second
 
 // takeQuotaPostgres is TakeQuota on PostgreSQL through the batcher.
-func (s *Store) takeQuotaPostgres(ctx context.Context, subject string, limit int, now time.Time) (fleet.Quota, error) {
-	b := &s.quotaBatch
+func (e *pgEngine) takeQuotaPostgres(ctx context.Context, subject string, limit int, now time.Time) (fleet.Quota, error) {
+	b := &e.quotaBatch
 	me := &quotaWaiter{key: quotaLaneKey{subject, limit}, now: now}
 	b.mu.Lock()
 	if b.busy {
@@ -257,19 +257,19 @@ func (s *Store) takeQuotaPostgres(ctx context.Context, subject string, limit int
 			go func() {
 				<-me.done
 				if me.lead != nil {
-					s.runQuotaBatch(me.lead)
+					e.runQuotaBatch(me.lead)
 				}
 			}()
 			return fleet.Quota{}, ctx.Err()
 		}
 		if me.lead != nil {
-			s.runQuotaBatch(me.lead)
+			e.runQuotaBatch(me.lead)
 		}
 		return me.q, me.err
 	}
 	b.busy = true
 	b.mu.Unlock()
-	s.runQuotaBatch([]*quotaWaiter{me})
+	e.runQuotaBatch([]*quotaWaiter{me})
 	return me.q, me.err
 }
 
@@ -283,7 +283,7 @@ type quotaGroup struct {
 // runQuotaBatch sends one round trip for batch (whose first waiter is the
 // caller), gives each waiter its outcome, and passes the batcher on: to
 // the first of the waiters that queued meanwhile, or back to idle.
-func (s *Store) runQuotaBatch(batch []*quotaWaiter) {
+func (e *pgEngine) runQuotaBatch(batch []*quotaWaiter) {
 	byKey := map[quotaLaneKey]*quotaGroup{}
 	var groups []*quotaGroup
 	for _, w := range batch {
@@ -306,7 +306,7 @@ func (s *Store) runQuotaBatch(batch []*quotaWaiter) {
 	})
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = s.sendQuotaGroups(groups)
+		err = e.sendQuotaGroups(groups)
 		if err == nil || classify(err) != errRetry || attempt == 3 {
 			break
 		}
@@ -316,7 +316,7 @@ func (s *Store) runQuotaBatch(batch []*quotaWaiter) {
 			w.err = err
 		}
 	}
-	b := &s.quotaBatch
+	b := &e.quotaBatch
 	b.mu.Lock()
 	var next []*quotaWaiter
 	if n := min(len(b.waiting), maxQuotaBatch); n > 0 {
@@ -342,8 +342,8 @@ func (s *Store) runQuotaBatch(batch []*quotaWaiter) {
 // each waiter's outcome: one statement for all the subjects, or more when a
 // subject has groups of different limits (an account's limit changed while
 // its requests were on their way), since a statement takes a subject once.
-func (s *Store) sendQuotaGroups(groups []*quotaGroup) error {
-	b := &s.quotaBatch
+func (e *pgEngine) sendQuotaGroups(groups []*quotaGroup) error {
+	b := &e.quotaBatch
 	b.trips.Add(1)
 	b.sent.Add(int64(len(groups)))
 	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
@@ -361,7 +361,7 @@ func (s *Store) sendQuotaGroups(groups []*quotaGroup) error {
 		where = append(where, [2]int{k, len(statements[k])})
 		statements[k] = append(statements[k], quotaTake{subject: g.key.subject, now: g.now, n: len(g.waiters), limit: g.key.limit})
 	}
-	if err := s.sendQuotaTakes(ctx, statements); err != nil {
+	if err := e.sendQuotaTakes(ctx, statements); err != nil {
 		return err
 	}
 	for i, g := range groups {

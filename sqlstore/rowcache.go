@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -20,9 +21,21 @@ import (
 //
 // What keeps it true:
 //   - Every write statement of a group member to vehicles, trips or
-//     alert_config goes through a method that updates the cache
-//     (UpdateVehicle, PutTrips, ...); any other such statement
-//     (tx.exec's guard) empties it.
+//     alert_config runs in a method that updates the cache itself, inside
+//     tx.keeping for the tables it writes (CreateVehicle, UpdateVehicle,
+//     DeleteVehicle, PutTrips, DeleteTrip, BumpAlertConfig). Any other
+//     statement that writes them empties it: the transaction's guard runs
+//     before every statement, on each of its paths (exec, query, queryRow,
+//     prepared statements), and finds the tables a statement writes by
+//     reading it as SQL (writtenTables), whatever its spelling.
+//     TestRowCacheFollowsEveryWrite runs the store's whole contract with
+//     the cache checked against the rows around every transaction, and
+//     TestCachedTablesWrittenOnlyWhereKept checks every statement of the
+//     package's source, those that run on the writer outside a group
+//     (purges, single statements), which no guard sees, included.
+//   - Nothing else changes those rows: no trigger, and the one cascade
+//     into them is a vehicle's trips, which DeleteVehicle forgets
+//     (TestCachedTablesChangeOnlyByTheirStatements).
 //   - What a write leaves in the cache is what a read of the row would
 //     return: the statement's own arguments, scanned by the function that
 //     scans the row (argsRow).
@@ -45,6 +58,10 @@ type rowCache struct {
 	// undo restores, newest last, what the running member changed; it is
 	// empty between members.
 	undo []func()
+	// parsed remembers the cached tables each statement writes (writes).
+	parsed map[string]tableSet
+	// guarded counts the times the guard emptied the cache.
+	guarded atomic.Int64
 }
 
 // latestTrip is a vehicle's latest trip, or that it has none (ok false).
@@ -57,7 +74,7 @@ type latestTrip struct {
 const maxCachedRows = 100_000
 
 func newRowCache() *rowCache {
-	c := &rowCache{}
+	c := &rowCache{parsed: map[string]tableSet{}}
 	c.reset()
 	return c
 }
@@ -154,19 +171,285 @@ func (c *rowCache) putTrip(tr fleet.Trip) {
 	}
 }
 
-// cachedTables are the tables whose rows the cache keeps; a write
-// statement that names one and does not keep the cache itself empties it.
-var cachedTables = []string{"vehicles", "trips", "alert_config"}
+// tableSet is a set of the tables whose rows the cache keeps.
+type tableSet uint8
 
-// writesCachedRows reports whether query, a write statement, may change a
-// row the cache keeps.
-func writesCachedRows(query string) bool {
-	for _, name := range cachedTables {
-		if strings.Contains(query, name) {
-			return true
+const (
+	cachedVehicles tableSet = 1 << iota
+	cachedTrips
+	cachedAlertConfig
+)
+
+// cachedTable returns the cached table that name (a table's name, any
+// case) is, or none.
+func cachedTable(name string) tableSet {
+	switch strings.ToLower(name) {
+	case "vehicles":
+		return cachedVehicles
+	case "trips":
+		return cachedTrips
+	case "alert_config":
+		return cachedAlertConfig
+	}
+	return 0
+}
+
+// maxParsedStmts bounds the statements whose written tables the cache
+// remembers, and maxParsedLen their length: longer ones (multi-row
+// inserts) are read again each time, which costs little beside running
+// them.
+const (
+	maxParsedStmts = 1024
+	maxParsedLen   = 4096
+)
+
+// writes returns the cached tables that query writes (writtenTables),
+// remembered by query.
+func (c *rowCache) writes(query string) tableSet {
+	if len(query) > maxParsedLen {
+		return writtenTables(query)
+	}
+	if w, ok := c.parsed[query]; ok {
+		return w
+	}
+	w := writtenTables(query)
+	if len(c.parsed) < maxParsedStmts {
+		c.parsed[query] = w
+	}
+	return w
+}
+
+// writtenTables returns the cached tables that query writes: the targets
+// of its INSERT [OR ...] INTO, REPLACE INTO, UPDATE [OR ...] [ONLY] ...
+// SET, DELETE FROM [ONLY] and TRUNCATE, wherever they stand (after a WITH,
+// in a PostgreSQL data-modifying WITH). It reads the statement as SQL
+// does: names in any case, quoted or not, qualified by a schema or not;
+// comments and string literals skipped. An upsert's DO UPDATE SET is its
+// INSERT's table, and FOR UPDATE a lock, not a write.
+func writtenTables(query string) tableSet {
+	if !namesCachedTable(query) {
+		return 0 // a statement that names none of them writes none
+	}
+	var w tableSet
+	lx := sqlLexer{s: query}
+	var prev sqlToken
+	for {
+		tk, ok := lx.next()
+		if !ok {
+			return w
+		}
+		if tk.word {
+			a := lx // reads on from the keyword, leaving lx where it is
+			switch {
+			case tk.is("INSERT"):
+				if a.skip("OR") {
+					a.next()
+				}
+				if a.skip("INTO") {
+					w |= cachedTable(a.table())
+				}
+			case tk.is("REPLACE") && !prev.is("OR"):
+				if a.skip("INTO") {
+					w |= cachedTable(a.table())
+				}
+			case tk.is("UPDATE"):
+				if a.skip("OR") {
+					a.next()
+				}
+				a.skip("ONLY")
+				n := a.table()
+				if a.skip("AS") {
+					a.next()
+				} else if b := a; !b.skip("SET") {
+					if t, ok := b.next(); ok && t.name {
+						a = b // an alias
+					}
+				}
+				if n != "" && a.skip("SET") {
+					w |= cachedTable(n)
+				}
+			case tk.is("DELETE"):
+				if a.skip("FROM") {
+					a.skip("ONLY")
+					w |= cachedTable(a.table())
+				}
+			case tk.is("TRUNCATE"):
+				a.skip("TABLE")
+				for {
+					a.skip("ONLY")
+					n := a.table()
+					if n == "" {
+						break
+					}
+					w |= cachedTable(n)
+					if t, ok := a.next(); !ok || t.text != "," {
+						break
+					}
+				}
+			}
+		}
+		prev = tk
+	}
+}
+
+// namesCachedTable reports whether query holds the name of a cached
+// table, in any case: writtenTables reads only the statements that do.
+func namesCachedTable(query string) bool {
+	for i := 0; i < len(query); i++ {
+		switch query[i] | 0x20 { // ASCII letters in lower case
+		case 'v':
+			if hasFold(query[i:], "vehicles") {
+				return true
+			}
+		case 't':
+			if hasFold(query[i:], "trips") {
+				return true
+			}
+		case 'a':
+			if hasFold(query[i:], "alert_config") {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// hasFold reports whether s starts with lower, a lower-case ASCII word, in
+// any case.
+func hasFold(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sqlToken is a word (a keyword or a name), a quoted name, or one
+// character of punctuation; string literals, numbers, placeholders and
+// comments are left out.
+type sqlToken struct {
+	text string
+	word bool // a bare word: a keyword or a name
+	name bool // a bare word or a quoted name
+}
+
+// is reports whether tk is the keyword kw (upper case), in any case.
+func (tk sqlToken) is(kw string) bool { return tk.word && strings.EqualFold(tk.text, kw) }
+
+// sqlLexer reads a statement's tokens one at a time; a copy reads on from
+// where the original stands.
+type sqlLexer struct {
+	s string
+	i int
+}
+
+// next returns the next token; ok is false at the end.
+func (l *sqlLexer) next() (tk sqlToken, ok bool) {
+	s := l.s
+	for l.i < len(s) {
+		i, c := l.i, s[l.i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			l.i++
+		case c == '-' && strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			l.i = i + j + 1
+		case c == '/' && strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				j = len(s) - i - 4
+			}
+			l.i = i + j + 4
+		case c == '\'':
+			l.i = skipQuoted(s, i, '\'')
+		case c == '"' || c == '`' || c == '[':
+			end := c
+			if c == '[' {
+				end = ']'
+			}
+			l.i = skipQuoted(s, i, end)
+			name := s[i+1 : max(i+1, l.i-1)]
+			if end != ']' {
+				name = strings.ReplaceAll(name, string([]byte{end, end}), string(end))
+			}
+			return sqlToken{text: name, name: true}, true
+		case isWordByte(c) && !(c >= '0' && c <= '9') && c != '$':
+			j := i
+			for j < len(s) && isWordByte(s[j]) {
+				j++
+			}
+			l.i = j
+			return sqlToken{text: s[i:j], word: true, name: true}, true
+		case isWordByte(c): // a number or a placeholder
+			for l.i++; l.i < len(s) && isWordByte(s[l.i]); l.i++ {
+			}
+		default:
+			l.i++
+			return sqlToken{text: s[i : i+1]}, true
+		}
+	}
+	return sqlToken{}, false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// skip reads the next token if it is the keyword kw (upper case).
+func (l *sqlLexer) skip(kw string) bool {
+	a := *l
+	if tk, ok := a.next(); ok && tk.is(kw) {
+		*l = a
+		return true
+	}
+	return false
+}
+
+// table reads a table's name, "schema"."table" or table, and returns the
+// table's; "" when the next token is no name.
+func (l *sqlLexer) table() string {
+	tk, ok := l.next()
+	if !ok || !tk.name {
+		return ""
+	}
+	n := tk.text
+	for {
+		a := *l
+		if dot, ok := a.next(); !ok || dot.text != "." {
+			return n
+		}
+		part, ok := a.next()
+		if !ok || !part.name {
+			return n
+		}
+		n, *l = part.text, a
+	}
+}
+
+// skipQuoted returns the index after the quoted text that starts at i and
+// ends with end (doubled, a quote stands for itself).
+func skipQuoted(query string, i int, end byte) int {
+	for j := i + 1; j < len(query); j++ {
+		if query[j] == end {
+			if j+1 < len(query) && query[j+1] == end && end != ']' {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(query)
 }
 
 // argsRow is a row made of the arguments a statement wrote, in the order of

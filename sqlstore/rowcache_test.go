@@ -154,6 +154,98 @@ func TestRowCacheForgetsWhatItDoesNotFollow(t *testing.T) {
 	is.Equal(got.Name, "Raw")
 }
 
+// TestRowCacheForgetsWritesOnEveryPath: a statement that writes a cached
+// table empties the cache whichever way it runs (exec, query, queryRow)
+// and however it spells the table.
+func TestRowCacheForgetsWritesOnEveryPath(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(t *tx, v fleet.Vehicle) error
+		// want is the vehicle's name, whether it has a trip and the
+		// alert configuration version after the statement.
+		wantName string
+		hasTrip  bool
+		alerts   int64
+	}{
+		{"query, RETURNING", func(t *tx, v fleet.Vehicle) error {
+			rows, err := t.query(t.d.q(`UPDATE vehicles SET name = ? WHERE id = ? RETURNING id`), "Returned", v.ID)
+			if err != nil {
+				return err
+			}
+			return rows.Close()
+		}, "Returned", true, 0},
+		{"queryRow, RETURNING", func(t *tx, v fleet.Vehicle) error {
+			var id string
+			return t.queryRow(`DELETE FROM trips WHERE vehicle_id = ? RETURNING id`, v.ID).Scan(&id)
+		}, "Van", false, 0},
+		{"exec, upper case", func(t *tx, v fleet.Vehicle) error {
+			_, err := t.exec(`UPDATE VEHICLES SET NAME = 'Upper' WHERE ID = ?`, v.ID)
+			return err
+		}, "Upper", true, 0},
+		{"exec, a comment and a capital", func(t *tx, v fleet.Vehicle) error {
+			_, err := t.exec(`UPDATE /* the fleet */ Vehicles SET name = 'Commented' WHERE id = ?`, v.ID)
+			return err
+		}, "Commented", true, 0},
+		{"exec, schema and quotes", func(t *tx, v fleet.Vehicle) error {
+			_, err := t.exec(`UPDATE main."vehicles" SET name = 'Quoted' WHERE id = ?`, v.ID)
+			return err
+		}, "Quoted", true, 0},
+		{"exec, an upsert of the alert configuration", func(t *tx, v fleet.Vehicle) error {
+			_, err := t.exec(`INSERT INTO alert_config (account_id, version) VALUES (?, 7)
+				ON CONFLICT (account_id) DO UPDATE SET version = 7`, v.AccountID)
+			return err
+		}, "Van", true, 7},
+		{"exec, a WITH before the write", func(t *tx, v fleet.Vehicle) error {
+			_, err := t.exec(`WITH gone AS (SELECT ? AS id) DELETE FROM Trips WHERE vehicle_id IN (SELECT id FROM gone)`, v.ID)
+			return err
+		}, "Van", false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			s, _, v := cacheFixture(t)
+			is.NoErr(s.Update(bg, func(tx fleet.Tx) error {
+				return tx.PutTrips([]fleet.Trip{tripOf(v, time.Unix(1700000100, 0).UTC(), 3)})
+			}))
+			readInUpdate(t, s, v) // now kept by the writer
+			is.NoErr(s.Update(bg, func(ftx fleet.Tx) error { return c.run(ftx.(*tx), v) }))
+			got, _, hasTrip, alerts := readInUpdate(t, s, v)
+			is.Equal(got.Name, c.wantName)
+			is.Equal(hasTrip, c.hasTrip)
+			is.Equal(alerts, c.alerts)
+		})
+	}
+}
+
+// TestRowCacheGuardsPreparedStatements: a statement prepared for the
+// transaction, or on the writer beforehand (as the claim's are), that
+// writes a cached table empties the cache too.
+func TestRowCacheGuardsPreparedStatements(t *testing.T) {
+	is := is.New(t)
+	s, _, v := cacheFixture(t)
+	readInUpdate(t, s, v)
+	is.NoErr(s.Update(bg, func(ftx fleet.Tx) error {
+		st, err := ftx.(*tx).prepare(`UPDATE vehicles SET name = 'Prepared' WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		_, err = st.Exec(v.ID)
+		return err
+	}))
+	got, _, _, _ := readInUpdate(t, s, v)
+	is.Equal(got.Name, "Prepared")
+
+	var p preparedStmt
+	is.NoErr(p.prepare(bg, s.wdb, `UPDATE vehicles SET name = 'On the writer' WHERE id = ?`))
+	defer p.Close()
+	is.NoErr(s.Update(bg, func(ftx fleet.Tx) error {
+		_, err := ftx.(*tx).prepared(p).Exec(v.ID)
+		return err
+	}))
+	got, _, _, _ = readInUpdate(t, s, v)
+	is.Equal(got.Name, "On the writer")
+}
+
 // TestRowCacheForgottenWhenTheGroupBreaks: when the group's transaction
 // is rolled back under its members, what they wrote is not kept, even by a
 // member whose second run writes nothing.

@@ -83,64 +83,66 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 	if t.readOnly {
 		return errReadOnly
 	}
-	for start := 0; start < len(ts); start += tripsPerInsert {
-		part := ts[start:min(start+tripsPerInsert, len(ts))]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO trips (` + tripColumns + `) VALUES `)
-		args := make([]any, 0, 23*len(part))
-		for i, tr := range part {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-			sl := encodeSlices(tr.Slices)
-			args = append(args, tr.ID, tr.AccountID, tr.VehicleID, string(tr.Status), tr.Start.Latitude, tr.Start.Longitude,
-				toDB(tr.Start.Timestamp), tr.End.Latitude, tr.End.Longitude, toDB(tr.End.Timestamp), tr.DistanceKm,
-				tr.GreatCircleKm, tr.MovingSeconds, tr.MaxSpeed, floatArg(tr.StartOdometerKm), floatArg(tr.EndOdometerKm),
-				tr.OdometerAll, tr.Points, tr.IgnoredPoints, tr.PendingIgnored, toDB(tr.LastAt), toNullDB(tr.StationarySince), sl)
-		}
-		b.WriteString(` ON CONFLICT (id) DO UPDATE SET status = excluded.status, start_lat = excluded.start_lat,
-			start_lon = excluded.start_lon, start_at = excluded.start_at, end_lat = excluded.end_lat, end_lon = excluded.end_lon,
-			end_at = excluded.end_at, distance_km = excluded.distance_km, great_circle_km = excluded.great_circle_km,
-			moving_seconds = excluded.moving_seconds, max_speed = excluded.max_speed,
-			start_odometer_km = excluded.start_odometer_km, end_odometer_km = excluded.end_odometer_km,
-			odometer_all = excluded.odometer_all, points = excluded.points, ignored_points = excluded.ignored_points,
-			pending_ignored = excluded.pending_ignored,
-			last_at = excluded.last_at, stationary_since = excluded.stationary_since, slices = excluded.slices`)
-		// Without a savepoint (fleet.TripTx): a failure ends the
-		// transaction on PostgreSQL, and the caller returns it.
-		t.keepsCache = true
-		_, err := t.exec(t.d.q(b.String()), args...)
-		t.keepsCache = false
-		err = t.failed(err)
-		switch classify(err) {
-		case errUnique:
-			return conflict(err, "A trip of one of these vehicles starting at the same time exists.")
-		case errForeignKey:
-			return notFound(err, "vehicle", part[0].VehicleID)
-		}
-		if err != nil {
-			return wrap(err, "put trips")
-		}
-		if t.cache != nil {
-			for i := range part {
-				tr, err := scanTrip(argsRow(args[23*i : 23*(i+1)]))
-				if err != nil {
-					t.cache.forgetTrip(part[i].VehicleID)
-					continue
+	// The cache follows every trip written (putTrip).
+	return t.keeping(cachedTrips, func() error {
+		for start := 0; start < len(ts); start += tripsPerInsert {
+			part := ts[start:min(start+tripsPerInsert, len(ts))]
+			var b strings.Builder
+			b.WriteString(`INSERT INTO trips (` + tripColumns + `) VALUES `)
+			args := make([]any, 0, 23*len(part))
+			for i, tr := range part {
+				if i > 0 {
+					b.WriteString(", ")
 				}
-				t.cache.putTrip(tr)
+				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+				sl := encodeSlices(tr.Slices)
+				args = append(args, tr.ID, tr.AccountID, tr.VehicleID, string(tr.Status), tr.Start.Latitude, tr.Start.Longitude,
+					toDB(tr.Start.Timestamp), tr.End.Latitude, tr.End.Longitude, toDB(tr.End.Timestamp), tr.DistanceKm,
+					tr.GreatCircleKm, tr.MovingSeconds, tr.MaxSpeed, floatArg(tr.StartOdometerKm), floatArg(tr.EndOdometerKm),
+					tr.OdometerAll, tr.Points, tr.IgnoredPoints, tr.PendingIgnored, toDB(tr.LastAt), toNullDB(tr.StationarySince), sl)
+			}
+			b.WriteString(` ON CONFLICT (id) DO UPDATE SET status = excluded.status, start_lat = excluded.start_lat,
+				start_lon = excluded.start_lon, start_at = excluded.start_at, end_lat = excluded.end_lat, end_lon = excluded.end_lon,
+				end_at = excluded.end_at, distance_km = excluded.distance_km, great_circle_km = excluded.great_circle_km,
+				moving_seconds = excluded.moving_seconds, max_speed = excluded.max_speed,
+				start_odometer_km = excluded.start_odometer_km, end_odometer_km = excluded.end_odometer_km,
+				odometer_all = excluded.odometer_all, points = excluded.points, ignored_points = excluded.ignored_points,
+				pending_ignored = excluded.pending_ignored,
+				last_at = excluded.last_at, stationary_since = excluded.stationary_since, slices = excluded.slices`)
+			// Without a savepoint (fleet.TripTx): a failure ends the
+			// transaction on PostgreSQL, and the caller returns it.
+			_, err := t.exec(t.d.q(b.String()), args...)
+			err = t.failed(err)
+			switch classify(err) {
+			case errUnique:
+				return conflict(err, "A trip of one of these vehicles starting at the same time exists.")
+			case errForeignKey:
+				return notFound(err, "vehicle", part[0].VehicleID)
+			}
+			if err != nil {
+				return wrap(err, "put trips")
+			}
+			if t.cache != nil {
+				for i := range part {
+					tr, err := scanTrip(argsRow(args[23*i : 23*(i+1)]))
+					if err != nil {
+						t.cache.forgetTrip(part[i].VehicleID)
+						continue
+					}
+					t.cache.putTrip(tr)
+				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // DeleteTrip implements fleet.Tx.
 func (t *tx) DeleteTrip(vehicleID, id string) error {
-	t.keepsCache = true
-	_, err := t.update(`DELETE FROM trips WHERE id = ? AND vehicle_id = ?`, id, vehicleID)
-	t.keepsCache = false
+	err := t.keeping(cachedTrips, func() error {
+		_, err := t.update(`DELETE FROM trips WHERE id = ? AND vehicle_id = ?`, id, vehicleID)
+		return err
+	})
 	if t.cache != nil {
 		t.cache.forgetTrip(vehicleID)
 	}

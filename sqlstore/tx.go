@@ -32,13 +32,127 @@ type tx struct {
 	// its own).
 	stmts *stmtCache
 	// cache is the writer's row cache (rowcache.go), set for a group
-	// member's transaction on SQLite; keepsCache is set while a statement
-	// that keeps it up to date itself runs.
-	cache      *rowCache
-	keepsCache bool
+	// member's transaction on SQLite; keeps holds the cached tables whose
+	// statements now run in a method that keeps the cache up to date
+	// itself (keeping).
+	cache *rowCache
+	keeps tableSet
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
+
+// The statement paths. A transaction runs its statements through exec,
+// query, queryRow and prepared (or prepare), and each runs guard first;
+// t.tx is used directly only for transaction control (SAVEPOINT, SET
+// LOCAL).
+
+// guard keeps the row cache true before a statement runs: when the
+// statement writes a cached table (writtenTables) other than those of the
+// keeping method it runs in, the cache is emptied.
+func (t *tx) guard(query string) {
+	if t.cache == nil {
+		return
+	}
+	if t.cache.writes(query)&^t.keeps != 0 {
+		t.cache.reset()
+		t.cache.guarded.Add(1)
+	}
+}
+
+// keeping runs fn, whose statements write the cached tables in tables and
+// whose method keeps the row cache up to date with them itself.
+func (t *tx) keeping(tables tableSet, fn func() error) error {
+	outer := t.keeps
+	t.keeps = tables
+	defer func() { t.keeps = outer }()
+	return fn()
+}
+
+// stmt returns the transaction's form of query's prepared statement, or
+// nil.
+func (t *tx) stmt(query string) *sql.Stmt {
+	st := t.stmts.get(query)
+	if st == nil {
+		return nil
+	}
+	return t.tx.StmtContext(t.ctx, st)
+}
+
+// stopped returns the error of a member's context that is done (see
+// tx.stop).
+func (t *tx) stopped() error {
+	if t.stop == nil {
+		return nil
+	}
+	return t.stop.Err()
+}
+
+// exec runs a statement (its placeholders in the dialect's form).
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if err := t.stopped(); err != nil {
+		return nil, err
+	}
+	t.guard(query)
+	if st := t.stmt(query); st != nil {
+		return st.ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+// query runs a query (its placeholders in the dialect's form).
+func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if err := t.stopped(); err != nil {
+		return nil, err
+	}
+	t.guard(query)
+	if st := t.stmt(query); st != nil {
+		return st.QueryContext(t.ctx, args...)
+	}
+	return t.tx.QueryContext(t.ctx, query, args...)
+}
+
+// queryRow runs a query that returns one row (written with ? placeholders).
+func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	q := t.d.q(query)
+	if t.stopped() != nil {
+		return t.tx.QueryRowContext(t.stop, q, args...) // carries the context's error
+	}
+	t.guard(q)
+	if st := t.stmt(q); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, q, args...)
+}
+
+// preparedStmt is a statement the store prepared on a pool, with its text
+// for the guard.
+type preparedStmt struct {
+	*sql.Stmt
+	query string
+}
+
+// prepare prepares query on db.
+func (p *preparedStmt) prepare(ctx context.Context, db *sql.DB, query string) error {
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	p.Stmt, p.query = st, query
+	return nil
+}
+
+// prepared returns the transaction's form of p.
+func (t *tx) prepared(p preparedStmt) *sql.Stmt {
+	t.guard(p.query)
+	return t.tx.StmtContext(t.ctx, p.Stmt)
+}
+
+// prepare prepares query (its placeholders in the dialect's form) for the
+// transaction, to run it many times; the caller closes it.
+func (t *tx) prepare(query string) (*sql.Stmt, error) {
+	t.guard(query)
+	return t.tx.PrepareContext(t.ctx, query)
+}
 
 // failed notes what a failed statement means for the transaction and
 // returns err.
@@ -67,7 +181,7 @@ func (t *tx) savepoint(fn func() error) error {
 	if t.readOnly {
 		return errReadOnly
 	}
-	if t.d.name != Postgres {
+	if !t.d.abortsOnError {
 		return fn()
 	}
 	t.savepoints++
@@ -95,17 +209,6 @@ func (t *tx) update(query string, args ...any) (int64, error) {
 		return 0, t.failed(err)
 	}
 	return res.RowsAffected()
-}
-
-func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	q := t.d.q(query)
-	if t.stopped() != nil {
-		return t.tx.QueryRowContext(t.stop, q, args...) // carries the context's error
-	}
-	if st := t.stmt(q); st != nil {
-		return st.QueryRowContext(t.ctx, args...)
-	}
-	return t.tx.QueryRowContext(t.ctx, q, args...)
 }
 
 // CreateAccount implements fleet.Tx.

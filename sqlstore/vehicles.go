@@ -95,12 +95,13 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	if err != nil {
 		return err
 	}
-	t.keepsCache = true // a new row makes no cached one stale
-	err = t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
+	// A new row makes no cached one stale.
+	err = t.keeping(cachedVehicles, func() error {
+		return t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
 			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
 			alert_version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
-	t.keepsCache = false
+	})
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "A vehicle with this id or external_id exists.")
@@ -198,14 +199,14 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 		// savepoint (two round trips fewer on every report on PostgreSQL).
 		write = func(fn func() error) error { return fn() }
 	}
-	t.keepsCache = true
-	err = write(func() (err error) {
-		n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
+	err = t.keeping(cachedVehicles, func() error {
+		return write(func() (err error) {
+			n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
 			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
-		return err
+			return err
+		})
 	})
-	t.keepsCache = false
 	if classify(err) == errUnique {
 		return conflict(err, "A vehicle with external_id %q exists.", v.ExternalID)
 	}
@@ -233,9 +234,11 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 
 // DeleteVehicle implements fleet.Tx; its points go by ON DELETE CASCADE.
 func (t *tx) DeleteVehicle(accountID, id string) error {
-	t.keepsCache = true
-	n, err := t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
-	t.keepsCache = false
+	var n int64
+	err := t.keeping(cachedVehicles|cachedTrips, func() (err error) { // its trips go with it (ON DELETE CASCADE)
+		n, err = t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
+		return err
+	})
 	if c := t.cache; c != nil {
 		c.forgetVehicle(id)
 		c.forgetTrip(id) // its trips go with it
@@ -253,8 +256,8 @@ func (t *tx) DeleteVehicle(accountID, id string) error {
 // and rows locked by a concurrent sweep are skipped.
 func (t *tx) VehiclesToSweep(stationaryBefore, reportedBefore time.Time, limit int) ([]fleet.Vehicle, error) {
 	lock := ""
-	if t.d.name == Postgres && !t.readOnly {
-		lock = " FOR UPDATE SKIP LOCKED"
+	if !t.readOnly {
+		lock = t.d.skipLocked
 	}
 	return t.vehicles("sweep vehicles", `SELECT `+vehicleColumns+` FROM vehicles v
 		WHERE v.status <> 'offline' AND v.last_at IS NOT NULL
@@ -452,34 +455,3 @@ func (s *Store) PurgeEvents(ctx context.Context, before time.Time) (int, error) 
 func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) {
 	return s.purge(ctx, `DELETE FROM points WHERE ts < ?`, before, "purge points")
 }
-
-func (s *Store) purge(ctx context.Context, query string, before time.Time, doing string) (int, error) {
-	// A purge is background work that may delete a large backlog at once:
-	// it gets PurgeTimeout rather than a request's deadline (and, on
-	// PostgreSQL, the same as its statement_timeout).
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, PurgeTimeout)
-		defer cancel()
-	}
-	var n int64
-	_, err := s.runOnce(ctx, s.wdb, &sql.TxOptions{}, false, func(t *tx) error {
-		if s.d.name == Postgres && s.timeout > 0 {
-			if _, err := t.tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", PurgeTimeout.Milliseconds())); err != nil {
-				return err
-			}
-		}
-		res, err := t.tx.ExecContext(ctx, s.d.q(query), toDB(before))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return int(n), wrap(faultIn(ctx, err), doing)
-}
-
-// PurgeTimeout bounds each purge of expired records when the store has a
-// deadline (Options.Timeout): purges run in the background and may have a
-// backlog to delete.
-const PurgeTimeout = 5 * time.Minute

@@ -271,10 +271,10 @@ func claimScan(limit int) int { return max(32, 4*limit) }
 // claimScan), and the UPDATE ... RETURNING that takes the chosen ones
 // still due.
 type claimStmts struct {
-	due, dueByEndpoint, take *sql.Stmt
+	due, dueByEndpoint, take preparedStmt
 	// The reads of a claimed batch's endpoints and events, prepared on
 	// the readers (r) and on the writer (w).
-	webhooksR, webhooksW, eventsR, eventsW *sql.Stmt
+	webhooksR, webhooksW, eventsR, eventsW preparedStmt
 }
 
 const (
@@ -283,9 +283,8 @@ const (
 )
 
 func (c *claimStmts) prepare(ctx context.Context, rdb, db *sql.DB, d *dialect) error {
-	var err error
 	for _, p := range []struct {
-		st    **sql.Stmt
+		st    *preparedStmt
 		query string
 	}{
 		{&c.webhooksW, webhooksByIDQuery + d.idsIn},
@@ -298,16 +297,16 @@ func (c *claimStmts) prepare(ctx context.Context, rdb, db *sql.DB, d *dialect) e
 				AND status = 'pending' AND next_attempt_at <= ?` + d.skipLocked + `)
 			RETURNING ` + strings.ReplaceAll(deliveryColumns, "d.", "")},
 	} {
-		if *p.st, err = db.PrepareContext(ctx, d.q(p.query)); err != nil {
+		if err := p.st.prepare(ctx, db, d.q(p.query)); err != nil {
 			return err
 		}
 	}
 	c.webhooksR, c.eventsR = c.webhooksW, c.eventsW
 	if rdb != db {
-		if c.webhooksR, err = rdb.PrepareContext(ctx, d.q(webhooksByIDQuery+d.idsIn)); err != nil {
+		if err := c.webhooksR.prepare(ctx, rdb, d.q(webhooksByIDQuery+d.idsIn)); err != nil {
 			return err
 		}
-		if c.eventsR, err = rdb.PrepareContext(ctx, d.q(eventsByIDQuery+d.idsIn)); err != nil {
+		if err := c.eventsR.prepare(ctx, rdb, d.q(eventsByIDQuery+d.idsIn)); err != nil {
 			return err
 		}
 	}
@@ -316,17 +315,18 @@ func (c *claimStmts) prepare(ctx context.Context, rdb, db *sql.DB, d *dialect) e
 
 // byID returns the statement of a read by ids for t: the readers' in a
 // read-only transaction, the writer's otherwise.
-func (c *claimStmts) byID(t *tx, r, w *sql.Stmt) *sql.Stmt {
+func (c *claimStmts) byID(t *tx, r, w preparedStmt) *sql.Stmt {
 	if t.readOnly {
-		return t.tx.StmtContext(t.ctx, r)
+		return t.prepared(r)
 	}
-	return t.tx.StmtContext(t.ctx, w)
+	return t.prepared(w)
 }
 
 func (c *claimStmts) close() error {
 	var err error
 	seen := map[*sql.Stmt]bool{}
-	for _, st := range []*sql.Stmt{c.due, c.dueByEndpoint, c.take, c.webhooksR, c.webhooksW, c.eventsR, c.eventsW} {
+	for _, p := range []preparedStmt{c.due, c.dueByEndpoint, c.take, c.webhooksR, c.webhooksW, c.eventsR, c.eventsW} {
+		st := p.Stmt
 		if st != nil && !seen[st] {
 			seen[st] = true
 			err = errors.Join(err, st.Close())
@@ -346,7 +346,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]f
 	var out []fleet.Delivery
 	var left bool
 	order := map[string]int{} // id -> place in the chosen order: earliest due first
-	err := s.writeLease(ctx, func(t *tx) error {
+	err := s.eng.writeLease(ctx, func(t *tx) error {
 		clear(order)
 		scan := claimScan(c.Limit)
 		due, err := t.dueDeliveries(t.claim.due, toDB(c.Now), int64(scan))
@@ -369,7 +369,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]f
 		for i, d := range picked {
 			order[d.ID], ids[i] = i, d.ID
 		}
-		rows, err := t.tx.StmtContext(t.ctx, t.claim.take).QueryContext(t.ctx, toDB(c.Until), t.d.idsArg(ids), toDB(c.Now))
+		rows, err := t.prepared(t.claim.take).QueryContext(t.ctx, toDB(c.Until), t.d.idsArg(ids), toDB(c.Now))
 		if err != nil {
 			return wrap(t.failed(err), "claim deliveries")
 		}
@@ -393,8 +393,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c fleet.DeliveryClaim) ([]f
 
 // dueDeliveries reads the (id, account_id, webhook_id, next_attempt_at) of
 // due deliveries: what a claim chooses among.
-func (t *tx) dueDeliveries(st *sql.Stmt, args ...any) ([]fleet.Delivery, error) {
-	rows, err := t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+func (t *tx) dueDeliveries(st preparedStmt, args ...any) ([]fleet.Delivery, error) {
+	rows, err := t.prepared(st).QueryContext(t.ctx, args...)
 	if err != nil {
 		return nil, wrap(t.failed(err), "claim deliveries")
 	}
@@ -418,7 +418,7 @@ func (t *tx) dueDeliveries(st *sql.Stmt, args ...any) ([]fleet.Delivery, error) 
 // delivery's row is its lease check.
 func (s *Store) RecordDeliveries(ctx context.Context, recs []fleet.DeliveryRecord, changes []fleet.EndpointChange) ([]bool, error) {
 	held := make([]bool, len(recs))
-	err := s.write(ctx, func(t *tx) error {
+	err := s.eng.write(ctx, func(t *tx) error {
 		clear(held)
 		stored := map[string]bool{}
 		for i, r := range recs {
