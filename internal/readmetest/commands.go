@@ -92,7 +92,7 @@ type Walkthrough struct {
 }
 
 // Walkthroughs are the documentation's walkthroughs that CI runs: the API
-// tour.
+// tour, and the README's two commands and five-minute tour.
 var Walkthroughs = []Walkthrough{
 	{
 		Doc: "docs/api-tour.md",
@@ -105,6 +105,12 @@ var Walkthroughs = []Walkthrough{
 			"Alerts",
 		},
 		Script: "docs/api-tour.session.txtar",
+	},
+	{
+		Doc:      "README.md",
+		Sections: []string{"Two commands", "A five-minute tour"},
+		Bare:     []string{"Two commands"},
+		Script:   "docs/readme-tour.session.txtar",
 	},
 }
 
