@@ -101,7 +101,7 @@ import (
 // keys around it anyway). What a rule edit costs an ingest of its account
 // was measured before and after (BenchmarkRuleEditDuringIngest on SQLite, a
 // batch of 1,000 points about 6 ms, batches judged outside their
-// transaction; the README's Performance section has the figures): per edit
+// transaction; docs/performance.md has the figures): per edit
 // the ingest loses about what the edit costs a batch posted alone (its
 // transaction, and the rules read and compiled again: about one batch), 0.6
 // to 2.1 batches over six runs, as with the RWMutex gates (1.0 to 1.8),

@@ -13,7 +13,7 @@ import (
 )
 
 // A newer server within /v1 may add response members, enumeration values,
-// event types and headers (README, "Compatibility and versions"): the Go
+// event types and headers (docs/compatibility.md): the Go
 // client reads such answers, keeping what it knows.
 func TestClientIgnoresWhatANewerServerAdds(t *testing.T) {
 	is := is.New(t)

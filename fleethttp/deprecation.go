@@ -82,7 +82,7 @@ func (g *generator) checkDeprecation(rt route) {
 const minDeprecation = 365 * 24 * time.Hour
 
 // compatibilityRules is the part of the document's description that says
-// what may change within /v1 and what may not (the README says the same).
+// what may change within /v1 and what may not (docs/compatibility.md says the same).
 func compatibilityRules() string {
 	return "## Compatibility\n\n" +
 		"`/v1` only grows. Within it, a release may add: operations and paths; optional request fields, query parameters and headers; response fields and headers; values of enumerations (statuses, alert and rule types...) and event types; error `details` and reworded messages (`code` is the contract, `message` is for people). " +

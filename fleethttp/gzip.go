@@ -11,7 +11,7 @@ import (
 // body is at least GzipMinBytes: history pages, snapshots of the fleet,
 // the OpenAPI document and CSV reports shrink to a tenth or less, while a
 // small answer would cost more to compress than it saves (see
-// BenchmarkGzip and the README's Performance section, which this threshold
+// BenchmarkGzip and docs/performance.md, which this threshold
 // is chosen from). The live stream is never compressed: each event must
 // reach the client when it is written.
 //

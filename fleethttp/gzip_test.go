@@ -59,7 +59,7 @@ func historyJSON(n int) []byte {
 // BenchmarkGzip measures what compressing an answer costs and saves, by
 // body size, at BestSpeed (the level used) and at the default level (the
 // comparison, in the same run): the figures GzipMinBytes and gzipLevel
-// are chosen from (README, Performance). It reports the compressed size
+// are chosen from (docs/performance.md). It reports the compressed size
 // as a share of the body (out/in) and the bytes saved per answer.
 func BenchmarkGzip(b *testing.B) {
 	for _, points := range []int{2, 8, 40, 400, 10_000} { // ≈ 330 B, 1 KB, 5 KB, 50 KB, 1.2 MB

@@ -62,7 +62,7 @@ func (m *metrics) observe(route int, status int, d time.Duration) {
 }
 
 // Metrics returns a handler that serves the Handler's metrics in the
-// Prometheus exposition formats (README "Metrics" lists them all):
+// Prometheus exposition formats (docs/operations.md, "Metrics", lists them all):
 //
 //	fleet_http_requests_total{route,code}            counter, code is 2xx, 4xx...
 //	fleet_http_request_duration_seconds{route}       histogram

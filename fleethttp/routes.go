@@ -52,7 +52,7 @@ type opDoc struct {
 	// `Deprecation: @<deprecatedAt as Unix seconds>` (RFC 9745, which needs
 	// the date: the generator refuses deprecated without deprecatedAt).
 	// Once a date of removal is decided, sunset sets it (`Sunset`, RFC
-	// 8594), no sooner than the README's compatibility rules allow, and
+	// 8594), no sooner than docs/compatibility.md's rules allow, and
 	// replacement names the successor's path (`Link: <path>;
 	// rel="successor-version"`).
 	deprecated   bool

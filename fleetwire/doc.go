@@ -12,7 +12,7 @@
 // and fleet, so a program that calls the API links neither the handler nor
 // its dependencies.
 //
-// Within /v1 these types only grow, as the API does (README,
-// "Compatibility and versions"): a client reading an answer ignores the
+// Within /v1 these types only grow, as the API does
+// (docs/compatibility.md): a client reading an answer ignores the
 // members it does not know.
 package fleetwire

@@ -319,7 +319,7 @@ func (f *flags) explain(err error, args []string) error {
 func knownEnv() map[string]bool {
 	known := map[string]bool{
 		"FLEET_TEST_POSTGRES":     true, // the tests' database
-		"FLEET_README_SESSION":    true, // internal/readmetest: require the README session
+		"FLEET_README_SESSION":    true, // internal/readmetest: require the documentation's sessions
 		"FLEET_URL":               true, // examples/client
 		"FLEET_KEY":               true, // examples/client
 		"FLEET_WEBHOOK_SECRET":    true, // examples/webhook-receiver

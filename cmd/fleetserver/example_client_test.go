@@ -37,7 +37,7 @@ func TestExampleClientInAFreshModule(t *testing.T) {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	// The README's two ways: a replace directive in the module's go.mod, or
+	// The two ways of docs/go.md: a replace directive in the module's go.mod, or
 	// a workspace in the directory above both, go.mod untouched.
 	t.Run("replace", func(t *testing.T) {
 		is := is.New(t)

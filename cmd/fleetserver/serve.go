@@ -37,7 +37,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	fs := f.fs
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (`host:port`; port 0 picks one)")
 	dsn := f.db()
-	demo := fs.Bool("demo", false, "seed a demo account with a simulated fleet and print its key (reused on the next run)")
+	demo := fs.Bool("demo", false, "seed a demo account with a simulated fleet and print its key (reused on the next run); on a loopback --addr it also turns on --insecure-webhooks and --dashboard-insecure-cookies, unless they are given")
 	insecure := fs.Bool("insecure-webhooks", false, "allow http and private webhook addresses (development and tests only)")
 	logJSON := fs.Bool("log-json", false, "write logs as JSON instead of text")
 	logLevel := fs.String("log-level", "info", "the least severe `LEVEL` of log lines written: debug, info, warn or error")
@@ -86,6 +86,26 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			}
 			*publicURL = u
 		}
+		// --demo on a loopback address is a local demo: it turns on what
+		// local use needs, webhooks to receivers on this machine and the
+		// dashboard's cookie over plain http, unless a flag (or its
+		// variable) says otherwise. Elsewhere it turns on neither.
+		var localDemo []string
+		byDemo := map[string]string{} // flag -> why it is on, for its warning
+		if *demo && loopback(*addr) {
+			given := map[string]bool{}
+			fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+			if !given["insecure-webhooks"] {
+				*insecure = true
+				byDemo["insecure-webhooks"] = " (turned on by --demo on a loopback address)"
+				localDemo = append(localDemo, "webhooks may go to http://127.0.0.1 and other private addresses")
+			}
+			if !given["dashboard-insecure-cookies"] {
+				*insecureCookies = true
+				byDemo["dashboard-insecure-cookies"] = " (turned on by --demo on a loopback address)"
+				localDemo = append(localDemo, "the dashboard signs in over plain http")
+			}
+		}
 		if *insecureCookies && !loopback(*addr) {
 			return usagef("serve", "--dashboard-insecure-cookies needs a loopback --addr (127.0.0.1, ::1 or localhost), not %q: over a network the session cookie must be Secure", *addr)
 		}
@@ -106,7 +126,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		}
 		log := slog.New(lh)
 		if *insecure {
-			log.Warn("--insecure-webhooks is on: webhook URLs may use http and private addresses; never use this in production")
+			log.Warn("--insecure-webhooks is on" + byDemo["insecure-webhooks"] + ": webhook URLs may use http and private addresses; never use this in production")
 		}
 		if addressLimit == fleet.AddressLimitOff {
 			log.Warn("--anonymous-limit is 0: requests without a valid API key are not limited per address; never use this in production")
@@ -131,7 +151,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins))
 		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL, Logger: log})
 		if *insecureCookies {
-			log.Warn("--dashboard-insecure-cookies is on: the dashboard's session cookie travels over plain http; development only")
+			log.Warn("--dashboard-insecure-cookies is on" + byDemo["dashboard-insecure-cookies"] + ": the dashboard's session cookie travels over plain http; development only")
 		}
 
 		ln, err := net.Listen("tcp", *addr)
@@ -165,6 +185,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		stop := func() { stopBG(); <-bgDone }
 
 		if *demo {
+			if len(localDemo) > 0 {
+				fmt.Fprintf(c.stdout, "Local demo: %s; never expose this address.\n", strings.Join(localDemo, ", and "))
+			}
 			if err := seedDemo(bg, svc, base, c.stdout); err != nil {
 				stop()
 				return err

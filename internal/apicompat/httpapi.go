@@ -87,8 +87,8 @@ func parseBreakingList(r io.Reader, name string) ([]listedChange, error) {
 	return out, sc.Err()
 }
 
-// growsWithinV1 are the oasdiff findings that the /v1 rules allow (README,
-// "Compatibility and versions"): a response may carry enumeration values and
+// growsWithinV1 are the oasdiff findings that the /v1 rules allow
+// (docs/compatibility.md): a response may carry enumeration values and
 // event types a client does not know yet, which clients must ignore (the Go
 // client does). oasdiff warns of them because some clients validate enums
 // strictly; Fleet's contract says they must not.
@@ -135,7 +135,7 @@ func judgeHTTP(changes []change, listed []listedChange, out io.Writer) error {
 	for _, c := range missing {
 		fmt.Fprintf(out, "  %s  (%s)\n", c.key(), c.Text)
 	}
-	fmt.Fprintf(out, "/v1 only grows (README, \"Compatibility and versions\"): deprecate instead, and remove in a new version of the API.\n"+
+	fmt.Fprintf(out, "/v1 only grows (docs/compatibility.md): deprecate instead, and remove in a new version of the API.\n"+
 		"A change that must break anyway (a security fix) is listed in %s as \"<the line above> -- <reason>\".\n", breakingList)
 	return fmt.Errorf("%d breaking change(s) of the HTTP API not listed in %s", len(missing), breakingList)
 }

@@ -1,5 +1,5 @@
 // Command apicompat checks that a change keeps the compatibility promises
-// of the README's "Compatibility and versions" section, against the last
+// of docs/compatibility.md, against the last
 // release. CI (.ci/run) runs it; so can anyone, from the repository:
 //
 //	go run ./internal/apicompat http [-changes FILE] [-selftest]

@@ -79,38 +79,74 @@ func (q *quoteState) scan(line string) {
 	}
 }
 
-// Walkthrough is the README's sections whose commands the session runs.
-var Walkthrough = []string{
-	"A first session with curl",
-	"Vehicles and real-time tracking",
-	"Events",
-	"Webhooks",
-	"Maintenance",
-	"Alerts",
+// A Walkthrough is a document's sections that a session script runs,
+// command by command.
+type Walkthrough struct {
+	Doc      string   // the document, a path from the repository's root
+	Sections []string // its "## " sections whose commands the script runs, in order
+	// Bare are those of Sections whose indented lines are each a command
+	// as they stand, without a "$ " prompt (the README's two commands, kept
+	// ready to copy).
+	Bare   []string
+	Script string // the session script, a path from the repository's root
 }
 
-// READMECommands returns the commands of the indented code blocks of the
-// given "## " sections of a README, in order. Fenced blocks (Go code) are
-// not shell sessions and are left out.
-func READMECommands(readme string, sections []string) ([]Command, error) {
-	want := map[string]bool{}
-	for _, s := range sections {
+// Walkthroughs are the documentation's walkthroughs that CI runs: the API
+// tour, and the README's two commands and five-minute tour.
+var Walkthroughs = []Walkthrough{
+	{
+		Doc: "docs/api-tour.md",
+		Sections: []string{
+			"A first session with curl",
+			"Vehicles and real-time tracking",
+			"Events",
+			"Webhooks",
+			"Maintenance",
+			"Alerts",
+		},
+		Script: "docs/api-tour.session.txtar",
+	},
+	{
+		Doc:      "README.md",
+		Sections: []string{"Two commands", "A five-minute tour"},
+		Bare:     []string{"Two commands"},
+		Script:   "docs/readme-tour.session.txtar",
+	},
+}
+
+// DocCommands returns the commands of the indented code blocks of a
+// walkthrough's "## " sections of doc, in order. Fenced blocks (Go code)
+// are not shell sessions and are left out.
+func DocCommands(doc string, w Walkthrough) ([]Command, error) {
+	want, bare := map[string]bool{}, map[string]bool{}
+	for _, s := range w.Sections {
 		want[s] = true
+	}
+	for _, s := range w.Bare {
+		bare[s] = true
 	}
 	found := map[string]bool{}
 	var block []string
 	var cmds []Command
-	in, fenced := false, false
+	in, inBare, fenced := false, false, false
 	flush := func() error {
 		if len(block) == 0 {
 			return nil
 		}
+		defer func() { block = nil }()
+		if inBare {
+			for _, l := range block {
+				if t := strings.TrimSpace(l); t != "" {
+					cmds = append(cmds, Command{Text: t})
+				}
+			}
+			return nil
+		}
 		c, err := ParseCommands(strings.Join(block, "\n"), false)
-		block = nil
 		cmds = append(cmds, c...)
 		return err
 	}
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		if strings.HasPrefix(line, "```") {
 			fenced = !fenced
 			continue
@@ -122,8 +158,9 @@ func READMECommands(readme string, sections []string) ([]Command, error) {
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			in = want[strings.TrimSpace(title)]
-			found[strings.TrimSpace(title)] = in
+			title = strings.TrimSpace(title)
+			in, inBare = want[title], bare[title]
+			found[title] = in
 			continue
 		}
 		if !in {
@@ -140,9 +177,9 @@ func READMECommands(readme string, sections []string) ([]Command, error) {
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	for _, s := range sections {
+	for _, s := range w.Sections {
 		if !found[s] {
-			return nil, fmt.Errorf("the README has no section %q", s)
+			return nil, fmt.Errorf("%s has no section %q", w.Doc, s)
 		}
 	}
 	return cmds, nil

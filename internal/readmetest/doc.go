@@ -1,6 +1,8 @@
-// Package readmetest runs the README's walkthrough, "A first session with
-// curl" down to "Alerts", as a test: README.session.txtar, beside the
-// README, holds the same shell commands as steps of a testscript, with a
-// check of each documented output, and a second test keeps the README and
-// the script in step. The package has no code of its own; see its tests.
+// Package readmetest runs the documentation's walkthroughs as tests: the API
+// tour (docs/api-tour.md, "A first session with curl" down to "Alerts") and
+// the README's two commands and five-minute tour. Each has a session script
+// beside it (docs/api-tour.session.txtar, docs/readme-tour.session.txtar)
+// that holds the same shell commands as steps of a testscript, with a check
+// of each documented output; TestSessions runs them, and TestSessionsInSync
+// keeps each document and its script in step (Walkthroughs lists them).
 package readmetest

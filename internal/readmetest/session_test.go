@@ -19,23 +19,18 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// sessionScript is the README's walkthrough as a testscript, beside the
-// README.
-const sessionScript = "README.session.txtar"
-
 // rewrites are the only changes made to a step's commands before they run:
-// the test's own ports instead of the README's, and the binaries it built
-// instead of `go run` (same programs, without compiling them again).
+// the test's own ports instead of the documents', and the binary it built
+// instead of `go run` (the same program, without compiling it again).
 func rewrites(ts *testscript.TestScript) *strings.Replacer {
 	return strings.NewReplacer(
 		"127.0.0.1:8080", ts.Getenv("FLEET_ADDR"),
 		"127.0.0.1:9000", ts.Getenv("RECEIVER_ADDR"),
 		"go run ./cmd/fleetserver", "fleetserver",
-		"go run ./examples/webhook-receiver", "webhook-receiver",
 	)
 }
 
-// sessionFile keeps the shell variables a step set (the README's `export
+// sessionFile keeps the shell variables a step set (the tour's `export
 // VEH=...`) for the steps after it, as one terminal would.
 const sessionFile = ".session.sh"
 
@@ -56,8 +51,10 @@ func shellScript(ts *testscript.TestScript, cmds []Command, save bool) string {
 	return b.String()
 }
 
+// stepCommands reads a step's file, which is where the script's files are,
+// $WORK, whatever directory the script went to since (cd).
 func stepCommands(ts *testscript.TestScript, file string) []Command {
-	cmds, err := ParseCommands(ts.ReadFile(file), true)
+	cmds, err := ParseCommands(ts.ReadFile(filepath.Join(ts.Getenv("WORK"), file)), true)
 	if err != nil {
 		ts.Fatalf("%s: %v", file, err)
 	}
@@ -207,8 +204,8 @@ var sessionCmds = map[string]func(ts *testscript.TestScript, neg bool, args []st
 		}
 		ts.Check(err)
 	},
-	// notrun FILE REASON: the step's commands are in the README but not run
-	// here, for the reason given.
+	// notrun FILE REASON: the step's commands are in the document but not
+	// run here, for the reason given.
 	"notrun": func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 2 || strings.TrimSpace(args[1]) == "" {
 			ts.Fatalf("usage: notrun FILE REASON")
@@ -295,9 +292,9 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// needTools checks what the walkthrough needs besides Go. Without them the
-// session is skipped with a message, unless FLEET_README_SESSION=require
-// (CI), where it fails.
+// needTools checks what the walkthroughs need besides Go. Without them the
+// sessions are skipped with a message, unless FLEET_README_SESSION=require
+// (CI), where they fail.
 func needTools(t *testing.T) {
 	var missing []string
 	for _, tool := range []string{"bash", "curl", "jq"} {
@@ -311,18 +308,20 @@ func needTools(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("the README session needs %s", strings.Join(missing, ", "))
+	msg := fmt.Sprintf("the documentation's sessions need %s", strings.Join(missing, ", "))
 	if os.Getenv("FLEET_README_SESSION") == "require" {
 		t.Fatal(msg)
 	}
 	t.Skip(msg + " (set FLEET_README_SESSION=require to fail instead)")
 }
 
-// TestREADMESession follows the README's walkthrough as a user would:
-// fleetserver --demo --insecure-webhooks on a SQLite file and the webhook
-// receiver, on free ports, and every command of the walkthrough with curl
-// and jq, each output checked (README.session.txtar).
-func TestREADMESession(t *testing.T) {
+// TestSessions follows each walkthrough as a user would (Walkthroughs):
+// the API tour starts fleetserver --demo on a SQLite file in a folder of its
+// own and the webhook receiver, on free ports, and runs every command of the
+// tour with curl and jq; the README's session starts the server as its two
+// commands say and follows the five-minute tour. Each output is checked
+// (docs/api-tour.session.txtar, docs/readme-tour.session.txtar).
+func TestSessions(t *testing.T) {
 	needTools(t)
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -334,8 +333,12 @@ func TestREADMESession(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	var files []string
+	for _, w := range Walkthroughs {
+		files = append(files, filepath.Join(root, w.Script))
+	}
 	testscript.Run(t, testscript.Params{
-		Files: []string{filepath.Join(root, sessionScript)},
+		Files: files,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 			env.Setenv("FLEET_ADDR", "127.0.0.1:0") // fleetserver picks a port; the script takes it from its output

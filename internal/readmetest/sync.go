@@ -60,11 +60,11 @@ func ScriptCommands(script []byte) ([]Command, error) {
 	return cmds, errors.Join(errs...)
 }
 
-// InSync reports how the README's walkthrough and the session script
+// InSync reports how a walkthrough's document and its session script
 // differ: each has to hold the other's commands, in the same order, and no
 // command may name a fixed date.
-func InSync(readme string, script []byte) error {
-	want, err := READMECommands(readme, Walkthrough)
+func InSync(w Walkthrough, doc string, script []byte) error {
+	want, err := DocCommands(doc, w)
 	if err != nil {
 		return err
 	}
@@ -74,17 +74,17 @@ func InSync(readme string, script []byte) error {
 	}
 	for _, c := range want {
 		if d := fixedDate.FindString(c.Text); d != "" {
-			return fmt.Errorf("the README's command names the date %s, which goes stale; use $(date -u -d '-2 min' +%%Y-%%m-%%dT%%H:%%M:%%SZ) and the like:\n%s", d, c.Text)
+			return fmt.Errorf("%s: the command names the date %s, which goes stale; use $(date -u -d '-2 min' +%%Y-%%m-%%dT%%H:%%M:%%SZ) and the like:\n%s", w.Doc, d, c.Text)
 		}
 	}
 	for i := 0; i < len(want) || i < len(got); i++ {
 		switch {
 		case i >= len(got):
-			return fmt.Errorf("the README's command %d is not in the script (run it, or mark it notrun with a reason):\n%s", i+1, want[i].Text)
+			return fmt.Errorf("%s's command %d is not in %s (run it, or mark it notrun with a reason):\n%s", w.Doc, i+1, w.Script, want[i].Text)
 		case i >= len(want):
-			return fmt.Errorf("the script's command %d is not in the README:\n%s", i+1, got[i].Text)
+			return fmt.Errorf("%s's command %d is not in %s:\n%s", w.Script, i+1, w.Doc, got[i].Text)
 		case want[i].Text != got[i].Text:
-			return fmt.Errorf("command %d differs\nREADME: %s\nscript: %s", i+1, want[i].Text, got[i].Text)
+			return fmt.Errorf("command %d differs\n%s: %s\n%s: %s", i+1, w.Doc, want[i].Text, w.Script, got[i].Text)
 		}
 	}
 	return nil
