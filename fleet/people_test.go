@@ -78,6 +78,22 @@ func TestTheOnlyAdminStays(t *testing.T) {
 	is.Equal(gone.Email, "ada@example.com")
 }
 
+// viewerSignedIn adds a viewer with the good password to the account,
+// signs them in, and returns the session and its secret.
+func viewerSignedIn(t *testing.T, svc *fleet.Service, accountID, email string) (fleet.UserSession, string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := svc.Operator().CreateUser(ctx, accountID, fleet.UserParams{Email: email, Role: fleet.RoleViewer}, goodPassword); err != nil {
+		t.Fatal(err)
+	}
+	secret := sessionSecretOf(t, svc, email)
+	us, err := svc.Session(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return us, secret
+}
+
 // sessionSecretOf signs in with the good password and returns the session's secret.
 func sessionSecretOf(t *testing.T, svc *fleet.Service, email string) string {
 	t.Helper()
@@ -130,11 +146,7 @@ func TestRemoveUserEndsEverything(t *testing.T) {
 	ctx := context.Background()
 	svc, _, a := userService(t)
 	ada := adminSession(t, svc)
-	_, _, err := svc.Operator().CreateUser(ctx, a.ID, fleet.UserParams{Email: "cy@example.com", Role: fleet.RoleViewer}, goodPassword)
-	is.NoErr(err)
-	cySecret := sessionSecretOf(t, svc, "cy@example.com")
-	cy, err := svc.Session(ctx, cySecret)
-	is.NoErr(err)
+	cy, cySecret := viewerSignedIn(t, svc, a.ID, "cy@example.com")
 	_, link, err := svc.NewSignInLink(ctx, ada, cy.User.ID)
 	is.NoErr(err)
 
@@ -164,10 +176,7 @@ func TestPeopleManagedByTheirAdminOnly(t *testing.T) {
 	ctx := context.Background()
 	svc, _, a := userService(t)
 	ada := adminSession(t, svc)
-	_, _, err := svc.Operator().CreateUser(ctx, a.ID, fleet.UserParams{Email: "vic@example.com", Role: fleet.RoleViewer}, goodPassword)
-	is.NoErr(err)
-	vic, err := svc.Session(ctx, sessionSecretOf(t, svc, "vic@example.com"))
-	is.NoErr(err)
+	vic, _ := viewerSignedIn(t, svc, a.ID, "vic@example.com")
 	b, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Bravo"})
 	is.NoErr(err)
 	other, _, err := svc.Operator().CreateUser(ctx, b.ID, fleet.UserParams{Email: "bee@example.com", Role: fleet.RoleAdmin}, "")
@@ -204,11 +213,7 @@ func TestNewSignInLinkForAForgottenPassword(t *testing.T) {
 	ctx := context.Background()
 	svc, clock, a := userService(t)
 	ada := adminSession(t, svc)
-	_, _, err := svc.Operator().CreateUser(ctx, a.ID, fleet.UserParams{Email: "cy@example.com", Role: fleet.RoleViewer}, goodPassword)
-	is.NoErr(err)
-	before := sessionSecretOf(t, svc, "cy@example.com")
-	cy, err := svc.Session(ctx, before)
-	is.NoErr(err)
+	cy, before := viewerSignedIn(t, svc, a.ID, "cy@example.com")
 
 	_, first, err := svc.NewSignInLink(ctx, ada, cy.User.ID)
 	is.NoErr(err)
