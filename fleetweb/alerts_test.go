@@ -51,7 +51,7 @@ func TestAcknowledgeSelected(t *testing.T) {
 	admin := e.signedIn(t, "admin@acme.test", adminPassword)
 	r = do(t, admin, "GET", e.srv.URL+"/alerts", nil)
 	is.Equal(strings.Count(r.body, `form="selected" name="alert_id"`), 4)
-	is.True(strings.Contains(r.body, `<label for="select-`+ids[0]+`" class="visually-hidden">Select Custom, `))
+	is.True(strings.Contains(r.body, `<label for="select-`+ids[0]+`" class="visually-hidden">Select Custom: Door open</label>`))
 	r = acknowledge(admin, ids[0], theirs.ID)
 	is.Equal(r.status, http.StatusNotFound)
 	is.Equal(status(ids[0]), fleet.AlertOpen) // all or nothing

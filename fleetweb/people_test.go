@@ -38,7 +38,7 @@ func TestAdminManagesPeople(t *testing.T) {
 
 	r := do(t, admin, "GET", e.srv.URL+"/users", nil)
 	is.True(strings.Contains(r.body, `action="/users/`+vic.ID+`/role"`))
-	is.True(strings.Contains(r.body, `<label for="role-`+vic.ID+`">Role of viewer@acme.test</label>`))
+	is.True(strings.Contains(r.body, `<label for="role-`+vic.ID+`">Role<span class="visually-hidden"> of viewer@acme.test</span></label>`))
 	is.True(strings.Contains(r.body, `href="/users/`+vic.ID+`/remove"`))
 
 	// The only admin: made a viewer, or removed, is refused with why.

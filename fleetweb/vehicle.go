@@ -54,6 +54,7 @@ type vehicleAlert struct {
 }
 
 type stopRow struct {
+	N          int
 	Start, End string // End "" while the vehicle still stands there
 	Took       string
 	Where      string
@@ -321,8 +322,8 @@ func (h *Handler) vehicleDay(ctx context.Context, p fleet.Principal, vehicleID s
 		}
 	}
 	d.Totals = plural(len(trips), "trip", "trips") + ", " + strconv.FormatFloat(km, 'f', 1, 64) + " km, " + duration(moving) + " moving"
-	for _, s := range stops {
-		row := stopRow{Start: dayClock(s.Start, day, loc), Where: coords(s.Location.Latitude, s.Location.Longitude),
+	for i, s := range stops {
+		row := stopRow{N: i + 1, Start: dayClock(s.Start, day, loc), Where: coords(s.Location.Latitude, s.Location.Longitude),
 			Took: duration(time.Duration(s.DurationSeconds * float64(time.Second)))}
 		label := "Stopped from " + row.Start
 		if s.End != nil {

@@ -35,9 +35,9 @@ type vehicleSort struct {
 }
 
 var vehicleSorts = []vehicleSort{
-	{"name", "Name, A to Z"}, {"-name", "Name, Z to A"},
-	{"status", "Status, moving first"}, {"-status", "Status, offline first"},
-	{"-last_report", "Last report, newest first"}, {"last_report", "Last report, oldest first"},
+	{"name", "Name, A–Z"}, {"-name", "Name, Z–A"},
+	{"status", "Moving first"}, {"-status", "Offline first"},
+	{"-last_report", "Newest report"}, {"last_report", "Oldest report"},
 }
 
 // vehicleQuery is what a person asked the vehicles page for.

@@ -197,7 +197,7 @@ func TestVehiclePageShowsItsDay(t *testing.T) {
 	is.Equal(r.status, http.StatusOK)
 	for _, want := range []string{
 		"Truck 7", "B-FL 7", "1HGCM82633A004352",
-		"Cab tracker", "<code>356307042441013</code>", "Teltonika", "not stored: no GPS fix", "862000000000001",
+		"Cab tracker", "<code class=\"nowrap\">356307042441013</code>", "Teltonika", "not stored: no GPS fix", "862000000000001",
 		"Trips and stops on Monday 23 November 2026", "The day and its times are in Europe/Berlin",
 		"2 trips, ", "09:00", "10:00", // the day's trips, in Berlin's time
 		"Flat tyre reported", "Replace the tyre",
