@@ -3,6 +3,7 @@ package fleetweb_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"regexp"
 	"strings"
@@ -244,4 +245,27 @@ func TestVehiclePageShowsItsDay(t *testing.T) {
 	other := e.signedIn(t, "admin@bravo.test", otherPassword)
 	is.Equal(do(t, other, "GET", e.srv.URL+"/vehicles/"+v.ID, nil).status, http.StatusNotFound)
 	is.Equal(do(t, other, "GET", e.srv.URL+"/vehicles/veh_nonsense", nil).status, http.StatusNotFound)
+}
+
+// The vehicles list writes its rows itself (for speed), and escapes what
+// an API client wrote as the templates do: a name, a plate and a tag made
+// to break out of their text or their attribute stay text.
+func TestVehiclesListEscapesWhatClientsWrote(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	const name, plate, tag = `Van <img src=x onerror="alert(1)"> & 'co'`, `<b>B-1</b>`, `"><script>alert(2)</script> x&y`
+	v, err := e.svc.CreateVehicle(context.Background(), fleet.SystemPrincipal(e.accA), fleet.Vehicle{Name: name, LicensePlate: plate, Tags: []string{tag}})
+	is.NoErr(err)
+	c := e.signedIn(t, "viewer@acme.test", viewerPassword)
+	r := do(t, c, "GET", e.srv.URL+"/vehicles", nil)
+	is.Equal(r.status, http.StatusOK)
+	for _, raw := range []string{"<img", "<script>alert(2)", "<b>B-1"} {
+		is.True(!strings.Contains(r.body, raw)) // never as markup
+	}
+	is.True(strings.Contains(r.body, `<a href="/vehicles/`+v.ID+`">Van &lt;img src=x onerror=&#34;alert(1)&#34;&gt; &amp; &#39;co&#39;</a>`))
+	is.True(strings.Contains(r.body, `<span class="pair">&lt;b&gt;B-1&lt;/b&gt;</span>`))
+	is.True(strings.Contains(r.body, `<a class="tag" href="/vehicles?tag=%22%3E%3Cscript%3Ealert%282%29%3C%2Fscript%3E+x%26y">&#34;&gt;&lt;script&gt;alert(2)&lt;/script&gt; x&amp;y</a>`))
+	// The tag's link finds the vehicle by that tag.
+	r = do(t, c, "GET", e.srv.URL+"/vehicles?tag=%22%3E%3Cscript%3Ealert%282%29%3C%2Fscript%3E+x%26y", nil)
+	is.Equal(listed(r.body), []string{html.EscapeString(name)})
 }
