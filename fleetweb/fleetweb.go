@@ -429,7 +429,7 @@ var fieldLabels = map[string]string{
 	"permissions": "Permission", "email": "E-mail address", "password": "Password", "new_password": "New password",
 	"current_password": "The current password you typed", "company_name": "Company name", "company": "Company name", "role": "Role",
 	"grace_period_seconds": "Grace period", "token": "The sign-in link",
-	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day",
+	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day", "tz": "Time zone",
 	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection",
 }
 

@@ -114,12 +114,12 @@ func (h *Handler) vehiclePage(w http.ResponseWriter, r *http.Request, us fleet.U
 		h.fail(w, r, &us, err)
 		return
 	}
-	loc, tz := zoneOf(r)
+	loc, tz, zerr := zoneOf(r)
 	now := h.svc.Now()
 	pg := page{Title: v.Name, Nav: "vehicles", User: &us}
 	status := http.StatusOK
-	day, err := readDay(r.URL.Query().Get("day"), now, loc)
-	if err != nil {
+	day, derr := readDay(r.URL.Query().Get("day"), now, loc)
+	if err := joinAddress(zerr, derr); err != nil {
 		errorPage(&pg, err)
 		status = statusOf(err)
 	}

@@ -92,6 +92,21 @@ func readVehicleQuery(q url.Values) (vehicleQuery, error) {
 	return vq, nil
 }
 
+// joinAddress joins the refusals of a page's address (badAddress) into
+// one, naming every bad parameter; nil when there is none.
+func joinAddress(errs ...error) error {
+	var details []fleet.FieldError
+	for _, err := range errs {
+		if fe, ok := err.(*fleet.Error); ok {
+			details = append(details, fe.Details...)
+		}
+	}
+	if len(details) == 0 {
+		return nil
+	}
+	return badAddress(&fleet.Error{Code: fleet.CodeValidation, Details: details})
+}
+
 // badAddress turns the validation error of a page's query into the
 // refusal of its address: invalid_request, naming each bad parameter as
 // the page's form labels it.
@@ -205,13 +220,13 @@ func (d vehiclesData) SortBy(key string) column {
 // at a time.
 func (h *Handler) vehiclesPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	p := page{Title: "Vehicles", Nav: "vehicles", User: &us}
-	vq, err := readVehicleQuery(r.URL.Query())
+	vq, qerr := readVehicleQuery(r.URL.Query())
+	loc, _, zerr := zoneOf(r)
 	status := http.StatusOK
-	if err != nil {
+	if err := joinAddress(qerr, zerr); err != nil {
 		errorPage(&p, err)
 		status = statusOf(err)
 	}
-	loc, _ := zoneOf(r)
 	d, err := h.vehicles(r, us, vq, loc)
 	if err != nil {
 		h.fail(w, r, &us, err)

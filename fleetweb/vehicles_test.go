@@ -134,7 +134,7 @@ func TestVehiclesListSearchesSortsAndPages(t *testing.T) {
 	is.True(strings.Contains(r.body, "Times are in America/New_York."))
 
 	// What no one could mean: said, and the list shown as it is by default.
-	for _, q := range []string{"?status=parked", "?sort=colour", "?per=7", "?page=0", "?q=%01"} {
+	for _, q := range []string{"?status=parked", "?sort=colour", "?per=7", "?page=0", "?q=%01", "?tz=..%2Fetc%2Fpasswd"} {
 		r = get(q)
 		is.Equal(r.status, http.StatusBadRequest)
 		is.True(strings.Contains(r.body, `class="error"`))
@@ -229,9 +229,11 @@ func TestVehiclePageShowsItsDay(t *testing.T) {
 	is.True(strings.Contains(r.body, "No trips on this day."))
 	r = do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID+"?day=2026-10-01", nil)
 	is.True(strings.Contains(r.body, "The free plan keeps 7 days of history: this day is older."))
-	r = do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID+"?day=yesterday", nil)
+	r = do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID+"?day=yesterday&tz=Mars/Olympus", nil, berlin, "fleet_tz=Europe/Berlin")
 	is.Equal(r.status, http.StatusBadRequest)
 	is.True(strings.Contains(r.body, "Day must be a date, YYYY-MM-DD."))
+	is.True(strings.Contains(r.body, "Time zone must be a time zone such as Europe/Berlin."))
+	is.True(strings.Contains(r.body, "Trips and stops on Monday 23 November 2026")) // today, in the cookie's zone
 
 	// The map's data: each trip's path and the stops.
 	r = do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID+"?tz=Europe/Berlin", nil)

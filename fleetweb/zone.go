@@ -3,6 +3,8 @@ package fleetweb
 import (
 	"net/http"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
 )
 
 // The vehicle pages speak of days and times in the person's own time zone:
@@ -16,21 +18,27 @@ const zoneCookie = "fleet_tz"
 
 // zoneOf returns the time zone a page speaks in, and the ?tz= that chose
 // it ("" when the cookie, or nothing, did), for the page's links to keep.
-func zoneOf(r *http.Request) (*time.Location, string) {
+// A ?tz= that names no time zone is refused (the page then speaks as if
+// it were not there).
+func zoneOf(r *http.Request) (*time.Location, string, error) {
+	var err error
 	if name := r.URL.Query().Get("tz"); name != "" {
 		if name == "UTC" {
-			return time.UTC, name
+			return time.UTC, name, nil
 		}
 		if loc := loadZone(name); loc != nil {
-			return loc, name
+			return loc, name, nil
 		}
+		var v fleet.Validator
+		v.Add("tz", "must be a time zone such as Europe/Berlin")
+		err = badAddress(v.Err())
 	}
-	if c, err := r.Cookie(zoneCookie); err == nil {
+	if c, cerr := r.Cookie(zoneCookie); cerr == nil {
 		if loc := loadZone(c.Value); loc != nil {
-			return loc, ""
+			return loc, "", err
 		}
 	}
-	return time.UTC, ""
+	return time.UTC, "", err
 }
 
 // loadZone loads an IANA time zone by name; nil for "", UTC, or a name
