@@ -543,6 +543,69 @@ func (s *Service) AcknowledgeAlert(ctx context.Context, p Principal, id string) 
 	return s.moveAlert(ctx, p, "AcknowledgeAlert", id, AlertAcknowledged)
 }
 
+// MaxAlertsAtOnce is how many alerts AcknowledgeAlerts takes in one call.
+const MaxAlertsAtOnce = 100
+
+// AlertsAcknowledged is what AcknowledgeAlerts did: the alerts it moved
+// from open to acknowledged, and those it found acknowledged or resolved
+// already (by someone else since the caller's list was read), left as
+// they were. Both keep the order of the ids given.
+type AlertsAcknowledged struct {
+	Acknowledged []Alert `json:"acknowledged"`
+	Unchanged    []Alert `json:"unchanged"`
+}
+
+// AcknowledgeAlerts acknowledges several of the account's alerts at once,
+// in one transaction: each open one moves as AcknowledgeAlert moves it and
+// emits alert.acknowledged; one that is no longer open is left as it is
+// and returned in Unchanged. ids name 1 to MaxAlertsAtOnce alerts (an id
+// given twice counts once); an id that names none of the account's alerts
+// is not_found, and then nothing changes.
+func (s *Service) AcknowledgeAlerts(ctx context.Context, p Principal, ids []string) (AlertsAcknowledged, error) {
+	if err := p.allow("AcknowledgeAlerts"); err != nil {
+		return AlertsAcknowledged{}, err
+	}
+	var unique []string
+	for _, id := range ids {
+		if !slices.Contains(unique, id) {
+			unique = append(unique, id)
+		}
+	}
+	if len(unique) == 0 || len(unique) > MaxAlertsAtOnce {
+		var v Validator
+		v.Add("alert_ids", "must name 1 to %d alerts", MaxAlertsAtOnce)
+		return AlertsAcknowledged{}, v.Err()
+	}
+	now := s.Now()
+	var out AlertsAcknowledged
+	err := s.update(ctx, func(tx Tx) error {
+		out = AlertsAcknowledged{Acknowledged: []Alert{}, Unchanged: []Alert{}}
+		for _, id := range unique {
+			a, err := s.getAlert(tx, p, id)
+			if err != nil {
+				return err
+			}
+			if a.Status != AlertOpen {
+				out.Unchanged = append(out.Unchanged, a)
+				continue
+			}
+			a.Status, a.AcknowledgedAt = AlertAcknowledged, &now
+			if err := tx.UpdateAlert(a); err != nil {
+				return err
+			}
+			if err := s.emit(tx, a.AccountID, EventAlertAcknowledged, now, a); err != nil {
+				return err
+			}
+			out.Acknowledged = append(out.Acknowledged, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return AlertsAcknowledged{}, err
+	}
+	return out, nil
+}
+
 // ResolveAlert moves an open or acknowledged alert to resolved. Emits
 // alert.resolved with the alert after the change. A rule's condition may
 // open a new alert once the last one is resolved.

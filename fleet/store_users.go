@@ -23,6 +23,9 @@ type UserTx interface {
 	// UpdateUser replaces the mutable fields of a stored user (name, role,
 	// password hash, last login). Returns not_found if it is not stored.
 	UpdateUser(u User) error
+	// DeleteUser deletes the account's user, with their sessions and
+	// sign-in links. Returns not_found if the account has no such user.
+	DeleteUser(accountID, id string) error
 
 	// CreateSession stores a session. Returns conflict if the hash exists.
 	CreateSession(s Session) error

@@ -1,6 +1,8 @@
 // Package fleetweb is the dashboard: server-rendered pages where the people
 // of an account sign in, make, rotate and revoke API keys, watch each key's
-// usage, add users and follow the fleet on a live map.
+// usage, manage their people, find their vehicles and each one's day of
+// trips and stops, work through alerts, manage webhook endpoints and
+// follow the fleet on a live map.
 //
 // It is an adapter beside fleethttp over the same fleet.Service (it takes
 // only fleethttp's table of error code to HTTP status, so a page fails with
@@ -176,7 +178,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "map", "alerts", "webhooks", "error"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "error"} {
 		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	static, _ := fs.Sub(staticFS, "static")
@@ -204,10 +206,24 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /settings/api-keys/{key_id}/revoke", h.auth(h.revokeKey))
 	h.mux.HandleFunc("GET /users", h.auth(h.usersPage))
 	h.mux.HandleFunc("POST /users", h.auth(h.addUser))
+	h.mux.HandleFunc("POST /users/{user_id}/role", h.auth(h.setRole))
+	h.mux.HandleFunc("POST /users/{user_id}/link", h.auth(h.newLink))
+	h.mux.HandleFunc("GET /users/{user_id}/remove", h.auth(h.removeUserPage))
+	h.mux.HandleFunc("POST /users/{user_id}/remove", h.auth(h.removeUser))
+	h.mux.HandleFunc("GET /vehicles", h.auth(h.vehiclesPage))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
 	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
+	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/resolve", h.auth(h.moveAlert(fleet.AlertResolved)))
 	h.mux.HandleFunc("GET /webhooks", h.auth(h.webhooksPage))
+	h.mux.HandleFunc("POST /webhooks", h.auth(h.addWebhook))
+	h.mux.HandleFunc("POST /webhooks/{webhook_id}/test", h.auth(h.testWebhook))
+	h.mux.HandleFunc("POST /webhooks/{webhook_id}/enable", h.auth(h.enableWebhook(true)))
+	h.mux.HandleFunc("POST /webhooks/{webhook_id}/disable", h.auth(h.enableWebhook(false)))
+	h.mux.HandleFunc("POST /webhooks/{webhook_id}/rotate-secret", h.auth(h.rotateWebhookSecret))
+	h.mux.HandleFunc("GET /webhooks/{webhook_id}/delete", h.auth(h.deleteWebhookPage))
+	h.mux.HandleFunc("POST /webhooks/{webhook_id}/delete", h.auth(h.deleteWebhook))
 	h.mux.HandleFunc("GET /map", h.auth(h.mapPage))
 	h.mux.HandleFunc("GET /map/events", h.mapEvents)
 	h.mux.HandleFunc("/", h.notFound)
@@ -413,6 +429,8 @@ var fieldLabels = map[string]string{
 	"permissions": "Permission", "email": "E-mail address", "password": "Password", "new_password": "New password",
 	"current_password": "The current password you typed", "company_name": "Company name", "company": "Company name", "role": "Role",
 	"grace_period_seconds": "Grace period", "token": "The sign-in link",
+	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day", "tz": "Time zone",
+	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection",
 }
 
 // fieldSentence words a field's error as a sentence about the form's
@@ -570,4 +588,5 @@ var funcs = template.FuncMap{
 	"fieldSentence": fieldSentence,
 	"prefix":        func(k fleet.Key) string { return k.Prefix + "…" },
 	"ms":            func(d *int64) string { return num(int(*d)) + " ms" },
+	"words":         func(s any) string { return strings.ReplaceAll(fmt.Sprint(s), "_", " ") },
 }

@@ -126,6 +126,7 @@ type alertRow struct {
 	fleet.Alert
 	What    string
 	Vehicle string
+	Known   bool // the vehicle exists: its page can be linked
 }
 
 // alertRows words alerts, reading the names of their vehicles in one
@@ -152,6 +153,7 @@ func (h *Handler) alertRows(ctx context.Context, p fleet.Principal, alerts []fle
 		rows[i] = alertRow{Alert: a, What: alertWhat(a)}
 		if a.VehicleID != "" {
 			rows[i].Vehicle = names[a.VehicleID]
+			rows[i].Known = rows[i].Vehicle != ""
 			if rows[i].Vehicle == "" {
 				rows[i].Vehicle = "a deleted vehicle"
 			}

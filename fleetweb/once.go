@@ -96,3 +96,20 @@ func (h *Handler) takeShown(r *http.Request) (v any, ok, had bool) {
 	v, ok = h.once.take(h.sessionSecret(r), token, h.svc.Now())
 	return v, ok, true
 }
+
+// noticeOnce keeps a notice for the page the redirect of r's form leads
+// to, as shownOnce keeps a secret, and returns the token its ?notice=
+// takes it with: a notice that names what the form changed, shown once,
+// to the session that made it only.
+func (h *Handler) noticeOnce(r *http.Request, v any) string {
+	return h.once.put(h.sessionSecret(r), h.svc.Now(), v)
+}
+
+// takeNotice takes what the page's ?notice= token holds for r's session.
+func (h *Handler) takeNotice(r *http.Request) (any, bool) {
+	token := r.URL.Query().Get("notice")
+	if token == "" {
+		return nil, false
+	}
+	return h.once.take(h.sessionSecret(r), token, h.svc.Now())
+}

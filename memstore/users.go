@@ -75,6 +75,28 @@ func (t *tx) UpdateUser(u fleet.User) error {
 	return t.s.us.users.put(t.txn, old)
 }
 
+func (t *tx) DeleteUser(accountID, id string) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	u, err := t.s.us.users.get(accountID, id)
+	if err != nil {
+		return err
+	}
+	if _, err := t.DeleteUserSessions(id); err != nil {
+		return err
+	}
+	if _, err := t.DeleteSignInLinks(id); err != nil {
+		return err
+	}
+	if err := t.s.us.users.delete(t.txn, accountID, id); err != nil {
+		return err
+	}
+	delete(t.s.us.byEmail, u.Email)
+	t.undo(func() { t.s.us.byEmail[u.Email] = id })
+	return nil
+}
+
 func (t *tx) CreateSession(s fleet.Session) error {
 	if err := t.writable(); err != nil {
 		return err

@@ -91,6 +91,25 @@ func (t *tx) UpdateUser(u fleet.User) error {
 	return nil
 }
 
+// DeleteUser implements fleet.Tx. Its sessions and sign-in links go with
+// it (ON DELETE CASCADE, and deleted here first all the same).
+func (t *tx) DeleteUser(accountID, id string) error {
+	if _, err := t.update(`DELETE FROM user_sessions WHERE user_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return wrap(err, "delete user")
+	}
+	if _, err := t.update(`DELETE FROM sign_in_links WHERE user_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return wrap(err, "delete user")
+	}
+	n, err := t.update(`DELETE FROM users WHERE id = ? AND account_id = ?`, id, accountID)
+	if err != nil {
+		return wrap(err, "delete user")
+	}
+	if n == 0 {
+		return fleet.NotFound("user", id)
+	}
+	return nil
+}
+
 // CreateSession implements fleet.Tx.
 func (t *tx) CreateSession(s fleet.Session) error {
 	err := t.insert(`INSERT INTO user_sessions (hash, user_id, account_id, created_at, last_seen_at)

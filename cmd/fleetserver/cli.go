@@ -43,7 +43,7 @@ func commands() []command {
 		serveCommand(),
 		accountsCreateCommand(), accountsListCommand(),
 		keysCreateCommand(), keysListCommand(), keysRevokeCommand(),
-		usersCreateCommand(),
+		usersCreateCommand(), usersListCommand(), usersRemoveCommand(), usersLinkCommand(),
 		devicesUnknownCommand(),
 		migrateCommand(), checkCommand(), backupCommand(),
 		loadCommand(),

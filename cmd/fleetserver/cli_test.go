@@ -38,6 +38,10 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "-h"}, []string{"keys create", "keys list", "keys revoke"}},
 		{[]string{"accounts", "create", "--help"}, []string{"--company", "required", "--plan", "(default free)", "--rate-limit", "--json", "Example:"}},
 		{[]string{"help", "keys", "revoke"}, []string{"fleetserver keys revoke KEY_ID", "5 seconds"}},
+		{[]string{"users", "--help"}, []string{"users create", "users list", "users remove", "users link"}},
+		{[]string{"users", "list", "--help"}, []string{"--account", "required", "--json", "Example:"}},
+		{[]string{"users", "remove", "--help"}, []string{"fleetserver users remove USER", "only admin", "--json", "Example:"}},
+		{[]string{"users", "link", "--help"}, []string{"fleetserver users link USER", "forgot", "24 hours", "--url", "--json", "Example:"}},
 		{[]string{"check", "--help"}, []string{"integrity_check", "does not exist"}},
 		{[]string{"load", "--help"}, []string{"--devices", "--interval", "--batch", "--streams", "--readers", "[$FLEET_URL]", "[$FLEET_KEY]", "Example:"}},
 	} {

@@ -17,15 +17,8 @@ import (
 func TestUsersCreate(t *testing.T) {
 	is := is.New(t)
 	env := map[string]string{"FLEET_DB": "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")}
-	out, err := cmdRun(env, "accounts", "create", "--company", "Acme", "--json")
-	is.NoErr(err)
-	var acc map[string]string
-	is.NoErr(json.Unmarshal([]byte(out), &acc))
-
-	old := stdin
-	t.Cleanup(func() { stdin = old })
-	stdin = strings.NewReader("a-long-admin-passphrase\n")
-	out, err = cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "Ada@Acme.test", "--role", "admin", "--password-stdin")
+	acc := accountForUsers(t, env)
+	out, err := cmdRun(env, "users", "create", "--account", acc["account_id"], "--email", "Ada@Acme.test", "--role", "admin", "--password-stdin")
 	is.NoErr(err)
 	is.True(strings.Contains(out, "ada@acme.test, admin"))
 	is.True(!strings.Contains(out, "a-long-admin-passphrase"))
@@ -45,6 +38,24 @@ func TestUsersCreate(t *testing.T) {
 	is.True(err != nil && strings.Contains(err.Error(), "too common"))
 	_, err = cmdRun(env, "users", "create", "--account", "acc_missing", "--email", "z@acme.test")
 	is.True(err != nil)
+}
+
+// accountForUsers makes an account with the command line and readies
+// standard input to give the password "a-long-admin-passphrase" once.
+func accountForUsers(t *testing.T, env map[string]string) map[string]string {
+	t.Helper()
+	out, err := cmdRun(env, "accounts", "create", "--company", "Acme", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc map[string]string
+	if err := json.Unmarshal([]byte(out), &acc); err != nil {
+		t.Fatal(err)
+	}
+	old := stdin
+	t.Cleanup(func() { stdin = old })
+	stdin = strings.NewReader("a-long-admin-passphrase\n")
+	return acc
 }
 
 func TestServeDashboardBesideAPI(t *testing.T) {

@@ -18,6 +18,7 @@ func RunUsers(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"Sessions", testSessions},
 		{"SignInLinks", testSignInLinks},
 		{"UsersRollback", testUsersRollback},
+		{"DeleteUser", testDeleteUser},
 	})
 }
 
@@ -197,4 +198,59 @@ func testUsersRollback(t *testing.T, s fleet.Store) {
 	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Session([32]byte{1}); return err })
 	is.Equal(code(err), fleet.CodeNotFound)
 	mustUser(t, s, a.ID, "ada@example.com") // the e-mail is free again
+}
+
+// DeleteUser deletes only the account's user, with their sessions and
+// links, frees their e-mail address, and is undone by a rollback.
+func testDeleteUser(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a, b := MustAccount(t, s), MustAccount(t, s)
+	u := mustUser(t, s, a.ID, "ada@example.com")
+	other := mustUser(t, s, a.ID, "bob@example.com")
+	ub := mustUser(t, s, b.ID, "bee@example.com")
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for i, x := range []fleet.User{u, other} {
+			h := byte(10 * (i + 1))
+			if err := tx.CreateSession(fleet.Session{Hash: [32]byte{h}, UserID: x.ID, AccountID: a.ID, CreatedAt: T0, LastSeenAt: T0}); err != nil {
+				return err
+			}
+			if err := tx.CreateSignInLink(fleet.SignInLink{Hash: [32]byte{h + 1}, UserID: x.ID, AccountID: a.ID, CreatedAt: T0, ExpiresAt: T0.Add(time.Hour)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	err := s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteUser(a.ID, ub.ID) })
+	is.Equal(code(err), fleet.CodeNotFound) // another account's user
+	err = s.Update(ctx, func(tx fleet.Tx) error { return tx.DeleteUser(a.ID, "usr_missing") })
+	is.Equal(code(err), fleet.CodeNotFound)
+
+	// Rolled back: nothing is gone.
+	err = s.Update(ctx, func(tx fleet.Tx) error {
+		if err := tx.DeleteUser(a.ID, u.ID); err != nil {
+			return err
+		}
+		return fleet.Errorf(fleet.CodeConflict, "stop")
+	})
+	is.Equal(code(err), fleet.CodeConflict)
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error { _, err := tx.UserByEmail(u.Email); return err }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Session([32]byte{10}); return err }))
+
+	mustUpdate(t, s, func(tx fleet.Tx) error { return tx.DeleteUser(a.ID, u.ID) })
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.UserByID(u.ID); return err })
+	is.Equal(code(err), fleet.CodeNotFound)
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.UserByEmail(u.Email); return err })
+	is.Equal(code(err), fleet.CodeNotFound)
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Session([32]byte{10}); return err })
+	is.Equal(code(err), fleet.CodeNotFound) // the session went with the user
+	err = s.View(ctx, func(tx fleet.Tx) error { _, err := tx.SignInLink([32]byte{11}); return err })
+	is.Equal(code(err), fleet.CodeNotFound)                                                              // and the link
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error { _, err := tx.Session([32]byte{20}); return err }))    // the other person's stay
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error { _, err := tx.SignInLink([32]byte{21}); return err })) //
+	var page []fleet.User
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { page, err = tx.Users(a.ID, fleet.Page{Limit: 10}); return err }))
+	is.Equal(len(page), 1)
+	is.Equal(page[0].ID, other.ID)
+	mustUser(t, s, b.ID, "ada@example.com") // the e-mail is free again, in any account
 }

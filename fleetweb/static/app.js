@@ -1,9 +1,17 @@
-// The dashboard's small helpers: the header's menu on narrow screens and
-// the copy buttons. The pages work without them (the menu then stays
-// unfolded). The page loads this right after its header, so that the menu
-// is folded before the rest is drawn.
+// The dashboard's small helpers: the header's menu on narrow screens, the
+// copy buttons, "select every alert of the page", and the browser's time
+// zone, which the vehicle pages speak in (kept in the fleet_tz cookie; the
+// server reads it, UTC without it). The pages work without them (the menu
+// then stays unfolded, times are UTC). The page loads this right after its
+// header, so that the menu is folded before the rest is drawn.
 (function () {
   "use strict";
+  try {
+    var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (zone && document.cookie.indexOf("fleet_tz=" + zone) < 0) {
+      document.cookie = "fleet_tz=" + zone + "; Path=/; Max-Age=31536000; SameSite=Lax" + (location.protocol === "https:" ? "; Secure" : "");
+    }
+  } catch (e) { /* no Intl: the pages speak UTC */ }
   var header = document.querySelector("header.top");
   var toggle = header && header.querySelector(".menu-button");
   if (toggle) {
@@ -20,6 +28,25 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    // Select every checkbox of a form's name at once, and count the ticks.
+    document.querySelectorAll("input[data-select-all]").forEach(function (all) {
+      var name = all.getAttribute("data-select-all");
+      var boxes = Array.prototype.slice.call(document.querySelectorAll('input[type=checkbox][name="' + name + '"]'));
+      var status = document.getElementById("selected-count");
+      var count = function () {
+        var n = boxes.filter(function (b) { return b.checked; }).length;
+        all.checked = n > 0 && n === boxes.length;
+        all.indeterminate = n > 0 && n < boxes.length;
+        if (status) status.textContent = n === 0 ? "" : n === 1 ? "1 selected" : n + " selected";
+      };
+      all.closest("label").hidden = false;
+      all.addEventListener("change", function () {
+        boxes.forEach(function (b) { b.checked = all.checked; });
+        count();
+      });
+      boxes.forEach(function (b) { b.addEventListener("change", count); });
+      count();
+    });
     document.querySelectorAll("button[data-copy]").forEach(function (btn) {
       btn.addEventListener("click", function () {
         var input = document.getElementById(btn.getAttribute("data-copy"));

@@ -89,6 +89,10 @@ type world struct {
 type setup struct {
 	plan        fleet.Plan // pro when ""
 	brokenTiles bool       // the tile server answers 404
+	// insecureWebhooks lets webhook endpoints be http on loopback, where
+	// the tests' receivers listen.
+	insecureWebhooks bool
+	signup           bool // the sign-up page is open
 }
 
 // serve starts the API and the dashboard on one loopback server, as
@@ -102,7 +106,7 @@ func serveWith(t *testing.T, cfg setup) *world {
 	if cfg.plan == "" {
 		cfg.plan = fleet.PlanPro
 	}
-	svc := fleet.NewService(memstore.New(), fleet.Options{})
+	svc := fleet.NewService(memstore.New(), fleet.Options{Webhooks: fleet.WebhookOptions{Insecure: cfg.insecureWebhooks}})
 	op := svc.Operator()
 	a, nk, err := op.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: cfg.plan})
 	if err != nil {
@@ -153,7 +157,8 @@ func serveWith(t *testing.T, cfg setup) *world {
 	}))
 	srv.Start()
 	t.Cleanup(srv.Close)
-	web = fleetweb.New(svc, fleetweb.Options{InsecureCookies: true, MapTiles: srv.URL + "/tiles/{z}/{x}/{y}.png", MapAttribution: "test tiles"})
+	web = fleetweb.New(svc, fleetweb.Options{InsecureCookies: true, MapTiles: srv.URL + "/tiles/{z}/{x}/{y}.png", MapAttribution: "test tiles",
+		Signup: cfg.signup})
 	return &world{svc: svc, srv: srv, account: a, seedKey: nk.Secret, vehicle: v}
 }
 

@@ -73,9 +73,16 @@ func TestMapMarkersByStatus(t *testing.T) {
 	b.eval("count the labels shown", `[...document.querySelectorAll(".leaflet-tooltip")].filter(e => e.offsetParent !== null).length`, &labels)
 	is.Equal(labels, 0) // none until asked for
 	var at []float64
+	b.run("let the map settle", mapSettled("map"))
 	b.eval("find the truck", fmt.Sprintf(`(() => { const r = window.fleetMap.markers[%q].getElement().getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`, ids["Truck 7"]), &at)
 	is.Equal(len(at), 2)
-	b.run("hover over the truck", chromedp.MouseEvent(input.MouseMoved, at[0], at[1]), waitText("Truck 7 · moving"))
+	b.run("hover over the truck", chromedp.MouseEvent(input.MouseMoved, at[0], at[1]), waitText("Truck 7 · moving"),
+		// The label glides to its marker while the map's first zoom ends.
+		chromedp.Poll(fmt.Sprintf(`(() => {
+			const m = window.fleetMap.markers[%q].getElement().getBoundingClientRect();
+			const t = document.querySelector(".leaflet-tooltip").getBoundingClientRect();
+			return Math.abs((t.x + t.width/2) - (m.x + m.width/2)) < 2 && m.top - t.bottom >= 0 && m.top - t.bottom < 30;
+		})()`, ids["Truck 7"]), nil, chromedp.WithPollingTimeout(10*time.Second)))
 	var shown string
 	b.eval("read the label", `[...document.querySelectorAll(".leaflet-tooltip")].map(e => e.innerText).join("|")`, &shown)
 	is.Equal(shown, "Truck 7 · moving")

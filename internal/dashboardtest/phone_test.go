@@ -26,6 +26,30 @@ func onScreen(words string) string {
 	})()`, words)
 }
 
+// fitsPhone checks the page as a phone shows it: the header under a tenth
+// of the screen, no sideways scroll, and every button or link reading
+// each of words on screen.
+func (b *browserSession) fitsPhone(page string, words ...string) {
+	b.t.Helper()
+	var header float64
+	b.eval("measure the header", `document.querySelector("header").getBoundingClientRect().height / window.innerHeight`, &header)
+	if header > 0.1 {
+		b.t.Errorf("%s: the header takes %.0f%% of the screen", page, header*100)
+	}
+	var wide bool
+	b.eval("look for a sideways scroll", `document.documentElement.scrollWidth > window.innerWidth`, &wide)
+	if wide {
+		b.t.Errorf("%s: the page scrolls sideways", page)
+	}
+	for _, word := range words {
+		var ok bool
+		b.eval("look for "+word, onScreen(word), &ok)
+		if !ok {
+			b.t.Errorf("%s: %q is not on screen", page, word)
+		}
+	}
+}
+
 // At 390 px a list is a column of cards whose buttons are on screen, the
 // page never scrolls sideways, and the header is one line with a menu.
 func TestPhoneLayout(t *testing.T) {
@@ -36,28 +60,8 @@ func TestPhoneLayout(t *testing.T) {
 	is.NoErr(err)
 	b := open(t, w)
 	b.signIn(adminEmail, adminPassword)
-	b.run("hold a phone", chromedp.EmulateViewport(390, 844))
-
-	check := func(page string, words ...string) {
-		t.Helper()
-		var header float64
-		b.eval("measure the header", `document.querySelector("header").getBoundingClientRect().height / window.innerHeight`, &header)
-		if header > 0.1 {
-			t.Errorf("%s: the header takes %.0f%% of the screen", page, header*100)
-		}
-		var wide bool
-		b.eval("look for a sideways scroll", `document.documentElement.scrollWidth > window.innerWidth`, &wide)
-		if wide {
-			t.Errorf("%s: the page scrolls sideways", page)
-		}
-		for _, word := range words {
-			var ok bool
-			b.eval("look for "+word, onScreen(word), &ok)
-			if !ok {
-				t.Errorf("%s: %q is not on screen", page, word)
-			}
-		}
-	}
+	b.hold(390)
+	check := b.fitsPhone
 	b.run("open the alerts", chromedp.Navigate(b.base+"/alerts"), chromedp.WaitVisible(row("Door open at the depot.")))
 	check("alerts", "Acknowledge", "Resolve")
 	b.run("open the keys", chromedp.Navigate(b.base+"/settings/api-keys"), chromedp.WaitVisible(byLabel("Name")))

@@ -51,6 +51,9 @@ type browserSession struct {
 	ctx  context.Context
 	base string
 	dir  string // where screenshots go
+	// width and height are the viewport the tab is held at, and returns
+	// to after a screenshot: 1280 × 900, or a phone's 390 × 844.
+	width, height int64
 }
 
 // open starts a headless Chromium for the test, 1280 × 900.
@@ -74,7 +77,26 @@ func open(t *testing.T, w *world) *browserSession {
 	if err := chromedp.Run(bctx, chromedp.EmulateViewport(1280, 900), watch); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
-	return &browserSession{t: t, ctx: bctx, base: w.srv.URL, dir: shots(t)}
+	return &browserSession{t: t, ctx: bctx, base: w.srv.URL, dir: shots(t), width: 1280, height: 900}
+}
+
+// hold holds the tab at a viewport width: 1280 (900 high) or a phone's
+// 390 (844 high).
+func (b *browserSession) hold(width int64) {
+	b.t.Helper()
+	b.width, b.height = width, 900
+	if width < 800 {
+		b.height = 844
+	}
+	b.run("hold the tab at "+fmt.Sprint(width)+" px", chromedp.EmulateViewport(b.width, b.height))
+}
+
+// widths runs a browser test at 1280 px and at 390 px, each in a world
+// and a tab of its own.
+func widths(t *testing.T, test func(t *testing.T, width int64)) {
+	for _, width := range []int64{1280, 390} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) { test(t, width) })
+	}
 }
 
 // cspKept fails the test if the page's Content-Security-Policy refused
@@ -153,7 +175,8 @@ func (b *browserSession) eval(what, js string, out any) {
 // px as name-390.png (into docs/screenshots with FLEET_SCREENSHOTS set).
 func (b *browserSession) shot(name string) {
 	b.t.Helper()
-	b.run("screenshot "+name, fullShot(b.dir, name+".png", 1280, 900), fullShot(b.dir, name+"-390.png", 390, 844))
+	b.run("screenshot "+name, fullShot(b.dir, name+".png", 1280, 900), fullShot(b.dir, name+"-390.png", 390, 844),
+		chromedp.EmulateViewport(b.width, b.height), settle())
 }
 
 // settle waits for two frames: the layout of a new viewport drawn.
@@ -201,4 +224,16 @@ func (b *browserSession) generateKey(name string, more ...chromedp.Action) strin
 	var secret string
 	b.run("read the key", chromedp.Value(byLabel("The new API key"), &secret))
 	return secret
+}
+
+// signOut presses Sign out, opening the menu first where a phone's header
+// folds it away.
+func (b *browserSession) signOut() {
+	b.t.Helper()
+	var folded bool
+	b.eval("look for the menu", `(() => { const m = document.querySelector(".menu-button"); return m !== null && m.offsetParent !== null; })()`, &folded)
+	if folded {
+		b.run("open the menu", chromedp.Click(button("Menu")), chromedp.WaitVisible(button("Sign out")))
+	}
+	b.press("sign out", button("Sign out"))
 }
