@@ -151,6 +151,12 @@ func TestGoCheckNeedsChangelogEntries(t *testing.T) {
 	is.True(strings.Contains(err.Error(), "new major version"))
 
 	is.NoErr(judgeGo(v0, nil, "", &out))
+
+	// A longer identifier does not name a shorter one it starts with.
+	longer := unreleased("# Changelog\n\n## [Unreleased]\n\n- `fleet.UserTx.DeleteUserSessions` added.\n")
+	out.Reset()
+	is.True(judgeGo(v0, []goChange{{"fleet.UserTx.DeleteUser", "added"}}, longer, &out) != nil)
+	is.NoErr(judgeGo(v0, []goChange{{"fleet.UserTx.DeleteUser", "added"}}, longer+"- `fleet.UserTx.DeleteUser`.\n", &out))
 }
 
 // The baseline on real clones: the tag when there is one, else the

@@ -253,6 +253,27 @@ func unreleased(changelog string) string {
 	return rest
 }
 
+// names reports whether text names the identifier name whole: not as the
+// start of a longer one (fleet.UserTx.DeleteUser is not named by
+// fleet.UserTx.DeleteUserSessions).
+func names(text, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(name)
+		if end == len(text) || !identChar(text[end]) {
+			return true
+		}
+		i = end
+	}
+}
+
+func identChar(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 // judgeGo fails unless the release is v0 and the Unreleased section names
 // every incompatible change.
 func judgeGo(rel release, changes []goChange, unreleasedText string, out io.Writer) error {
@@ -262,14 +283,14 @@ func judgeGo(rel release, changes []goChange, unreleasedText string, out io.Writ
 	}
 	var missing []goChange
 	for _, c := range changes {
-		if !strings.Contains(unreleasedText, c.name) {
+		if !names(unreleasedText, c.name) {
 			missing = append(missing, c)
 		}
 	}
 	fmt.Fprintf(out, "Go API: %d incompatible change(s) since %s:\n", len(changes), rel.tag)
 	for _, c := range changes {
 		mark := "named in the changelog"
-		if !strings.Contains(unreleasedText, c.name) {
+		if !names(unreleasedText, c.name) {
 			mark = "NOT in the changelog"
 		}
 		fmt.Fprintf(out, "  %s: %s (%s)\n", c.name, c.what, mark)
