@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
 )
 
 // `fleetserver load`: a load generator that sizes a deployment. It plays N
@@ -220,9 +220,9 @@ func runLoad(ctx context.Context, o loadOptions, progress io.Writer) (*loadResul
 // loadVehicles finds the account's vehicles load-0... and creates the
 // missing ones.
 func loadVehicles(ctx context.Context, o loadOptions, hc *http.Client, progress io.Writer) ([]string, error) {
-	client := fleethttp.NewClient(o.url, o.key, fleethttp.WithHTTPClient(hc))
+	client := fleetclient.NewClient(o.url, o.key, fleetclient.WithHTTPClient(hc))
 	byName := map[string]string{}
-	for v, err := range client.Vehicles(ctx, fleethttp.VehicleQuery{}) {
+	for v, err := range client.Vehicles(ctx, fleetclient.VehicleQuery{}) {
 		if err != nil {
 			return nil, fmt.Errorf("list vehicles: %w", err)
 		}
@@ -358,7 +358,7 @@ func send(hc *http.Client, req *http.Request) (string, bool) {
 // followStream reads the live stream until ctx ends, recording each
 // report's lag from its timestamp; it signals up once connected.
 func followStream(ctx context.Context, o loadOptions, hc *http.Client, s *series, up chan<- struct{}) {
-	client := fleethttp.NewClient(o.url, o.key, fleethttp.WithHTTPClient(hc))
+	client := fleetclient.NewClient(o.url, o.key, fleetclient.WithHTTPClient(hc))
 	// The client's Stream connects lazily: signal when the first answer
 	// could arrive, after one quick request that proves the key works.
 	if _, err := client.Account(ctx); err != nil {
