@@ -69,14 +69,14 @@ func listenDevices(srv *fleetdevice.Server, eps []fleetdevice.Endpoint, out io.W
 			}()
 		}
 		if p := b.ep.Decoder(); p != nil {
-			fmt.Fprintf(out, "devices: %s listening on tcp %s\n", p.Name(), b.ln.Addr())
+			fmt.Fprintf(out, "devices: %s on tcp %s\n", p.Name(), b.ln.Addr())
 			serve("tcp", func() error { return srv.ServeTCP(ln, p) })
 			if b.pc != nil {
-				fmt.Fprintf(out, "devices: %s listening on udp %s\n", p.Name(), b.pc.LocalAddr())
+				fmt.Fprintf(out, "devices: %s on udp %s\n", p.Name(), b.pc.LocalAddr())
 				serve("udp", func() error { return srv.ServeUDP(b.pc, p) })
 			}
 		} else {
-			fmt.Fprintf(out, "devices: %s listening on http://%s\n", b.ep.Protocol, b.ln.Addr())
+			fmt.Fprintf(out, "devices: %s on http://%s\n", b.ep.Protocol, b.ln.Addr())
 			serve("http", func() error { return srv.ServeOsmAnd(ln) })
 		}
 	}
