@@ -57,6 +57,8 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol (osmand 5055, teltonika 5027, gt06 5023, h02 5013, queclink 5004, gps103 5001) on its conventional port on the host of --addr; teltonika, h02 and queclink on UDP too (off when empty)")
+	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: close at once device connections beyond `N` open, all listeners together")
+	deviceMaxPerAddr := fs.Int("device-max-connections-per-address", fleetdevice.DefaultMaxConnsPerAddr, "with --devices: close at once device connections beyond `N` open from one IP address (IPv6: one /64); a fleet behind a carrier's NAT may need more")
 	secretsKeyFile := fs.String("secrets-key-file", "", "the key file (`PATH`) that seals webhook signing secrets in the store: base64 keys, newest first (SQLite: the database's path + .key, made on first start; PostgreSQL: required once a webhook exists)")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
@@ -90,6 +92,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		deviceEndpoints, err := fleetdevice.ParseEndpoints(*devicesList, addrHost)
 		if err != nil {
 			return usagef("serve", "--%v", err)
+		}
+		if *deviceMaxConns < 1 || *deviceMaxPerAddr < 1 {
+			return usagef("serve", "--device-max-connections and --device-max-connections-per-address must be at least 1")
 		}
 		if *publicURL != "" {
 			u, err := fleetweb.ParsePublicURL(*publicURL)
@@ -220,7 +225,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		}
 		var devices *deviceListeners
 		if len(deviceEndpoints) > 0 {
-			dsrv := fleetdevice.NewServer(svc.DeviceEdge(), fleetdevice.Options{Logger: log})
+			dsrv := fleetdevice.NewServer(svc.DeviceEdge(), fleetdevice.Options{Logger: log, MaxConns: *deviceMaxConns, MaxConnsPerAddr: *deviceMaxPerAddr})
 			if devices, err = listenDevices(dsrv, deviceEndpoints, c.stdout, log); err != nil {
 				stop()
 				return err
