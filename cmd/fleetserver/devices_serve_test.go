@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice"
 	"github.com/fleetkit/fleetapi/fleetdevice/devicetest"
 	"github.com/matryer/is"
 )
@@ -462,4 +464,32 @@ func TestServeDemoWithDevices(t *testing.T) {
 	lr := body["data"].([]any)[0].(map[string]any)["last_report"].(map[string]any)
 	is.Equal(lr["stored"], true)
 	is.NoErr(s.stop())
+}
+
+// The protocol table of docs/devices.md names each protocol's port and
+// transports as --devices all serves them.
+func TestConventionalPortsAreDocumented(t *testing.T) {
+	is := is.New(t)
+	doc, err := os.ReadFile("../../docs/devices.md")
+	is.NoErr(err)
+	eps, err := fleetdevice.ParseEndpoints("all", "127.0.0.1")
+	is.NoErr(err)
+	row := regexp.MustCompile("(?m)^\\| `([a-z0-9]+)` \\| (\\d+) \\| ([^|]+) \\|")
+	rows := map[string][]string{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		if rows[m[1]] == nil { // the first table is the one of ports
+			rows[m[1]] = m[2:]
+		}
+	}
+	is.Equal(len(rows), len(eps)) // a row a protocol
+	for _, e := range eps {
+		r := rows[e.Protocol]
+		if r == nil {
+			t.Errorf("docs/devices.md has no row for %s", e.Protocol)
+			continue
+		}
+		_, port, _ := net.SplitHostPort(e.Addr)
+		is.Equal(r[0], port)                           // the documented port
+		is.Equal(strings.Contains(r[1], "UDP"), e.UDP) // and transports
+	}
 }
