@@ -81,5 +81,8 @@ func TestLoadDevices(t *testing.T) {
 		"--devices", "2", "--interval", "100ms", "--duration", "500ms", "--streams", "0", "--readers", "0", "--progress", "0"},
 		func(string) string { return "" }, &out, &errb))
 	t.Log(out.String())
-	is.True(regexp.MustCompile(`(?m)^reports\s+0 ok .* by status refused:\d+$`).MatchString(out.String()))
+	m := regexp.MustCompile(`(?m)^reports\s+0 ok .* by status (.*)$`).FindStringSubmatch(out.String())
+	is.True(m != nil)                                              // none acknowledged
+	is.True(regexp.MustCompile(`\brefused:\d+`).MatchString(m[1])) // their logins refused
+	is.True(!strings.Contains(m[1], "acked"))
 }
