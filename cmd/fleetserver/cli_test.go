@@ -33,7 +33,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"help"}, []string{"Commands:"}},
 		{[]string{"-h"}, []string{"Commands:"}},
 		{[]string{"serve", "--help"}, []string{"--addr host:port", "(default 127.0.0.1:8080)", "[$FLEET_ADDR]", "--db", "[$FLEET_DB]",
-			"--anonymous-limit", "[$FLEET_ANONYMOUS_LIMIT]", "--log-level", "[$FLEET_LOG_LEVEL]", "Example:"}},
+			"--anonymous-limit", "[$FLEET_ANONYMOUS_LIMIT]", "--log-level", "[$FLEET_LOG_LEVEL]", "--devices LIST", "[$FLEET_DEVICES]", "GPS trackers", "Example:"}},
 		{[]string{"accounts", "--help"}, []string{"fleetserver accounts SUBCOMMAND", "accounts create", "accounts list"}},
 		{[]string{"keys", "-h"}, []string{"keys create", "keys list", "keys revoke"}},
 		{[]string{"accounts", "create", "--help"}, []string{"--company", "required", "--plan", "(default free)", "--rate-limit", "--json", "Example:"}},

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetclient"
+	"github.com/fleetkit/fleetapi/fleetdevice"
 )
 
 // `fleetserver load`: a load generator that sizes a deployment. It plays N
@@ -37,13 +38,25 @@ func loadCommand() command {
 			"runs, a progress line every --progress goes to stderr; at the end it prints, for reports and\n" +
 			"reads, the throughput, latency percentiles (p50, p95, p99, max) and errors by status, and for\n" +
 			"streams the lag from a report's timestamp (when it was sent) to its delivery on each stream.\n" +
-			"It exits non-zero when --max-p99 is set and the reports' p99 is above it.",
-		example: "fleetserver load --url http://localhost:8080 --key fk_live_... --devices 2000 --interval 10s --duration 2m",
+			"It exits non-zero when --max-p99 is set and the reports' p99 is above it.\n\n" +
+			"With --protocol teltonika, gt06, h02, queclink, gps103 or osmand the devices are trackers (or\n" +
+			"phone apps) of that protocol instead, reporting to the server's device listener at --device-addr\n" +
+			"(by default the host of --url and the protocol's conventional port), one connection each; each\n" +
+			"vehicle load-N gets a device, registered through the API first (devices:read and devices:write)\n" +
+			"with an identifier of its own (15 digits from 9 and the protocol's place; osmand: load-osmand-N;\n" +
+			"reused on the next run). A report's latency runs to its acknowledgement, which the server writes\n" +
+			"once the report is stored; for H02, Queclink and GPS103, whose reports need no acknowledgement, to\n" +
+			"the answer of a heartbeat sent right behind it. Reports that got no acknowledgement are counted by what\n" +
+			"happened: refused (the login), closed (by the server), error, dial_error, missed.",
+		example: "fleetserver load --url http://localhost:8080 --key fk_live_... --devices 2000 --interval 10s --duration 2m\n" +
+			"  fleetserver load --url http://localhost:8080 --key fk_live_... --protocol teltonika --devices 10000 --interval 10s --streams 0 --readers 0",
 		define: func(c *cli, f *flags) func(context.Context, []string) error {
 			var o loadOptions
 			f.fs.StringVar(&o.url, "url", "", "the server's base `URL`")
 			f.fs.StringVar(&o.key, "key", "", "an API `key` of the account to load")
 			f.fs.IntVar(&o.devices, "devices", 100, "how many devices report")
+			f.fs.StringVar(&o.protocol, "protocol", "api", "what the devices speak: `NAME`, api (POST /v1/vehicles/{id}/locations), or a device protocol: teltonika, gt06, h02, queclink, gps103, osmand")
+			f.fs.StringVar(&o.deviceAddr, "device-addr", "", "the device listener of --protocol, `host:port` (default: the host of --url and the protocol's conventional port)")
 			f.fs.DurationVar(&o.interval, "interval", 10*time.Second, "how often each device reports")
 			f.fs.IntVar(&o.batch, "batch", 1, "points per report")
 			f.fs.IntVar(&o.streams, "streams", 1, "live-stream readers")
@@ -77,7 +90,7 @@ func loadCommand() command {
 }
 
 type loadOptions struct {
-	url, key                                 string
+	url, key, protocol, deviceAddr           string
 	devices, batch, streams, readers, conns  int
 	interval, readInterval, duration, maxP99 time.Duration
 	progress                                 time.Duration
@@ -95,8 +108,21 @@ func (o *loadOptions) check() error {
 		return usagef("load", "--conns must be at least 1")
 	case !strings.HasPrefix(o.url, "http://") && !strings.HasPrefix(o.url, "https://"):
 		return usagef("load", "--url must be an http:// or https:// URL")
+	case !slices.Contains(loadProtocols(), o.protocol):
+		return usagef("load", "--protocol must be one of %s, not %q", strings.Join(loadProtocols(), ", "), o.protocol)
+	case o.protocol == fleetdevice.OsmAndName && o.batch != 1:
+		return usagef("load", "--batch must be 1 with --protocol osmand (a request carries one position)")
+	case o.protocol == "api" && o.deviceAddr != "":
+		return usagef("load", "--device-addr needs --protocol")
 	}
 	o.url = strings.TrimSuffix(strings.TrimSuffix(o.url, "/"), "/v1")
+	if o.protocol != "api" {
+		addr, err := deviceAddrFor(*o)
+		if err != nil {
+			return usagef("load", "%v", err)
+		}
+		o.deviceAddr = addr
+	}
 	return nil
 }
 
@@ -165,6 +191,16 @@ func runLoad(ctx context.Context, o loadOptions, progress io.Writer) (*loadResul
 	if err != nil {
 		return nil, err
 	}
+	var idents []string // the devices' identifiers, with --protocol
+	if o.protocol != "api" {
+		raiseOpenFiles() // a connection a device
+		if idents, err = loadDevices(ctx, o, hc, ids, progress); err != nil {
+			return nil, err
+		}
+	}
+	// OsmAnd's devices have a connection each, kept between reports.
+	osmandHC := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(o.devices, 1), MaxConnsPerHost: max(o.devices, 1), IdleConnTimeout: time.Minute}, Timeout: time.Minute}
+	defer osmandHC.CloseIdleConnections()
 	r := &loadResult{o: o, reports: newSeries(), reads: newSeries(), stream: newSeries()}
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -187,7 +223,16 @@ func runLoad(ctx context.Context, o loadOptions, progress io.Writer) (*loadResul
 	var pointsMu sync.Mutex
 	for i, id := range ids {
 		wg.Go(func() {
-			n := device(ctx, o, hc, id, start.Add(o.interval*time.Duration(i)/time.Duration(len(ids))), r.reports)
+			first := start.Add(o.interval * time.Duration(i) / time.Duration(len(ids)))
+			var n int
+			switch o.protocol {
+			case "api":
+				n = device(ctx, o, hc, id, first, r.reports)
+			case fleetdevice.OsmAndName:
+				n = osmandDevice(ctx, o, osmandHC, idents[i], first, r.reports)
+			default:
+				n = streamDevice(ctx, o, idents[i], first, r.reports)
+			}
 			pointsMu.Lock()
 			r.points += n
 			pointsMu.Unlock()
@@ -220,9 +265,9 @@ func runLoad(ctx context.Context, o loadOptions, progress io.Writer) (*loadResul
 // loadVehicles finds the account's vehicles load-0... and creates the
 // missing ones.
 func loadVehicles(ctx context.Context, o loadOptions, hc *http.Client, progress io.Writer) ([]string, error) {
-	client := fleethttp.NewClient(o.url, o.key, fleethttp.WithHTTPClient(hc))
+	client := fleetclient.NewClient(o.url, o.key, fleetclient.WithHTTPClient(hc))
 	byName := map[string]string{}
-	for v, err := range client.Vehicles(ctx, fleethttp.VehicleQuery{}) {
+	for v, err := range client.Vehicles(ctx, fleetclient.VehicleQuery{}) {
 		if err != nil {
 			return nil, fmt.Errorf("list vehicles: %w", err)
 		}
@@ -358,7 +403,7 @@ func send(hc *http.Client, req *http.Request) (string, bool) {
 // followStream reads the live stream until ctx ends, recording each
 // report's lag from its timestamp; it signals up once connected.
 func followStream(ctx context.Context, o loadOptions, hc *http.Client, s *series, up chan<- struct{}) {
-	client := fleethttp.NewClient(o.url, o.key, fleethttp.WithHTTPClient(hc))
+	client := fleetclient.NewClient(o.url, o.key, fleetclient.WithHTTPClient(hc))
 	// The client's Stream connects lazily: signal when the first answer
 	// could arrive, after one quick request that proves the key works.
 	if _, err := client.Account(ctx); err != nil {
@@ -399,7 +444,7 @@ func (r *loadResult) progressLine(elapsed time.Duration) string {
 	slat, _ := r.stream.snapshot()
 	bad := 0
 	for k, n := range st {
-		if !strings.HasPrefix(k, "2") {
+		if !strings.HasPrefix(k, "2") && k != "acked" {
 			bad += n
 		}
 	}
@@ -410,8 +455,12 @@ func (r *loadResult) progressLine(elapsed time.Duration) string {
 
 func (r *loadResult) print(w io.Writer) {
 	o := r.o
-	fmt.Fprintf(w, "load: %d devices every %s, %d point(s) a report (%.0f reports/s offered), %d streams, %d readers every %s, %s\n",
-		o.devices, o.interval, o.batch, float64(o.devices)/o.interval.Seconds(), o.streams, o.readers, o.readInterval, r.elapsed.Truncate(time.Millisecond))
+	over := "the API"
+	if o.protocol != "api" {
+		over = o.protocol + " at " + o.deviceAddr
+	}
+	fmt.Fprintf(w, "load: %d devices (%s) every %s, %d point(s) a report (%.0f reports/s offered), %d streams, %d readers every %s, %s\n",
+		o.devices, over, o.interval, o.batch, float64(o.devices)/o.interval.Seconds(), o.streams, o.readers, o.readInterval, r.elapsed.Truncate(time.Millisecond))
 	line := func(name string, s *series, unit string) {
 		lat, st := s.snapshot()
 		fmt.Fprintf(w, "%-8s %8d ok  %9.1f/s  p50 %-9s p95 %-9s p99 %-9s max %-9s %s\n", name, len(lat),

@@ -68,6 +68,10 @@ func TestLoadCommandRefusesBadFlags(t *testing.T) {
 		{"load", "--url", "http://x", "--key", "k", "--batch", "1001"},
 		{"load", "--url", "ftp://x", "--key", "k"},
 		{"load", "--url", "http://x", "--key", "k", "--interval", "0s"},
+		{"load", "--url", "http://x", "--key", "k", "--protocol", "traccar"},
+		{"load", "--url", "http://x", "--key", "k", "--protocol", "osmand", "--batch", "2"},
+		{"load", "--url", "http://x", "--key", "k", "--device-addr", "x:5027"},
+		{"load", "--url", "http://x", "--key", "k", "--protocol", "teltonika", "--device-addr", "x"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			is := is.New(t)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetdevice"
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/fleetstore"
 	"github.com/fleetkit/fleetapi/fleetweb"
@@ -26,9 +27,11 @@ func serveCommand() command {
 		summary: "serve the API (the default command)",
 		about: "Serves the Fleet API at /v1, with /healthz and /readyz, on the store --db names (created on\n" +
 			"first use), and runs the background work: usage counts, the vehicle status sweep and its\n" +
-			"alerts, maintenance checks, purges and webhook deliveries. SIGINT or SIGTERM stops it\n" +
-			"gracefully: requests in flight are finished, new ones refused.",
-		example: "fleetserver serve --addr 127.0.0.1:8080 --db sqlite:fleet.db --demo",
+			"alerts, maintenance checks, purges and webhook deliveries. With --devices it also listens for\n" +
+			"GPS trackers and phone apps in their own protocols (osmand, teltonika, gt06, h02, queclink,\n" +
+			"gps103; docs/devices.md). SIGINT or SIGTERM stops it gracefully: requests in flight are\n" +
+			"finished and device reports being stored are acknowledged, new ones refused.",
+		example: "fleetserver serve --addr 127.0.0.1:8080 --db sqlite:fleet.db --demo --devices teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055",
 		define:  defineServe,
 	}
 }
@@ -53,6 +56,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
 	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
+	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol (osmand 5055, teltonika 5027, gt06 5023, h02 5013, queclink 5004, gps103 5001) on its conventional port on the host of --addr; teltonika, h02 and queclink on UDP too (off when empty)")
+	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: close at once device connections beyond `N` open, all listeners together")
+	deviceMaxPerAddr := fs.Int("device-max-connections-per-address", fleetdevice.DefaultMaxConnsPerAddr, "with --devices: close at once device connections beyond `N` open from one IP address (IPv6: one /64); a fleet behind a carrier's NAT may need more")
 	secretsKeyFile := fs.String("secrets-key-file", "", "the key file (`PATH`) that seals webhook signing secrets in the store: base64 keys, newest first (SQLite: the database's path + .key, made on first start; PostgreSQL: required once a webhook exists)")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
@@ -78,6 +84,17 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		origins, err := fleethttp.ParseOrigins(*corsOrigins)
 		if err != nil {
 			return usagef("serve", "--cors-origins: %v", err)
+		}
+		addrHost, _, err := net.SplitHostPort(*addr)
+		if err != nil && *devicesList != "" {
+			return usagef("serve", "--addr must be host:port, not %q", *addr)
+		}
+		deviceEndpoints, err := fleetdevice.ParseEndpoints(*devicesList, addrHost)
+		if err != nil {
+			return usagef("serve", "--%v", err)
+		}
+		if *deviceMaxConns < 1 || *deviceMaxPerAddr < 1 {
+			return usagef("serve", "--device-max-connections and --device-max-connections-per-address must be at least 1")
 		}
 		if *publicURL != "" {
 			u, err := fleetweb.ParsePublicURL(*publicURL)
@@ -132,6 +149,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			log.Warn("--anonymous-limit is 0: requests without a valid API key are not limited per address; never use this in production")
 		}
 
+		if len(deviceEndpoints) > 0 {
+			raiseOpenFiles() // room for thousands of device connections
+		}
 		store, err := fleetstore.OpenWith(ctx, *dsn, fleetstore.Options{Timeout: *storeTimeout})
 		if err != nil {
 			return err
@@ -203,6 +223,16 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 					fleetstore.Redact(*dsn))
 			}
 		}
+		var devices *deviceListeners
+		if len(deviceEndpoints) > 0 {
+			dsrv := fleetdevice.NewServer(svc.DeviceEdge(), fleetdevice.Options{Logger: log, MaxConns: *deviceMaxConns, MaxConnsPerAddr: *deviceMaxPerAddr})
+			if devices, err = listenDevices(dsrv, deviceEndpoints, c.stdout, log); err != nil {
+				stop()
+				return err
+			}
+			defer dsrv.Close()
+			handler.Registry().MustRegister(deviceCollector{devices})
+		}
 		if *metricsAddr != "" {
 			mln, err := net.Listen("tcp", *metricsAddr)
 			if err != nil {
@@ -227,24 +257,53 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
+		var devErr <-chan error // nil without --devices: never ready
+		if devices != nil {
+			devErr = devices.errc
+		}
+		var failed error
 		select {
 		case err := <-served:
-			stop()
-			return err
+			failed = err
+		case failed = <-devErr:
 		case <-ctx.Done():
 		}
 		log.Info("shutting down: finishing in-flight requests")
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
+		// The device listeners stop with the API, with the same grace: a
+		// report being stored is acknowledged before its connection
+		// closes; then the background work flushes, and the store closes.
+		var devShut error
+		devDone := make(chan struct{})
+		go func() {
+			defer close(devDone)
+			if devices != nil {
+				if devShut = devices.srv.Shutdown(sctx); devShut != nil {
+					devices.srv.Close()
+				}
+			}
+		}()
 		err = srv.Shutdown(sctx)
+		<-devDone
 		stop() // Run flushes what it holds before it returns
+		if failed != nil {
+			return failed
+		}
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
+		}
+		if devShut != nil {
+			return fmt.Errorf("device listeners: %w", devShut)
 		}
 		log.Info("stopped")
 		return nil
 	}
 }
+
+// shutdownGrace is how long a graceful stop waits for the requests and
+// device reports in flight.
+const shutdownGrace = 20 * time.Second
 
 // logFlushInterval is how long a log line may wait in the buffer.
 const logFlushInterval = 100 * time.Millisecond
