@@ -406,14 +406,7 @@ func checkDevicesThroughSignal(t *testing.T, sig syscall.Signal) {
 	}
 	wg.Wait()
 	signal()
-	err := srv.wait(t)
-	var ee *exec.ExitError
-	switch {
-	case sig == syscall.SIGTERM && err != nil:
-		t.Fatalf("after SIGTERM the server exited with %v\n%s", err, srv.stderr.String())
-	case sig == syscall.SIGKILL && (!errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL):
-		t.Fatalf("the server was not killed by SIGKILL: %v", err)
-	}
+	stoppedBy(t, sig, srv.wait(t), srv.stderr)
 	if t.Failed() {
 		t.FailNow()
 	}

@@ -158,6 +158,19 @@ func (c *child) wait(t *testing.T) error {
 	}
 }
 
+// stoppedBy fails the test unless err, the server's exit, is what sig
+// makes of it: a clean exit after SIGTERM, death by SIGKILL.
+func stoppedBy(t *testing.T, sig syscall.Signal, err error, stderr *syncBuf) {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case sig == syscall.SIGTERM && err != nil:
+		t.Fatalf("after SIGTERM the server exited with %v\n%s", err, stderr.String())
+	case sig == syscall.SIGKILL && (!errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL):
+		t.Fatalf("the server was not killed by SIGKILL: %v", err)
+	}
+}
+
 // call sends a JSON request with the key and decodes the response.
 func call(client *http.Client, method, url, key string, body any) (int, map[string]any, error) {
 	var rd io.Reader
@@ -333,14 +346,7 @@ func ingestUntilSignal(t *testing.T, sig syscall.Signal, srv *child, client *htt
 	}
 	wg.Wait()
 	kill()
-	err := srv.wait(t)
-	var ee *exec.ExitError
-	switch {
-	case sig == syscall.SIGTERM && err != nil:
-		t.Fatalf("after SIGTERM the server exited with %v\n%s", err, srv.stderr.String())
-	case sig == syscall.SIGKILL && (!errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL):
-		t.Fatalf("the server was not killed by SIGKILL: %v", err)
-	}
+	stoppedBy(t, sig, srv.wait(t), srv.stderr)
 	if t.Failed() {
 		t.FailNow()
 	}
