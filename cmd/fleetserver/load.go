@@ -287,33 +287,16 @@ func loadVehicles(ctx context.Context, o loadOptions, hc *http.Client, progress 
 	if len(missing) > 0 {
 		fmt.Fprintf(progress, "creating %d vehicles\n", len(missing))
 	}
-	work := make(chan int)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range min(16, len(missing)) {
-		wg.Go(func() {
-			for i := range work {
-				v, err := client.CreateVehicle(ctx, fleet.Vehicle{Name: "load-" + strconv.Itoa(i)})
-				if err != nil {
-					select {
-					case errs <- fmt.Errorf("create vehicle load-%d: %w", i, err):
-					default:
-					}
-					continue
-				}
-				ids[i] = v.ID
-			}
-		})
-	}
-	for _, i := range missing {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
+	err := inParallel(missing, func(i int) error {
+		v, err := client.CreateVehicle(ctx, fleet.Vehicle{Name: "load-" + strconv.Itoa(i)})
+		if err != nil {
+			return fmt.Errorf("create vehicle load-%d: %w", i, err)
+		}
+		ids[i] = v.ID
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	default:
 	}
 	return ids, nil
 }
@@ -503,4 +486,35 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
 	}
 	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// inParallel calls fn for each of todo from 16 goroutines at most, and
+// returns the first error any call returned (the others still run).
+func inParallel(todo []int, fn func(int) error) error {
+	work := make(chan int)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range min(16, len(todo)) {
+		wg.Go(func() {
+			for i := range work {
+				if err := fn(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for _, i := range todo {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
 }

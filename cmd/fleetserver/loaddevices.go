@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -86,36 +85,20 @@ func loadDevices(ctx context.Context, o loadOptions, hc *http.Client, ids []stri
 	if len(todo) > 0 {
 		fmt.Fprintf(progress, "registering %d %s devices\n", len(todo), o.protocol)
 	}
-	work := make(chan int)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range min(16, len(todo)) {
-		wg.Go(func() {
-			for i := range work {
-				var err error
-				if d, ok := have[idents[i]]; ok {
-					_, err = client.UpdateDevice(ctx, d.ID, fleet.DevicePatch{VehicleID: fleet.Some(ids[i])})
-				} else {
-					_, err = client.CreateDevice(ctx, fleet.Device{Identifier: idents[i], VehicleID: ids[i], Name: "load-" + strconv.Itoa(i)})
-				}
-				if err != nil {
-					select {
-					case errs <- fmt.Errorf("register device %s: %w", idents[i], err):
-					default:
-					}
-				}
-			}
-		})
-	}
-	for _, i := range todo {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
+	err := inParallel(todo, func(i int) error {
+		var err error
+		if d, ok := have[idents[i]]; ok {
+			_, err = client.UpdateDevice(ctx, d.ID, fleet.DevicePatch{VehicleID: fleet.Some(ids[i])})
+		} else {
+			_, err = client.CreateDevice(ctx, fleet.Device{Identifier: idents[i], VehicleID: ids[i], Name: "load-" + strconv.Itoa(i)})
+		}
+		if err != nil {
+			return fmt.Errorf("register device %s: %w", idents[i], err)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	default:
 	}
 	return idents, nil
 }
