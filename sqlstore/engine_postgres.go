@@ -177,6 +177,13 @@ func (e *pgEngine) takeQuotaN(ctx context.Context, subject string, n, limit int,
 	}
 	ctx, cancel := e.bound(ctx)
 	defer cancel()
+	if n == 1 {
+		// One unit, all or nothing, is what a request takes: a one-point
+		// report's points join the batcher's round trips with the
+		// requests' (no statement and no commit of their own).
+		q, err := e.takeQuotaPostgres(ctx, subject, limit, fleet.Timestamp(now))
+		return q, wrap(err, "take quota")
+	}
 	q, err := e.takeQuotaNPostgres(ctx, subject, n, limit, fleet.Timestamp(now))
 	return q, wrap(err, "take quota")
 }

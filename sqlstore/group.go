@@ -125,6 +125,9 @@ type groupCommit struct {
 	// maxMembers bounds a group of other writes (maxGroup, or
 	// pgMaxGroup).
 	maxMembers int
+	// caches are PostgreSQL's row caches not in use by a group (one is
+	// taken for each group, emptied: takeCache).
+	caches []*rowCache
 	// lanes hold each account's bulk writes waiting for the writer, oldest
 	// first; turns lists the accounts that have some, in the order they
 	// are served. bulkTurn says that the writer's next group is a bulk one
@@ -153,6 +156,9 @@ type group struct {
 	// locked holds the vehicles the group locked before its members ran
 	// (PostgreSQL: lockVehicles).
 	locked map[string]bool
+	// cache is the row cache its members read through (rowcache.go): the
+	// writer's on SQLite, one for the group alone on PostgreSQL.
+	cache *rowCache
 	// broken is set when the transaction can no longer be used.
 	broken error
 }
@@ -298,6 +304,10 @@ func (gc *groupCommit) runGroup(g *group) {
 	for _, m := range g.members {
 		g.relaxed = g.relaxed && m.lease
 	}
+	g.cache = gc.cache
+	if gc.pg {
+		g.cache = gc.takeCache()
+	}
 	conn, err := gc.db.Conn(bg)
 	if err == nil {
 		g.conn = conn
@@ -311,13 +321,16 @@ func (gc *groupCommit) runGroup(g *group) {
 		g.tx, err = g.conn.BeginTx(bg, gc.txOptions())
 		gc.trip(tripBegin)
 		if err == nil {
-			if err = gc.cache.check(g.conn, g.tx); err != nil {
+			if !gc.pg {
+				err = g.cache.check(g.conn, g.tx)
+			}
+			if err != nil {
 				g.tx.Rollback()
 			}
 		}
 	}
 	if err != nil {
-		gc.cache.reset()
+		g.cache.reset()
 		g.broken = fmt.Errorf("sqlstore: begin: %w", err)
 		for _, m := range g.members {
 			m.result = g.broken
@@ -357,7 +370,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// interrupted write breaks the group's transaction for every member
 	// (and SQLite starts a goroutine per statement to watch a context).
 	// The context is checked before each statement instead (tx.stop).
-	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: gc.cache, lockRows: gc.pg, locked: g.locked, roundTrips: &gc.sh.trips}
+	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: g.cache, lockRows: gc.pg, locked: g.locked, roundTrips: &gc.sh.trips}
 	bg := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, stmts: gc.stmts}
 	begin := "SAVEPOINT member"
 	if g.open { // PostgreSQL: the previous member's, released in the same round trip
@@ -370,7 +383,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 		return
 	}
 	undo := func() {
-		gc.cache.memberUndone()
+		g.cache.memberUndone()
 		if gc.pg {
 			gc.trip(tripSavepoint)
 			if _, err := bg.exec("ROLLBACK TO member; RELEASE member"); err != nil {
@@ -403,7 +416,7 @@ func (gc *groupCommit) run(g *group, m *member) {
 		if _, err := bg.exec("RELEASE member"); err != nil {
 			g.broken = err
 		} else {
-			gc.cache.memberKept()
+			g.cache.memberKept()
 			m.ran = true
 		}
 	}
@@ -433,14 +446,14 @@ func (gc *groupCommit) commit(g *group) {
 	if g.broken != nil {
 		g.tx.Rollback() // SQLite has rolled it back already
 		gc.trip(tripRollback)
-		gc.cache.reset()
+		g.cache.reset()
 	} else if err = g.tx.Commit(); err != nil {
 		gc.trip(tripCommit)
 		// PostgreSQL aborted the group as a whole (a deadlock or a
 		// serialisation failure at commit): its members run again.
 		retry = gc.pg && classify(err) == errRetry
 		err = fmt.Errorf("sqlstore: commit: %w", err)
-		gc.cache.reset()
+		g.cache.reset()
 	} else {
 		gc.trip(tripCommit)
 		gc.commits.Add(1)
@@ -467,6 +480,9 @@ func (gc *groupCommit) commit(g *group) {
 func (gc *groupCommit) finish(g *group) {
 	if g.cancel != nil {
 		defer g.cancel()
+	}
+	if gc.pg && g.cache != nil {
+		gc.giveCache(g.cache)
 	}
 	if g.conn != nil {
 		if g.relaxed {

@@ -83,37 +83,101 @@ func (gc *groupCommit) txOptions() *sql.TxOptions {
 // trip counts a round trip of the group's own (roundtrips.go).
 func (gc *groupCommit) trip(k int) { gc.sh.trips.add(k) }
 
-// lockVehicles locks, before g's members run, the rows of the vehicles
+// takeCache returns an empty row cache for a group; giveCache takes it
+// back when the group ends.
+func (gc *groupCommit) takeCache() *rowCache {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if n := len(gc.caches); n > 0 {
+		c := gc.caches[n-1]
+		gc.caches = gc.caches[:n-1]
+		c.reset()
+		return c
+	}
+	return newRowCache()
+}
+
+func (gc *groupCommit) giveCache(c *rowCache) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	gc.caches = append(gc.caches, c)
+}
+
+// lockVehicles, before g's members run, locks the rows of the vehicles
 // their WriteCosts name, in id order and in one statement, so that two
 // groups that write some of the same vehicles — on this server or another —
 // take turns instead of each locking some of them in its members' order
-// and then waiting for the other (a deadlock). A failure here breaks the
-// group: its members run again in a later one.
+// and then waiting for the other (a deadlock). It reads what the members
+// will read of them into the group's row cache (rowcache.go) meanwhile:
+// the vehicles' rows, in the same statement; their latest trips; and the
+// version of their accounts' alert configuration, locked FOR SHARE. Those
+// rows cannot change under the group but through its own members, whose
+// writes keep the cache (and a member rolled back rolls its changes to
+// the cache back). A failure here breaks the group: its members run again
+// in a later one.
 func (gc *groupCommit) lockVehicles(g *group) {
-	var ids []string
+	var ids, accounts []string
 	for _, m := range g.members {
 		ids = append(ids, m.vehicles...)
+		if len(m.vehicles) > 0 {
+			accounts = append(accounts, m.account)
+		}
 	}
 	if len(ids) == 0 {
 		return
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	gc.trip(tripStatement)
-	rows, err := g.tx.QueryContext(g.ctx, `SELECT id FROM vehicles WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids)
-	if err == nil {
+	slices.Sort(accounts)
+	accounts = slices.Compact(accounts)
+	t := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, cache: g.cache, roundTrips: &gc.sh.trips}
+	err := func() error {
+		rows, err := t.query(`SELECT `+vehicleColumns+` FROM vehicles v WHERE v.id = ANY($1) ORDER BY v.id FOR UPDATE`, ids)
+		if err != nil {
+			return err
+		}
 		g.locked = make(map[string]bool, len(ids))
 		for rows.Next() {
-			var id string
-			if err = rows.Scan(&id); err != nil {
-				break
+			v, err := scanVehicle(rows)
+			if err != nil {
+				rows.Close()
+				return err
 			}
-			g.locked[id] = true
+			g.locked[v.ID] = true
+			g.cache.setVehicle(v)
 		}
-		err = errors.Join(err, rows.Err(), rows.Close())
-	}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		if _, err := t.LatestTrips(ids); err != nil {
+			return err
+		}
+		rows, err = t.query(`SELECT account_id, version FROM alert_config WHERE account_id = ANY($1) ORDER BY account_id FOR SHARE`, accounts)
+		if err != nil {
+			return err
+		}
+		versions := make(map[string]int64, len(accounts))
+		for rows.Next() {
+			var id string
+			var v int64
+			if err := rows.Scan(&id, &v); err != nil {
+				rows.Close()
+				return err
+			}
+			versions[id] = v
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, id := range accounts {
+			g.cache.setAlerts(id, versions[id]) // 0: none configured
+		}
+		return nil
+	}()
+	g.cache.memberKept() // what was read is no member's to undo
 	if err != nil {
 		g.broken = fmt.Errorf("sqlstore: lock the group's vehicles: %w", err)
 		g.locked = nil
+		g.cache.reset()
 	}
 }

@@ -63,6 +63,11 @@ type liveAppender struct {
 	mu      sync.Mutex
 	busy    bool
 	waiting []*liveWaiter
+	// lastSend is when the last statement was sent (as quotaBatcher's:
+	// the next waits for quotaLinger to pass since, taking the appends
+	// that arrive meanwhile; each statement is a commit, and each wakes
+	// every server's reader for a read of its own).
+	lastSend time.Time
 }
 
 type liveWaiter struct {
@@ -99,7 +104,7 @@ func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fle
 		a.mu.Unlock()
 		<-me.done // bounded by the statement's timeout
 		if me.lead != nil {
-			e.runLiveAppend(me.lead)
+			e.leadLiveAppend(me.lead)
 		}
 		return me.err
 	}
@@ -109,9 +114,30 @@ func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fle
 	return me.err
 }
 
+// leadLiveAppend sends the statement of batch, handed on by the last
+// one's lead, once quotaLinger has passed since that one was sent, with
+// the appends that arrived meanwhile.
+func (e *pgEngine) leadLiveAppend(batch []*liveWaiter) {
+	a := &e.liveAppend
+	if wait := quotaLinger - time.Since(a.lastSend); wait > 0 && len(batch) < maxQuotaBatch {
+		time.Sleep(wait)
+		a.mu.Lock()
+		if n := min(len(a.waiting), maxQuotaBatch-len(batch)); n > 0 {
+			batch = append(batch, a.waiting[:n]...)
+			a.waiting = a.waiting[n:]
+			if len(a.waiting) == 0 {
+				a.waiting = nil
+			}
+		}
+		a.mu.Unlock()
+	}
+	e.runLiveAppend(batch)
+}
+
 // runLiveAppend sends one statement for batch (whose first waiter is the
 // caller) and passes the appender on, as runQuotaBatch does.
 func (e *pgEngine) runLiveAppend(batch []*liveWaiter) {
+	e.liveAppend.lastSend = time.Now()
 	total := 0
 	offs := make([]int64, len(batch))
 	ns := make([]int64, len(batch))
