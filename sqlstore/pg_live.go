@@ -63,12 +63,18 @@ type liveAppender struct {
 	mu      sync.Mutex
 	busy    bool
 	waiting []*liveWaiter
-	// lastSend is when the last statement was sent (as quotaBatcher's:
-	// the next waits for quotaLinger to pass since, taking the appends
-	// that arrive meanwhile; each statement is a commit, and each wakes
-	// every server's reader for a read of its own).
+	// lastSend is when the last statement was sent: the next waits for
+	// liveLinger to pass since, taking the appends that arrive meanwhile.
 	lastSend time.Time
 }
+
+// liveLinger is the least time between two appends of a busy appender.
+// Each append is a statement and a commit, and wakes every server's
+// reader for a read of its own: at hundreds of reports a second a server
+// sent one for every report or two, and 3 ms make it one for several. An
+// append waits for it only while another's is on its way, and then at
+// most 3 ms more.
+const liveLinger = 3 * time.Millisecond
 
 type liveWaiter struct {
 	accountID string
@@ -115,11 +121,11 @@ func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fle
 }
 
 // leadLiveAppend sends the statement of batch, handed on by the last
-// one's lead, once quotaLinger has passed since that one was sent, with
+// one's lead, once liveLinger has passed since that one was sent, with
 // the appends that arrived meanwhile.
 func (e *pgEngine) leadLiveAppend(batch []*liveWaiter) {
 	a := &e.liveAppend
-	if wait := quotaLinger - time.Since(a.lastSend); wait > 0 && len(batch) < maxQuotaBatch {
+	if wait := liveLinger - time.Since(a.lastSend); wait > 0 && len(batch) < maxQuotaBatch {
 		time.Sleep(wait)
 		a.mu.Lock()
 		if n := min(len(a.waiting), maxQuotaBatch-len(batch)); n > 0 {

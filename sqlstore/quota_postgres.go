@@ -213,20 +213,7 @@ type quotaBatcher struct {
 	waiting []*quotaWaiter
 	sent    atomic.Int64 // subjects' takes sent (a row of a statement each), for tests
 	trips   atomic.Int64 // round trips, for tests
-	// lastSend is when the last round trip was sent; only the batcher's
-	// lead of the moment reads and writes it.
-	lastSend time.Time
 }
-
-// quotaLinger is the least time between two round trips of a busy
-// batcher: the lead of the next one waits for it to pass, taking the
-// requests that arrive meanwhile into its round trip. A round trip is a
-// statement and a commit of the database's; at hundreds of requests a
-// second a server sent one for every request or two (each request takes
-// its key's allowance, and a one-point report its points too), and 3 ms
-// make it one for several. A request waits for it only while another's
-// round trip is on its way, and then at most 3 ms more.
-const quotaLinger = 3 * time.Millisecond
 
 // quotaLaneKey separates the requests of a subject by limit (an account's
 // limit changes while requests are in flight): a statement has one limit.
@@ -270,13 +257,13 @@ func (e *pgEngine) takeQuotaPostgres(ctx context.Context, subject string, limit 
 			go func() {
 				<-me.done
 				if me.lead != nil {
-					e.leadQuotaBatch(me.lead)
+					e.runQuotaBatch(me.lead)
 				}
 			}()
 			return fleet.Quota{}, ctx.Err()
 		}
 		if me.lead != nil {
-			e.leadQuotaBatch(me.lead)
+			e.runQuotaBatch(me.lead)
 		}
 		return me.q, me.err
 	}
@@ -284,26 +271,6 @@ func (e *pgEngine) takeQuotaPostgres(ctx context.Context, subject string, limit 
 	b.mu.Unlock()
 	e.runQuotaBatch([]*quotaWaiter{me})
 	return me.q, me.err
-}
-
-// leadQuotaBatch sends the round trip of batch, handed on by the last
-// round trip's lead, once quotaLinger has passed since that one was sent,
-// with the requests that arrived meanwhile.
-func (e *pgEngine) leadQuotaBatch(batch []*quotaWaiter) {
-	b := &e.quotaBatch
-	if wait := quotaLinger - time.Since(b.lastSend); wait > 0 && len(batch) < maxQuotaBatch {
-		time.Sleep(wait)
-		b.mu.Lock()
-		if n := min(len(b.waiting), maxQuotaBatch-len(batch)); n > 0 {
-			batch = append(batch, b.waiting[:n]...)
-			b.waiting = b.waiting[n:]
-			if len(b.waiting) == 0 {
-				b.waiting = nil
-			}
-		}
-		b.mu.Unlock()
-	}
-	e.runQuotaBatch(batch)
 }
 
 // quotaGroup is the requests of one statement.
@@ -317,7 +284,6 @@ type quotaGroup struct {
 // caller), gives each waiter its outcome, and passes the batcher on: to
 // the first of the waiters that queued meanwhile, or back to idle.
 func (e *pgEngine) runQuotaBatch(batch []*quotaWaiter) {
-	e.quotaBatch.lastSend = time.Now()
 	byKey := map[quotaLaneKey]*quotaGroup{}
 	var groups []*quotaGroup
 	for _, w := range batch {
