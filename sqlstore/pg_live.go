@@ -155,6 +155,7 @@ func (e *pgEngine) runLiveAppend(batch []*liveWaiter) {
 		total += w.n
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
+	e.trips.add(tripStatement)
 	var rows int64
 	var notified string
 	err := e.fast.QueryRowContext(ctx, appendLiveSQL, int64(total), offs, ns, accts, items, ats).Scan(&rows, &notified)
@@ -223,6 +224,7 @@ func (e *pgEngine) followLive(ctx context.Context, since time.Time, deliver func
 	deliver(first)
 	for {
 		for {
+			e.trips.add(tripStatement)
 			bs, err := readLive(ctx, conn, last, -1, 0)
 			if err != nil {
 				return err

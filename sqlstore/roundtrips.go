@@ -6,8 +6,9 @@ import "sync/atomic"
 // as the store sends it (Store.RoundTrips; fleetserver exports them as
 // fleet_store_round_trips_total). A transaction's BEGIN and COMMIT (or
 // ROLLBACK), the savepoints it takes, and each statement of its
-// functions are one each; the statements of the rate-limit windows and
-// the live feed, which are coalesced across requests, are counted as
+// functions are one each; on PostgreSQL, the statements of the rate-limit
+// windows and of the live feed (its appends and its reads), which are
+// coalesced across requests and commit on their own, are counted as
 // statements too.
 
 // The kinds of round trip.
