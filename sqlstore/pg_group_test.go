@@ -309,3 +309,53 @@ func tripShapes(ts []fleet.Trip) []string {
 	}
 	return out
 }
+
+// TestPostgresGroupMemberSeesItsWrites: a group member's update of a
+// vehicle its group locked and cached is what every later statement of the
+// member reads, the cached row and the table alike; a statement that fails
+// in a savepoint of its own does not undo it; and a member that fails
+// leaves the vehicle as it was.
+func TestPostgresGroupMemberSeesItsWrites(t *testing.T) {
+	is := is.New(t)
+	one, _ := twoServers(t)
+	a := storetest.MustAccount(t, one)
+	va := storetest.MustVehicle(t, one, a.ID, "A")
+	vb := storetest.MustVehicle(t, one, a.ID, "B")
+	start := odometer(t, one, a.ID, va.ID)
+	err := one.Update(asLocationWrite(a.ID, va.ID), func(tx fleet.Tx) error {
+		if err := addKm(tx, a.ID, va.ID, 5); err != nil {
+			return err
+		}
+		// A statement that reads the table, not the cached row.
+		vs, err := tx.Vehicles(a.ID, fleet.VehicleFilter{}, fleet.Page{Limit: 10})
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if v.ID == va.ID && (v.OdometerKm == nil || *v.OdometerKm != start+5) {
+				t.Errorf("the list read %v km, want %v", v.OdometerKm, start+5)
+			}
+		}
+		if err := addKm(tx, a.ID, va.ID, 1); err != nil {
+			return err
+		}
+		// A write that fails alone, in a savepoint of its own.
+		dup := vb
+		if err := tx.CreateVehicle(dup); fleet.ErrorCode(err) != fleet.CodeConflict {
+			t.Errorf("create a vehicle twice: %v", err)
+		}
+		return nil
+	})
+	is.NoErr(err)
+	is.Equal(odometer(t, one, a.ID, va.ID), start+6) // both updates
+
+	errRefused := errors.New("refused")
+	err = one.Update(asLocationWrite(a.ID, va.ID), func(tx fleet.Tx) error {
+		if err := addKm(tx, a.ID, va.ID, 100); err != nil {
+			return err
+		}
+		return errRefused
+	})
+	is.True(errors.Is(err, errRefused))
+	is.Equal(odometer(t, one, a.ID, va.ID), start+6) // the failed member's update is gone
+}
