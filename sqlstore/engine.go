@@ -23,11 +23,13 @@ import (
 //     they read (rowcache.go), a pool of query-only readers, prepared
 //     statements cached per pool (stmtcache.go), and the rate-limit windows
 //     in memory (memquota.go). No live feed: one process owns the file.
-//   - pgEngine (engine_postgres.go): a pool of SERIALIZABLE writers behind
-//     the writer slots (pg_writers.go, pg_fast.go), run again when
-//     PostgreSQL aborts them; rate-limit windows in the database, taken in
-//     coalesced round trips (quota_postgres.go); the live feed shared by the
-//     servers (pg_live.go).
+//   - pgEngine (engine_postgres.go): location writes in group commits at
+//     READ COMMITTED, their vehicles locked first (group.go,
+//     group_postgres.go); the other writes SERIALIZABLE behind the writer
+//     slots (pg_writers.go, pg_fast.go), run again when PostgreSQL aborts
+//     them; rate-limit windows in the database, taken in coalesced round
+//     trips (quota_postgres.go); the live feed shared by the servers
+//     (pg_live.go).
 
 // engine is what differs between the databases. Its transactions run fn
 // on a *tx at the store's boundary: under the store's deadline (bound),

@@ -12,7 +12,8 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-// Group commit (SQLite).
+// Group commit (SQLite; PostgreSQL's location writes use the same
+// machinery, with the differences group_postgres.go describes).
 //
 // SQLite has one writer and each synced commit costs one fsync, so write
 // transactions that run one after another cap the writes per second at
