@@ -102,8 +102,32 @@
 // PostgreSQL: the SQL written once, an engine for each database). Update's
 // context may say what a location batch's write is (WriteCost): a store
 // whose writes take turns may serve accounts in turn by it (sqlstore's
-// SQLite engine does; its PostgreSQL engine keeps a writer slot free of
-// bulk writes), and may ignore it.
+// SQLite engine does; its PostgreSQL engine keeps a group runner free of
+// bulk writes), and may lock the vehicles it names first; or ignore it.
+//
+// A store may commit several Updates together (group commit: sqlstore
+// does for every write on SQLite and for location writes on PostgreSQL).
+// What a caller of Update relies on holds for each of them:
+//
+//   - All or nothing per call: when fn returns an error (or panics), none
+//     of its writes is kept, and the writes of the calls committed beside
+//     it are (each runs in its own savepoint).
+//   - Update returning nil means durable: it returns after the shared
+//     commit, and with the commit's error if that failed.
+//   - A group that the database aborts (a deadlock, a serialisation
+//     failure) is run again, as a whole or the aborted call alone, so fn
+//     may run more than once and must be a pure function of its
+//     transaction: no effect outside the Tx. What follows a write — the
+//     live stream, webhooks, counters — happens after Update returns nil.
+//
+// And the invariants of location writes hold however the writes of
+// several servers sharing a store interleave (PostgreSQL runs them at READ
+// COMMITTED with row locks, not SERIALIZABLE): a vehicle's latest location
+// only moves forward (the newest point wins, whatever the order points
+// arrive in); a point at a stored vehicle and timestamp is a duplicate,
+// skipped and counted once; trips follow the stored points as if the
+// batches had arrived one after another; caps (vehicles, keys, devices...)
+// and quota windows are exact across servers.
 //
 // To write a new Store, start with Update and View: a read-write
 // transaction whose writes commit together or not at all, isolated from the

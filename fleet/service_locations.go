@@ -107,7 +107,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	if err != nil {
 		return IngestResult{}, err
 	}
-	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups})
+	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups, Vehicles: b.order})
 	var res IngestResult
 	var live []StreamItem
 	var judged *plan

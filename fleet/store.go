@@ -22,11 +22,13 @@ import "context"
 type Store interface {
 	// Update runs fn in a read-write transaction: when fn returns nil its
 	// writes are committed together, otherwise none of them is. Transactions
-	// are isolated from each other (serialisable in effect). A store may run
-	// fn more than once (PostgreSQL retries a transaction it aborted to keep
-	// it serialisable), so fn must have no effect outside the Tx. ctx may
+	// are isolated from each other (serialisable in effect), though a store
+	// may commit several together (group commit: see the package
+	// documentation). A store may run fn more than once (PostgreSQL runs
+	// again a transaction or a group it aborted for a deadlock or to keep it
+	// serialisable), so fn must have no effect outside the Tx. ctx may
 	// carry the write's WriteCost, by which a store may order the writes
-	// waiting for it (never decide anything).
+	// waiting for it and lock their vehicles first (never decide anything).
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction that sees one consistent state.
 	View(ctx context.Context, fn func(Tx) error) error
@@ -63,15 +65,20 @@ type Tx interface {
 }
 
 // WriteCost describes a write transaction to the store that runs it: whose
-// it is and how many location points it stores. The service puts it in
-// the context it passes to Store.Update for location batches, so that a
-// store whose writes take turns (SQLite's one writer) can serve accounts
-// fairly: keep one account's bulk load from making every other account's
-// writes wait behind it. A store may ignore it; it never changes what a
-// write does.
+// it is, how many location points it stores and which vehicles it writes.
+// The service puts it in the context it passes to Store.Update for
+// location batches, so that a store whose writes take turns (SQLite's one
+// writer) can serve accounts fairly: keep one account's bulk load from
+// making every other account's writes wait behind it; and so that a store
+// that commits several writes together (PostgreSQL's group commit) can
+// lock their vehicles first, in one order. A store may ignore it; it never
+// changes what a write does.
 type WriteCost struct {
 	AccountID string
 	Points    int
+	// Vehicles are the vehicles whose rows the write reads to update
+	// them, in id order (a store may lock them before the write runs).
+	Vehicles []string
 }
 
 // BulkPoints is how many points make a location batch a bulk one. An

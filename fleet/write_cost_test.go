@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,8 +32,8 @@ func (s *costStore) Update(ctx context.Context, fn func(fleet.Tx) error) error {
 
 // TestIngestTellsTheStoreItsCost: a location batch's write transaction
 // carries its account and how many points it may store (its own repeated
-// timestamps dropped), so that a store can serve accounts in turn; other
-// writes carry none.
+// timestamps dropped) and the vehicles it writes, so that a store can serve
+// accounts in turn and lock the vehicles first; other writes carry none.
 func TestIngestTellsTheStoreItsCost(t *testing.T) {
 	is := is.New(t)
 	store := &costStore{Store: memstore.New()}
@@ -44,7 +45,8 @@ func TestIngestTellsTheStoreItsCost(t *testing.T) {
 	pts = append(pts, pts[:5]...)
 	_, err := svc.IngestBulk(ctx, acc.p, pts)
 	is.NoErr(err)
-	is.Equal(store.costs, []fleet.WriteCost{{AccountID: acc.p.Account.ID, Points: 1_200}})
+	vehicles := slices.Sorted(slices.Values(acc.vehicles)) // in id order: a store may lock them so
+	is.Equal(store.costs, []fleet.WriteCost{{AccountID: acc.p.Account.ID, Points: 1_200, Vehicles: vehicles}})
 }
 
 // TestBulkBatchesOfAnAccountOneAtATime: a server ingests an account's bulk

@@ -107,6 +107,9 @@ func (h *Handler) Registry() *prometheus.Registry {
 		if ps, ok := h.svc.Store().(poolStater); ok {
 			m.reg.MustRegister(storeCollector{ps})
 		}
+		if rt, ok := h.svc.Store().(roundTripCounter); ok {
+			m.reg.MustRegister(roundTripCollector{rt})
+		}
 	})
 	return m.reg
 }
@@ -210,7 +213,7 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // poolStater is a store with connection pools (sqlstore: "read" and
-// "write" on SQLite, "main" and "serializable" on PostgreSQL).
+// "write" on SQLite, "main", "group" and "serializable" on PostgreSQL).
 type poolStater interface {
 	PoolStats() map[string]sql.DBStats
 }
@@ -265,4 +268,37 @@ func (c senderCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Refused), "refused")
 	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Unanswered), "unanswered")
 	ch <- prometheus.MustNewConstMetric(descHeld, prometheus.GaugeValue, float64(st.Held))
+}
+
+// roundTripCounter is a store that counts the round trips it sends to its
+// database, by operation (sqlstore: begin, commit, rollback, savepoint,
+// statement), and its group commits.
+type roundTripCounter interface {
+	RoundTrips() map[string]int64
+	WriteGroups() (commits, transactions int64)
+}
+
+var (
+	descRoundTrips   = desc("fleet_store_round_trips_total", "Round trips the store sent to its database, by operation (begin, commit, rollback, savepoint, statement); the members of a group commit share its begin and commit.", "operation")
+	descGroupCommits = desc("fleet_store_group_commits_total", "Group commits the store made: write transactions that committed together, once (SQLite: every write; PostgreSQL: location writes).")
+	descGroupMembers = desc("fleet_store_group_members_total", "Write transactions the store's group commits carried (divided by fleet_store_group_commits_total: the mean group size).")
+)
+
+// roundTripCollector reads a SQL store's round trips and group commits.
+type roundTripCollector struct{ s roundTripCounter }
+
+func (c roundTripCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRoundTrips
+	ch <- descGroupCommits
+	ch <- descGroupMembers
+}
+
+func (c roundTripCollector) Collect(ch chan<- prometheus.Metric) {
+	trips := c.s.RoundTrips()
+	for _, op := range slices.Sorted(maps.Keys(trips)) {
+		ch <- prometheus.MustNewConstMetric(descRoundTrips, prometheus.CounterValue, float64(trips[op]), op)
+	}
+	commits, members := c.s.WriteGroups()
+	ch <- prometheus.MustNewConstMetric(descGroupCommits, prometheus.CounterValue, float64(commits))
+	ch <- prometheus.MustNewConstMetric(descGroupMembers, prometheus.CounterValue, float64(members))
 }

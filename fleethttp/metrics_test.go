@@ -1,13 +1,18 @@
 package fleethttp_test
 
 import (
+	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/internal/pgtest"
+	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/sqlstore"
 	"github.com/matryer/is"
 )
 
@@ -71,4 +76,38 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 	is.Equal(m["fleet_http_requests_in_flight"], 0.0)
 	_, listed := m[`fleet_http_requests_total{code="2xx",route="DELETE /v1/vehicles/{vehicle_id}"}`]
 	is.True(!listed) // routes not called are left out
+}
+
+// TestMetricsCountStoreRoundTrips: over a SQL store, the metrics say what
+// a location report costs the database: its round trips by operation, and
+// the group commit it joined. On SQLite, and on PostgreSQL when
+// FLEET_TEST_POSTGRES is set.
+func TestMetricsCountStoreRoundTrips(t *testing.T) {
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			is := is.New(t)
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
+			if db == "postgres" {
+				dsn = pgtest.NewDSN(t)
+			}
+			store, err := sqlstore.Open(ctx, dsn)
+			is.NoErr(err)
+			t.Cleanup(func() { store.Close() })
+			e := newEnvOn(t, store, testclock.New(T0))
+			_, key := e.account(fleet.PlanPro)
+			veh := e.vehicle(key, "Counted")
+			before := e.scrape()
+			is.Equal(e.do("POST", "/v1/vehicles/"+veh+"/locations", key, batch(pt(T0, 52.5, 13.4, 40))).status, http.StatusOK)
+			after := e.scrape()
+			grew := func(name string) float64 { return after[name] - before[name] }
+			is.True(grew(`fleet_store_round_trips_total{operation="statement"}`) >= 3) // the vehicle, the point, the vehicle again at least
+			is.Equal(grew(`fleet_store_group_members_total`), 1.0)                     // the report's write, in a group
+			is.Equal(grew(`fleet_store_group_commits_total`), 1.0)                     // committed alone: nothing else was writing
+			is.True(grew(`fleet_store_round_trips_total{operation="commit"}`) >= 1)
+			for _, op := range []string{"begin", "commit", "rollback", "savepoint", "statement"} {
+				_, ok := after[`fleet_store_round_trips_total{operation="`+op+`"}`]
+				is.True(ok) // every operation is reported, from 0
+			}
+		})
+	}
 }

@@ -418,7 +418,11 @@ func (t *tx) AlertConfigVersion(accountID string) (int64, error) {
 		}
 	}
 	var v int64
-	err := t.queryRow(`SELECT version FROM alert_config WHERE account_id = ?`, accountID).Scan(&v)
+	lock := ""
+	if t.lockRows {
+		lock = " FOR SHARE" // group_postgres.go
+	}
+	err := t.queryRow(`SELECT version FROM alert_config WHERE account_id = ?`+lock, accountID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		v, err = 0, nil
 	}

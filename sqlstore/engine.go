@@ -23,11 +23,13 @@ import (
 //     they read (rowcache.go), a pool of query-only readers, prepared
 //     statements cached per pool (stmtcache.go), and the rate-limit windows
 //     in memory (memquota.go). No live feed: one process owns the file.
-//   - pgEngine (engine_postgres.go): a pool of SERIALIZABLE writers behind
-//     the writer slots (pg_writers.go, pg_fast.go), run again when
-//     PostgreSQL aborts them; rate-limit windows in the database, taken in
-//     coalesced round trips (quota_postgres.go); the live feed shared by the
-//     servers (pg_live.go).
+//   - pgEngine (engine_postgres.go): location writes in group commits at
+//     READ COMMITTED, their vehicles locked first (group.go,
+//     group_postgres.go); the other writes SERIALIZABLE behind the writer
+//     slots (pg_writers.go, pg_fast.go), run again when PostgreSQL aborts
+//     them; rate-limit windows in the database, taken in coalesced round
+//     trips (quota_postgres.go); the live feed shared by the servers
+//     (pg_live.go).
 
 // engine is what differs between the databases. Its transactions run fn
 // on a *tx at the store's boundary: under the store's deadline (bound),
@@ -90,6 +92,8 @@ type shared struct {
 	// unfair makes bulk writes wait like any other, as before the writer
 	// served accounts in turn (the baseline of the benchmarks).
 	unfair atomic.Bool
+	// trips counts the round trips sent to the database (roundtrips.go).
+	trips roundTrips
 }
 
 // maxAttempts bounds how often a transaction is run: a PostgreSQL
@@ -127,11 +131,12 @@ func (sh *shared) run(ctx context.Context, db beginner, opts *sql.TxOptions, rea
 // aborted it for a serialisation failure or a deadlock, so that running it
 // again may succeed.
 func (sh *shared) runOnce(ctx context.Context, db beginner, opts *sql.TxOptions, readOnly bool, stmts *stmtCache, fn func(*tx) error) (retry bool, err error) {
+	sh.trips.add(tripBegin)
 	stx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return classify(err) == errRetry, fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	t := &tx{ctx: ctx, d: sh.d, tx: stx, readOnly: readOnly, claim: &sh.claim, stmts: stmts}
+	t := &tx{ctx: ctx, d: sh.d, tx: stx, readOnly: readOnly, claim: &sh.claim, stmts: stmts, roundTrips: &sh.trips}
 	done := false
 	defer func() {
 		if !done {
@@ -141,9 +146,11 @@ func (sh *shared) runOnce(ctx context.Context, db beginner, opts *sql.TxOptions,
 	err = fn(t)
 	done = true
 	if err != nil {
+		sh.trips.add(tripRollback)
 		stx.Rollback()
 		return t.retry, err
 	}
+	sh.trips.add(tripCommit)
 	if err := stx.Commit(); err != nil {
 		return classify(err) == errRetry, fmt.Errorf("sqlstore: commit: %w", err)
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-// Group commit (SQLite).
+// Group commit (SQLite; PostgreSQL's location writes use the same
+// machinery, with the differences group_postgres.go describes).
 //
 // SQLite has one writer and each synced commit costs one fsync, so write
 // transactions that run one after another cap the writes per second at
@@ -109,7 +110,25 @@ type groupCommit struct {
 	cache *rowCache  // the writer's row cache (rowcache.go)
 	mu    sync.Mutex
 	queue []*group // groups of other writes waiting for the writer, oldest first
-	busy  bool     // a group holds the writer
+	// runners is how many groups may run at once (SQLite: 1, its one
+	// writer; PostgreSQL: pgGroupRunners), running how many do.
+	runners, running int
+	// bulkRunners is how many of them may run groups of bulk writes
+	// (SQLite: its one; PostgreSQL: all but one, kept for the other
+	// writes, so that a one-point report never waits for bulk writes to
+	// end), bulkRunning how many do.
+	bulkRunners, bulkRunning int
+	// pg marks a PostgreSQL store's groups (group_postgres.go): READ
+	// COMMITTED, members that lock the rows they read to write
+	// (tx.lockRows), and a member or group that PostgreSQL aborted for a
+	// deadlock or a serialisation failure runs again.
+	pg bool
+	// maxMembers bounds a group of other writes (maxGroup, or
+	// pgMaxGroup).
+	maxMembers int
+	// caches are PostgreSQL's row caches not in use by a group (one is
+	// taken for each group, emptied: takeCache).
+	caches []*rowCache
 	// lanes hold each account's bulk writes waiting for the writer, oldest
 	// first; turns lists the accounts that have some, in the order they
 	// are served. bulkTurn says that the writer's next group is a bulk one
@@ -126,7 +145,21 @@ type group struct {
 	members []*member
 	conn    *sql.Conn // the writer connection, held for the group
 	relaxed bool      // every member is a lease: commit without a sync
+	bulk    bool      // a group of bulk writes
 	tx      *sql.Tx
+	// ctx bounds the group's own statements (PostgreSQL: the store's
+	// timeout); cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// open says that the last member's savepoint is still open (PostgreSQL
+	// releases it with the next member's SAVEPOINT, in one round trip).
+	open bool
+	// locked holds the vehicles the group locked before its members ran
+	// (PostgreSQL: lockVehicles).
+	locked map[string]bool
+	// cache is the row cache its members read through (rowcache.go): the
+	// writer's on SQLite, one for the group alone on PostgreSQL.
+	cache *rowCache
 	// broken is set when the transaction can no longer be used.
 	broken error
 }
@@ -136,9 +169,11 @@ type member struct {
 	ctx   context.Context
 	fn    func(*tx) error
 	lease bool // its commit need not reach the disk (see engine.writeLease)
-	// account and points are its fleet.WriteCost (points 0 without one).
-	account string
-	points  int
+	// account, points and vehicles are its fleet.WriteCost (points 0
+	// without one).
+	account  string
+	points   int
+	vehicles []string
 	// state is waiting until the group's runner takes the member
 	// (running) or its caller leaves before that (left); whichever comes
 	// first wins, so fn never runs for a caller that has gone.
@@ -153,6 +188,10 @@ type member struct {
 	// result is what Update returns; rerun asks for another group.
 	result error
 	rerun  bool
+	// retry reports that fn failed because PostgreSQL aborted its
+	// statements for a deadlock or a serialisation failure: its savepoint
+	// was rolled back, and it runs again in a later group.
+	retry bool
 }
 
 const (
@@ -175,6 +214,11 @@ func (gc *groupCommit) update(ctx context.Context, lease bool, fn func(*tx) erro
 		if !m.rerun || attempt == maxAttempts {
 			return m.result
 		}
+		if gc.pg { // the database aborted it: let the other side go on
+			if err := backoff(ctx, attempt); err != nil {
+				return m.result
+			}
+		}
 	}
 }
 
@@ -187,17 +231,20 @@ func (gc *groupCommit) update(ctx context.Context, lease bool, fn func(*tx) erro
 func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error) (_ *member, left bool) {
 	m := &member{ctx: ctx, fn: fn, lease: lease, done: make(chan struct{})}
 	if c, ok := fleet.WriteCostOf(ctx); ok {
-		m.account, m.points = c.AccountID, c.Points
+		m.account, m.points, m.vehicles = c.AccountID, c.Points, c.Vehicles
 	}
 	bulk := m.points >= bulkPoints && !gc.sh.unfair.Load()
 	gc.mu.Lock()
 	var g *group
-	lead := !gc.busy
+	lead := gc.running < gc.runners && (!bulk || gc.bulkRunning < gc.bulkRunners)
 	switch {
 	case lead: // the writer is free: m runs at once, alone
-		gc.busy = true
+		gc.running++
+		if bulk {
+			gc.bulkRunning++
+		}
 		gc.bulkTurn = !bulk
-		g = &group{members: []*member{m}}
+		g = &group{members: []*member{m}, bulk: bulk}
 	case bulk:
 		if gc.lanes == nil {
 			gc.lanes = map[string][]*member{}
@@ -207,7 +254,7 @@ func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error)
 		}
 		gc.lanes[m.account] = append(gc.lanes[m.account], m)
 	default:
-		if n := len(gc.queue); n > 0 && len(gc.queue[n-1].members) < maxGroup {
+		if n := len(gc.queue); n > 0 && len(gc.queue[n-1].members) < gc.maxMembers {
 			g = gc.queue[n-1]
 		} else {
 			g = &group{}
@@ -239,7 +286,7 @@ func (gc *groupCommit) join(ctx context.Context, lease bool, fn func(*tx) error)
 func (gc *groupCommit) runGroups(g *group) {
 	for g != nil {
 		gc.runGroup(g)
-		g = gc.next()
+		g = gc.next(g)
 	}
 }
 
@@ -247,11 +294,20 @@ func (gc *groupCommit) runGroups(g *group) {
 // savepoint, commit; the group's members are fixed (g is out of the
 // queue). When the transaction cannot begin, every member gets the error.
 func (gc *groupCommit) runGroup(g *group) {
-	// The transaction outlives each member's context, so it has none.
-	bg := context.Background()
-	g.relaxed = true
+	// The transaction outlives each member's context, so it has none (on
+	// PostgreSQL, the store's timeout bounds it).
+	g.ctx, g.cancel = context.Background(), func() {}
+	if gc.pg && gc.sh.timeout > 0 {
+		g.ctx, g.cancel = context.WithTimeout(g.ctx, gc.sh.timeout)
+	}
+	bg := g.ctx
+	g.relaxed = !gc.pg
 	for _, m := range g.members {
 		g.relaxed = g.relaxed && m.lease
+	}
+	g.cache = gc.cache
+	if gc.pg {
+		g.cache = gc.takeCache()
 	}
 	conn, err := gc.db.Conn(bg)
 	if err == nil {
@@ -263,21 +319,31 @@ func (gc *groupCommit) runGroup(g *group) {
 		}
 	}
 	if err == nil {
-		g.tx, err = g.conn.BeginTx(bg, nil)
+		g.tx, err = g.conn.BeginTx(bg, gc.txOptions())
+		gc.trip(tripBegin)
 		if err == nil {
-			if err = gc.cache.check(g.conn, g.tx); err != nil {
+			if !gc.pg {
+				err = g.cache.check(g.conn, g.tx)
+			}
+			if err != nil {
 				g.tx.Rollback()
 			}
 		}
 	}
 	if err != nil {
-		gc.cache.reset()
+		g.cache.reset()
 		g.broken = fmt.Errorf("sqlstore: begin: %w", err)
 		for _, m := range g.members {
 			m.result = g.broken
+			// A PostgreSQL connection that broke: a later group may get a
+			// good one (the members ran nothing).
+			m.rerun = gc.pg && g.conn != nil
 		}
 		gc.finish(g)
 		return
+	}
+	if gc.pg {
+		gc.lockVehicles(g)
 	}
 	for _, m := range g.members {
 		gc.run(g, m)
@@ -305,14 +371,27 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// interrupted write breaks the group's transaction for every member
 	// (and SQLite starts a goroutine per statement to watch a context).
 	// The context is checked before each statement instead (tx.stop).
-	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: gc.cache}
-	bg := &tx{ctx: context.Background(), d: gc.sh.d, tx: g.tx, stmts: gc.stmts}
-	if _, err := bg.exec("SAVEPOINT member"); err != nil {
+	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: g.cache, lockRows: gc.pg, locked: g.locked, roundTrips: &gc.sh.trips}
+	bg := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, stmts: gc.stmts}
+	begin := "SAVEPOINT member"
+	if g.open { // PostgreSQL: the previous member's, released in the same round trip
+		begin = "RELEASE member; SAVEPOINT member"
+		g.open = false
+	}
+	gc.trip(tripSavepoint)
+	if _, err := bg.exec(begin); err != nil {
 		g.broken = err
 		return
 	}
 	undo := func() {
-		gc.cache.memberUndone()
+		g.cache.memberUndone()
+		if gc.pg {
+			gc.trip(tripSavepoint)
+			if _, err := bg.exec("ROLLBACK TO member; RELEASE member"); err != nil {
+				g.broken = err
+			}
+			return
+		}
 		if _, err := bg.exec("ROLLBACK TO member"); err != nil {
 			g.broken = err
 			return
@@ -329,12 +408,16 @@ func (gc *groupCommit) run(g *group, m *member) {
 		undo()
 	case err != nil:
 		m.fnErr = err
+		m.retry = gc.pg && t.retry
 		undo()
+	case gc.pg: // released with the next member's savepoint, or committed
+		g.open = true
+		m.ran = true
 	default:
 		if _, err := bg.exec("RELEASE member"); err != nil {
 			g.broken = err
 		} else {
-			gc.cache.memberKept()
+			g.cache.memberKept()
 			m.ran = true
 		}
 	}
@@ -360,20 +443,31 @@ func callMember(fn func(*tx) error, t *tx) (panicked any, err error) {
 // broken transaction), then each member's result.
 func (gc *groupCommit) commit(g *group) {
 	var err error
+	retry := false
 	if g.broken != nil {
 		g.tx.Rollback() // SQLite has rolled it back already
-		gc.cache.reset()
+		gc.trip(tripRollback)
+		g.cache.reset()
 	} else if err = g.tx.Commit(); err != nil {
+		gc.trip(tripCommit)
+		// PostgreSQL aborted the group as a whole (a deadlock or a
+		// serialisation failure at commit): its members run again.
+		retry = gc.pg && classify(err) == errRetry
 		err = fmt.Errorf("sqlstore: commit: %w", err)
-		gc.cache.reset()
+		g.cache.reset()
 	} else {
+		gc.trip(tripCommit)
 		gc.commits.Add(1)
 		gc.members.Add(int64(len(g.members)))
 	}
 	for _, m := range g.members {
 		switch {
+		case m.retry:
+			m.rerun, m.result = true, m.fnErr
 		case m.fnErr != nil:
 			m.result = m.fnErr
+		case retry:
+			m.rerun, m.result = true, err
 		case g.broken != nil:
 			m.rerun, m.result = true, fmt.Errorf("sqlstore: group transaction: %w", g.broken)
 		default:
@@ -385,6 +479,12 @@ func (gc *groupCommit) commit(g *group) {
 
 // finish releases g's connection and its members.
 func (gc *groupCommit) finish(g *group) {
+	if g.cancel != nil {
+		defer g.cancel()
+	}
+	if gc.pg && g.cache != nil {
+		gc.giveCache(g.cache)
+	}
 	if g.conn != nil {
 		if g.relaxed {
 			if _, err := g.conn.ExecContext(context.Background(), "PRAGMA synchronous=FULL"); err != nil {
@@ -402,12 +502,16 @@ func (gc *groupCommit) finish(g *group) {
 // next takes the next group waiting for the writer, or frees the writer
 // and returns nil: a group of bulk writes and a group of the others in
 // turn while both kinds wait.
-func (gc *groupCommit) next() *group {
+func (gc *groupCommit) next(done *group) *group {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
+	if done.bulk {
+		gc.bulkRunning--
+	}
 	switch {
-	case len(gc.turns) > 0 && (gc.bulkTurn || len(gc.queue) == 0):
+	case len(gc.turns) > 0 && gc.bulkRunning < gc.bulkRunners && (gc.bulkTurn || len(gc.queue) == 0):
 		gc.bulkTurn = false
+		gc.bulkRunning++
 		return gc.bulkGroup()
 	case len(gc.queue) > 0:
 		gc.bulkTurn = true
@@ -415,16 +519,16 @@ func (gc *groupCommit) next() *group {
 		gc.queue = gc.queue[1:]
 		return g
 	}
-	gc.busy = false
+	gc.running--
 	return nil
 }
 
 // bulkGroup takes waiting bulk writes, one per account in turn, until the
 // group holds bulkBudget points or maxGroup members.
 func (gc *groupCommit) bulkGroup() *group {
-	g := &group{}
+	g := &group{bulk: true}
 	points := 0
-	for len(gc.turns) > 0 && len(g.members) < maxGroup {
+	for len(gc.turns) > 0 && len(g.members) < gc.maxMembers {
 		account := gc.turns[0]
 		lane := gc.lanes[account]
 		m := lane[0]

@@ -10,18 +10,20 @@ import (
 	"github.com/matryer/is"
 )
 
-// TestPostgresBulkWritesLeaveAWriterFree: however many bulk writes a
-// server is asked for, at most pgBulkWriters of them run at once, and the
-// other writer slots stay free for the other writes: a one-point report
-// commits while bulk writes wait.
-func TestPostgresBulkWritesLeaveAWriterFree(t *testing.T) {
+// TestPostgresBulkWritesLeaveARunnerFree: however many bulk writes a
+// server is asked for, at most pgGroupRunners-1 groups of them run at
+// once, and the other group runner stays free for the other writes: a
+// one-point report commits while bulk writes wait.
+func TestPostgresBulkWritesLeaveARunnerFree(t *testing.T) {
 	is := is.New(t)
 	s := openPostgresForTest(t)
+	const bulkRunners = pgGroupRunners - 1
+	const writes = bulkRunners + 2
 	bulk := fleet.WithWriteCost(context.Background(), fleet.WriteCost{AccountID: "acc_heavy", Points: fleet.MaxPointsPerBulkBatch})
 	release := make(chan struct{})
-	entered := make(chan struct{}, pgWriters)
+	entered := make(chan struct{}, writes)
 	var wg sync.WaitGroup
-	for range pgWriters {
+	for range writes {
 		wg.Go(func() {
 			err := s.Update(bulk, func(tx fleet.Tx) error {
 				entered <- struct{}{}
@@ -33,7 +35,7 @@ func TestPostgresBulkWritesLeaveAWriterFree(t *testing.T) {
 			}
 		})
 	}
-	for range pgBulkWriters {
+	for range bulkRunners {
 		<-entered
 	}
 	// Bounded only so that a failure ends: the write must not wait for
@@ -44,10 +46,10 @@ func TestPostgresBulkWritesLeaveAWriterFree(t *testing.T) {
 	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateAccount(a) })) // while bulk writes run and wait
 	select {
 	case <-entered:
-		t.Fatalf("more than %d bulk writes ran at once", pgBulkWriters)
+		t.Fatalf("more than %d bulk writes ran at once", bulkRunners)
 	default:
 	}
 	close(release)
 	wg.Wait()
-	is.Equal(len(entered), pgWriters-pgBulkWriters) // the others ran once the first were done
+	is.Equal(len(entered), writes-bulkRunners) // the others ran once the first were done
 }

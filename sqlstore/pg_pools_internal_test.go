@@ -35,3 +35,20 @@ func TestPostgresUpdatePlansWithIndexes(t *testing.T) {
 	is.Equal(pools["serializable"].MaxOpenConnections, pgWriters)
 	is.Equal(pools["main"].MaxOpenConnections+pgWriters, postgresConns) // the server's connections in all
 }
+
+// TestPostgresLocationWritesRunReadCommitted: a location write (one whose
+// context carries a fleet.WriteCost) runs in a group commit, at READ
+// COMMITTED, on the group pool; other writes stay SERIALIZABLE.
+func TestPostgresLocationWritesRunReadCommitted(t *testing.T) {
+	is := is.New(t)
+	s := openPostgresForTest(t)
+	located := func(ctx context.Context, fn func(fleet.Tx) error) error {
+		return s.Update(fleet.WithWriteCost(ctx, fleet.WriteCost{AccountID: "acc_x", Points: 1}), fn)
+	}
+	is.Equal(setting(t, located, "transaction_isolation"), "read committed")
+	is.Equal(setting(t, s.Update, "transaction_isolation"), "serializable")
+	is.Equal(s.PoolStats()["group"].MaxOpenConnections, pgGroupRunners)
+	commits, members := s.WriteGroups()
+	is.Equal(commits, int64(1)) // the location write's group, alone
+	is.Equal(members, int64(1))
+}

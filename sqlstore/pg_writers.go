@@ -3,7 +3,9 @@ package sqlstore
 import "context"
 
 // pgWriters is how many of a server's SERIALIZABLE write transactions run
-// on PostgreSQL at once; the others wait their turn. Transactions that run
+// on PostgreSQL at once; the others wait their turn. Location writes do
+// not take these slots: they run in group commits (group_postgres.go),
+// and the figures below are from when they did. Transactions that run
 // together on the same rows, or on the same index pages (PostgreSQL's
 // predicate locks cover a page once they hold a few of its rows), abort
 // each other, are run again, and under 32 concurrent single-point reports
@@ -13,21 +15,6 @@ import "context"
 // aborted each other past their attempts (dozens of 503s a minute at
 // 300 reports a second, p99 above 1 s, where 4 each gave p99 60-80 ms).
 const pgWriters = 4
-
-// pgBulkWriters is how many of those slots bulk writes (location batches
-// of bulkPoints or more, by their fleet.WriteCost) may hold at once: all
-// but one, which is kept for every other write, so that bulk uploads,
-// whose transactions hold a slot for a second or more each, cannot make a
-// one-point report wait for one of them to end (SQLite's writer takes
-// turns instead: group.go). An account's own bulk batches come one at a
-// time from each server (fleet's bulk gate); bulk transactions of one
-// account running together abort each other (their predicate locks grow
-// to whole pages), and four at once ran out of attempts (503s) in
-// BenchmarkOtherTenantWritesVolume/postgres before that gate. Several
-// accounts' bulk batches may still run together: a server writing one
-// bulk batch at a time of any account served the other account's reports
-// no better in that benchmark.
-const pgBulkWriters = pgWriters - 1
 
 // writerGate is a counting semaphore of n slots (newWriterGate).
 type writerGate chan struct{}

@@ -111,6 +111,7 @@ const refundQuotaSQL = `UPDATE quotas SET used = GREATEST(used - $2::bigint, 0)
 // that they need no batcher.
 func (e *pgEngine) takeQuotaNPostgres(ctx context.Context, subject string, n, limit int, now time.Time) (fleet.Quota, error) {
 	var ws, used, taken int64
+	e.trips.add(tripStatement)
 	err := e.fast.QueryRowContext(ctx, takeQuotaNSQL, subject, toDB(now), int64(n), int64(limit),
 		fleet.QuotaWindow.Microseconds(), toDB(time.Time{})).Scan(&ws, &used, &taken)
 	if err != nil {
@@ -123,6 +124,7 @@ func (e *pgEngine) takeQuotaNPostgres(ctx context.Context, subject string, n, li
 
 // refundQuotaPostgres runs refundQuotaSQL.
 func (e *pgEngine) refundQuotaPostgres(ctx context.Context, subject string, n int, reset time.Time) error {
+	e.trips.add(tripStatement)
 	_, err := e.fast.ExecContext(ctx, refundQuotaSQL, subject, int64(n), toDB(reset.Add(-fleet.QuotaWindow)))
 	return err
 }
@@ -346,6 +348,7 @@ func (e *pgEngine) sendQuotaGroups(groups []*quotaGroup) error {
 	b := &e.quotaBatch
 	b.trips.Add(1)
 	b.sent.Add(int64(len(groups)))
+	e.shared.trips.add(tripStatement) // one statement, or one per limit of a subject
 	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
 	defer cancel()
 	var statements [][]quotaTake

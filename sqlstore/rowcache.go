@@ -81,6 +81,9 @@ func newRowCache() *rowCache {
 
 // reset forgets every row.
 func (c *rowCache) reset() {
+	if c == nil {
+		return
+	}
 	c.vehicles = map[string]fleet.Vehicle{}
 	c.trips = map[string]latestTrip{}
 	c.alerts = map[string]int64{}
@@ -91,6 +94,9 @@ func (c *rowCache) reset() {
 // when conn is not the connection the cache follows or when another
 // connection has committed to the file since the last check.
 func (c *rowCache) check(conn *sql.Conn, t *sql.Tx) error {
+	if c == nil {
+		return nil
+	}
 	var dc any
 	if err := conn.Raw(func(d any) error { dc = d; return nil }); err != nil {
 		return err
@@ -108,9 +114,16 @@ func (c *rowCache) check(conn *sql.Conn, t *sql.Tx) error {
 
 // memberKept ends a member's changes with them kept (its savepoint was
 // released); memberUndone undoes them (its savepoint was rolled back).
-func (c *rowCache) memberKept() { c.undo = c.undo[:0] }
+func (c *rowCache) memberKept() {
+	if c != nil {
+		c.undo = c.undo[:0]
+	}
+}
 
 func (c *rowCache) memberUndone() {
+	if c == nil {
+		return
+	}
 	for i := len(c.undo) - 1; i >= 0; i-- {
 		c.undo[i]()
 	}

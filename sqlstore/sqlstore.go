@@ -227,11 +227,12 @@ func (s *Store) View(ctx context.Context, fn func(fleet.Tx) error) error {
 
 // PoolStats returns the figures of the store's connection pools, by name:
 // "read" and "write" on SQLite (the readers' pool and the one writer),
-// "main" and "serializable" on PostgreSQL (pools of pgx connections through
-// database/sql; the second runs Update's transactions).
+// "main", "group" and "serializable" on PostgreSQL (pools of pgx
+// connections through database/sql; "group" runs the group commits of
+// location writes, "serializable" Update's other transactions).
 func (s *Store) PoolStats() map[string]sql.DBStats { return s.eng.poolStats() }
 
-// WriteGroups reports, on SQLite, how many group commits the store has made
-// and how many write transactions they carried (their ratio is the mean
-// group size); zeros on PostgreSQL.
+// WriteGroups reports how many group commits the store has made and how
+// many write transactions they carried (their ratio is the mean group
+// size): every write on SQLite, location writes on PostgreSQL.
 func (s *Store) WriteGroups() (commits, transactions int64) { return s.eng.writeGroups() }

@@ -37,6 +37,18 @@ type tx struct {
 	// itself (keeping).
 	cache *rowCache
 	keeps tableSet
+	// lockRows is set for a PostgreSQL group member's transaction, which
+	// runs at READ COMMITTED (group_postgres.go): the reads on which a
+	// write depends lock their rows (a vehicle FOR UPDATE, the account's
+	// alert configuration FOR SHARE), so that the members of two groups
+	// that write the same rows take turns.
+	lockRows bool
+	// locked holds the vehicles the member's group has locked already
+	// (lockVehicles): reading one needs no lock of its own.
+	locked map[string]bool
+	// roundTrips counts the round trips the transaction sends (roundtrips.go),
+	// or is nil.
+	roundTrips *roundTrips
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
@@ -93,6 +105,7 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 		return nil, err
 	}
 	t.guard(query)
+	t.roundTrips.add(tripStatement)
 	if st := t.stmt(query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}
@@ -105,6 +118,7 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 		return nil, err
 	}
 	t.guard(query)
+	t.roundTrips.add(tripStatement)
 	if st := t.stmt(query); st != nil {
 		return st.QueryContext(t.ctx, args...)
 	}
@@ -118,6 +132,7 @@ func (t *tx) queryRow(query string, args ...any) *sql.Row {
 		return t.tx.QueryRowContext(t.stop, q, args...) // carries the context's error
 	}
 	t.guard(q)
+	t.roundTrips.add(tripStatement)
 	if st := t.stmt(q); st != nil {
 		return st.QueryRowContext(t.ctx, args...)
 	}
@@ -186,15 +201,18 @@ func (t *tx) savepoint(fn func() error) error {
 	}
 	t.savepoints++
 	sp := fmt.Sprintf("sp%d", t.savepoints)
+	t.roundTrips.add(tripSavepoint)
 	if _, err := t.tx.ExecContext(t.ctx, "SAVEPOINT "+sp); err != nil {
 		return t.failed(err)
 	}
 	if err := fn(); err != nil {
+		t.roundTrips.add(tripSavepoint)
 		if _, rerr := t.tx.ExecContext(t.ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
 			return t.failed(errors.Join(err, rerr))
 		}
 		return err
 	}
+	t.roundTrips.add(tripSavepoint)
 	_, err := t.tx.ExecContext(t.ctx, "RELEASE SAVEPOINT "+sp)
 	return t.failed(err)
 }

@@ -118,7 +118,11 @@ func (t *tx) Vehicle(accountID, id string) (fleet.Vehicle, error) {
 			return v.Clone(), nil
 		}
 	}
-	v, err := scanVehicle(t.queryRow(`SELECT `+vehicleColumns+` FROM vehicles v WHERE v.id = ? AND v.account_id = ?`, id, accountID))
+	lock := ""
+	if t.lockRows && !t.locked[id] {
+		lock = t.d.forUpdate // group_postgres.go
+	}
+	v, err := scanVehicle(t.queryRow(`SELECT `+vehicleColumns+` FROM vehicles v WHERE v.id = ? AND v.account_id = ?`+lock, id, accountID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fleet.Vehicle{}, fleet.NotFound("vehicle", id)
 	}
