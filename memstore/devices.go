@@ -176,12 +176,5 @@ func (s *Store) PurgeUnknownDevices(ctx context.Context, before time.Time) (int,
 	dt := s.dv
 	dt.unknownMu.Lock()
 	defer dt.unknownMu.Unlock()
-	n := 0
-	for k, u := range dt.unknown {
-		if u.LastSeen.Before(before) {
-			delete(dt.unknown, k)
-			n++
-		}
-	}
-	return n, nil
+	return deleteWhere(dt.unknown, func(u fleet.UnknownDevice) bool { return u.LastSeen.Before(before) }), nil
 }

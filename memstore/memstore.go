@@ -299,42 +299,34 @@ func (s *Store) DeleteIdempotency(ctx context.Context, keyID, idemKey string) er
 func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int, error) {
 	s.idemMu.Lock()
 	defer s.idemMu.Unlock()
+	return deleteWhere(s.idem, func(rec fleet.IdempotencyRecord) bool { return rec.CreatedAt.Before(before) }), nil
+}
+
+// deleteWhere deletes the entries of m whose value old says is old, and
+// returns how many it deleted: the purges of the store's maps.
+func deleteWhere[K comparable, V any](m map[K]V, old func(V) bool) int {
 	n := 0
-	for slot, rec := range s.idem {
-		if rec.CreatedAt.Before(before) {
-			delete(s.idem, slot)
+	for k, v := range m {
+		if old(v) {
+			delete(m, k)
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // PurgeQuota implements fleet.Store.
 func (s *Store) PurgeQuota(ctx context.Context, before time.Time) (int, error) {
 	s.quotaMu.Lock()
 	defer s.quotaMu.Unlock()
-	n := 0
-	for subject, st := range s.quota {
-		if st.WindowStart.Add(fleet.QuotaWindow).Before(before) {
-			delete(s.quota, subject)
-			n++
-		}
-	}
-	return n, nil
+	return deleteWhere(s.quota, func(st *fleet.QuotaState) bool { return st.WindowStart.Add(fleet.QuotaWindow).Before(before) }), nil
 }
 
 // PurgeUsage implements fleet.Store.
 func (s *Store) PurgeUsage(ctx context.Context, before time.Time) (int, error) {
 	s.usageMu.Lock()
 	defer s.usageMu.Unlock()
-	n := 0
-	for slot, u := range s.usage {
-		if u.Hour.Before(before) {
-			delete(s.usage, slot)
-			n++
-		}
-	}
-	return n, nil
+	return deleteWhere(s.usage, func(u fleet.Usage) bool { return u.Hour.Before(before) }), nil
 }
 
 // Ping implements fleet.Store.

@@ -45,12 +45,5 @@ func (s *Store) TakeStreamToken(ctx context.Context, hash [32]byte, now time.Tim
 func (s *Store) PurgeStreamTokens(ctx context.Context, before time.Time) (int, error) {
 	s.tokMu.Lock()
 	defer s.tokMu.Unlock()
-	n := 0
-	for h, t := range s.tokens.m {
-		if t.ExpiresAt.Before(before) {
-			delete(s.tokens.m, h)
-			n++
-		}
-	}
-	return n, nil
+	return deleteWhere(s.tokens.m, func(t fleet.StreamToken) bool { return t.ExpiresAt.Before(before) }), nil
 }
