@@ -259,7 +259,7 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, us fleet
 }
 
 // webhookDone leads back to the webhooks page (at the endpoint, when it
-// still exists) with a notice for this session.
+// still exists) with a notice shown once to the person signed in (noticeOnce).
 func (h *Handler) webhookDone(w http.ResponseWriter, r *http.Request, id, notice string) {
 	to := "/webhooks?notice=" + h.noticeOnce(r, notice)
 	if id != "" {
