@@ -56,7 +56,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
 	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
-	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol (osmand 5055, teltonika 5027, gt06 5023, h02 5013, queclink 5004, gps103 5001) on its conventional port on the host of --addr; teltonika, h02 and queclink on UDP too (off when empty)")
+	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol on its conventional port on the host of --addr ("+conventionalPorts()+"; off when empty)")
 	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: close at once device connections beyond `N` open, all listeners together")
 	deviceMaxPerAddr := fs.Int("device-max-connections-per-address", fleetdevice.DefaultMaxConnsPerAddr, "with --devices: close at once device connections beyond `N` open from one IP address (IPv6: one /64); a fleet behind a carrier's NAT may need more")
 	secretsKeyFile := fs.String("secrets-key-file", "", "the key file (`PATH`) that seals webhook signing secrets in the store: base64 keys, newest first (SQLite: the database's path + .key, made on first start; PostgreSQL: required once a webhook exists)")
@@ -299,6 +299,24 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		log.Info("stopped")
 		return nil
 	}
+}
+
+// conventionalPorts lists what --devices all serves, as fleetdevice says
+// it: "osmand 5055, teltonika 5027 tcp+udp, ...".
+func conventionalPorts() string {
+	all, err := fleetdevice.ParseEndpoints("all", "")
+	if err != nil {
+		panic(err) // "all" is fleetdevice's own list
+	}
+	parts := make([]string, len(all))
+	for i, e := range all {
+		_, port, _ := net.SplitHostPort(e.Addr)
+		parts[i] = e.Protocol + " " + port
+		if e.UDP {
+			parts[i] += " tcp+udp"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // shutdownGrace is how long a graceful stop waits for the requests and
