@@ -49,6 +49,9 @@ func TestDemoOnLoopbackIsALocalDemo(t *testing.T) {
 			key := s.stdout.waitFor(t, regexp.MustCompile(`API key \(shown once\): (\S+)`))
 			email := s.stdout.waitFor(t, regexp.MustCompile(`sign in as (\S+) with the password`))
 			password := s.stdout.waitFor(t, regexp.MustCompile(`with the password (\S+)`))
+			// The start ends with the dashboard's line, printed just after
+			// the one start waits for: read the output once it is there.
+			s.stdout.waitFor(t, regexp.MustCompile(`^(dashboard at) `))
 			out := s.stdout.String()
 			if c.banner != "" {
 				is.True(strings.HasPrefix(out, c.banner+"\n")) // said first, before the key

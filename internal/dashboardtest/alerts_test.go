@@ -29,7 +29,7 @@ func TestAlertsReadInWords(t *testing.T) {
 	_, err = w.svc.CreateAlertRule(ctx, p, fleet.AlertRule{Type: fleet.AlertGeofenceExit, Severity: fleet.SeverityInfo, GeofenceID: depot.ID}, nil)
 	is.NoErr(err)
 	fast, slow := 95.0, 30.0
-	now := time.Now().UTC()
+	now := w.now().UTC()
 	_, err = w.svc.IngestLocations(ctx, p, w.vehicle.ID, []fleet.Point{ // out of the depot, too fast
 		{Latitude: 52.5205, Longitude: 13.4100, Timestamp: now.Add(-20 * time.Second), Speed: &slow},
 		{Latitude: 52.5400, Longitude: 13.4300, Timestamp: now.Add(-10 * time.Second), Speed: &fast},

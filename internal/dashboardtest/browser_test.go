@@ -78,6 +78,9 @@ var tile = func() []byte {
 }()
 
 type world struct {
+	// now is the service's clock (middayClock): the times a test makes
+	// come from it, never from time.Now.
+	now     func() time.Time
 	svc     *fleet.Service
 	srv     *httptest.Server
 	account fleet.Account
@@ -106,7 +109,8 @@ func serveWith(t *testing.T, cfg setup) *world {
 	if cfg.plan == "" {
 		cfg.plan = fleet.PlanPro
 	}
-	svc := fleet.NewService(memstore.New(), fleet.Options{Webhooks: fleet.WebhookOptions{Insecure: cfg.insecureWebhooks}})
+	now := middayClock(t, testZone)
+	svc := fleet.NewService(memstore.New(), fleet.Options{Now: now, Webhooks: fleet.WebhookOptions{Insecure: cfg.insecureWebhooks}})
 	op := svc.Operator()
 	a, nk, err := op.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: cfg.plan})
 	if err != nil {
@@ -126,7 +130,7 @@ func serveWith(t *testing.T, cfg setup) *world {
 		t.Fatal(err)
 	}
 	speed := 42.0
-	if _, err := svc.IngestLocations(ctx, p, v.ID, []fleet.Point{{Latitude: 52.5200, Longitude: 13.4050, Timestamp: time.Now().Add(-time.Minute).UTC(), Speed: &speed}}); err != nil {
+	if _, err := svc.IngestLocations(ctx, p, v.ID, []fleet.Point{{Latitude: 52.5200, Longitude: 13.4050, Timestamp: now().Add(-time.Minute).UTC(), Speed: &speed}}); err != nil {
 		t.Fatal(err)
 	}
 	for i, name := range []string{"Van 2", "Van 3", hostileName} { // around the truck, so that its move stays in view
@@ -135,7 +139,7 @@ func serveWith(t *testing.T, cfg setup) *world {
 			t.Fatal(err)
 		}
 		zero := 0.0
-		if _, err := svc.IngestLocations(ctx, p, w.ID, []fleet.Point{{Latitude: []float64{52.50, 52.545, 52.505}[i], Longitude: []float64{13.36, 13.45, 13.44}[i], Timestamp: time.Now().Add(-time.Minute).UTC(), Speed: &zero}}); err != nil {
+		if _, err := svc.IngestLocations(ctx, p, w.ID, []fleet.Point{{Latitude: []float64{52.50, 52.545, 52.505}[i], Longitude: []float64{13.36, 13.45, 13.44}[i], Timestamp: now().Add(-time.Minute).UTC(), Speed: &zero}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +163,27 @@ func serveWith(t *testing.T, cfg setup) *world {
 	t.Cleanup(srv.Close)
 	web = fleetweb.New(svc, fleetweb.Options{InsecureCookies: true, MapTiles: srv.URL + "/tiles/{z}/{x}/{y}.png", MapAttribution: "test tiles",
 		Signup: cfg.signup})
-	return &world{svc: svc, srv: srv, account: a, seedKey: nk.Secret, vehicle: v}
+	return &world{now: now, svc: svc, srv: srv, account: a, seedKey: nk.Secret, vehicle: v}
+}
+
+// testZone is the time zone the browser tests live in (the browser's, by
+// emulation, where a page shows a day).
+const testZone = "America/New_York"
+
+// middayClock is a clock that runs at the real pace from 12:00 of today in
+// zone: a test that makes reports "40 minutes ago" and looks at today's page
+// in zone finds them in that day whatever the hour it runs at (from real
+// time, such a report made at 00:20 would fall on yesterday).
+func middayClock(t *testing.T, zone string) func() time.Time {
+	t.Helper()
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	y, m, d := started.In(loc).Date()
+	offset := time.Date(y, m, d, 12, 0, 0, 0, loc).Sub(started)
+	return func() time.Time { return time.Now().Add(offset) }
 }
 
 // api calls the API with a key and returns the status and the body.
@@ -274,7 +298,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	var markerLat float64
 	b.eval("read the marker", fmt.Sprintf(`window.fleetMap.markers[%q].getLatLng().lat`, w.vehicle.ID), &markerLat)
 	is.Equal(markerLat, 52.52)
-	point := fmt.Sprintf(`{"locations":[{"latitude":52.5301,"longitude":13.4202,"timestamp":%q,"speed":55}]}`, time.Now().UTC().Format(time.RFC3339Nano))
+	point := fmt.Sprintf(`{"locations":[{"latitude":52.5301,"longitude":13.4202,"timestamp":%q,"speed":55}]}`, w.now().UTC().Format(time.RFC3339Nano))
 	status, _ = w.api(t, "POST", "/v1/vehicles/"+w.vehicle.ID+"/locations", w.seedKey, point)
 	is.True(status == 200 || status == 201 || status == 202) // accepted
 	b.run("watch the vehicle move",

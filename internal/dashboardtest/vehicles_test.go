@@ -39,7 +39,7 @@ func (w *world) trucks(t *testing.T, n int) (fleet.Vehicle, time.Time) {
 	if _, err := w.svc.CreateDevice(ctx, p, fleet.Device{Identifier: "862010000000042", VehicleID: v.ID, Name: "Trailer tracker"}); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now().UTC().Truncate(time.Minute).Add(-40 * time.Minute)
+	start := w.now().UTC().Truncate(time.Minute).Add(-40 * time.Minute)
 	var pts []fleet.Point
 	fast, still := 40.0, 0.0
 	for i := range 10 {
@@ -60,16 +60,17 @@ func (w *world) trucks(t *testing.T, n int) (fleet.Vehicle, time.Time) {
 		t.Fatal(err)
 	}
 	if _, err := w.svc.CreateWorkOrder(ctx, p, fleet.WorkOrder{VehicleID: v.ID, Title: "Brake inspection", Priority: fleet.PriorityHigh,
-		DueDate: time.Now().AddDate(0, 0, 7).Format(time.DateOnly), AssignedTo: "Depot workshop"}); err != nil {
+		DueDate: w.now().AddDate(0, 0, 7).Format(time.DateOnly), AssignedTo: "Depot workshop"}); err != nil {
 		t.Fatal(err)
 	}
 	return v, start
 }
 
-// dayClock is a time as a vehicle's page writes it for today in loc.
-func dayClock(t time.Time, loc *time.Location) string {
+// dayClock is a time as a vehicle's page writes it for today (at now) in
+// loc.
+func dayClock(t, now time.Time, loc *time.Location) string {
 	t = t.In(loc)
-	if y, m, d := time.Now().In(loc).Date(); t.Year() == y && t.Month() == m && t.Day() == d {
+	if y, m, d := now.In(loc).Date(); t.Year() == y && t.Month() == m && t.Day() == d {
 		return t.Format("15:04")
 	}
 	return t.Format("2 Jan 15:04")
@@ -86,7 +87,7 @@ func TestVehiclesInBrowser(t *testing.T) {
 		truck, start := w.trucks(t, 60)
 		b := open(t, w)
 		forgetHostile(t, w) // out of the screenshots: TestDashboardInBrowser shows that a name is text
-		const zone = "America/New_York"
+		const zone = testZone
 		b.run("live in New York", emulation.SetTimezoneOverride(zone))
 		ny, err := time.LoadLocation(zone)
 		is.NoErr(err)
@@ -141,14 +142,14 @@ func TestVehiclesInBrowser(t *testing.T) {
 		page = b.text()
 		for _, want := range []string{"B-FL 9", "MAN", "184,230 km", "Cab tracker", "356307042441013", "Teltonika", "not stored: no GPS fix",
 			"Reefer temperature above 5 °C.", "Brake inspection", "The day and its times are in " + zone,
-			"1 trip, ", dayClock(start, ny), dayClock(start.Add(9*time.Minute), ny), "still there"} {
+			"1 trip, ", dayClock(start, w.now(), ny), dayClock(start.Add(9*time.Minute), w.now(), ny), "still there"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the vehicle's page lacks %q", want)
 			}
 		}
 		var trip string
 		b.run("read the trip", chromedp.Text(`//table[@id="trips"]//tr[td]`, &trip))
-		is.True(strings.Contains(trip, dayClock(start, ny)))
+		is.True(strings.Contains(trip, dayClock(start, w.now(), ny)))
 		if width < 800 {
 			b.fitsPhone("vehicle", "Show the day", "Previous day")
 		}
@@ -157,10 +158,10 @@ func TestVehiclesInBrowser(t *testing.T) {
 		b.shot("vehicle")
 
 		// Another day, by the Day field: yesterday had no trips.
-		yesterday := time.Now().In(ny).AddDate(0, 0, -1).Format("01022006") // as a date field is typed in en-US
+		yesterday := w.now().In(ny).AddDate(0, 0, -1).Format("01022006") // as a date field is typed in en-US
 		b.run("choose yesterday", chromedp.SendKeys(byLabel("Day"), yesterday))
 		b.press("show the day", button("Show the day"))
-		is.True(strings.Contains(b.url(), "day="+time.Now().In(ny).AddDate(0, 0, -1).Format(time.DateOnly)))
+		is.True(strings.Contains(b.url(), "day="+w.now().In(ny).AddDate(0, 0, -1).Format(time.DateOnly)))
 		page = b.text()
 		is.True(strings.Contains(page, "No trips on this day."))
 		b.press("back to today", link("Today"))
