@@ -224,10 +224,11 @@ func checkGarbage(t *testing.T, p Protocol, buf []byte) {
 }
 
 // checkDecoded checks what any decoded message must be: positions in range
-// with finite values and times JSON can write, attributes JSON can write,
-// and an identifier that could be one.
+// with finite values and times JSON can write, attributes the API accepts
+// (checkAttrsSound), and an identifier that could be one.
 func checkDecoded(t *testing.T, m Message) {
 	t.Helper()
+	checkAttrsSound(t, &m)
 	if m.Identifier != "" && !identifierOK(m.Identifier) {
 		t.Fatalf("identifier %q", m.Identifier)
 	}
