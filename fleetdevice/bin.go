@@ -172,7 +172,7 @@ func binNum(p *Position, key string, v float64) {
 	if !binFinite(v) {
 		return
 	}
-	p.Attrs = append(p.Attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+	p.Attrs = attrAppend(p.Attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
 }
 
 func binBool(p *Position, key string, v bool) {
@@ -180,7 +180,7 @@ func binBool(p *Position, key string, v bool) {
 	if v {
 		a.Num = 1
 	}
-	p.Attrs = append(p.Attrs, a)
+	p.Attrs = attrAppend(p.Attrs, a)
 }
 
 // binStr adds a text; one the API would refuse (over 64 bytes, control
@@ -189,7 +189,7 @@ func binStr(p *Position, key, v string) {
 	if !attrTextOK(v) {
 		return
 	}
-	p.Attrs = append(p.Attrs, Attribute{Key: key, Kind: AttrString, Str: v})
+	p.Attrs = attrAppend(p.Attrs, Attribute{Key: key, Kind: AttrString, Str: v})
 }
 
 // binIO adds a numbered I/O element (named "io" + id, without a string of
@@ -197,10 +197,10 @@ func binStr(p *Position, key, v string) {
 // decimal string.
 func binIO(p *Position, id int, v int64) {
 	if v > 1<<53 || v < -(1<<53) {
-		p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: strconv.FormatInt(v, 10)})
+		p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: strconv.FormatInt(v, 10)})
 		return
 	}
-	p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
+	p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
 }
 
 // binAlarm adds an alarm word, joining it to those already set
@@ -227,7 +227,7 @@ func binAlarmAt(p *Position, at *int, alarm string) {
 func binAlarmIn(attrs []Attribute, at *int, alarm string) []Attribute {
 	if *at < 0 {
 		*at = len(attrs)
-		return append(attrs, Attribute{Key: attrAlarm, Kind: AttrString, Str: alarm})
+		return attrAppend(attrs, Attribute{Key: attrAlarm, Kind: AttrString, Str: alarm})
 	}
 	a := &attrs[*at]
 	a.Str = alarmJoin(a.Str, alarm)
@@ -243,7 +243,7 @@ func binSet(p *Position, a Attribute) {
 			return
 		}
 	}
-	p.Attrs = append(p.Attrs, a)
+	p.Attrs = attrAppend(p.Attrs, a)
 }
 
 // binFinite reports whether v is a finite number.

@@ -990,7 +990,7 @@ func (f *gtFrame) status(p *Position) {
 }
 
 // gtAlarmName is the common alarm word of a status block's alarm byte,
-// or "" (Gt06ProtocolDecoder.java:447-481 at 9e5c458ad0bf). Codes whose
+// or "" (Gt06ProtocolDecoder.java:449-481 at 9e5c458ad0bf). Codes whose
 // meaning Traccar takes from the device's model, which a server is told
 // by a setting rather than by the frame (0x09: tow on VL models, else
 // vibration; 0x18, 0x19, 0x28, 0x29, 0x30), and those with no common word
@@ -1331,7 +1331,7 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 }
 
 // gtModularAlarm is the common alarm word of an event module of type
-// 0x70, or "" (Gt06ProtocolDecoder.java:1438-1476: removing, power on and
+// 0x70, or "" (Gt06ProtocolDecoder.java:1461-1477: removing, power on and
 // power off have no common word; the event stays in "event").
 func gtModularAlarm(event byte) string {
 	switch event {

@@ -208,6 +208,9 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		case "charge":
 			setBool(p, attrCharging, strings.EqualFold(value, "true"))
 		case "driverUniqueId":
+			// accuracy, hdop, batt, charge, driverUniqueId: the names of
+			// Traccar's (OsmAndProtocolDecoder.java:155-159) in the
+			// vocabulary's.
 			setStr(p, attrDriverIdentifier, value)
 		default:
 			osmAndAttr(p, key, value)
@@ -260,7 +263,8 @@ func osmAndNumber(key, value string) (float64, error) {
 	return v, nil
 }
 
-// osmAndAttr sets an attribute of another parameter, under its name in
+// osmAndAttr sets an attribute of another parameter (Traccar keeps them
+// under their names, OsmAndProtocolDecoder.java:160-171), under its name in
 // snake_case ("fuelRate" → "fuel_rate"; a name that cannot be one is left
 // out): a number if it is one, true or false, else the string. A name of
 // the common vocabulary (API.md §14: "ignition", "alarm", "power_v"...)
@@ -469,7 +473,7 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 	}
 	if loc.Odometer != nil {
 		// Metres, whole as Traccar reads them (OsmAndProtocolDecoder.java:
-		// 251-253).
+		// 254-256).
 		setNum(p, attrOdometerKm, math.Trunc(*loc.Odometer)/1000)
 	}
 	if loc.Mock != nil {

@@ -304,7 +304,7 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 		Attrs: p.Attrs,
 	}
 	binNum(p, "priority", float64(priority))
-	p.Attrs = append(p.Attrs, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(event)})
+	p.Attrs = attrAppend(p.Attrs, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(event)})
 	st := tkState{alarm: -1, odometer: -1, hours: -1, m: m}
 
 	attrs := p.Attrs // kept in a register across the elements
@@ -336,7 +336,34 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 			default:
 				v = binary.BigEndian.Uint64(e)
 			}
-			attrs = tkElement(attrs, &st, id, size, v)
+			// The most common elements here, the others in tkElement:
+			// a call per element costs as much as naming it.
+			if id < len(tkNames) {
+				e := &tkNames[id]
+				switch e.op {
+				case tkUnsigned:
+					n := float64(tkField(v, size, int(e.width)))
+					if e.div != 1 { // a division costs more than the branch
+						n /= e.div
+					}
+					attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: n})
+					continue
+				case tkBool:
+					attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrBool, Num: float64(min(tkField(v, size, int(e.width)), 1))})
+					continue
+				case tkNumbered:
+				default:
+					attrs = tkElement(attrs, &st, id, size, v, e)
+					continue
+				}
+			}
+			// Numbered: unsigned as Traccar reads it, an 8-byte value
+			// signed.
+			if x := int64(v); x <= 1<<53 && x >= -(1<<53) {
+				attrs = attrAppend(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(x)})
+			} else {
+				attrs = tkBig(attrs, st.m, id, x)
+			}
 		}
 	}
 	p.Attrs = attrs
@@ -348,7 +375,7 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 			if r.bad {
 				return false
 			}
-			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+			p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
 		}
 	}
 	if wide {
@@ -397,7 +424,7 @@ func (st *tkState) prefer(attrs []Attribute, at *int, had *bool, key string, v f
 	switch {
 	case *at < 0:
 		*at = len(attrs)
-		attrs = append(attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+		attrs = attrAppend(attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
 	case preferred || !*had:
 		attrs[*at].Num = v
 	default:
@@ -417,7 +444,7 @@ const (
 	tkBool                 // a boolean: the value > 0
 	tkAlarmSet             // the alarm word when the value > 0
 	tkAlarmOne             // the alarm word when the value is 1
-	tkSpecial              // tkElementSpecial
+	tkSpecial              // more than a number: tkElement by the id
 )
 
 // tkName is the common name of an I/O element and how its value becomes
@@ -433,7 +460,7 @@ type tkName struct {
 // tkNames is API.md §14's table of Teltonika's I/O elements (FMB, FMC,
 // FMM families), indexed by id: the common name, the unit's conversion,
 // and the bytes Traccar's decoder reads of each
-// (TeltonikaProtocolDecoder.java:193-266 at 9e5c458ad0bf, which names
+// (TeltonikaProtocolDecoder.java:188-293 at 9e5c458ad0bf, which names
 // the same elements, some only for the models a server is told; the
 // table here is for any model). A fixed array and string constants, so
 // that naming an element is an index and allocates nothing.
@@ -481,71 +508,43 @@ var tkNames = func() (t [256]tkName) {
 }()
 
 // tkElement adds the I/O element id of size bytes and value v to attrs,
-// a position's: by its name in the common vocabulary, in its unit
-// (tkNames), or numbered ("io" and id) when it has none.
-func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64) []Attribute {
-	if id < len(tkNames) && tkNames[id].op != tkNumbered {
-		e := &tkNames[id]
-		x := tkField(v, size, int(e.width))
-		switch e.op {
-		case tkUnsigned:
-			return append(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(x) / e.div})
-		case tkBool:
-			return append(attrs, Attribute{Key: e.name, Kind: AttrBool, Num: float64(min(x, 1))})
-		case tkSigned8:
-			return append(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(int8(x)) / e.div})
-		case tkAlarmSet:
-			if x > 0 {
-				attrs = binAlarmIn(attrs, &st.alarm, e.name)
-			}
-			return attrs
-		case tkAlarmOne:
-			if x == 1 {
-				attrs = binAlarmIn(attrs, &st.alarm, e.name)
-			}
-			return attrs
-		case tkSpecial:
-			if out, ok := tkElementSpecial(attrs, st, id, size, v, x, e); ok {
-				return out
-			}
+// a position's, by its name e in the common vocabulary, in its unit, for
+// the elements tkRecord does not add itself (it adds the plain numbers
+// and booleans, and those with no common name).
+func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName) []Attribute {
+	x := tkField(v, size, int(e.width))
+	switch e.op {
+	case tkSigned8:
+		return attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(int8(x)) / e.div})
+	case tkAlarmSet:
+		if x > 0 {
+			attrs = binAlarmIn(attrs, &st.alarm, e.name)
 		}
+		return attrs
+	case tkAlarmOne:
+		if x == 1 {
+			attrs = binAlarmIn(attrs, &st.alarm, e.name)
+		}
+		return attrs
 	}
-	// Unsigned as Traccar reads it, an 8-byte value signed; one that a
-	// float64 would not hold exactly (11, the SIM's ICCID) as its decimal
-	// text, the string the connection made last time when it is the same.
-	if x := int64(v); x > 1<<53 || x < -(1<<53) {
-		var buf [20]byte
-		return append(attrs, Attribute{IO: id, Kind: AttrString, Str: st.m.strs.get(strconv.AppendInt(buf[:0], x, 10))})
-	}
-	return append(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(int64(v))})
-}
-
-// tkElementSpecial adds the elements whose value is more than a number:
-// the odometers and engine hours, of which the vehicle's count prevails
-// over the device's; the temperatures, whose status codes are not
-// temperatures; the driver's key; green driving's three alarms. x is the
-// value as e says to read it. ok is false when the element is to be
-// numbered.
-func tkElementSpecial(attrs []Attribute, st *tkState, id, size int, v, x uint64, e *tkName) (_ []Attribute, ok bool) {
 	switch id {
 	case 16, 87:
-		attrs = st.prefer(attrs, &st.odometer, &st.odometerCAN, e.name, float64(x)/e.div, id == 87)
+		return st.prefer(attrs, &st.odometer, &st.odometerCAN, e.name, float64(x)/e.div, id == 87)
 	case 102, 103:
-		attrs = st.prefer(attrs, &st.hours, &st.hoursVehicle, e.name, float64(x)/e.div, id == 102)
+		return st.prefer(attrs, &st.hours, &st.hoursVehicle, e.name, float64(x)/e.div, id == 102)
 	case 72, 73, 74, 75:
 		// Signed. Outside the sensors' range (-55 to 125 °C) the value is
 		// a status (3000 not ready, 4000 not found, 5000 failed...), not a
 		// temperature: it stays numbered.
-		t := int32(x)
-		if t < -550 || t > 1250 {
-			return attrs, false
+		if t := int32(x); t >= -550 && t <= 1250 {
+			return attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(t) / e.div})
 		}
-		attrs = append(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(t) / e.div})
+		return attrAppend(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
 	case 78:
 		// 8 bytes little-endian, in hexadecimal as Traccar writes it; 0
 		// is no key.
 		if size == 8 && v != 0 {
-			attrs = append(attrs, Attribute{Key: e.name, Kind: AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
+			attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
 		}
 	case 253:
 		switch x {
@@ -557,19 +556,27 @@ func tkElementSpecial(attrs []Attribute, st *tkState, id, size int, v, x uint64,
 			attrs = binAlarmIn(attrs, &st.alarm, alarmHardCornering)
 		}
 	}
-	return attrs, true
+	return attrs
+}
+
+// tkBig adds a numbered element whose value a float64 would not hold
+// exactly (11, the SIM's ICCID) as its decimal text, the string the
+// connection made last time when it is the same value.
+func tkBig(attrs []Attribute, m *Message, id int, x int64) []Attribute {
+	s := m.strs.number(uint64(x), 'd', func(b []byte) []byte { return strconv.AppendInt(b, x, 10) })
+	return attrAppend(attrs, Attribute{IO: id, Kind: AttrString, Str: s})
 }
 
 // tkHexUpper is v as 16 upper-case hexadecimal digits (Traccar's form of
 // an iButton), the string m made last time when it is the same.
 func tkHexUpper(m *Message, v uint64) string {
-	const digits = "0123456789ABCDEF"
-	var b [16]byte
-	for i := 15; i >= 0; i-- {
-		b[i] = digits[v&15]
-		v >>= 4
-	}
-	return m.strs.get(b[:])
+	return m.strs.number(v, 'X', func(b []byte) []byte {
+		const digits = "0123456789ABCDEF"
+		for i := 60; i >= 0; i -= 4 {
+			b = append(b, digits[v>>uint(i)&15])
+		}
+		return b
+	})
 }
 
 // tkVariable adds an element of codec 8E's variable-length group: a VIN,
@@ -589,7 +596,7 @@ func tkVariable(p *Position, id int, v []byte) {
 		tkTags(p, v)
 	default:
 		if 2*len(v) <= attrMaxText {
-			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+			p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
 		}
 	}
 }
@@ -772,7 +779,7 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 // tkElementGH3000 adds an I/O element of codec 7 (GH3000 personal
 // trackers, whose ids are not the FMB families' of API.md §14): by the
 // common name of what Traccar's decoder names it
-// (TeltonikaProtocolDecoder.java:267-285), else numbered.
+// (TeltonikaProtocolDecoder.java:294-313), else numbered.
 func tkElementGH3000(p *Position, alarm *int, id int, v uint64) {
 	switch id {
 	case 1:

@@ -544,6 +544,64 @@ func BenchmarkTeltonikaVocabulary(b *testing.B) {
 	}
 }
 
+// BenchmarkTeltonikaVocabularyRatio is BenchmarkTeltonikaVocabulary's
+// three ways interleaved, batch by batch (as benchmarkRatio), so that
+// what else runs on the machine slows them alike: it reports each one's
+// time a frame and the decoder's against the two others.
+func BenchmarkTeltonikaVocabularyRatio(b *testing.B) {
+	var recs []tkRec
+	for i := range 10 {
+		recs = append(recs, tkFullIO(i))
+	}
+	frame := tkFrame(tkBody(tkCodec8, recs))
+	s := Session{Identifier: "356307042441013"}
+	var m Message
+	run := func(decode func() bool) time.Duration {
+		const batch = 32
+		t0 := time.Now()
+		for range batch {
+			m.Reset()
+			if !decode() {
+				b.Fatal("not decoded")
+			}
+		}
+		return time.Since(t0)
+	}
+	vocabulary := func() bool { return Teltonika().Decode(frame, &s, &m) == nil }
+	before := func() bool { return prevTkDecode(frame, &m) }
+	numbered := func() time.Duration {
+		saved := tkNames
+		tkNames = [len(tkNames)]tkName{}
+		defer func() { tkNames = saved }()
+		return run(vocabulary)
+	}
+	var tv, tn, tb time.Duration
+	frames := 0
+	for i := 0; b.Loop(); i++ {
+		// In turn first, so that none is always measured after another.
+		switch i % 3 {
+		case 0:
+			tv += run(vocabulary)
+			tn += numbered()
+			tb += run(before)
+		case 1:
+			tn += numbered()
+			tb += run(before)
+			tv += run(vocabulary)
+		default:
+			tb += run(before)
+			tv += run(vocabulary)
+			tn += numbered()
+		}
+		frames += 32
+	}
+	b.ReportMetric(float64(tv.Nanoseconds())/float64(frames), "vocabulary-ns")
+	b.ReportMetric(float64(tn.Nanoseconds())/float64(frames), "numbered-ns")
+	b.ReportMetric(float64(tb.Nanoseconds())/float64(frames), "before-ns")
+	b.ReportMetric(float64(tv)/float64(tn), "vs-numbered")
+	b.ReportMetric(float64(tv)/float64(tb), "vs-before")
+}
+
 // TestTeltonikaFullIOAllocs: a frame of records with the full I/O set,
 // driver's key and alarm included, decodes into a reused Message without
 // allocating, one record as ten.

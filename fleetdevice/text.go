@@ -150,7 +150,7 @@ func setAttr(p *Position, a Attribute) {
 		}
 	}
 	if len(p.Attrs) < textMaxAttrs {
-		p.Attrs = append(p.Attrs, a)
+		p.Attrs = attrAppend(p.Attrs, a)
 	}
 }
 

@@ -79,6 +79,19 @@ const (
 	attrMaxText = 64
 )
 
+// attrAppend is append(attrs, a). Go's append of a struct that holds
+// strings copies it through a temporary, several times the cost of
+// storing it in place; a decoder adds hundreds a frame.
+func attrAppend(attrs []Attribute, a Attribute) []Attribute {
+	n := len(attrs)
+	if n == cap(attrs) {
+		return append(attrs, a)
+	}
+	attrs = attrs[:n+1]
+	attrs[n] = a
+	return attrs
+}
+
 // attrNameOK reports whether s is a name the API accepts:
 // ^[a-z][a-z0-9_]{0,31}$.
 func attrNameOK(s string) bool {
@@ -186,13 +199,22 @@ func codeString(n int) string {
 	return strconv.Itoa(n)
 }
 
-// strCache remembers the last strings a connection's messages made of
-// bytes (a driver's key repeated in every record), so that the same bytes
-// again cost no allocation. The strings are immutable: handing them on is
-// safe.
+// strCache remembers the last strings a connection's messages made (a
+// driver's key, a SIM's number, repeated in every record), so that the
+// same again costs no allocation. The strings are immutable: handing them
+// on is safe.
 type strCache struct {
 	s    [4]string
 	next uint8
+	n    [4]numString
+	nn   uint8
+}
+
+// numString is a string made of a number in a format.
+type numString struct {
+	v      uint64
+	format byte
+	s      string
 }
 
 // get returns b as a string, one remembered when it is the same.
@@ -205,6 +227,22 @@ func (c *strCache) get(b []byte) string {
 	s := string(b)
 	c.s[c.next%uint8(len(c.s))] = s
 	c.next++
+	return s
+}
+
+// number returns the text of v in format (a letter naming it), one
+// remembered when it is the same, else the one write appends to a
+// buffer.
+func (c *strCache) number(v uint64, format byte, write func([]byte) []byte) string {
+	for i := range c.n {
+		if n := &c.n[i]; n.format == format && n.v == v && n.s != "" {
+			return n.s
+		}
+	}
+	var buf [24]byte
+	s := string(write(buf[:0]))
+	c.n[c.nn%uint8(len(c.n))] = numString{v, format, s}
+	c.nn++
 	return s
 }
 

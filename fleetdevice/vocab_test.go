@@ -271,4 +271,13 @@ func TestStrCacheReusesStrings(t *testing.T) {
 	}
 	is.Equal(c.get([]byte("00AB")), "00AB") // forgotten, made again
 	is.Equal(c.get(nil), "")
+
+	decimal := func(v uint64) func([]byte) []byte {
+		return func(b []byte) []byte { return strconv.AppendUint(b, v, 10) }
+	}
+	is.Equal(c.number(42, 'd', decimal(42)), "42")
+	is.Equal(c.number(42, 'x', func(b []byte) []byte { return strconv.AppendUint(b, 42, 16) }), "2a") // another format
+	allocs = testing.AllocsPerRun(100, func() { _ = c.number(42, 'd', decimal(42)) })
+	is.Equal(allocs, 0.0)
+	is.Equal(c.number(43, 'd', decimal(43)), "43")
 }
