@@ -519,6 +519,9 @@ func FuzzGT06(f *testing.F) {
 		f.Add(raw, false)
 		f.Add(raw, true)
 	}
+	for _, raw := range telematicsSeeds(f, "gt06") {
+		f.Add(raw, false)
+	}
 	f.Add(gtLoginFrame("356789012345678", []byte{0x32, 0x00}, 1), true)
 	f.Add(binMustHex(f, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), false)
 	var reused Message

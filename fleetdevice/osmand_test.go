@@ -311,7 +311,12 @@ func FuzzOsmAnd(f *testing.F) {
 		ct, _ := headers["Content-Type"].(string)
 		f.Add(h["query"].(string), ct, []byte(h["body"].(string)))
 	}
-	f.Add("id=1&location=60.0,30.0&timestamp=2014-06-04+09%3A10%3A11&rpm=3&x=true", "", []byte(nil))
+	for _, row := range loadTelematics(f) {
+		if row.Protocol == "osmand" {
+			f.Add(row.HTTP.Query, row.HTTP.Headers["Content-Type"], []byte(row.HTTP.Body))
+		}
+	}
+	f.Add("id=1&location=60.0,30.0&timestamp=2014-06-04+09%3A10%3A11&rpm=3&x=true&alarm=powerCut,x&ignition=1&fuelRate=2", "", []byte(nil))
 	f.Add("", "application/json", []byte(`{"device_id":1,"location":{"extras":{"a":{"b":[1,2]},"c":1e3},"coords":{"latitude":1,"longitude":2,"speed":-1}}}`))
 	f.Fuzz(func(t *testing.T, q, contentType string, body []byte) {
 		var m Message

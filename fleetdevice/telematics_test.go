@@ -225,3 +225,19 @@ func attrList(p Position) string {
 	}
 	return b.String()
 }
+
+// telematicsSeeds is the bytes of every telematics row of a stream
+// protocol, for its fuzz target's seeds.
+func telematicsSeeds(tb testing.TB, protocol string) [][]byte {
+	var seeds [][]byte
+	for _, row := range loadTelematics(tb) {
+		switch {
+		case row.Protocol != protocol:
+		case row.RawHex != "":
+			seeds = append(seeds, binMustHex(tb, row.RawHex))
+		default:
+			seeds = append(seeds, []byte(row.RawText))
+		}
+	}
+	return seeds
+}

@@ -651,6 +651,13 @@ func FuzzTeltonika(f *testing.F) {
 		f.Add(row, true, false)
 		f.Add(row, false, true)
 	}
+	for _, raw := range telematicsSeeds(f, "teltonika") {
+		f.Add(raw, false, false)
+	}
+	full := tkFullIO(0)
+	full.variable = []tkIOValue{{385, 0}, {548, 1}}
+	full.blobs = [][]byte{tkBeaconBlob(), tkTagBlob()}
+	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{full, tkFullIO(1)})), false, true)
 	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{tkRealistic(0)})), false, true)
 	f.Add(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec16, []tkRec{tkRealistic(0)})), true, false)
 	var reused Message

@@ -291,6 +291,9 @@ func fuzzProtocol(f *testing.F, p Protocol, corpus string, extra ...[]byte) {
 	for _, seed := range extra {
 		f.Add(seed)
 	}
+	for _, seed := range telematicsSeeds(f, p.Name()) {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzStream(t, p, data)
 	})
