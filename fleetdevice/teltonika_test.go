@@ -510,11 +510,7 @@ func benchTeltonika(b *testing.B, n int) {
 // before the vocabulary (Traccar's names and units, teltonika_prev_test.go).
 // The figures are in docs/performance.md.
 func BenchmarkTeltonikaVocabulary(b *testing.B) {
-	var recs []tkRec
-	for i := range 10 {
-		recs = append(recs, tkFullIO(i))
-	}
-	frame := tkFrame(tkBody(tkCodec8, recs))
+	frame := tkFullIOFrame()
 	s := Session{Identifier: "356307042441013"}
 	decode := func(m *Message) bool { return Teltonika().Decode(frame, &s, m) == nil }
 	for _, c := range []struct {
@@ -549,11 +545,7 @@ func BenchmarkTeltonikaVocabulary(b *testing.B) {
 // what else runs on the machine slows them alike: it reports each one's
 // time a frame and the decoder's against the two others.
 func BenchmarkTeltonikaVocabularyRatio(b *testing.B) {
-	var recs []tkRec
-	for i := range 10 {
-		recs = append(recs, tkFullIO(i))
-	}
-	frame := tkFrame(tkBody(tkCodec8, recs))
+	frame := tkFullIOFrame()
 	s := Session{Identifier: "356307042441013"}
 	var m Message
 	run := func(decode func() bool) time.Duration {
