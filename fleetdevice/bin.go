@@ -3,7 +3,6 @@ package fleetdevice
 import (
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Helpers of the binary protocols (Teltonika, GT06): a bounds-checked
@@ -168,8 +167,12 @@ func binOnEarth(lat, lon float64) bool {
 	return lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180
 }
 
+// binNum adds a number; one that is not finite is left out.
 func binNum(p *Position, key string, v float64) {
-	p.Attrs = append(p.Attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+	if !binFinite(v) {
+		return
+	}
+	p.Attrs = attrAppend(p.Attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
 }
 
 func binBool(p *Position, key string, v bool) {
@@ -177,11 +180,16 @@ func binBool(p *Position, key string, v bool) {
 	if v {
 		a.Num = 1
 	}
-	p.Attrs = append(p.Attrs, a)
+	p.Attrs = attrAppend(p.Attrs, a)
 }
 
+// binStr adds a text; one the API would refuse (over 64 bytes, control
+// characters, not UTF-8) is left out.
 func binStr(p *Position, key, v string) {
-	p.Attrs = append(p.Attrs, Attribute{Key: key, Kind: AttrString, Str: v})
+	if !attrTextOK(v) {
+		return
+	}
+	p.Attrs = attrAppend(p.Attrs, Attribute{Key: key, Kind: AttrString, Str: v})
 }
 
 // binIO adds a numbered I/O element (named "io" + id, without a string of
@@ -189,14 +197,14 @@ func binStr(p *Position, key, v string) {
 // decimal string.
 func binIO(p *Position, id int, v int64) {
 	if v > 1<<53 || v < -(1<<53) {
-		p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: strconv.FormatInt(v, 10)})
+		p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: strconv.FormatInt(v, 10)})
 		return
 	}
-	p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
+	p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
 }
 
-// binAlarm adds an alarm, joining it to those already set as Traccar does
-// ("sos,powerCut"), once.
+// binAlarm adds an alarm word, joining it to those already set
+// ("sos,power_cut"), once.
 func binAlarm(p *Position, alarm string) {
 	at := -1
 	for i := range p.Attrs {
@@ -212,20 +220,18 @@ func binAlarm(p *Position, alarm string) {
 // position's alarm attribute in *at (-1: none yet), so that a frame of
 // many alarms costs no search each.
 func binAlarmAt(p *Position, at *int, alarm string) {
+	p.Attrs = binAlarmIn(p.Attrs, at, alarm)
+}
+
+// binAlarmIn is binAlarmAt on a position's attributes.
+func binAlarmIn(attrs []Attribute, at *int, alarm string) []Attribute {
 	if *at < 0 {
-		*at = len(p.Attrs)
-		binStr(p, "alarm", alarm)
-		return
+		*at = len(attrs)
+		return attrAppend(attrs, Attribute{Key: attrAlarm, Kind: AttrString, Str: alarm})
 	}
-	a := &p.Attrs[*at]
-	for rest := a.Str; rest != ""; {
-		var item string
-		item, rest, _ = strings.Cut(rest, ",")
-		if item == alarm {
-			return
-		}
-	}
-	a.Str += "," + alarm
+	a := &attrs[*at]
+	a.Str = alarmJoin(a.Str, alarm)
+	return attrs
 }
 
 // binSet replaces the attribute named key if the position has one, else
@@ -237,7 +243,7 @@ func binSet(p *Position, a Attribute) {
 			return
 		}
 	}
-	p.Attrs = append(p.Attrs, a)
+	p.Attrs = attrAppend(p.Attrs, a)
 }
 
 // binFinite reports whether v is a finite number.
@@ -252,6 +258,15 @@ func binHex(p []byte) string {
 		b[2*i+1] = digits[c&15]
 	}
 	return string(b)
+}
+
+// binAppendHexUpper appends the upper-case hexadecimal of p to dst.
+func binAppendHexUpper(dst, p []byte) []byte {
+	const digits = "0123456789ABCDEF"
+	for _, c := range p {
+		dst = append(dst, digits[c>>4], digits[c&15])
+	}
+	return dst
 }
 
 // binIdentifier returns b as a string, reusing known when it is the same

@@ -292,9 +292,11 @@ func binChunked(b []byte, next func() int) [][]byte {
 }
 
 // binCheckMessage checks what every decoded message must be: positions
-// only in a message of positions, each with finite coordinates on Earth.
+// only in a message of positions, each with finite coordinates on Earth,
+// and attributes the API accepts (checkAttrsSound).
 func binCheckMessage(t *testing.T, m *Message) {
 	t.Helper()
+	checkAttrsSound(t, m)
 	if m.Kind != KindPositions && len(m.Positions) != 0 {
 		t.Fatalf("%d positions in a message of kind %v", len(m.Positions), m.Kind)
 	}

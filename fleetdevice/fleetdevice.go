@@ -118,9 +118,14 @@ const (
 	AttrString
 )
 
-// Attribute is one named value a device sent beside a position.
+// Attribute is one named value a device sent beside a position, named
+// and converted to the common vocabulary of API.md §14 ("ignition",
+// "power_v" in volts, "odometer_km"...; docs/telematics.md has each
+// protocol's table) or, for a value without a common name, by a name of
+// its protocol. Names match ^[a-z][a-z0-9_]{0,31}$, numbers are finite,
+// text is at most 64 bytes without control characters.
 type Attribute struct {
-	// Key names it ("battery", "ignition", "hdop"...). When empty, the
+	// Key names it ("ignition", "power_v", "hdop"...). When empty, the
 	// name is "io" followed by IO, a protocol's numbered I/O element
 	// (Teltonika), so that decoding needs no string per element.
 	Key  string
@@ -169,6 +174,10 @@ type Message struct {
 	Reject []byte
 	// Close asks the listener to close the connection after Reply.
 	Close bool
+
+	// strs keeps the strings decoding made of bytes (a driver's key), for
+	// the next records and frames of the connection.
+	strs strCache
 }
 
 // Reset empties m for the next frame, keeping what it allocated.
@@ -176,7 +185,7 @@ func (m *Message) Reset() {
 	for i := range m.Positions {
 		m.Positions[i].Attrs = m.Positions[i].Attrs[:0]
 	}
-	*m = Message{Positions: m.Positions[:0], Reply: m.Reply[:0]}
+	*m = Message{Positions: m.Positions[:0], Reply: m.Reply[:0], strs: m.strs}
 }
 
 // Session is what a connection remembers between frames, and what the

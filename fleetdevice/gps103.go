@@ -159,40 +159,32 @@ var gps103Pattern = newPattern().
 	any().
 	whole()
 
-// gps103Alarm is the alarm an event names, as Traccar reads them; "" for
-// none.
+// gps103Alarm is the common alarm word an event names, as Traccar reads
+// them (Gps103ProtocolDecoder.java:139-160 at 9e5c458ad0bf), "" for none.
+// Traccar's words without a common one give none: "stockade" (geofence),
+// "bonnet alarm", "footbrake alarm", "DTC" (fault) and the "oil" events
+// (fuel leak); the event itself stays in "event", verbatim.
 func gps103Alarm(event string) string {
-	switch {
-	case strings.HasPrefix(event, "T:"):
-		return "temperature"
-	case strings.HasPrefix(event, "oil"):
-		return "fuelLeak"
+	if strings.HasPrefix(event, "T:") {
+		return alarmTemperature
 	}
 	switch event {
 	case "help me":
-		return "sos"
+		return alarmSOS
 	case "low battery":
-		return "lowBattery"
-	case "stockade":
-		return "geofence"
+		return alarmLowBattery
 	case "move":
-		return "movement"
+		return alarmMovement
 	case "speed":
-		return "overspeed"
+		return alarmOverspeed
 	case "door alarm":
-		return "door"
+		return alarmDoor
 	case "ac alarm":
-		return "powerCut"
+		return alarmPowerCut
 	case "accident alarm":
-		return "accident"
+		return alarmAccident
 	case "sensor alarm":
-		return "vibration"
-	case "bonnet alarm":
-		return "bonnet"
-	case "footbrake alarm":
-		return "footBrake"
-	case "DTC":
-		return "fault"
+		return alarmVibration
 	}
 	return ""
 }
@@ -227,7 +219,7 @@ func gps103Regular(sentence string, m *Message) {
 	p := takePosition(m)
 	gps103Event(p, alarm)
 	if alarm == "rfid" && rfid != "" {
-		setStr(p, "driverUniqueId", rfid)
+		setStr(p, attrDriverIdentifier, rfid)
 	}
 
 	utcHours, utcMinutes := f.next(), f.next()
@@ -251,11 +243,13 @@ func gps103Regular(sentence string, m *Message) {
 	p.Heading, p.HasHeading = f.nextFloat(0), true
 	p.Altitude, p.HasAltitude = f.nextFloat(0), true
 	if f.hasNext(1) {
-		setBool(p, "ignition", f.next() == "1")
+		setBool(p, attrIgnition, f.next() == "1")
 	}
 	if f.hasNext(1) {
 		setBool(p, "door", f.next() == "1")
 	}
+	// Two fuel percentages whose tanks or sensors depend on the
+	// installation: kept by Traccar's names.
 	if v, ok := f.nextFloatOK(); ok {
 		setNum(p, "fuel1", v)
 	}
@@ -263,7 +257,7 @@ func gps103Regular(sentence string, m *Message) {
 		setNum(p, "fuel2", v)
 	}
 	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "temp1", float64(v))
+		setNum(p, attrTempC[0], float64(v))
 	}
 
 	if f.bad || !usable(p) {
@@ -273,28 +267,29 @@ func gps103Regular(sentence string, m *Message) {
 	m.Kind = KindPositions
 }
 
-// gps103Event sets what a report's event says: an alarm, the ignition, a
-// temperature or fuel level, or the event itself.
+// gps103Event sets what a report's event says: the event itself,
+// verbatim ("tracker", "help me", "acc on", "001"...), an alarm, the
+// ignition, a temperature or a fuel value (Gps103ProtocolDecoder.java:
+// 178-197; Traccar keeps "event" only when it raises no alarm).
 func gps103Event(p *Position, event string) {
-	alarm := gps103Alarm(event)
-	if alarm != "" {
-		setStr(p, "alarm", alarm)
+	setStr(p, attrEvent, event)
+	if alarm := gps103Alarm(event); alarm != "" {
+		setStr(p, attrAlarm, alarm)
 	}
 	switch {
 	case event == "acc on":
-		setBool(p, "ignition", true)
+		setBool(p, attrIgnition, true)
 	case event == "acc off":
-		setBool(p, "ignition", false)
+		setBool(p, attrIgnition, false)
 	case strings.HasPrefix(event, "T:"):
 		if v, ok := javaDouble(event[2:]); ok {
-			setNum(p, "temp1", v)
+			setNum(p, attrTempC[0], v)
 		}
 	case strings.HasPrefix(event, "oil "):
+		// A fuel value in a unit Traccar does not say: kept as "fuel".
 		if v, ok := javaDouble(event[4:]); ok {
 			setNum(p, "fuel", v)
 		}
-	case alarm == "" && event != "tracker" && event != "help me" && !strings.HasPrefix(event, "vt"):
-		setStr(p, "event", event)
 	}
 }
 
@@ -343,28 +338,28 @@ func gps103Alternative(sentence string, m *Message) {
 	m.Identifier = imei
 	p := takePosition(m)
 	if event := f.next(); event != "" {
-		setStr(p, "event", event)
+		setStr(p, attrEvent, event)
 	}
 	if id := f.next(); id != "" {
-		setStr(p, "sensorId", id)
+		setStr(p, "sensor_id", id)
 	}
 	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "sensorVoltage", v)
+		setNum(p, "sensor_voltage", v)
 	}
 	hour, minute, second := f.nextInt(0), f.nextInt(0), f.nextInt(0)
 	day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
 	p.Time = utcDate(year, month, day, hour, minute, second)
-	setNum(p, "rssi", float64(f.nextInt(0)))
+	setNum(p, attrRSSI, float64(f.nextInt(0)))
 	p.Valid = f.nextInt(0) > 0
 	p.Latitude = f.nextFloat(0)
 	p.Longitude = f.nextFloat(0)
 	p.Speed, p.HasSpeed = float64(f.nextInt(0)), true
 	p.Heading, p.HasHeading = float64(f.nextInt(0)), true
 	p.Altitude, p.HasAltitude = float64(f.nextInt(0)), true
-	setNum(p, "hdop", f.nextFloat(0))
+	setNum(p, attrHDOP, f.nextFloat(0))
 	p.Satellites, p.HasSatellites = f.nextInt(0), true
-	setBool(p, "ignition", f.nextInt(0) > 0)
-	setBool(p, "charge", f.nextInt(0) > 0)
+	setBool(p, attrIgnition, f.nextInt(0) > 0)
+	setBool(p, attrCharging, f.nextInt(0) > 0)
 	if e := f.next(); e != "" {
 		setStr(p, "error", e)
 	}

@@ -23,7 +23,8 @@ func gps103Decode(t *testing.T, frame string) (Message, Session, error) {
 }
 
 func TestGPS103Corpus(t *testing.T) {
-	for _, row := range loadCorpus(t, "gps103.jsonl") {
+	raws := rawRows(t, "gps103.jsonl")
+	for i, row := range loadCorpus(t, "gps103.jsonl") {
 		is := is.NewRelaxed(t)
 		raw := row.raw(t)
 		n, err := GPS103().Split(raw)
@@ -39,6 +40,19 @@ func TestGPS103Corpus(t *testing.T) {
 			continue
 		}
 		checkRow(t, row, m)
+		// The report's event, verbatim (API.md §14's "event").
+		for j, p := range rawPoints(raws[i]) {
+			e, ok := p["event"].(string)
+			switch {
+			case !ok || j >= len(m.Positions):
+			case e == "":
+				if _, has := attr(m.Positions[j], "event"); has {
+					t.Errorf("%s: an event, want none", row.Source)
+				}
+			default:
+				checkAttrs(t, row.Source, map[string]any{"event": e}, m.Positions[j])
+			}
+		}
 		if m.Kind == KindLogin && s.Identifier != m.Identifier {
 			t.Errorf("%s: session identifier %q, want %q", row.Source, s.Identifier, m.Identifier)
 		}
@@ -112,7 +126,7 @@ func TestGPS103Report(t *testing.T) {
 	is.True(math.Abs(p.Speed-3.5*1.852) < 1e-9) // knots
 	is.Equal(p.Heading, 30.1)
 	is.Equal(p.Altitude, 65.43)
-	for name, want := range map[string]any{"ignition": true, "door": false, "fuel1": 10.5, "fuel2": 0.0, "temp1": 28.0, "event": "001"} {
+	for name, want := range map[string]any{"ignition": true, "door": false, "fuel1": 10.5, "fuel2": 0.0, "temp1_c": 28.0, "event": "001"} {
 		got, _ := attr(p, name)
 		is.Equal(got, want)
 	}

@@ -565,7 +565,7 @@ func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swap
 	}
 	p.Latitude, p.Longitude = lat, lon
 	if flags&(1<<14) != 0 {
-		binBool(p, "ignition", flags&(1<<15) != 0)
+		binBool(p, attrIgnition, flags&(1<<15) != 0)
 	}
 	f.gpsAttrs = len(p.Attrs)
 	return true, nil
@@ -701,18 +701,18 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		}
 		f.status(p)
 		if typ == gtWifi3 || nt {
-			binNum(p, "power", float64(r.u16())/100)
+			binNum(p, attrPowerV, float64(r.u16())/100)
 		}
 		battery := r.u8()
 		switch {
 		case nt:
-			binNum(p, "battery", float64(battery)/10)
-		case battery <= 6:
-			binNum(p, "batteryLevel", float64(int(battery)*100/6))
+			binNum(p, attrBatteryV, float64(battery)/10)
+		case battery <= 6: // a level of 0 to 6
+			binNum(p, attrBatteryLevel, float64(int(battery)*100/6))
 		case battery <= 100:
-			binNum(p, "batteryLevel", float64(battery))
+			binNum(p, attrBatteryLevel, float64(battery))
 		}
-		binNum(p, "rssi", float64(r.u8()))
+		binNum(p, attrRSSI, float64(r.u8()))
 		extension := int(r.u8())
 		if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti || typ == gtAlarmModule) && r.left() > 0 {
 			extension += int(r.b[r.off]>>4) << 8
@@ -721,8 +721,11 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 			if a := gtAlarmName(extension, v); a != "" {
 				binAlarm(p, a)
 			}
-			if v == gtTRX16I {
-				binNum(p, "event", float64(extension))
+			// The alarm byte itself, verbatim: the raw value of the
+			// codes whose meaning depends on the model (Traccar sets it
+			// for the TRX16i only, Gt06ProtocolDecoder.java:990-994).
+			if extension != 0 || v == gtTRX16I {
+				binSet(p, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(extension)})
 			}
 		}
 	}
@@ -737,37 +740,37 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		f.modules(p)
 	}
 	if typ == gtWifi3 {
-		binNum(p, "odometer", float64(r.u32()))
-		binNum(p, "hours", float64(r.u32())*1000)
-		r.skip(8) // terminal id
+		binNum(p, attrOdometerKm, float64(r.u32())/1000)
+		binNum(p, attrEngineHours, float64(r.u32())/3600) // seconds
+		r.skip(8)                                         // terminal id
 		binNum(p, "input", float64(r.u16()))
 	}
 	if typ == gtGPSLBS1 {
 		f.gpsLBS1(p)
 	}
 	if typ == gtGPSLBS2 && v == gtSeeWorld {
-		binSet(p, gtBool("ignition", r.u8() > 0))
+		binSet(p, gtBool(attrIgnition, r.u8() > 0))
 		r.skip(2) // reporting mode, supplementary transmission
-		binNum(p, "odometer", float64(r.u32()))
+		binNum(p, attrOdometerKm, float64(r.u32())/1000)
 		r.u32() // travel time
 		t := r.u16()
 		temp := float64(t&0x7FFF) / 100
 		if t&0x8000 != 0 {
 			temp = -temp
 		}
-		binNum(p, "temp1", temp)
+		binNum(p, attrTempC[0], temp)
 		binNum(p, "humidity", float64(r.u16())/100)
 	}
 	if typ == gtGPSLBSStatus4 && v == gtSL4X {
 		f.altitude(p)
 	}
 	if (typ == gtGPSLBS2 || typ == gtGPSLBS3 || typ == gtGPSLBS4 || typ == gtGPSLBS5) && r.left() >= 3 && !nt {
-		binSet(p, gtBool("ignition", r.u8() > 0))
-		binNum(p, "event", float64(r.u8())) // the reason of the report
+		binSet(p, gtBool(attrIgnition, r.u8() > 0))
+		binSet(p, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(int(r.u8()))}) // the reason of the report
 		binBool(p, "archive", r.u8() > 0)
 		if v == gtSL4X {
 			if r.left() > 2 {
-				binNum(p, "odometer", float64(r.u32()))
+				binNum(p, attrOdometerKm, float64(r.u32())/1000)
 			}
 			f.altitude(p)
 		}
@@ -778,38 +781,41 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		s := binReader{b: sub}
 		switch module {
 		case 0x0027:
-			binNum(p, "power", float64(s.u16())/100)
+			binNum(p, attrPowerV, float64(s.u16())/100)
 		case 0x002E:
-			binNum(p, "odometer", float64(s.u32()))
+			binNum(p, attrOdometerKm, float64(s.u32())/1000)
 		case 0x003B:
-			binNum(p, "accuracy", float64(s.u16())/100)
+			binNum(p, attrAccuracyM, float64(s.u16())/100)
 		}
 	}
 	if typ == gtWifi { // GPS_LBS_RFID
-		binStr(p, "driverUniqueId", binHex(r.take(8)))
+		f.driver(p, r.take(8))
 		r.u8() // validity
 	}
 	if nt {
-		binNum(p, "odometer", float64(r.u24()))
-		binNum(p, "hours", float64(r.u24())*60*1000)
+		binNum(p, attrOdometerKm, float64(r.u24())/1000)
+		binNum(p, attrEngineHours, float64(r.u24())/60) // minutes
 		if typ == gtGPSLBSDriver {
 			if n := int(r.u8()); n > 0 {
 				r.u8() // type of the driver's identifier
-				binStr(p, "driverUniqueId", binHex(r.take(n-1)))
+				f.driver(p, r.take(n-1))
 			}
 		}
 	}
 	if n := r.left(); n == 3 || n == 7 {
-		binSet(p, gtBool("ignition", r.u8() > 0))
+		binSet(p, gtBool(attrIgnition, r.u8() > 0))
 		r.u8() // upload mode
 		if r.u8() > 0 {
 			binBool(p, "archive", true)
 		}
 	}
 	if r.left() == 4 {
-		binNum(p, "odometer", float64(r.u32()))
+		binNum(p, attrOdometerKm, float64(r.u32())/1000)
 	}
-	if typ == gtGPSLBSStatus3 || typ == gtFenceMulti {
+	if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti) && r.left() > 0 {
+		// The geofence's number. Devices that leave it out end the data
+		// here (Traccar then reads the serial's first byte,
+		// Gt06ProtocolDecoder.java:1157-1159): the values before it stand.
 		binNum(p, "geofence", float64(r.u8()))
 	}
 	return true, nil
@@ -835,7 +841,7 @@ func (f *gtFrame) gpsLBS1(p *Position) {
 	r := &f.r
 	switch f.variant {
 	case gtGT06ECard:
-		binNum(p, "odometer", float64(r.u32()))
+		binNum(p, attrOdometerKm, float64(r.u32())/1000)
 		card := r.take(int(r.u8()))
 		r.u8() // alarm
 		r.u8() // swiped
@@ -844,15 +850,17 @@ func (f *gtFrame) gpsLBS1(p *Position) {
 		}
 	case gtBenway:
 		mask := int(r.u16())
-		binSet(p, gtBool("ignition", mask&(1<<15) != 0))
-		binBool(p, "in2", mask&(1<<14) != 0)
+		binSet(p, gtBool(attrIgnition, mask&(1<<15) != 0))
+		binBool(p, attrDin[1], mask&(1<<14) != 0)
 		if mask&(1<<12) != 0 {
 			value := mask & 0x1FF
 			if mask&(1<<9) != 0 {
 				value = -value
 			}
-			binNum(p, "temp1", float64(value))
+			binNum(p, attrTempC[0], float64(value))
 		} else {
+			// An analogue value whose unit Traccar does not say (the
+			// value, or a tenth of it, by bit 13): kept as "adc1".
 			value := mask & 0x3FF
 			if mask&(1<<13) != 0 {
 				binNum(p, "adc1", float64(value))
@@ -862,13 +870,13 @@ func (f *gtFrame) gpsLBS1(p *Position) {
 		}
 	case gtVXT01:
 		f.status(p)
-		binNum(p, "power", float64(r.u16())/100)
-		binNum(p, "rssi", float64(r.u8()))
+		binNum(p, attrPowerV, float64(r.u16())/100)
+		binNum(p, attrRSSI, float64(r.u8()))
 		r.u8() // alarm extension
 	case gtS5:
 		f.status(p)
-		binNum(p, "power", float64(r.u16())/100)
-		binNum(p, "rssi", float64(r.u8()))
+		binNum(p, attrPowerV, float64(r.u16())/100)
+		binNum(p, attrRSSI, float64(r.u8()))
 		if a := gtAlarmName(int(r.u8()), f.variant); a != "" {
 			binAlarm(p, a)
 		}
@@ -877,19 +885,19 @@ func (f *gtFrame) gpsLBS1(p *Position) {
 		if temp&0x80 != 0 {
 			temp = -(temp & 0x7F)
 		}
-		binNum(p, "temp1", float64(temp))
-		binNum(p, "odometer", float64(r.u32())*10)
+		binNum(p, attrTempC[0], float64(temp))
+		binNum(p, attrOdometerKm, float64(r.u32())/100) // tens of metres
 	case gtWeTrust:
-		binNum(p, "odometer", float64(r.u32()))
+		binNum(p, attrOdometerKm, float64(r.u32())/1000)
 		card := r.take(int(r.u8()))
 		if !r.bad {
 			binStr(p, "card", string(card))
 		}
 		if r.u8() > 0 {
-			binAlarm(p, "general")
+			binAlarm(p, alarmGeneral)
 		}
-		binNum(p, "cardStatus", float64(r.u8()))
-		binNum(p, "drivingTime", float64(r.u16()))
+		binNum(p, "card_status", float64(r.u8()))
+		binNum(p, "driving_time", float64(r.u16()))
 	}
 }
 
@@ -954,90 +962,80 @@ func (f *gtFrame) lbs(hasLength bool) bool {
 func (f *gtFrame) status(p *Position) {
 	status := f.r.u8()
 	binNum(p, "status", float64(status))
-	binSet(p, gtBool("ignition", status&(1<<1) != 0))
-	binBool(p, "charge", status&(1<<2) != 0)
+	binSet(p, gtBool(attrIgnition, status&(1<<1) != 0))
+	binBool(p, attrCharging, status&(1<<2) != 0)
 	binBool(p, "blocked", status&(1<<7) != 0)
 	var alarm string
 	switch (status >> 3) & 7 {
 	case 1:
-		alarm = "vibration"
+		alarm = alarmVibration
 	case 2:
-		alarm = "powerCut"
+		alarm = alarmPowerCut
 	case 3:
-		alarm = "lowBattery"
+		alarm = alarmLowBattery
 	case 4:
-		alarm = "sos"
-	case 6:
-		alarm = "geofence"
+		alarm = alarmSOS
 	case 7:
-		alarm = "removing"
+		// Traccar's "removing", which has no common name, but on the
+		// VXT01 (told by the frame's length, not by a setting).
 		if f.variant == gtVXT01 {
-			alarm = "overspeed"
+			alarm = alarmOverspeed
 		}
+		// 6 is Traccar's "geofence" (no common name: the bits stay in
+		// "status").
 	}
 	if alarm != "" {
 		binAlarm(p, alarm)
 	}
 }
 
-// gtAlarmName is the alarm of a status block's alarm byte (for a device
-// whose model the server does not know), or "".
+// gtAlarmName is the common alarm word of a status block's alarm byte,
+// or "" (Gt06ProtocolDecoder.java:449-481 at 9e5c458ad0bf). Codes whose
+// meaning Traccar takes from the device's model, which a server is told
+// by a setting rather than by the frame (0x09: tow on VL models, else
+// vibration; 0x18, 0x19, 0x28, 0x29, 0x30), and those with no common word
+// (power off, removing, geofence, lock, unlock, fuel leak, idle) give no
+// alarm: the byte itself stays in "event", verbatim. The TRX16i is told
+// by the frame's length, so its 0x0E is low_power.
 func gtAlarmName(value int, v gtVariant) string {
 	switch value {
 	case 0x01:
-		return "sos"
+		return alarmSOS
 	case 0x02:
-		return "powerCut"
+		return alarmPowerCut
 	case 0x03:
-		return "vibration"
+		return alarmVibration
 	case 0x04:
-		return "geofenceEnter"
+		return alarmGeofenceEnter
 	case 0x05:
-		return "geofenceExit"
+		return alarmGeofenceExit
 	case 0x06:
-		return "overspeed"
-	case 0x09:
-		if v == gtTRX16I {
-			return "geofence"
-		}
-		return "vibration"
+		return alarmOverspeed
 	case 0x0E:
 		if v == gtTRX16I {
-			return "lowPower"
+			return alarmLowPower
 		}
-		return "lowBattery"
-	case 0x0F, 0x19:
-		return "lowBattery"
-	case 0x11:
-		return "powerOff"
+		return alarmLowBattery
+	case 0x0F:
+		return alarmLowBattery
 	case 0x0C, 0x13, 0x25, 0x32:
-		return "tampering"
+		return alarmTampering
 	case 0x14:
-		return "door"
-	case 0x18:
-		return "removing"
-	case 0x1A, 0x27, 0xF1, 0x28:
-		return "hardBraking"
+		return alarmDoor
+	case 0x1A, 0x27, 0xF1:
+		return alarmHardBraking
 	case 0x1B, 0x2A, 0x2B, 0x2E:
-		return "hardCornering"
+		return alarmHardCornering
 	case 0x23:
-		return "fallDown"
-	case 0x26, 0xF0, 0x29:
-		return "hardAcceleration"
+		return alarmFallDown
+	case 0x26, 0xF0:
+		return alarmHardAcceleration
 	case 0x2C, 0xF2:
-		return "accident"
-	case 0x30, 0x0107, 0x010B:
-		return "jamming"
-	case 0x33:
-		return "lock"
-	case 0x34:
-		return "unlock"
-	case 0x53:
-		return "fuelLeak"
+		return alarmAccident
 	case 0x5B, 0x5C:
-		return "temperature"
-	case 0xC9:
-		return "idle"
+		return alarmTemperature
+	case 0x0107, 0x010B:
+		return alarmJamming
 	}
 	return ""
 }
@@ -1051,11 +1049,11 @@ func (f *gtFrame) modules(p *Position) {
 		value := binReader{b: r.take(int(r.u8()))}
 		switch module {
 		case 0x0018:
-			binNum(p, "battery", float64(value.u16())/100)
+			binNum(p, attrBatteryV, float64(value.u16())/100)
 		case 0x0032:
-			binNum(p, "startupStatus", float64(value.u8()))
+			binNum(p, "startup_status", float64(value.u8()))
 		case 0x006A:
-			binNum(p, "batteryLevel", float64(value.u8()))
+			binNum(p, attrBatteryLevel, float64(value.u8()))
 		}
 	}
 }
@@ -1064,10 +1062,22 @@ func (f *gtFrame) modules(p *Position) {
 func (f *gtFrame) rfid(p *Position, tag []byte) {
 	for _, c := range tag {
 		if c != 0 {
-			binStr(p, "driverUniqueId", binHex(tag))
+			f.driver(p, tag)
 			return
 		}
 	}
+}
+
+// driver adds the driver's key of a binary tag, in upper-case
+// hexadecimal (Traccar writes lower case here and upper case for
+// Teltonika's: one form, so that a key reads the same whichever device
+// read it).
+func (f *gtFrame) driver(p *Position, tag []byte) {
+	if len(tag) == 0 || 2*len(tag) > attrMaxText {
+		return
+	}
+	var buf [attrMaxText]byte
+	binStr(p, attrDriverIdentifier, f.m.strs.get(binAppendHexUpper(buf[:0], tag)))
 }
 
 // x1GPS decodes type 0x34 of the X1: a position with odometer, cell,
@@ -1079,18 +1089,23 @@ func (f *gtFrame) x1GPS(p *Position) (bool, error) {
 		return false, err
 	}
 	r.u16() // terminal information
-	binNum(p, "odometer", float64(r.u32()))
+	binNum(p, attrOdometerKm, float64(r.u32())/1000)
 	r.skip(2 + 1 + 2 + 4) // cell
 	if driver := r.u32(); driver > 0 {
-		binStr(p, "driverUniqueId", strconv.FormatUint(uint64(driver), 10))
+		binStr(p, attrDriverIdentifier, strconv.FormatUint(uint64(driver), 10))
 	}
-	binNum(p, "battery", float64(r.u16())/100)
-	binNum(p, "power", float64(r.u16())/100)
+	binNum(p, attrBatteryV, float64(r.u16())/100)
+	binNum(p, attrPowerV, float64(r.u16())/100)
 	ports := r.u32()
 	binNum(p, "input", float64(r.u8()))
 	binNum(p, "output", float64(r.u8()))
 	for i := 1; i <= int(ports>>20&0xF) && !r.bad; i++ {
-		binNum(p, "adc"+strconv.Itoa(i), float64(r.u16())/100)
+		v := float64(r.u16()) / 100 // volts
+		if i <= len(attrAin) {
+			binNum(p, attrAin[i-1], v)
+		} else {
+			binNum(p, "adc"+strconv.Itoa(i), v)
+		}
 	}
 	return true, nil
 }
@@ -1103,9 +1118,9 @@ func (f *gtFrame) sr411(p *Position) (bool, error) {
 		return false, err
 	}
 	f.lbs(false)
-	binSet(p, gtBool("ignition", r.u8() > 0))
-	binNum(p, "power", float64(r.u16())/100)
-	binNum(p, "battery", float64(r.u16())/100)
+	binSet(p, gtBool(attrIgnition, r.u8() > 0))
+	binNum(p, attrPowerV, float64(r.u16())/100)
+	binNum(p, attrBatteryV, float64(r.u16())/100)
 	return true, nil
 }
 
@@ -1118,7 +1133,7 @@ func (f *gtFrame) iButton(p *Position) (bool, error) {
 	}
 	f.lbs(false)
 	id := uint64(r.u32())<<16 | uint64(r.u16())
-	binStr(p, "driverUniqueId", strconv.FormatUint(id, 10))
+	binStr(p, attrDriverIdentifier, strconv.FormatUint(id, 10))
 	return true, nil
 }
 
@@ -1130,13 +1145,15 @@ func (f *gtFrame) trx16i(p *Position) (bool, error) {
 		return false, err
 	}
 	f.lbs(false)
-	binSet(p, gtBool("ignition", r.u8() > 0))
-	binNum(p, "uploadMode", float64(r.u8()))
+	binSet(p, gtBool(attrIgnition, r.u8() > 0))
+	binNum(p, "upload_mode", float64(r.u8()))
 	binBool(p, "archive", r.u8() > 0)
+	// An odometer whose unit Traccar leaves unconfirmed
+	// (Gt06ProtocolDecoder.java:886): kept as "odometer", as read.
 	binNum(p, "odometer", float64(r.u32()))
-	binNum(p, "power", float64(r.u16())/100)
-	binNum(p, "battery", float64(r.u8())/10)
-	binNum(p, "hours", float64(r.u24())*60*1000)
+	binNum(p, attrPowerV, float64(r.u16())/100)
+	binNum(p, attrBatteryV, float64(r.u8())/10)
+	binNum(p, attrEngineHours, float64(r.u24())/60) // minutes
 	f.rfid(p, r.take(8))
 	return true, nil
 }
@@ -1153,39 +1170,39 @@ func (f *gtFrame) alarm(p *Position) (bool, error) {
 		return false, err
 	}
 	if jc400 {
-		binNum(p, "power", float64(r.u16())/10)
+		binNum(p, attrPowerV, float64(r.u16())/10)
 	}
 	event := r.u8()
-	binNum(p, "event", float64(event))
-	binNum(p, "eventData", float64(r.u16()))
+	binStr(p, attrEvent, codeString(int(event)))
+	binNum(p, "event_data", float64(r.u16()))
 	var alarm string
 	switch event {
 	case 0x01:
-		alarm = "sos"
+		alarm = alarmSOS
 	case 0x0E:
-		alarm = "lowPower"
+		alarm = alarmLowPower
 	case 0x76:
-		alarm = "temperature"
+		alarm = alarmTemperature
 	case 0x80:
-		alarm = "vibration"
+		alarm = alarmVibration
 	case 0x87:
-		alarm = "overspeed"
+		alarm = alarmOverspeed
 	case 0x88:
-		alarm = "powerCut"
+		alarm = alarmPowerCut
 	case 0x90:
-		alarm = "hardAcceleration"
+		alarm = alarmHardAcceleration
 	case 0x91:
-		alarm = "hardBraking"
+		alarm = alarmHardBraking
 	case 0x92:
-		alarm = "hardCornering"
+		alarm = alarmHardCornering
 	case 0x93:
-		alarm = "accident"
+		alarm = alarmAccident
 	}
 	if alarm != "" && !r.bad {
 		binAlarm(p, alarm)
 	}
 	if n := r.left(); n > 0 {
-		binStr(p, "eventFiles", string(r.take(n)))
+		binStr(p, "event_files", string(r.take(n)))
 	}
 	return true, nil
 }
@@ -1199,7 +1216,7 @@ func (f *gtFrame) az735(p *Position) (bool, error) {
 		return false, err
 	}
 	if f.lbs(true) {
-		binNum(p, "rssi", float64(r.u8()))
+		binNum(p, attrRSSI, float64(r.u8()))
 	}
 	r.skip(int(r.u8())) // more cells
 	r.skip(int(r.u8())) // access points
@@ -1212,11 +1229,11 @@ func (f *gtFrame) az735(p *Position) (bool, error) {
 		case 0xA1:
 			binBool(p, "armed", false)
 		case 0xA2, 0xA3:
-			binAlarm(p, "lowBattery")
+			binAlarm(p, alarmLowBattery)
 		case 0xA4:
-			binAlarm(p, "general")
+			binAlarm(p, alarmGeneral)
 		case 0xA5:
-			binAlarm(p, "door")
+			binAlarm(p, alarmDoor)
 		}
 	}
 	f.ack(true)
@@ -1243,11 +1260,11 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 		case 0x09:
 			p.Satellites, p.HasSatellites = int(value.u8()), !value.bad
 		case 0x0A:
-			binNum(p, "satVisible", float64(value.u8()))
+			binNum(p, "sat_visible", float64(value.u8()))
 		case 0x18:
-			binNum(p, "battery", float64(value.u16())/100)
+			binNum(p, attrBatteryV, float64(value.u16())/100)
 		case 0x28:
-			binNum(p, "hdop", float64(value.u8())/10)
+			binNum(p, attrHDOP, float64(value.u8())/10)
 		case 0x29:
 			binNum(p, "index", float64(value.u32()))
 		case 0x2A:
@@ -1255,15 +1272,15 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 			binBool(p, "door", input&0x0F > 0)
 			binBool(p, "tamper", input>>4 > 0)
 		case 0x2B:
-			binNum(p, "bootReason", float64(value.u8()))
+			binNum(p, "boot_reason", float64(value.u8()))
 		case 0x2E:
 			o := value.take(4)
 			if o != nil {
-				binNum(p, "odometer", float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24))
+				binNum(p, attrOdometerKm, float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24)/1000)
 			}
 		case 0x34:
 			event := value.u8()
-			binSet(p, Attribute{Key: "event", Kind: AttrNumber, Num: float64(event)})
+			binSet(p, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(int(event))})
 			if a := gtModularAlarm(event); a != "" {
 				binAlarm(p, a)
 			}
@@ -1277,12 +1294,12 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 			if value.bad {
 				continue
 			}
-			binStr(p, "tag1Id", binHex(id))
-			binNum(p, "tag1Battery", float64(battery)/1000)
-			binNum(p, "tag1BatteryLevel", float64(level))
-			binNum(p, "tag1Temp", float64(temp)/10)
-			binNum(p, "tag1Humidity", float64(humidity))
-			binNum(p, "tag1Status", float64(status))
+			binStr(p, "tag1_id", binHex(id))
+			binNum(p, "tag1_battery", float64(battery)/1000)
+			binNum(p, "tag1_battery_level", float64(level))
+			binNum(p, "tag1_temp", float64(temp)/10)
+			binNum(p, "tag1_humidity", float64(humidity))
+			binNum(p, "tag1_status", float64(status))
 		case 0x33:
 			t := value.u32()
 			sats := value.u8()
@@ -1313,33 +1330,29 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 	return found, nil
 }
 
-// gtModularAlarm is the alarm of an event module of type 0x70, or "".
+// gtModularAlarm is the common alarm word of an event module of type
+// 0x70, or "" (Gt06ProtocolDecoder.java:1461-1477: removing, power on and
+// power off have no common word; the event stays in "event").
 func gtModularAlarm(event byte) string {
 	switch event {
 	case 0x10:
-		return "door"
-	case 0x12:
-		return "removing"
+		return alarmDoor
 	case 0x14:
-		return "geofenceEnter"
+		return alarmGeofenceEnter
 	case 0x15:
-		return "geofenceExit"
+		return alarmGeofenceExit
 	case 0x16:
-		return "temperature"
+		return alarmTemperature
 	case 0x1A:
-		return "lowBattery"
+		return alarmLowBattery
 	case 0x1B:
-		return "overspeed"
-	case 0x1C:
-		return "powerOn"
-	case 0x1D:
-		return "powerOff"
+		return alarmOverspeed
 	case 0x20:
-		return "vibration"
+		return alarmVibration
 	case 0x21:
-		return "powerCut"
+		return alarmPowerCut
 	case 0x23:
-		return "tampering"
+		return alarmTampering
 	}
 	return ""
 }

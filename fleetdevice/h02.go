@@ -222,7 +222,12 @@ var h02Pattern = newPattern().
 	expression(",[^,]*,").
 	expression("[^,]*,").
 	expression("[^,]*"). // sim info
-	groupEnd("?").
+	// Lazy, where Traccar's is greedy: a status word right after the
+	// date is read as the status even when three fields follow the
+	// date, which Traccar takes for the SIM's (its test's
+	// "...,080918,EEE7FBDF,4261193,0#" carries a power cut); the SIM's
+	// fields, which start with an empty one, are read as before.
+	groupEnd("??").
 	groupBegin().
 	number(",(x{8})"). // status
 	groupBegin().
@@ -309,8 +314,10 @@ func h02Report(sentence string, s *Session, m *Message) {
 		h02Status(p, uint32(f.nextHex(64, 0)))
 	}
 	if f.hasNext(6) {
+		// Odometer and fuel in units Traccar does not settle: kept by
+		// its names, as read (H02ProtocolDecoder.java:405-410).
 		setNum(p, "odometer", float64(f.nextInt(0)))
-		setNum(p, "temp1", float64(f.nextInt(0)))
+		setNum(p, attrTempC[0], float64(f.nextInt(0)))
 		setNum(p, "fuel", f.nextFloat(0))
 		p.Altitude, p.HasAltitude = float64(f.nextInt(0)), true
 		f.skip(2) // lac, cid
@@ -320,7 +327,9 @@ func h02Report(sentence string, s *Session, m *Message) {
 			if i >= textMaxAttrs/2 {
 				break
 			}
-			if v = strings.TrimSpace(v); v != "" {
+			if v = strings.TrimSpace(v); v != "" && attrTextOK(v) {
+				// Values of unknown meaning, numbered as Traccar does
+				// (H02ProtocolDecoder.java:416-421): "io1", "io2"...
 				setAttr(p, Attribute{IO: i + 1, Kind: AttrString, Str: v})
 			}
 		}
@@ -382,21 +391,23 @@ func h02VP1(sentence string, m *Message) {
 	m.Kind = KindPositions
 }
 
-// h02Status sets the attributes of the status word: alarm, ignition and
-// the word itself.
+// h02Status sets the attributes of the status word (its bits are 0 when
+// set): the first alarm of vibration (bit 0), SOS (1 or 18), overspeed
+// (2) and power cut (19), the ignition (bit 10, 1 when on) and the word
+// itself as "status" (H02ProtocolDecoder.java:80-94 at 9e5c458ad0bf).
 func h02Status(p *Position, status uint32) {
 	bit := func(i uint) bool { return status&(1<<i) != 0 }
 	switch {
 	case !bit(0):
-		setStr(p, "alarm", "vibration")
+		setStr(p, attrAlarm, alarmVibration)
 	case !bit(1) || !bit(18):
-		setStr(p, "alarm", "sos")
+		setStr(p, attrAlarm, alarmSOS)
 	case !bit(2):
-		setStr(p, "alarm", "overspeed")
+		setStr(p, attrAlarm, alarmOverspeed)
 	case !bit(19):
-		setStr(p, "alarm", "powerCut")
+		setStr(p, attrAlarm, alarmPowerCut)
 	}
-	setBool(p, "ignition", bit(10))
+	setBool(p, attrIgnition, bit(10))
 	setNum(p, "status", float64(status))
 }
 
@@ -465,7 +476,7 @@ func h02Binary(frame []byte, m *Message) error {
 	p.Speed, p.HasSpeed = float64(speed)*knotsToKmh, true
 	p.Heading, p.HasHeading = float64(course), true
 	if level, ok := h02Battery(battery); ok {
-		setNum(p, "batteryLevel", float64(level))
+		setNum(p, attrBatteryLevel, float64(level))
 	}
 	h02Status(p, status)
 	if !usable(p) {

@@ -65,6 +65,8 @@ func TestH02Corpus(t *testing.T) {
 				if got != float64(want) {
 					t.Errorf("%s: status %v, want %s", row.Source, got, h)
 				}
+				// The ignition is the word's bit 10 (API.md §14).
+				checkAttrs(t, row.Source, map[string]any{"ignition": want&(1<<10) != 0}, m.Positions[j])
 			}
 		}
 	}
@@ -207,7 +209,7 @@ func TestH02Binary(t *testing.T) {
 		is.True(math.Abs(p.Latitude-(50+35.3130/60)) < 1e-9)
 		is.True(math.Abs(p.Longitude-(4+31.821/60)) < 1e-9)
 		is.True(p.Valid)
-		b, _ := attr(p, "batteryLevel")
+		b, _ := attr(p, "battery_level")
 		is.Equal(b, 100.0) // battery byte 6
 		ign, _ := attr(p, "ignition")
 		is.Equal(ign, false) // status bit 10 clear

@@ -194,17 +194,24 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 			if err != nil {
 				return err
 			}
-			setNum(p, key, v)
+			name := attrHDOP
+			if key == "accuracy" {
+				name = attrAccuracyM
+			}
+			setNum(p, name, v)
 		case "batt":
 			v, err := osmAndNumber(key, value)
 			if err != nil {
 				return err
 			}
-			setNum(p, "batteryLevel", v)
+			setNum(p, attrBatteryLevel, v)
 		case "charge":
-			setBool(p, "charge", strings.EqualFold(value, "true"))
+			setBool(p, attrCharging, strings.EqualFold(value, "true"))
 		case "driverUniqueId":
-			setStr(p, "driverUniqueId", value)
+			// accuracy, hdop, batt, charge, driverUniqueId: the names of
+			// Traccar's (OsmAndProtocolDecoder.java:155-159) in the
+			// vocabulary's.
+			setStr(p, attrDriverIdentifier, value)
 		default:
 			osmAndAttr(p, key, value)
 		}
@@ -256,20 +263,79 @@ func osmAndNumber(key, value string) (float64, error) {
 	return v, nil
 }
 
-// osmAndAttr sets an attribute of an unknown parameter: a number if it is
-// one, true or false, else the string.
+// osmAndAttr sets an attribute of another parameter (Traccar keeps them
+// under their names, OsmAndProtocolDecoder.java:160-171), under its name in
+// snake_case ("fuelRate" → "fuel_rate"; a name that cannot be one is left
+// out): a number if it is one, true or false, else the string. A name of
+// the common vocabulary (API.md §14: "ignition", "alarm", "power_v"...)
+// takes the vocabulary's type (osmAndVocab).
 func osmAndAttr(p *Position, key, value string) {
+	name, ok := snakeCase(key)
+	if !ok {
+		return
+	}
+	if kind, ok := vocabKind(name); ok {
+		osmAndVocab(p, name, kind, value)
+		return
+	}
 	if v, ok := javaDouble(strings.TrimSpace(value)); ok {
-		setNum(p, key, v)
+		setNum(p, name, v)
 		return
 	}
 	switch value {
 	case "true":
-		setBool(p, key, true)
+		setBool(p, name, true)
 	case "false":
-		setBool(p, key, false)
+		setBool(p, name, false)
 	default:
-		setStr(p, key, value)
+		setStr(p, name, value)
+	}
+}
+
+// osmAndVocab sets an attribute of the common vocabulary from its text, in
+// the vocabulary's type: a boolean from true, false, 1 or 0 (in any case),
+// a number, or text (alarm words translated by osmAndAlarm); a value that
+// is not of the type is left out.
+func osmAndVocab(p *Position, name string, kind AttrKind, value string) {
+	switch kind {
+	case AttrBool:
+		switch strings.ToLower(strings.TrimSpace(value)) {
+		case "true", "1":
+			setBool(p, name, true)
+		case "false", "0":
+			setBool(p, name, false)
+		}
+	case AttrNumber:
+		if v, ok := javaDouble(strings.TrimSpace(value)); ok {
+			setNum(p, name, v)
+		}
+	default:
+		if name == attrAlarm {
+			osmAndAlarm(p, value)
+			return
+		}
+		setStr(p, name, value)
+	}
+}
+
+// osmAndAlarm sets the alarm of an "alarm" parameter: its comma-separated
+// words in the vocabulary (Traccar's words, which Traccar Client and
+// other senders use, translated: "powerCut" → "power_cut"); a word with no
+// common name is "general", an alarm all the same.
+func osmAndAlarm(p *Position, value string) {
+	var alarms string
+	for _, word := range strings.Split(value, ",") {
+		if word = strings.TrimSpace(word); word == "" {
+			continue
+		}
+		w, ok := traccarAlarm(word)
+		if !ok {
+			w = alarmGeneral
+		}
+		alarms = alarmJoin(alarms, w)
+	}
+	if alarms != "" {
+		setStr(p, attrAlarm, alarms)
 	}
 }
 
@@ -393,20 +459,22 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 			p.Heading, p.HasHeading = *c.Heading, true
 		}
 		if c.Accuracy != nil && *c.Accuracy >= 0 {
-			setNum(p, "accuracy", *c.Accuracy)
+			setNum(p, attrAccuracyM, *c.Accuracy)
 		}
 		if c.Altitude != nil {
 			p.Altitude, p.HasAltitude = *c.Altitude, true
 		}
 	}
 	if loc.Event != nil {
-		setStr(p, "event", *loc.Event)
+		setStr(p, attrEvent, *loc.Event)
 	}
 	if loc.IsMoving != nil {
-		setBool(p, "motion", *loc.IsMoving)
+		setBool(p, attrMotion, *loc.IsMoving)
 	}
 	if loc.Odometer != nil {
-		setNum(p, "odometer", math.Trunc(*loc.Odometer))
+		// Metres, whole as Traccar reads them (OsmAndProtocolDecoder.java:
+		// 254-256).
+		setNum(p, attrOdometerKm, math.Trunc(*loc.Odometer)/1000)
 	}
 	if loc.Mock != nil {
 		setBool(p, "mock", *loc.Mock)
@@ -416,14 +484,14 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 	}
 	if b := loc.Battery; b != nil {
 		if b.Level != nil && *b.Level >= 0 {
-			setNum(p, "batteryLevel", math.Trunc(*b.Level*100))
+			setNum(p, attrBatteryLevel, math.Trunc(*b.Level*100))
 		}
 		if b.IsCharging != nil && *b.IsCharging {
-			setBool(p, "charge", true)
+			setBool(p, attrCharging, true)
 		}
 	}
 	if loc.Alarm != nil {
-		setStr(p, "alarm", *loc.Alarm)
+		osmAndAlarm(p, *loc.Alarm)
 	}
 	if err := osmAndExtras(p, loc.Extras, loc.Alarm != nil); err != nil {
 		return err
@@ -432,8 +500,8 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 }
 
 // osmAndExtras sets the attributes of the JSON form's extras, in their
-// order: numbers, booleans and strings (nulls, objects and arrays are read
-// past).
+// order, as osmAndAttr does the query's parameters: numbers, booleans and
+// strings (nulls, objects and arrays are read past).
 func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
 	if len(extras) == 0 || string(extras) == "null" {
 		return nil
@@ -471,15 +539,37 @@ func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
 			if len(v) > osmAndMaxValue {
 				return osmAndError("extras %s over %d bytes", key, osmAndMaxValue)
 			}
-			setStr(p, key, v)
+			osmAndExtra(p, key, v, AttrString)
 		case 't', 'f':
-			setBool(p, key, raw[0] == 't')
+			osmAndExtra(p, key, string(raw), AttrBool)
 		case 'n', '{', '[':
 		default:
-			if v, err := strconv.ParseFloat(string(raw), 64); err == nil && finite(v) {
-				setNum(p, key, v)
-			}
+			osmAndExtra(p, key, string(raw), AttrNumber)
 		}
 	}
 	return nil
+}
+
+// osmAndExtra sets an extra of JSON type kind whose text is value (a
+// string's contents, or the number or boolean as written), under its name
+// in snake_case; a name of the vocabulary takes the vocabulary's type.
+func osmAndExtra(p *Position, key, value string, kind AttrKind) {
+	name, ok := snakeCase(key)
+	if !ok {
+		return
+	}
+	if vocab, ok := vocabKind(name); ok {
+		osmAndVocab(p, name, vocab, value)
+		return
+	}
+	switch kind {
+	case AttrString:
+		setStr(p, name, value)
+	case AttrBool:
+		setBool(p, name, value == "true")
+	default:
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			setNum(p, name, v)
+		}
+	}
 }

@@ -65,7 +65,7 @@ func TestOsmAndCorpus(t *testing.T) {
 				break
 			}
 			p := m.Positions[j]
-			checkAttrs(t, row.Source, w.Attributes, p)
+			checkAttrs(t, row.Source, osmAndVocabulary(t, w.Attributes), p)
 			raw := rawPoints(raws[i])[j]
 			if v, ok := raw["time"]; ok && v == nil {
 				is.Equal(p.Time, corpusNow) // no timestamp: the server's clock
@@ -74,10 +74,34 @@ func TestOsmAndCorpus(t *testing.T) {
 				is.True(!p.HasHeading) // heading −1: unknown
 			}
 			if v, ok := raw["accuracy_m"].(float64); ok {
-				checkAttrs(t, row.Source, map[string]any{"accuracy": v}, p)
+				checkAttrs(t, row.Source, map[string]any{"accuracy_m": v}, p)
 			}
 		}
 	}
+}
+
+// osmAndVocabulary is a corpus row's attributes, which are Traccar's
+// names and units, in the common vocabulary (API.md §14): batteryLevel
+// is battery_level, odometer (m) odometer_km, the others snake_case.
+func osmAndVocabulary(t *testing.T, traccar map[string]any) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for k, v := range traccar {
+		switch k {
+		case "batteryLevel":
+			k = "battery_level"
+		case "odometer":
+			k, v = "odometer_km", v.(float64)/1000
+		default:
+			name, ok := snakeCase(k)
+			if !ok {
+				t.Fatalf("corpus attribute %q has no name in snake_case", k)
+			}
+			k = name
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func TestOsmAndTimestamps(t *testing.T) {
@@ -152,7 +176,7 @@ func TestOsmAndParameters(t *testing.T) {
 	is.True(p.HasHeading && p.Heading == 90)
 	is.True(p.HasAltitude && p.Altitude == 120.5)
 	is.True(p.Valid)
-	checkAttrs(t, "parameters", map[string]any{"accuracy": 4.0, "hdop": 0.9, "batteryLevel": 87.0, "charge": true, "driverUniqueId": "D42"}, p)
+	checkAttrs(t, "parameters", map[string]any{"accuracy_m": 4.0, "hdop": 0.9, "battery_level": 87.0, "charging": true, "driver_identifier": "D42"}, p)
 	is.Equal(len(p.Attrs), 5) // cell, wifi and the token are read past
 
 	for v, valid := range map[string]bool{"true": true, "TRUE": true, "1": true, "false": false, "0": false, "no": false} {
@@ -206,11 +230,11 @@ func TestOsmAndJSON(t *testing.T) {
 	is.Equal(p.Latitude, 37.785834)
 	is.True(!p.HasSpeed && !p.HasHeading) // −1: unknown
 	is.True(p.HasAltitude)                // an altitude of −1 m is one
-	_, ok := attr(p, "accuracy")
+	_, ok := attr(p, "accuracy_m")
 	is.True(!ok)
-	_, ok = attr(p, "batteryLevel")
+	_, ok = attr(p, "battery_level")
 	is.True(!ok)
-	checkAttrs(t, "json", map[string]any{"mock": true, "alarm": "sos", "motion": true, "odometer": 1234.0, "charge": true, "activity": "walking", "n": 7.0}, p)
+	checkAttrs(t, "json", map[string]any{"mock": true, "alarm": "sos", "motion": true, "odometer_km": 1.234, "charging": true, "activity": "walking", "n": 7.0}, p)
 	for _, skipped := range []string{"nested", "list", "nothing"} {
 		_, ok := attr(p, skipped)
 		is.True(!ok) // objects, arrays and nulls are read past
@@ -287,7 +311,12 @@ func FuzzOsmAnd(f *testing.F) {
 		ct, _ := headers["Content-Type"].(string)
 		f.Add(h["query"].(string), ct, []byte(h["body"].(string)))
 	}
-	f.Add("id=1&location=60.0,30.0&timestamp=2014-06-04+09%3A10%3A11&rpm=3&x=true", "", []byte(nil))
+	for _, row := range loadTelematics(f) {
+		if row.Protocol == "osmand" {
+			f.Add(row.HTTP.Query, row.HTTP.Headers["Content-Type"], []byte(row.HTTP.Body))
+		}
+	}
+	f.Add("id=1&location=60.0,30.0&timestamp=2014-06-04+09%3A10%3A11&rpm=3&x=true&alarm=powerCut,x&ignition=1&fuelRate=2", "", []byte(nil))
 	f.Add("", "application/json", []byte(`{"device_id":1,"location":{"extras":{"a":{"b":[1,2]},"c":1e3},"coords":{"latitude":1,"longitude":2,"speed":-1}}}`))
 	f.Fuzz(func(t *testing.T, q, contentType string, body []byte) {
 		var m Message
@@ -353,4 +382,43 @@ func BenchmarkOsmAndJSONRatio(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// TestOsmAndVocabulary: the parameters API.md §14 names map to the common
+// vocabulary (alarm words translated, ignition from true/false/1/0, the
+// battery, charge, accuracy and driver); any other keeps its name in
+// snake_case; a value not of the vocabulary's type, or a name that cannot
+// be one, is left out — and the position stays.
+func TestOsmAndVocabulary(t *testing.T) {
+	is := is.New(t)
+	m, _, err := osmAndDecode(t, query("id=1&lat=1&lon=2&alarm=powerCut,sos&ignition=1&motion=FALSE&batt=55&charge=true"+
+		"&driverUniqueId=0042&accuracy=12&fuelRate=3.5&power_v=13.8&driver_identifier_x=7&rpm=fast&din1=maybe"+
+		"&1st=x&"+url.QueryEscape("ünits")+"=3&Door=true"))
+	is.NoErr(err)
+	p := m.Positions[0]
+	checkAttrs(t, "query", map[string]any{
+		"alarm": "power_cut,sos", "ignition": true, "motion": false, "battery_level": 55.0, "charging": true,
+		"driver_identifier": "0042", "accuracy_m": 12.0, "fuel_rate": 3.5, "power_v": 13.8,
+		"driver_identifier_x": 7.0, "door": true,
+	}, p)
+	for _, dropped := range []string{"rpm", "din1", "1st", "ünits", "units", "fuelRate"} {
+		_, ok := attr(p, dropped)
+		is.True(!ok) // dropped
+	}
+
+	// An alarm word with no common name is an alarm all the same.
+	m, _, err = osmAndDecode(t, query("id=1&lat=1&lon=2&alarm=geofence"))
+	is.NoErr(err)
+	checkAttrs(t, "general", map[string]any{"alarm": "general"}, m.Positions[0])
+
+	// The JSON form: its alarm, and extras by the same rules.
+	m, _, err = osmAndDecode(t, jsonRequest(`{"device_id":"1","location":{"timestamp":"2025-05-09T04:11:30.579Z",
+		"coords":{"latitude":1,"longitude":2},"alarm":"lowBattery",
+		"extras":{"engineHours":1500.5,"ignition":true,"driver_identifier":12345,"fuel_level":"half","tripName":"north","ok":false}}}`))
+	is.NoErr(err)
+	p = m.Positions[0]
+	checkAttrs(t, "json", map[string]any{"alarm": "low_battery", "engine_hours": 1500.5, "ignition": true,
+		"driver_identifier": "12345", "trip_name": "north", "ok": false}, p)
+	_, ok := attr(p, "fuel_level")
+	is.True(!ok) // not a number
 }

@@ -93,8 +93,11 @@ func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	if len(m.Positions) > start {
 		m.Kind = KindPositions
+		// The report's type, verbatim ("GTFRI", "GTIGN"...: Traccar's
+		// "type" without its "GT", Gl200TextProtocolDecoder.java:1766-1774).
+		event := sentence[typeIndex+1 : typeIndex+6]
 		for i := start; i < len(m.Positions); i++ {
-			setStr(&m.Positions[i], "type", typ)
+			setStr(&m.Positions[i], attrEvent, event)
 		}
 	}
 	return nil
@@ -136,15 +139,15 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 		return glOneLocation(glObd, sentence, 13, m, nil)
 	case "LSW", "TSW":
 		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *groups) {
-			in := "in2"
+			in := attrDin[1]
 			if strings.Contains(sentence, "LSW") {
-				in = "in1"
+				in = attrDin[0]
 			}
 			setBool(p, in, f.group(2) == "1")
 		})
 	case "IDA":
 		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *groups) {
-			setStr(p, "driverUniqueId", f.group(2))
+			setStr(p, attrDriverIdentifier, f.group(2))
 		})
 	case "DAR":
 		return glOneLocation(glDar, sentence, 4, m, nil)
@@ -228,7 +231,7 @@ func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more 
 func glLocationFields(p *Position, f *groups) bool {
 	hdop, hasHdop := f.nextFloatOK()
 	if hasHdop {
-		setNum(p, "hdop", hdop)
+		setNum(p, attrHDOP, hdop)
 	}
 	p.Speed, p.HasSpeed = f.nextFloat(0), true
 	p.Heading, p.HasHeading = f.nextFloat(0), true
@@ -246,6 +249,9 @@ func glLocationFields(p *Position, f *groups) bool {
 	if f.hasNext(6) {
 		f.skip(6) // cells
 	}
+	// The field after the cell is the signal on some models and the
+	// odometer (km) on others (Gl200TextProtocolDecoder.java:346,393-395):
+	// a decimal is kept as Traccar's "odometer", in metres.
 	if v, ok := f.nextFloatOK(); ok {
 		setNum(p, "odometer", v*1000)
 	}
@@ -287,18 +293,25 @@ func glDecodeFri(sentence string, m *Message) bool {
 	if last < 0 {
 		return true
 	}
+	// Which field is which after the locations depends on the model
+	// (Traccar's pattern tries three layouts, Gl200TextProtocolDecoder.java:
+	// 805-850, 880-930): the power, the battery's voltage, the
+	// temperature and the odometer keep Traccar's names and units
+	// ("power" and "battery" in V, "temp1" in °C, "odometer" in m); the
+	// battery level, the hour meter (hhhhh:mm:ss, a form no other field
+	// has) and the status word have one reading whatever the layout.
 	p := &m.Positions[last]
 	if hasPower && power > 10 {
 		setNum(p, "power", float64(power)/1000)
 	}
 	if hasBattery {
-		setNum(p, "batteryLevel", float64(battery))
+		setNum(p, attrBatteryLevel, float64(battery))
 	}
 	if f.hasNext(1) {
 		setNum(p, "battery", float64(f.nextInt(0))/1000)
 	}
 	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "batteryLevel", float64(v))
+		setNum(p, attrBatteryLevel, float64(v))
 	}
 	if v, ok := f.nextFloatOK(); ok {
 		setNum(p, "temp1", v)
@@ -307,10 +320,12 @@ func glDecodeFri(sentence string, m *Message) bool {
 		setNum(p, "odometer", v*1000)
 	}
 	if h := f.next(); h != "" {
-		if ms, ok := glHours(h); ok {
-			setNum(p, "hours", ms)
+		if hours, ok := glHours(h); ok {
+			setNum(p, attrEngineHours, hours)
 		}
 	}
+	// Analogue inputs in hexadecimal, whose scale depends on the
+	// model: kept as text, by Traccar's names.
 	if a := f.next(); a != "" {
 		setStr(p, "adc1", a)
 	}
@@ -318,64 +333,64 @@ func glDecodeFri(sentence string, m *Message) bool {
 		setStr(p, "adc2", a)
 	}
 	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "batteryLevel", float64(v))
+		setNum(p, attrBatteryLevel, float64(v))
 	}
 	if f.hasNext(1) {
 		glStatus(p, f.nextHex(64, 0))
 	}
 	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "rpm", float64(v))
+		setNum(p, attrRPM, float64(v))
 	}
 	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "fuel", float64(v))
+		setNum(p, "fuel", float64(v)) // a level whose unit the report does not say
 	}
 	if f.hasNext(2) {
 		if hasReportType {
-			setBool(p, "motion", reportType&1 != 0)
-			setBool(p, "charge", reportType&2 != 0)
+			setBool(p, attrMotion, reportType&1 != 0)
+			setBool(p, attrCharging, reportType&2 != 0)
 		}
-		setNum(p, "rssi", float64(f.nextInt(0)))
-		setNum(p, "batteryLevel", float64(f.nextInt(0)))
+		setNum(p, attrRSSI, float64(f.nextInt(0)))
+		setNum(p, attrBatteryLevel, float64(f.nextInt(0)))
 	}
 	if v, ok := f.nextFloatOK(); ok {
 		setNum(p, "odometer", v*1000)
 	}
 	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "batteryLevel", float64(v))
+		setNum(p, attrBatteryLevel, float64(v))
 	}
 	return true
 }
 
-// glHours reads an hour meter (hhhhh:mm:ss) in milliseconds.
+// glHours reads an hour meter (hhhhh:mm:ss) in hours.
 func glHours(s string) (float64, bool) {
-	var ms float64
-	scale := [...]float64{3600, 60, 1}
+	var hours float64
+	scale := [...]float64{1, 60, 3600}
 	for i, part := range strings.SplitN(s, ":", 3) {
 		v, ok := javaInt(part)
 		if !ok {
 			return 0, false
 		}
-		ms += float64(v) * scale[i]
+		hours += float64(v) / scale[i]
 	}
-	return ms * 1000, true
+	return hours, true
 }
 
 // glStatus sets the attributes of a device status word: ignition, inputs
-// and outputs.
+// and outputs (Gl200TextProtocolDecoder.java:788-803).
 func glStatus(p *Position, value int) {
 	ignition := value >> 16 & 0xff
 	if ignition&(1<<4) != 0 {
-		setBool(p, "ignition", false)
+		setBool(p, attrIgnition, false)
 	} else if ignition&(1<<5) != 0 {
-		setBool(p, "ignition", true)
+		setBool(p, attrIgnition, true)
 	}
 	input, output := value>>8&0xff, value&0xff
 	setNum(p, "input", float64(input))
-	setBool(p, "in1", input&2 != 0)
-	setBool(p, "in2", input&4 != 0)
+	setBool(p, attrDin[0], input&2 != 0)
+	setBool(p, attrDin[1], input&4 != 0)
 	setNum(p, "output", float64(output))
-	setBool(p, "out1", output&1 != 0)
-	setBool(p, "out2", output&2 != 0)
+	setBool(p, attrDout[0], output&1 != 0)
+	setBool(p, attrDout[1], output&2 != 0)
 }
 
 // glModel is the model a protocol version names, as Traccar's table has
@@ -530,7 +545,7 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 	if r.at(i) != "" {
 		hdop = r.float(i)
 	}
-	setNum(p, "hdop", hdop)
+	setNum(p, attrHDOP, hdop)
 	if r.at(i+1) != "" {
 		p.Speed = r.float(i + 1)
 	}
@@ -620,7 +635,7 @@ func glEri(v []string, m *Message) {
 	}
 	p := &m.Positions[len(m.Positions)-1]
 	if hasPower {
-		setNum(p, "power", power)
+		setNum(p, attrPowerV, power)
 	}
 	glEriState(&r, model, i, p)
 }
@@ -632,13 +647,13 @@ func glEriState(r *glValues, model string, i int, p *Position) {
 	gl5 := strings.HasPrefix(model, "GL5")
 	if !gl5 {
 		if km, ok := javaDouble(r.opt(i)); ok {
-			setNum(p, "odometer", km*1000)
+			setNum(p, attrOdometerKm, km)
 		}
 		i++
 	}
 	if !gl5 && model != "GL320M" {
-		if ms, ok := glHours(r.opt(i)); ok {
-			setNum(p, "hours", ms)
+		if hours, ok := glHours(r.opt(i)); ok {
+			setNum(p, attrEngineHours, hours)
 		}
 		i += 2 // hour meter, adc 1
 	}
@@ -654,10 +669,10 @@ func glEriState(r *glValues, model string, i int, p *Position) {
 	switch {
 	case gl5:
 		if level, ok := javaInt(r.opt(i)); ok {
-			setNum(p, "batteryLevel", float64(level))
+			setNum(p, attrBatteryLevel, float64(level))
 		}
 		if motion, ok := javaInt(r.opt(i + 2)); ok {
-			setBool(p, "motion", motion > 0)
+			setBool(p, attrMotion, motion > 0)
 		}
 	case model == "GV200":
 		if in, ok := javaIntBase(r.opt(i), 16, 32); ok {
@@ -668,7 +683,7 @@ func glEriState(r *glValues, model string, i int, p *Position) {
 		}
 	default:
 		if level, ok := javaInt(r.opt(i)); ok {
-			setNum(p, "batteryLevel", float64(level))
+			setNum(p, attrBatteryLevel, float64(level))
 		}
 		if model != "GL320M" {
 			if status, ok := javaIntBase(r.opt(i+1), 16, 64); ok {
@@ -697,15 +712,15 @@ func glIgn(v []string, typ string, m *Message) {
 		return
 	}
 	p := &m.Positions[len(m.Positions)-1]
-	setBool(p, "ignition", strings.Contains(typ, "GN"))
+	setBool(p, attrIgnition, strings.Contains(typ, "GN"))
 	if h := r.at(i); h != "" {
-		if ms, ok := glHours(h); ok {
-			setNum(p, "hours", ms)
+		if hours, ok := glHours(h); ok {
+			setNum(p, attrEngineHours, hours)
 		}
 	}
 	if s := r.at(i + 1); s != "" {
 		if km, ok := javaDouble(s); ok {
-			setNum(p, "odometer", km*1000)
+			setNum(p, attrOdometerKm, km)
 		}
 	}
 }
@@ -818,7 +833,7 @@ func glBasic(typ string, v []string, m *Message) {
 	i -= 4
 	p := takePosition(m)
 	p.Valid = true
-	setNum(p, "hdop", float64(r.int(i)))
+	setNum(p, attrHDOP, float64(r.int(i)))
 	p.Speed, p.HasSpeed = r.float(i+1), true
 	p.Heading, p.HasHeading = float64(r.int(i+2)), true
 	p.Altitude, p.HasAltitude = r.float(i+3), true
@@ -835,60 +850,63 @@ func glBasic(typ string, v []string, m *Message) {
 		report, _ := javaIntBase(n, 16, 32)
 		switch typ {
 		case "NMR":
-			setBool(p, "motion", report == 1)
+			setBool(p, attrMotion, report == 1)
+		case "DIS":
+			// An input changed: its number, then its state.
+			if in := report / 0x10; in >= 1 && in <= len(attrDin) {
+				setBool(p, attrDin[in-1], report%0x10 == 1)
+			} else {
+				setBool(p, "in"+codeString(in), report%0x10 == 1)
+			}
 		case "IGL":
-			setBool(p, "ignition", report%0x10 == 1)
+			setBool(p, attrIgnition, report%0x10 == 1)
 		case "HBM":
 			switch report % 0x10 {
 			case 0, 3:
-				setStr(p, "alarm", "hardBraking")
+				setStr(p, attrAlarm, alarmHardBraking)
 			case 1, 4:
-				setStr(p, "alarm", "hardAcceleration")
+				setStr(p, attrAlarm, alarmHardAcceleration)
 			case 2:
-				setStr(p, "alarm", "hardCornering")
+				setStr(p, attrAlarm, alarmHardCornering)
 			}
 		}
 	}
 	if len(v[len(v)-2]) == 14 {
 		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && allDigits(b) {
 			level, _ := javaInt(b)
-			setNum(p, "batteryLevel", float64(level))
+			setNum(p, attrBatteryLevel, float64(level))
 		}
 	}
 	if alarm := glAlarm(typ); alarm != "" {
-		setStr(p, "alarm", alarm)
+		setStr(p, attrAlarm, alarm)
 	}
 }
 
-// glAlarm is the alarm a report type is, as Traccar reads them.
+// glAlarm is the common alarm word of a report type, as Traccar reads
+// them (Gl200TextProtocolDecoder.java:1705-1719 at 9e5c458ad0bf), "" for
+// none. Traccar's idle (GTIDL), power on and off of the device itself
+// (GTPNA, GTPFA) and geofence (GTSWG) have no common word: the report's
+// type stays in "event".
 func glAlarm(typ string) string {
 	switch typ {
 	case "SOS":
-		return "sos"
+		return alarmSOS
 	case "SPD":
-		return "overspeed"
+		return alarmOverspeed
 	case "TOW":
-		return "tow"
-	case "IDL":
-		return "idle"
-	case "PNA":
-		return "powerOn"
-	case "PFA":
-		return "powerOff"
+		return alarmTow
 	case "EPN", "MPN":
-		return "powerRestored"
+		return alarmPowerRestored
 	case "EPF", "MPF":
-		return "powerCut"
+		return alarmPowerCut
 	case "BPL":
-		return "lowBattery"
+		return alarmLowBattery
 	case "STT":
-		return "movement"
-	case "SWG":
-		return "geofence"
+		return alarmMovement
 	case "TMP", "TEM":
-		return "temperature"
+		return alarmTemperature
 	case "JDR", "JDS":
-		return "jamming"
+		return alarmJamming
 	}
 	return ""
 }

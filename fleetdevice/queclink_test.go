@@ -69,9 +69,9 @@ func TestQueclinkSeveralPositions(t *testing.T) {
 		is.Equal(p.Time, time.Date(2018, 12, 14, 13, 46, want.second, 0, time.UTC))
 		is.True(p.Valid)
 	}
-	level, _ := attr(m.Positions[3], "batteryLevel")
+	level, _ := attr(m.Positions[3], "battery_level")
 	is.Equal(level, 83.0) // the device's state goes with the last position
-	_, ok := attr(m.Positions[0], "batteryLevel")
+	_, ok := attr(m.Positions[0], "battery_level")
 	is.True(!ok)
 }
 
@@ -119,14 +119,14 @@ func TestQueclinkReportTypes(t *testing.T) {
 			name:  "GTERI, satellites after the cell",
 			frame: "+RESP:GTERI,6E0A03,868589060745174,,00000100,,10,1,1,0.0,0,1509.0,-90.544928,14.584461,20250307182819,0704,0001,13A7,000B60AB,01,12,358.6,,,,,100,1A0000,0,2,00,6,5,0E7109BB,283F,SENTEMP1,7805412CF2DD,1,3466,24,36,24.91,100,01,6,2,,083F,SENTEMP2,7805412CF25C,0,,,,,20250307182820,1ABC$",
 			lat:   14.584461, lon: -90.544928, valid: true, satellites: 12,
-			attrs: map[string]any{"hdop": 1.0, "odometer": 358600.0, "batteryLevel": 100.0, "type": "ERI"},
+			attrs: map[string]any{"hdop": 1.0, "odometer_km": 358.6, "battery_level": 100.0, "event": "GTERI"},
 			time:  time.Date(2025, 3, 7, 18, 28, 19, 0, time.UTC),
 		},
 		{
 			name:  "GTIGN",
 			frame: "+RESP:GTIGN,060228,862894020180553,,9860,0,0.2,189,420.0,-63.158195,-17.800608,20160309022951,0736,0003,6AD4,3471,00,,881.2,20160308222956,129A$",
 			lat:   -17.800608, lon: -63.158195, speed: 0.2, valid: true,
-			attrs: map[string]any{"ignition": true, "odometer": 881200.0},
+			attrs: map[string]any{"ignition": true, "odometer_km": 881.2},
 			time:  time.Date(2016, 3, 9, 2, 29, 51, 0, time.UTC),
 		},
 		{
@@ -152,7 +152,7 @@ func TestQueclinkReportTypes(t *testing.T) {
 			name:  "GTLSW",
 			frame: "+RESP:GTLSW,300500,860599002636595,,0,1,0,0.0,0,2886.5,-78.467145,-0.165335,20180518221818,,,,,,20180518221819,B6FF$",
 			lat:   -0.165335, lon: -78.467145, valid: true,
-			attrs: map[string]any{"in1": true, "hdop": 0.0},
+			attrs: map[string]any{"din1": true, "hdop": 0.0},
 			time:  time.Date(2018, 5, 18, 22, 18, 18, 0, time.UTC),
 		},
 		{
@@ -171,7 +171,7 @@ func TestQueclinkReportTypes(t *testing.T) {
 			name:  "GTNMR (the general decoder)",
 			frame: "+RESP:GTNMR,423033,355197370058831,,0,0,0,1,0,0.0,298,182.7,-79.257983,43.875152,20220627132020,,,,,15,0,74,20220627144928,03CF$",
 			lat:   43.875152, lon: -79.257983, valid: true,
-			attrs: map[string]any{"motion": false, "batteryLevel": 74.0, "hdop": 0.0, "type": "NMR"},
+			attrs: map[string]any{"motion": false, "battery_level": 74.0, "hdop": 0.0, "event": "GTNMR"},
 			time:  time.Date(2022, 6, 27, 13, 20, 20, 0, time.UTC),
 		},
 		{

@@ -1,6 +1,7 @@
 package fleetdevice
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"strconv"
@@ -32,17 +33,19 @@ import (
 // and on devices set up for it a group of 16-byte values, recognised by
 // the records parsing with it and not without.
 // A position is valid when it has satellites (Traccar's rule). The I/O
-// elements Traccar names are attributes of those names in the same units
-// (ignition, motion, rssi, power and battery in volts, odometer and
-// tripOdometer in metres, pdop, hdop, in1..in4, out1, out2, axisX..Z,
-// bleTemp1..4 in °C, operator, driverUniqueId, alarm); the others are "io"
-// and their id, without a string each. Elements whose meaning depends on
-// the device model (Traccar's FMB-only table) are numbered, as Traccar
-// does when it does not know the model.
+// elements API.md §14 names are attributes of the common vocabulary, in
+// its units (ignition, motion, power_v and battery_v in volts,
+// odometer_km, engine_hours, fuel_l, driver_identifier, alarm...: see
+// tkElement and docs/telematics.md); the others are "io" and their id,
+// without a string each. Each record also carries its priority and its
+// event (the id of the element that triggered it, as text: "0" for a
+// periodic record).
 //
 // Decoding a frame allocates nothing once the Message has held a frame as
-// large (BenchmarkTeltonikaDecode10); strings are made only for values that
-// are strings (a login's IMEI, a VIN, variable-length elements).
+// large (BenchmarkTeltonikaDecode10, BenchmarkTeltonikaVocabulary);
+// strings are made only for values that are strings (a login's IMEI, a
+// VIN, variable-length elements, a driver's key the connection has not
+// sent before, a second alarm in one record).
 type teltonika struct{}
 
 // Teltonika returns the teltonika protocol's decoder.
@@ -301,20 +304,69 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 		Attrs: p.Attrs,
 	}
 	binNum(p, "priority", float64(priority))
-	binNum(p, "event", float64(event))
-	alarm := -1 // the index of the alarm attribute, once there is one
+	p.Attrs = attrAppend(p.Attrs, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(event)})
+	st := tkState{alarm: -1, odometer: -1, hours: -1, m: m}
 
+	attrs := p.Attrs // kept in a register across the elements
+	idSize := 1
+	if wideID {
+		idSize = 2
+	}
 	for _, size := range [4]int{1, 2, 4, 8} {
+		// A group's elements are read from its bytes, taken at once.
 		count := r.u8or16(wide)
-		for j := 0; j < count; j++ {
-			id := r.u8or16(wideID)
-			v := r.uN(size)
-			if r.bad {
-				return false
+		g := r.take(count * (idSize + size))
+		if r.bad {
+			return false
+		}
+		for k := 0; k+idSize+size <= len(g); k += idSize + size {
+			id := int(g[k])
+			if wideID {
+				id = id<<8 | int(g[k+1])
 			}
-			tkElement(p, &alarm, id, size, v)
+			e := g[k+idSize : k+idSize+size]
+			var v uint64
+			switch size {
+			case 1:
+				v = uint64(e[0])
+			case 2:
+				v = uint64(binary.BigEndian.Uint16(e))
+			case 4:
+				v = uint64(binary.BigEndian.Uint32(e))
+			default:
+				v = binary.BigEndian.Uint64(e)
+			}
+			// The most common elements here, the others in tkElement:
+			// a call per element costs as much as naming it.
+			if id < len(tkNames) {
+				e := &tkNames[id]
+				switch e.op {
+				case tkUnsigned:
+					n := float64(tkField(v, size, int(e.width)))
+					if e.div != 1 { // a division costs more than the branch
+						n /= e.div
+					}
+					attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: n})
+					continue
+				case tkBool:
+					attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrBool, Num: float64(min(tkField(v, size, int(e.width)), 1))})
+					continue
+				case tkNumbered:
+				default:
+					attrs = tkElement(attrs, &st, id, size, v, e)
+					continue
+				}
+			}
+			// Numbered: unsigned as Traccar reads it, an 8-byte value
+			// signed.
+			if x := int64(v); x <= 1<<53 && x >= -(1<<53) {
+				attrs = attrAppend(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(x)})
+			} else {
+				attrs = tkBig(attrs, st.m, id, x)
+			}
 		}
 	}
+	p.Attrs = attrs
 	if extended {
 		count := r.u8or16(wide)
 		for j := 0; j < count; j++ {
@@ -323,7 +375,7 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 			if r.bad {
 				return false
 			}
-			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+			p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
 		}
 	}
 	if wide {
@@ -355,91 +407,183 @@ func tkField(v uint64, size, width int) uint64 {
 	return v
 }
 
-// tkElement adds the I/O element id of size bytes and value v: by the name
-// Traccar gives it, else numbered.
-func tkElement(p *Position, alarm *int, id, size int, v uint64) {
-	u8 := func() uint64 { return tkField(v, size, 1) }
-	u16 := func() uint64 { return tkField(v, size, 2) }
-	u32 := func() uint64 { return tkField(v, size, 4) }
-	switch id {
-	case 1:
-		binBool(p, "in1", u8() > 0)
-	case 2:
-		binBool(p, "in2", u8() > 0)
-	case 3:
-		binBool(p, "in3", u8() > 0)
-	case 4:
-		binBool(p, "in4", u8() > 0)
-	case 16:
-		binNum(p, "odometer", float64(u32()))
-	case 17:
-		binNum(p, "axisX", float64(int16(u16())))
-	case 18:
-		binNum(p, "axisY", float64(int16(u16())))
-	case 19:
-		binNum(p, "axisZ", float64(int16(u16())))
-	case 21:
-		binNum(p, "rssi", float64(u8()))
-	case 25:
-		binNum(p, "bleTemp1", float64(int16(u16()))/100)
-	case 26:
-		binNum(p, "bleTemp2", float64(int16(u16()))/100)
-	case 27:
-		binNum(p, "bleTemp3", float64(int16(u16()))/100)
-	case 28:
-		binNum(p, "bleTemp4", float64(int16(u16()))/100)
-	case 66:
-		binNum(p, "power", float64(u16())/1000)
-	case 67:
-		binNum(p, "battery", float64(u16())/1000)
-	case 78:
-		if size == 8 && v != 0 {
-			binStr(p, "driverUniqueId", tkHexUpper(bits.ReverseBytes64(v)))
-		}
-	case 179:
-		binBool(p, "out1", u8() > 0)
-	case 180:
-		binBool(p, "out2", u8() > 0)
-	case 181:
-		binNum(p, "pdop", float64(u16())/10)
-	case 182:
-		binNum(p, "hdop", float64(u16())/10)
-	case 199:
-		binNum(p, "tripOdometer", float64(u32()))
-	case 236:
-		if u8() > 0 {
-			binAlarmAt(p, alarm, "general")
-		}
-	case 239:
-		binBool(p, "ignition", u8() > 0)
-	case 240:
-		binBool(p, "motion", u8() > 0)
-	case 241:
-		binNum(p, "operator", float64(u32()))
-	case 253:
-		switch u8() {
-		case 1:
-			binAlarmAt(p, alarm, "hardAcceleration")
-		case 2:
-			binAlarmAt(p, alarm, "hardBraking")
-		case 3:
-			binAlarmAt(p, alarm, "hardCornering")
-		}
-	default:
-		// Unsigned as Traccar reads it, an 8-byte value signed.
-		binIO(p, id, int64(v))
-	}
+// tkState is what the decoding of a record remembers between its
+// elements: where its alarm, odometer and engine hours are, so that an
+// alarm joins the others and the vehicle's own count (CAN) prevails over
+// the device's whatever their order.
+type tkState struct {
+	alarm                     int // the index of the alarm attribute, -1 before one
+	odometer, hours           int // the index of odometer_km, engine_hours, -1 before one
+	odometerCAN, hoursVehicle bool
+	m                         *Message // for the strings it keeps
 }
 
-// tkHexUpper is v as 16 upper-case hexadecimal digits.
-func tkHexUpper(v uint64) string {
-	s := strconv.FormatUint(v, 16)
-	return strings.ToUpper(strings.Repeat("0", 16-len(s)) + s)
+// prefer sets the number key at *at of attrs (-1: adds it), unless the
+// value there came from a preferred source (*had) and this one does not.
+func (st *tkState) prefer(attrs []Attribute, at *int, had *bool, key string, v float64, preferred bool) []Attribute {
+	switch {
+	case *at < 0:
+		*at = len(attrs)
+		attrs = attrAppend(attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+	case preferred || !*had:
+		attrs[*at].Num = v
+	default:
+		return attrs
+	}
+	*had = preferred
+	return attrs
+}
+
+// tkOp is what the decoder does with an I/O element API.md §14 names.
+type tkOp uint8
+
+const (
+	tkNumbered tkOp = iota // no common name: "io" and the id
+	tkUnsigned             // a number: the unsigned value / div
+	tkSigned8              // a number: the signed byte / div
+	tkBool                 // a boolean: the value > 0
+	tkAlarmSet             // the alarm word when the value > 0
+	tkAlarmOne             // the alarm word when the value is 1
+	tkSpecial              // more than a number: tkElement by the id
+)
+
+// tkName is the common name of an I/O element and how its value becomes
+// the attribute: width is the bytes Traccar reads of it (the first width
+// bytes of the element), div what the value is divided by.
+type tkName struct {
+	op    tkOp
+	width uint8
+	div   float64
+	name  string
+}
+
+// tkNames is API.md §14's table of Teltonika's I/O elements (FMB, FMC,
+// FMM families), indexed by id: the common name, the unit's conversion,
+// and the bytes Traccar's decoder reads of each
+// (TeltonikaProtocolDecoder.java:188-293 at 9e5c458ad0bf, which names
+// the same elements, some only for the models a server is told; the
+// table here is for any model). A fixed array and string constants, so
+// that naming an element is an index and allocates nothing.
+var tkNames = func() (t [256]tkName) {
+	num := func(id int, width uint8, div float64, name string) { t[id] = tkName{tkUnsigned, width, div, name} }
+	for i := range 4 {
+		t[1+i] = tkName{tkBool, 1, 1, attrDin[i]} // digital inputs
+	}
+	num(9, 2, 1000, attrAin[0]) // analogue inputs, mV (11 is the SIM's ICCID: numbered)
+	num(10, 2, 1000, attrAin[1])
+	t[16] = tkName{tkSpecial, 4, 1000, attrOdometerKm} // total odometer, m (the device's)
+	num(21, 1, 1, attrRSSI)
+	t[32] = tkName{tkSigned8, 1, 1, attrCoolantTempC} // °C
+	num(66, 2, 1000, attrPowerV)                      // external voltage, mV
+	num(67, 2, 1000, attrBatteryV)                    // battery voltage, mV
+	for i := range 4 {
+		t[72+i] = tkName{tkSpecial, 4, 10, attrTempC[i]} // Dallas temperatures, 0.1 °C
+	}
+	t[78] = tkName{tkSpecial, 8, 1, attrDriverIdentifier} // iButton
+	num(81, 1, 1, attrOBDSpeedKmh)                        // km/h
+	num(83, 4, 10, attrFuelUsedL)                         // 0.1 l
+	num(84, 2, 10, attrFuelL)                             // 0.1 l
+	num(85, 2, 1, attrRPM)
+	t[87] = tkName{tkSpecial, 4, 1000, attrOdometerKm} // total mileage from the CAN bus, m
+	num(89, 1, 1, attrFuelLevel)                       // %
+	t[102] = tkName{tkSpecial, 4, 60, attrEngineHours} // engine worktime, minutes
+	t[103] = tkName{tkSpecial, 4, 60, attrEngineHours} // engine worktime counted, minutes
+	num(113, 1, 1, attrBatteryLevel)                   // %
+	t[179] = tkName{tkBool, 1, 1, attrDout[0]}
+	t[180] = tkName{tkBool, 1, 1, attrDout[1]}
+	num(181, 2, 10, attrPDOP)
+	num(182, 2, 10, attrHDOP)
+	num(199, 4, 1000, attrTripOdometerKm) // m
+	t[239] = tkName{tkBool, 1, 1, attrIgnition}
+	t[240] = tkName{tkBool, 1, 1, attrMotion}
+	// Alarms (the word is the name).
+	t[236] = tkName{tkAlarmSet, 1, 1, alarmGeneral}   // alarm
+	t[246] = tkName{tkAlarmSet, 1, 1, alarmTow}       // towing
+	t[247] = tkName{tkAlarmSet, 1, 1, alarmAccident}  // crash detection
+	t[249] = tkName{tkAlarmOne, 1, 1, alarmJamming}   // jamming: 1 started, 0 ended
+	t[252] = tkName{tkAlarmOne, 1, 1, alarmPowerCut}  // unplug: 1 power cut, 0 present
+	t[253] = tkName{tkSpecial, 1, 1, ""}              // green driving
+	t[255] = tkName{tkAlarmSet, 1, 1, alarmOverspeed} // overspeeding (the value is the speed)
+	return t
+}()
+
+// tkElement adds the I/O element id of size bytes and value v to attrs,
+// a position's, by its name e in the common vocabulary, in its unit, for
+// the elements tkRecord does not add itself (it adds the plain numbers
+// and booleans, and those with no common name).
+func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName) []Attribute {
+	x := tkField(v, size, int(e.width))
+	switch e.op {
+	case tkSigned8:
+		return attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(int8(x)) / e.div})
+	case tkAlarmSet:
+		if x > 0 {
+			attrs = binAlarmIn(attrs, &st.alarm, e.name)
+		}
+		return attrs
+	case tkAlarmOne:
+		if x == 1 {
+			attrs = binAlarmIn(attrs, &st.alarm, e.name)
+		}
+		return attrs
+	}
+	switch id {
+	case 16, 87:
+		return st.prefer(attrs, &st.odometer, &st.odometerCAN, e.name, float64(x)/e.div, id == 87)
+	case 102, 103:
+		return st.prefer(attrs, &st.hours, &st.hoursVehicle, e.name, float64(x)/e.div, id == 102)
+	case 72, 73, 74, 75:
+		// Signed. Outside the sensors' range (-55 to 125 °C) the value is
+		// a status (3000 not ready, 4000 not found, 5000 failed...), not a
+		// temperature: it stays numbered.
+		if t := int32(x); t >= -550 && t <= 1250 {
+			return attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(t) / e.div})
+		}
+		return attrAppend(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
+	case 78:
+		// 8 bytes little-endian, in hexadecimal as Traccar writes it; 0
+		// is no key.
+		if size == 8 && v != 0 {
+			attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
+		}
+	case 253:
+		switch x {
+		case 1:
+			attrs = binAlarmIn(attrs, &st.alarm, alarmHardAcceleration)
+		case 2:
+			attrs = binAlarmIn(attrs, &st.alarm, alarmHardBraking)
+		case 3:
+			attrs = binAlarmIn(attrs, &st.alarm, alarmHardCornering)
+		}
+	}
+	return attrs
+}
+
+// tkBig adds a numbered element whose value a float64 would not hold
+// exactly (11, the SIM's ICCID) as its decimal text, the string the
+// connection made last time when it is the same value.
+func tkBig(attrs []Attribute, m *Message, id int, x int64) []Attribute {
+	s := m.strs.number(uint64(x), 'd', func(b []byte) []byte { return strconv.AppendInt(b, x, 10) })
+	return attrAppend(attrs, Attribute{IO: id, Kind: AttrString, Str: s})
+}
+
+// tkHexUpper is v as 16 upper-case hexadecimal digits (Traccar's form of
+// an iButton), the string m made last time when it is the same.
+func tkHexUpper(m *Message, v uint64) string {
+	return m.strs.number(v, 'X', func(b []byte) []byte {
+		const digits = "0123456789ABCDEF"
+		for i := 60; i >= 0; i -= 4 {
+			b = append(b, digits[v>>uint(i)&15])
+		}
+		return b
+	})
 }
 
 // tkVariable adds an element of codec 8E's variable-length group: a VIN,
-// the trouble codes, Bluetooth beacons and tags by Traccar's names, or the
-// bytes in hexadecimal.
+// the trouble codes, Bluetooth beacons and tags by Traccar's names in
+// snake_case (values Fleet reads out of the element, not the element's
+// value), or the bytes in hexadecimal, numbered ("io" and id). A value
+// longer than an attribute holds (64 characters) is left out.
 func tkVariable(p *Position, id int, v []byte) {
 	switch id {
 	case 256, 325:
@@ -451,18 +595,20 @@ func tkVariable(p *Position, id int, v []byte) {
 	case 548, 10828, 10829, 10831, 11317:
 		tkTags(p, v)
 	default:
-		p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+		if 2*len(v) <= attrMaxText {
+			p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+		}
 	}
 }
 
 // tkBeacons adds the beacons an element 385 lists (iBeacon or Eddystone):
-// beacon1Uuid, beacon1Major, beacon1Minor or beacon1Namespace,
-// beacon1Instance; beacon1Rssi, beacon1Battery, beacon1Temp...
+// beacon1_uuid, beacon1_major, beacon1_minor or beacon1_namespace,
+// beacon1_instance; beacon1_rssi, beacon1_battery, beacon1_temp...
 func tkBeacons(p *Position, v []byte) {
 	r := binReader{b: v}
 	r.u8() // data part
 	for i := 1; r.left() > 0 && !r.bad; i++ {
-		name := func(s string) string { return "beacon" + strconv.Itoa(i) + s }
+		name := func(s string) string { return "beacon" + strconv.Itoa(i) + "_" + s }
 		flags := r.u8()
 		if flags>>4 > 0 {
 			uuid := r.take(16)
@@ -470,41 +616,41 @@ func tkBeacons(p *Position, v []byte) {
 			if r.bad {
 				return
 			}
-			binStr(p, name("Uuid"), binHex(uuid))
-			binNum(p, name("Major"), float64(major))
-			binNum(p, name("Minor"), float64(minor))
+			binStr(p, name("uuid"), binHex(uuid))
+			binNum(p, name("major"), float64(major))
+			binNum(p, name("minor"), float64(minor))
 		} else {
 			namespace, instance := r.take(10), r.take(6)
 			if r.bad {
 				return
 			}
-			binStr(p, name("Namespace"), binHex(namespace))
-			binStr(p, name("Instance"), binHex(instance))
+			binStr(p, name("namespace"), binHex(namespace))
+			binStr(p, name("instance"), binHex(instance))
 		}
 		if rssi := int8(r.u8()); !r.bad {
-			binNum(p, name("Rssi"), float64(rssi))
+			binNum(p, name("rssi"), float64(rssi))
 		}
 		if flags&2 != 0 {
 			if battery := r.u16(); !r.bad {
-				binNum(p, name("Battery"), float64(battery)/100)
+				binNum(p, name("battery"), float64(battery)/100)
 			}
 		}
 		if flags&4 != 0 {
 			if temp := r.u16(); !r.bad {
-				binNum(p, name("Temp"), float64(temp))
+				binNum(p, name("temp"), float64(temp))
 			}
 		}
 	}
 }
 
 // tkTags adds the Bluetooth tags (EYE sensors...) an element 548 and its
-// kin list, each a sequence of parameters: tag1Rssi, tag1Id,
-// tag1LowBattery, tag1Voltage, tag1Name, tag1Temp, tag1Humidity...
+// kin list, each a sequence of parameters: tag1_rssi, tag1_id,
+// tag1_low_battery, tag1_voltage, tag1_name, tag1_temp, tag1_humidity...
 func tkTags(p *Position, v []byte) {
 	r := binReader{b: v}
 	r.u8() // header
 	for i := 1; r.left() > 0 && !r.bad; i++ {
-		name := func(s string) string { return "tag" + strconv.Itoa(i) + s }
+		name := func(s string) string { return "tag" + strconv.Itoa(i) + "_" + s }
 		tag := binReader{b: r.take(int(r.u8()))}
 		for tag.left() > 0 && !tag.bad {
 			id := tag.u8()
@@ -514,40 +660,40 @@ func tkTags(p *Position, v []byte) {
 			}
 			switch id {
 			case 0:
-				binNum(p, name("Rssi"), float64(int8(value.u8())))
+				binNum(p, name("rssi"), float64(int8(value.u8())))
 			case 1:
-				binStr(p, name("Id"), binHex(value.b))
+				binStr(p, name("id"), binHex(value.b))
 			case 2:
 				flags := value.u8()
 				if flags&(1<<6) != 0 {
-					binBool(p, name("LowBattery"), true)
+					binBool(p, name("low_battery"), true)
 				}
 				if flags&(1<<7) != 0 {
-					binNum(p, name("Voltage"), float64(value.u8())*10+2000)
+					binNum(p, name("voltage"), float64(value.u8())*10+2000)
 				}
 			case 5:
-				binStr(p, name("Name"), strings.TrimRight(string(value.b), "\x00"))
+				binStr(p, name("name"), strings.TrimRight(string(value.b), "\x00"))
 			case 6:
-				binNum(p, name("Temp"), float64(int16(value.u16())))
+				binNum(p, name("temp"), float64(int16(value.u16())))
 			case 7:
-				binNum(p, name("Humidity"), float64(value.u8()))
+				binNum(p, name("humidity"), float64(value.u8()))
 			case 8:
-				binBool(p, name("Magnet"), value.u8() > 0)
+				binBool(p, name("magnet"), value.u8() > 0)
 			case 9:
-				binBool(p, name("Motion"), value.u8() > 0)
+				binBool(p, name("motion"), value.u8() > 0)
 			case 10:
-				binNum(p, name("MotionCount"), float64(value.u16()))
+				binNum(p, name("motion_count"), float64(value.u16()))
 			case 11:
-				binNum(p, name("Pitch"), float64(int8(value.u8())))
+				binNum(p, name("pitch"), float64(int8(value.u8())))
 			case 12:
-				binNum(p, name("AngleRoll"), float64(int16(value.u16())))
+				binNum(p, name("angle_roll"), float64(int16(value.u16())))
 			case 13:
-				binNum(p, name("LowBattery"), float64(value.u8()))
+				binNum(p, name("low_battery"), float64(value.u8()))
 			case 14:
-				binNum(p, name("Battery"), float64(value.u16()))
+				binNum(p, name("battery"), float64(value.u16()))
 			case 15:
 				if mac := value.take(6); mac != nil {
-					binStr(p, name("Mac"), binHex(mac))
+					binStr(p, name("mac"), binHex(mac))
 				}
 			}
 		}
@@ -597,7 +743,7 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 			}
 		} else {
 			if mask&64 != 0 {
-				binNum(p, "rssi", float64(r.u8()))
+				binNum(p, attrRSSI, float64(r.u8()))
 			}
 			if mask&128 != 0 {
 				binNum(p, "operator", float64(r.u32()))
@@ -630,34 +776,29 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 	return true
 }
 
-// tkElementGH3000 adds an I/O element of codec 7, by Traccar's names.
+// tkElementGH3000 adds an I/O element of codec 7 (GH3000 personal
+// trackers, whose ids are not the FMB families' of API.md §14): by the
+// common name of what Traccar's decoder names it
+// (TeltonikaProtocolDecoder.java:294-313), else numbered.
 func tkElementGH3000(p *Position, alarm *int, id int, v uint64) {
 	switch id {
 	case 1:
-		binNum(p, "batteryLevel", float64(v))
-	case 2:
-		binBool(p, "usbConnected", v == 1)
-	case 5:
-		binNum(p, "uptime", float64(v))
+		binNum(p, attrBatteryLevel, float64(v))
 	case 20:
-		binNum(p, "hdop", float64(v)/10)
-	case 21:
-		binNum(p, "vdop", float64(v)/10)
+		binNum(p, attrHDOP, float64(v)/10)
 	case 22:
-		binNum(p, "pdop", float64(v)/10)
+		binNum(p, attrPDOP, float64(v)/10)
 	case 67:
-		binNum(p, "battery", float64(v)/1000)
-	case 221:
-		binNum(p, "button", float64(v))
+		binNum(p, attrBatteryV, float64(v)/1000)
 	case 222:
 		if v == 1 {
-			binAlarmAt(p, alarm, "sos")
+			binAlarmAt(p, alarm, alarmSOS)
 		}
 	case 240:
-		binBool(p, "motion", v == 1)
-	case 244:
-		binBool(p, "roaming", v == 1)
+		binBool(p, attrMotion, v == 1)
 	default:
+		// 2 (USB connected), 5 (uptime), 21 (vdop), 221 (button), 244
+		// (roaming) have no common name.
 		binIO(p, id, int64(v))
 	}
 }

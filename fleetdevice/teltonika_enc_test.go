@@ -135,3 +135,77 @@ func tkRealistic(i int) tkRec {
 		},
 	}
 }
+
+// tkFullIO is a record with every I/O element API.md §14 names for
+// Teltonika (no alarm raised but on every fifth record, a hard braking),
+// and some it does not (data mode, sleep mode, GNSS status, speed,
+// battery current, operator, ICCID): what a fleet's FMB with a CAN
+// adapter, an iButton reader and temperature probes sends.
+func tkFullIO(i int) tkRec {
+	green := uint64(0)
+	if i%5 == 0 {
+		green = 2
+	}
+	minus55 := uint64(uint32(0xFFFFFFC9)) // -55: -5.5 °C
+	r := tkRealistic(i)
+	r.event = 239
+	r.io = [4][]tkIOValue{
+		{{239, 1}, {240, 1}, {21, 4}, {1, 1}, {2, 0}, {3, 0}, {4, 1}, {179, 0}, {180, 1}, {113, 87},
+			{89, 55}, {81, 54}, {32, 85}, {253, green}, {247, 0}, {246, 0}, {252, 0}, {249, 0}, {255, 0},
+			{236, 0}, {80, 1}, {200, 0}, {69, 1}},
+		{{66, 13_821}, {67, 4_050}, {181, 9}, {182, 6}, {9, 4_500}, {10, 0}, {84, 452}, {85, 1_850},
+			{24, 54}, {68, 0}},
+		{{16, 8_765_432}, {199, 1_234}, {72, 215}, {73, minus55}, {74, 3000}, {75, 850}, {83, 123_456},
+			{87, 123_456_789}, {102, 90_000}, {103, 89_000}, {241, 24_602}},
+		{{78, 0x01A2B3C4D5E6F7C3}, {11, 8_937_020_401_234_567_890}},
+	}
+	return r
+}
+
+// tkFullIOFrame is a codec-8 frame of ten tkFullIO records.
+func tkFullIOFrame() []byte {
+	var recs []tkRec
+	for i := range 10 {
+		recs = append(recs, tkFullIO(i))
+	}
+	return tkFrame(tkBody(tkCodec8, recs))
+}
+
+// tkFullIOWant is what tkFullIO(1) decodes to, by name.
+var tkFullIOWant = map[string]any{
+	"priority": 0.0, "event": "239",
+	"ignition": true, "motion": true, "rssi": 4.0,
+	"din1": true, "din2": false, "din3": false, "din4": true, "dout1": false, "dout2": true,
+	"battery_level": 87.0, "fuel_level": 55.0, "obd_speed_kmh": 54.0, "coolant_temp_c": 85.0,
+	"power_v": 13.821, "battery_v": 4.05, "pdop": 0.9, "hdop": 0.6, "ain1": 4.5, "ain2": 0.0,
+	"fuel_l": 45.2, "rpm": 1850.0,
+	"odometer_km":      123_456.789, // the CAN bus's (87) rather than the device's (16)
+	"trip_odometer_km": 1.234, "temp1_c": 21.5, "temp2_c": -5.5, "io74": 3000.0, "temp4_c": 85.0,
+	"fuel_used_l": 12_345.6, "engine_hours": 1_500.0, // the vehicle's (102) rather than counted (103)
+	"driver_identifier": "C3F7E6D5C4B3A201",
+	"io80":              1.0, "io200": 0.0, "io69": 1.0, "io24": 54.0, "io68": 0.0, "io241": 24_602.0,
+	"io11": "8937020401234567890",
+}
+
+// tkBeaconBlob is an element 385 of two beacons, an iBeacon with its
+// battery and an Eddystone.
+func tkBeaconBlob() []byte {
+	b := []byte{0x01}
+	b = append(b, 0x12) // iBeacon, battery
+	b = append(b, make([]byte, 16)...)
+	b[2] = 0xAB
+	b = binary.BigEndian.AppendUint16(b, 7)
+	b = binary.BigEndian.AppendUint16(b, 9)
+	b = append(b, 0xC4)                       // rssi -60
+	b = binary.BigEndian.AppendUint16(b, 300) // 3.00 V
+	b = append(b, 0x00)                       // Eddystone
+	b = append(b, make([]byte, 16)...)
+	return append(b, 0xD0)
+}
+
+// tkTagBlob is an element 548 of one tag: rssi, id, name, temperature,
+// humidity.
+func tkTagBlob() []byte {
+	tag := []byte{0, 1, 0xC0, 1, 6, 1, 2, 3, 4, 5, 6, 5, 4, 'E', 'Y', 'E', 0, 6, 2, 0x01, 0x02, 7, 1, 55}
+	return append([]byte{0x01, byte(len(tag))}, tag...)
+}

@@ -82,7 +82,8 @@ type teltonikaIO struct {
 }
 
 // checkTeltonikaIO compares the I/O values a row states (in the corpus's
-// names and units) with the attributes decoded (in the API's).
+// names and units) with the attributes decoded (in the common vocabulary's
+// names and units, API.md §14), and the record's priority and event.
 func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Position) {
 	t.Helper()
 	names := map[string]struct {
@@ -92,10 +93,10 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 	}{
 		"ignition":           {"ignition", 1, true},
 		"movement":           {"motion", 1, true},
-		"ext_voltage_mV":     {"power", 1000, false},
-		"battery_voltage_mV": {"battery", 1000, false},
-		"total_odometer_m":   {"odometer", 1, false},
-		"trip_odometer_m":    {"tripOdometer", 1, false},
+		"ext_voltage_mV":     {"power_v", 1000, false},
+		"battery_voltage_mV": {"battery_v", 1000, false},
+		"total_odometer_m":   {"odometer_km", 1000, false},
+		"trip_odometer_m":    {"trip_odometer_km", 1000, false},
 		"gsm_signal":         {"rssi", 1, false},
 		"pdop_x10":           {"pdop", 10, false},
 		"hdop_x10":           {"hdop", 10, false},
@@ -130,8 +131,8 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 		if w.Priority != nil && attrs["priority"].Num != *w.Priority {
 			t.Errorf("%s point %d: priority %v, want %v", row.Source, i, attrs["priority"].Num, *w.Priority)
 		}
-		if w.EventIO != nil && attrs["event"].Num != *w.EventIO {
-			t.Errorf("%s point %d: event %v, want %v", row.Source, i, attrs["event"].Num, *w.EventIO)
+		if w.EventIO != nil && attrs["event"].Str != strconv.Itoa(int(*w.EventIO)) {
+			t.Errorf("%s point %d: event %q, want %v", row.Source, i, attrs["event"].Str, *w.EventIO)
 		}
 	}
 }
@@ -141,8 +142,8 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 // that do not depend on the device's model.
 func TestTeltonikaTraccarCaptures(t *testing.T) {
 	binTestCaptures(t, Teltonika(), "teltonika.txt", []binCaptureCheck{
-		{21, "tag1Voltage", 3090.0},
-		{28, "tag1Battery", 3030.0},
+		{21, "tag1_voltage", 3090.0},
+		{28, "tag1_battery", 3030.0},
 	})
 }
 
@@ -343,10 +344,10 @@ func tkCheckEncoded(t *testing.T, codec byte, recs []tkRec, m *Message) {
 			attrs[a.Name()] = a.Value()
 		}
 		for name, v := range map[string]any{
-			"priority": float64(r.priority), "event": float64(r.event),
-			"ignition": true, "motion": true, "rssi": 5.0, "in1": false,
-			"pdop": 0.9, "hdop": 0.6, "power": 13.821, "battery": 4.05,
-			"tripOdometer": 1234.0, "odometer": 8765432.0, "operator": 24602.0,
+			"priority": float64(r.priority), "event": strconv.Itoa(int(r.event)),
+			"ignition": true, "motion": true, "rssi": 5.0, "din1": false,
+			"pdop": 0.9, "hdop": 0.6, "power_v": 13.821, "battery_v": 4.05,
+			"trip_odometer_km": 1.234, "odometer_km": 8765.432, "io241": 24602.0,
 			"io80": 1.0, "io24": 54.0, "io238": 123456789012.0,
 		} {
 			if attrs[name] != v {
@@ -500,6 +501,123 @@ func benchTeltonika(b *testing.B, n int) {
 	}
 }
 
+// BenchmarkTeltonikaVocabulary decodes a codec-8 frame of ten records
+// with the full I/O set (tkFullIO: every element API.md §14 names and some
+// it does not, 52 elements a record) into a reused Message, three ways in
+// the same run: "vocabulary", the decoder (names and units of §14);
+// "numbered", the same decoder with an empty table of names (every
+// element "io" and its id): what naming costs; "before", the decoding
+// before the vocabulary (Traccar's names and units, teltonika_prev_test.go).
+// The figures are in docs/performance.md.
+func BenchmarkTeltonikaVocabulary(b *testing.B) {
+	frame := tkFullIOFrame()
+	s := Session{Identifier: "356307042441013"}
+	decode := func(m *Message) bool { return Teltonika().Decode(frame, &s, m) == nil }
+	for _, c := range []struct {
+		name   string
+		decode func(m *Message) bool
+	}{
+		{"vocabulary", decode},
+		{"numbered", decode},
+		{"before", func(m *Message) bool { return prevTkDecode(frame, m) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.name == "numbered" {
+				saved := tkNames
+				tkNames = [len(tkNames)]tkName{}
+				defer func() { tkNames = saved }()
+			}
+			var m Message
+			b.ReportAllocs()
+			b.SetBytes(int64(len(frame)))
+			for b.Loop() {
+				m.Reset()
+				if !c.decode(&m) || len(m.Positions) != 10 {
+					b.Fatal("not decoded")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTeltonikaVocabularyRatio is BenchmarkTeltonikaVocabulary's
+// three ways interleaved, batch by batch (as benchmarkRatio), so that
+// what else runs on the machine slows them alike: it reports each one's
+// time a frame and the decoder's against the two others.
+func BenchmarkTeltonikaVocabularyRatio(b *testing.B) {
+	frame := tkFullIOFrame()
+	s := Session{Identifier: "356307042441013"}
+	var m Message
+	run := func(decode func() bool) time.Duration {
+		const batch = 32
+		t0 := time.Now()
+		for range batch {
+			m.Reset()
+			if !decode() {
+				b.Fatal("not decoded")
+			}
+		}
+		return time.Since(t0)
+	}
+	vocabulary := func() bool { return Teltonika().Decode(frame, &s, &m) == nil }
+	before := func() bool { return prevTkDecode(frame, &m) }
+	numbered := func() time.Duration {
+		saved := tkNames
+		tkNames = [len(tkNames)]tkName{}
+		defer func() { tkNames = saved }()
+		return run(vocabulary)
+	}
+	var tv, tn, tb time.Duration
+	frames := 0
+	for i := 0; b.Loop(); i++ {
+		// In turn first, so that none is always measured after another.
+		switch i % 3 {
+		case 0:
+			tv += run(vocabulary)
+			tn += numbered()
+			tb += run(before)
+		case 1:
+			tn += numbered()
+			tb += run(before)
+			tv += run(vocabulary)
+		default:
+			tb += run(before)
+			tv += run(vocabulary)
+			tn += numbered()
+		}
+		frames += 32
+	}
+	b.ReportMetric(float64(tv.Nanoseconds())/float64(frames), "vocabulary-ns")
+	b.ReportMetric(float64(tn.Nanoseconds())/float64(frames), "numbered-ns")
+	b.ReportMetric(float64(tb.Nanoseconds())/float64(frames), "before-ns")
+	b.ReportMetric(float64(tv)/float64(tn), "vs-numbered")
+	b.ReportMetric(float64(tv)/float64(tb), "vs-before")
+}
+
+// TestTeltonikaFullIOAllocs: a frame of records with the full I/O set,
+// driver's key and alarm included, decodes into a reused Message without
+// allocating, one record as ten.
+func TestTeltonikaFullIOAllocs(t *testing.T) {
+	is := is.New(t)
+	var recs []tkRec
+	for i := range 10 {
+		recs = append(recs, tkFullIO(i))
+	}
+	allocs := func(frame []byte) float64 {
+		var m Message
+		s := Session{Identifier: "x"}
+		return testing.AllocsPerRun(200, func() {
+			m.Reset()
+			if err := Teltonika().Decode(frame, &s, &m); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	is.Equal(allocs(tkFrame(tkBody(tkCodec8, recs[:1]))), 0.0)
+	is.Equal(allocs(tkFrame(tkBody(tkCodec8, recs))), 0.0)
+	is.Equal(allocs(tkFrame(tkBody(tkCodec8E, recs))), 0.0)
+}
+
 // BenchmarkTeltonikaCRC10 is the CRC alone of the frame of ten records:
 // the least a decoder that verifies it can cost.
 func BenchmarkTeltonikaCRC10(b *testing.B) {
@@ -525,6 +643,13 @@ func FuzzTeltonika(f *testing.F) {
 		f.Add(row, true, false)
 		f.Add(row, false, true)
 	}
+	for _, raw := range telematicsSeeds(f, "teltonika") {
+		f.Add(raw, false, false)
+	}
+	full := tkFullIO(0)
+	full.variable = []tkIOValue{{385, 0}, {548, 1}}
+	full.blobs = [][]byte{tkBeaconBlob(), tkTagBlob()}
+	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{full, tkFullIO(1)})), false, true)
 	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{tkRealistic(0)})), false, true)
 	f.Add(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec16, []tkRec{tkRealistic(0)})), true, false)
 	var reused Message
@@ -575,7 +700,7 @@ func TestTeltonikaManyAlarms(t *testing.T) {
 	is.NoErr(Teltonika().Decode(frame, &Session{Identifier: "x"}, &m))
 	alarm, ok := binAttr(m.Positions[0], "alarm")
 	is.True(ok)
-	is.Equal(alarm.Str, "general,hardBraking,hardAcceleration,hardCornering")
+	is.Equal(alarm.Str, "general,hard_braking,hard_acceleration,hard_cornering")
 	is.Equal(len(m.Positions[0].Attrs), 3+20000/3) // priority, event, alarm, the others
 }
 
@@ -620,4 +745,169 @@ func TestTeltonikaGH3000(t *testing.T) {
 	motion, _ := binAttr(p, "motion")
 	is.Equal(rssi.Value(), 23.0)
 	is.Equal(motion.Value(), true)
+}
+
+// TestTeltonikaVocabulary decodes a record with every I/O element API.md
+// §14's table names (and some it does not) and finds each under its
+// common name, converted to its unit — and nothing else: the others are
+// numbered.
+func TestTeltonikaVocabulary(t *testing.T) {
+	for _, codec := range []byte{tkCodec8, tkCodec8E, tkCodec16} {
+		var m Message
+		if err := Teltonika().Decode(tkFrame(tkBody(codec, []tkRec{tkFullIO(1)})), &Session{Identifier: "x"}, &m); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]any{}
+		for _, a := range m.Positions[0].Attrs {
+			if _, twice := got[a.Name()]; twice {
+				t.Errorf("codec %#x: %s twice", codec, a.Name())
+			}
+			got[a.Name()] = a.Value()
+		}
+		for name, want := range tkFullIOWant {
+			g, ok := got[name]
+			switch w := want.(type) {
+			case float64:
+				if gf, isNum := g.(float64); !ok || !isNum || math.Abs(gf-w) > 1e-9 {
+					t.Errorf("codec %#x: %s = %v, want %v", codec, name, g, w)
+				}
+			default:
+				if g != want {
+					t.Errorf("codec %#x: %s = %v (%T), want %v", codec, name, g, g, want)
+				}
+			}
+		}
+		for name := range got {
+			if _, ok := tkFullIOWant[name]; !ok {
+				t.Errorf("codec %#x: %s = %v, not wanted", codec, name, got[name])
+			}
+		}
+	}
+}
+
+// TestTeltonikaVocabularyAlarms: each alarm element raises its word on the
+// values that mean one, and nothing on the others; several join in one
+// attribute.
+func TestTeltonikaVocabularyAlarms(t *testing.T) {
+	is := is.New(t)
+	for _, c := range []struct {
+		id    uint16
+		value uint64
+		want  string
+	}{
+		{253, 1, "hard_acceleration"}, {253, 2, "hard_braking"}, {253, 3, "hard_cornering"}, {253, 0, ""}, {253, 4, ""},
+		{247, 1, "accident"}, {247, 2, "accident"}, {247, 0, ""},
+		{246, 1, "tow"}, {246, 0, ""},
+		{252, 1, "power_cut"}, {252, 0, ""}, {252, 2, ""},
+		{249, 1, "jamming"}, {249, 0, ""},
+		{255, 112, "overspeed"}, {255, 0, ""},
+		{236, 1, "general"}, {236, 0, ""},
+	} {
+		r := tkRealistic(0)
+		r.io = [4][]tkIOValue{{{c.id, c.value}}}
+		var m Message
+		is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+		alarm, ok := binAttr(m.Positions[0], "alarm")
+		is.Equal(ok, c.want != "") // c.id, c.value
+		is.Equal(alarm.Str, c.want)
+		_, numbered := binAttr(m.Positions[0], "io"+strconv.Itoa(int(c.id)))
+		is.True(!numbered) // an alarm element is never left numbered
+	}
+	r := tkRealistic(0)
+	r.io = [4][]tkIOValue{{{252, 1}, {246, 1}, {253, 2}, {252, 1}}}
+	var m Message
+	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+	alarm, _ := binAttr(m.Positions[0], "alarm")
+	is.Equal(alarm.Str, "power_cut,tow,hard_braking")
+}
+
+// TestTeltonikaVehicleCountsPrevail: the CAN bus's odometer (87) and the
+// vehicle's engine worktime (102) win over the device's own counts (16,
+// 103) whichever comes first, and either alone is used.
+func TestTeltonikaVehicleCountsPrevail(t *testing.T) {
+	is := is.New(t)
+	decode := func(elements []tkIOValue) Position {
+		r := tkRealistic(0)
+		r.io = [4][]tkIOValue{nil, nil, elements}
+		var m Message
+		is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+		return m.Positions[0]
+	}
+	value := func(p Position, name string) any {
+		n := 0
+		var v any
+		for _, a := range p.Attrs {
+			if a.Name() == name {
+				n++
+				v = a.Value()
+			}
+		}
+		is.Equal(n, 1) // once
+		return v
+	}
+	for _, order := range [][]tkIOValue{
+		{{16, 1_000}, {87, 250_000}, {103, 600}, {102, 6_000}},
+		{{87, 250_000}, {16, 1_000}, {102, 6_000}, {103, 600}},
+	} {
+		p := decode(order)
+		is.Equal(value(p, "odometer_km"), 250.0)
+		is.Equal(value(p, "engine_hours"), 100.0)
+	}
+	p := decode([]tkIOValue{{16, 1_500}, {103, 90}})
+	is.Equal(value(p, "odometer_km"), 1.5)
+	is.Equal(value(p, "engine_hours"), 1.5)
+}
+
+// TestTeltonikaDriverAndTemperatures: an iButton of 0 is no driver; a
+// temperature's status codes (sensor not ready, not found...) stay
+// numbered; negative temperatures and coolant are signed.
+func TestTeltonikaDriverAndTemperatures(t *testing.T) {
+	is := is.New(t)
+	r := tkRealistic(0)
+	r.io = [4][]tkIOValue{
+		{{32, 0xF6}},
+		nil,
+		{{72, uint64(uint32(0xFFFFFE0C))}, {73, 4000}, {74, 1250}, {75, 1251}},
+		{{78, 0}},
+	}
+	var m Message
+	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+	p := m.Positions[0]
+	_, ok := binAttr(p, "driver_identifier")
+	is.True(!ok)
+	_, ok = binAttr(p, "io78")
+	is.True(!ok)
+	for name, want := range map[string]any{"coolant_temp_c": -10.0, "temp1_c": -50.0, "io73": 4000.0, "temp3_c": 125.0, "io75": 1251.0} {
+		a, ok := binAttr(p, name)
+		is.True(ok) // name
+		is.Equal(a.Value(), want)
+	}
+}
+
+// TestTeltonikaDriverStringIsKept: the iButton's text is made once for a
+// connection that keeps sending the same key, and anew for another key.
+func TestTeltonikaDriverStringIsKept(t *testing.T) {
+	is := is.New(t)
+	frame := func(key uint64) []byte {
+		r := tkRealistic(0)
+		r.io = [4][]tkIOValue{nil, nil, nil, {{78, key}}}
+		return tkFrame(tkBody(tkCodec8, []tkRec{r, r}))
+	}
+	var m Message
+	s := Session{Identifier: "x"}
+	same := frame(0x0102030405060708)
+	is.NoErr(Teltonika().Decode(same, &s, &m))
+	a, _ := binAttr(m.Positions[0], "driver_identifier")
+	is.Equal(a.Str, "0807060504030201")
+	allocs := testing.AllocsPerRun(50, func() {
+		m.Reset()
+		if err := Teltonika().Decode(same, &s, &m); err != nil {
+			t.Fatal(err)
+		}
+	})
+	is.Equal(allocs, 0.0)
+	m.Reset()
+	is.NoErr(Teltonika().Decode(frame(0xFF), &s, &m))
+	a, _ = binAttr(m.Positions[1], "driver_identifier")
+	is.Equal(a.Str, "FF00000000000000")
 }

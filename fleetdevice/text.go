@@ -150,7 +150,7 @@ func setAttr(p *Position, a Attribute) {
 		}
 	}
 	if len(p.Attrs) < textMaxAttrs {
-		p.Attrs = append(p.Attrs, a)
+		p.Attrs = attrAppend(p.Attrs, a)
 	}
 }
 
@@ -169,9 +169,10 @@ func setBool(p *Position, key string, v bool) {
 }
 
 // setStr sets a string attribute; an empty string sets nothing, as in
-// Traccar.
+// Traccar, and neither does one the API would refuse (over 64 bytes,
+// control characters).
 func setStr(p *Position, key, v string) {
-	if v == "" {
+	if v == "" || !attrTextOK(v) {
 		return
 	}
 	setAttr(p, Attribute{Key: key, Kind: AttrString, Str: v})

@@ -224,10 +224,11 @@ func checkGarbage(t *testing.T, p Protocol, buf []byte) {
 }
 
 // checkDecoded checks what any decoded message must be: positions in range
-// with finite values and times JSON can write, attributes JSON can write,
-// and an identifier that could be one.
+// with finite values and times JSON can write, attributes the API accepts
+// (checkAttrsSound), and an identifier that could be one.
 func checkDecoded(t *testing.T, m Message) {
 	t.Helper()
+	checkAttrsSound(t, &m)
 	if m.Identifier != "" && !identifierOK(m.Identifier) {
 		t.Fatalf("identifier %q", m.Identifier)
 	}
@@ -288,6 +289,9 @@ func fuzzProtocol(f *testing.F, p Protocol, corpus string, extra ...[]byte) {
 		f.Add(seed)
 	}
 	for _, seed := range extra {
+		f.Add(seed)
+	}
+	for _, seed := range telematicsSeeds(f, p.Name()) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -1,0 +1,220 @@
+package fleetdevice
+
+import (
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The record decoding of Teltonika's frames as it was before the
+// attributes were named in the common vocabulary (Traccar's names and
+// units, "power" in volts, "odometer" in metres...), kept for
+// BenchmarkTeltonikaVocabulary to measure the decoder against in the
+// same run. Not used by the decoder.
+
+// prevTkDecode decodes a TCP data frame as Decode did.
+func prevTkDecode(frame []byte, m *Message) bool {
+	l := uint64(binBE32(frame[4:]))
+	if l+12 != uint64(len(frame)) {
+		return false
+	}
+	body := frame[8 : 8+l]
+	if uint32(crcARC(body)) != binBE32(frame[8+l:]) {
+		return false
+	}
+	codec, n := body[0], body[1]
+	m.Kind = KindPositions
+	if !prevTkRecords(body[2:len(body)-1], codec, int(n), false, m) {
+		return false
+	}
+	m.Reply = append(m.Reply[:0], 0, 0, 0, n)
+	return true
+}
+
+// tkRecords decodes n records that make up the whole of b, or reports
+// false (and leaves no position) when they do not.
+func prevTkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
+	m.Positions = m.Positions[:0]
+	r := binReader{b: b}
+	for i := 0; i < n; i++ {
+		var ok bool
+		if codec == tkCodecGH3000 {
+			ok = tkRecordGH3000(&r, m)
+		} else {
+			ok = prevTkRecord(&r, codec, extended, m)
+		}
+		if !ok {
+			m.Positions = m.Positions[:0]
+			return false
+		}
+	}
+	if r.left() != 0 {
+		m.Positions = m.Positions[:0]
+		return false
+	}
+	return true
+}
+
+// tkRecord decodes one record of codec 8, 8E or 16 into a new position (or
+// none, when its coordinates are not on Earth). It reports false when the
+// record runs past the frame.
+func prevTkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
+	wide := codec == tkCodec8E // two-byte counts
+	wideID := wide || codec == tkCodec16
+	p := binNextPosition(m)
+
+	ms := r.u64()
+	priority := r.u8()
+	lon := float64(int32(r.u32())) / 1e7
+	lat := float64(int32(r.u32())) / 1e7
+	alt := int16(r.u16())
+	angle := r.u16()
+	sats := r.u8()
+	speed := r.u16()
+	event := r.u8or16(wideID)
+	if codec == tkCodec16 {
+		r.u8() // generation type
+	}
+	r.u8or16(wide) // total count of I/O elements
+	if r.bad {
+		return false
+	}
+	*p = Position{
+		Time:      time.UnixMilli(int64(ms)).UTC(),
+		Latitude:  lat,
+		Longitude: lon,
+		Speed:     float64(speed), HasSpeed: true,
+		Heading: float64(angle), HasHeading: true,
+		Altitude: float64(alt), HasAltitude: true,
+		Satellites: int(sats), HasSatellites: true,
+		Valid: sats != 0,
+		Attrs: p.Attrs,
+	}
+	binNum(p, "priority", float64(priority))
+	binNum(p, "event", float64(event))
+	alarm := -1 // the index of the alarm attribute, once there is one
+
+	for _, size := range [4]int{1, 2, 4, 8} {
+		count := r.u8or16(wide)
+		for j := 0; j < count; j++ {
+			id := r.u8or16(wideID)
+			v := r.uN(size)
+			if r.bad {
+				return false
+			}
+			prevTkElement(p, &alarm, id, size, v)
+		}
+	}
+	if extended {
+		count := r.u8or16(wide)
+		for j := 0; j < count; j++ {
+			id := r.u8or16(wideID)
+			v := r.take(16)
+			if r.bad {
+				return false
+			}
+			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+		}
+	}
+	if wide {
+		count := int(r.u16())
+		for j := 0; j < count; j++ {
+			id := int(r.u16())
+			v := r.take(int(r.u16()))
+			if r.bad {
+				return false
+			}
+			tkVariable(p, id, v)
+		}
+	}
+	if r.bad {
+		return false
+	}
+	if !binOnEarth(lat, lon) {
+		binDropLast(m)
+	}
+	return true
+}
+
+// tkElement adds the I/O element id of size bytes and value v: by the name
+// Traccar gives it, else numbered.
+func prevTkElement(p *Position, alarm *int, id, size int, v uint64) {
+	u8 := func() uint64 { return tkField(v, size, 1) }
+	u16 := func() uint64 { return tkField(v, size, 2) }
+	u32 := func() uint64 { return tkField(v, size, 4) }
+	switch id {
+	case 1:
+		binBool(p, "in1", u8() > 0)
+	case 2:
+		binBool(p, "in2", u8() > 0)
+	case 3:
+		binBool(p, "in3", u8() > 0)
+	case 4:
+		binBool(p, "in4", u8() > 0)
+	case 16:
+		binNum(p, "odometer", float64(u32()))
+	case 17:
+		binNum(p, "axisX", float64(int16(u16())))
+	case 18:
+		binNum(p, "axisY", float64(int16(u16())))
+	case 19:
+		binNum(p, "axisZ", float64(int16(u16())))
+	case 21:
+		binNum(p, "rssi", float64(u8()))
+	case 25:
+		binNum(p, "bleTemp1", float64(int16(u16()))/100)
+	case 26:
+		binNum(p, "bleTemp2", float64(int16(u16()))/100)
+	case 27:
+		binNum(p, "bleTemp3", float64(int16(u16()))/100)
+	case 28:
+		binNum(p, "bleTemp4", float64(int16(u16()))/100)
+	case 66:
+		binNum(p, "power", float64(u16())/1000)
+	case 67:
+		binNum(p, "battery", float64(u16())/1000)
+	case 78:
+		if size == 8 && v != 0 {
+			binStr(p, "driverUniqueId", prevTkHexUpper(bits.ReverseBytes64(v)))
+		}
+	case 179:
+		binBool(p, "out1", u8() > 0)
+	case 180:
+		binBool(p, "out2", u8() > 0)
+	case 181:
+		binNum(p, "pdop", float64(u16())/10)
+	case 182:
+		binNum(p, "hdop", float64(u16())/10)
+	case 199:
+		binNum(p, "tripOdometer", float64(u32()))
+	case 236:
+		if u8() > 0 {
+			binAlarmAt(p, alarm, "general")
+		}
+	case 239:
+		binBool(p, "ignition", u8() > 0)
+	case 240:
+		binBool(p, "motion", u8() > 0)
+	case 241:
+		binNum(p, "operator", float64(u32()))
+	case 253:
+		switch u8() {
+		case 1:
+			binAlarmAt(p, alarm, "hardAcceleration")
+		case 2:
+			binAlarmAt(p, alarm, "hardBraking")
+		case 3:
+			binAlarmAt(p, alarm, "hardCornering")
+		}
+	default:
+		// Unsigned as Traccar reads it, an 8-byte value signed.
+		binIO(p, id, int64(v))
+	}
+}
+
+// tkHexUpper is v as 16 upper-case hexadecimal digits.
+func prevTkHexUpper(v uint64) string {
+	s := strconv.FormatUint(v, 16)
+	return strings.ToUpper(strings.Repeat("0", 16-len(s)) + s)
+}
