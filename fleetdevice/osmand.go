@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -214,6 +215,8 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 	}
 	if !hasTime {
 		p.Time = s.Now.UTC()
+	} else if p.Time.IsZero() {
+		p.Valid = false // a time that cannot exist
 	}
 	return osmAndLocate(m, p, lat, lon, hasLat && hasLon)
 }
@@ -275,7 +278,8 @@ func osmAndAttr(p *Position, key, value string) {
 
 // osmAndTime reads a timestamp: epoch seconds, or milliseconds from 2^31−1
 // on; ISO 8601 (with T); or yyyy-MM-dd HH:mm:ss. A time without a zone is
-// UTC.
+// UTC. A written time that cannot exist (day 32, hour 25) is the zero
+// time: the position has no fix (API.md §13).
 func osmAndTime(v string) (time.Time, error) {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if n < math.MaxInt32 {
@@ -296,10 +300,25 @@ func osmAndTime(v string) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02 15:04:05", v); err == nil {
 		return t.UTC(), nil
 	}
+	return osmAndImpossible(v)
+}
+
+// osmAndWritten is the form of a written time (ISO 8601, or yyyy-MM-dd
+// HH:mm:ss), whatever its digits say.
+var osmAndWritten = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?| \d{2}:\d{2}:\d{2})$`)
+
+// osmAndImpossible is what a timestamp that did not parse is: the zero
+// time when it has the form of a written time (its digits name one that
+// cannot exist: no fix), else a bad request.
+func osmAndImpossible(v string) (time.Time, error) {
+	if osmAndWritten.MatchString(v) {
+		return time.Time{}, nil
+	}
 	return time.Time{}, osmAndError("timestamp %q is not a time", v)
 }
 
-// osmAndISO reads an ISO 8601 time, UTC when it has no zone.
+// osmAndISO reads an ISO 8601 time, UTC when it has no zone; one that
+// cannot exist is the zero time (osmAndImpossible).
 func osmAndISO(v string) (time.Time, error) {
 	for _, layout := range [...]string{
 		time.RFC3339Nano,
@@ -310,7 +329,7 @@ func osmAndISO(v string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, osmAndError("timestamp %q is not a time", v)
+	return osmAndImpossible(v)
 }
 
 // osmAndLocation is the JSON form's location.
@@ -427,6 +446,9 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 	}
 	if err := osmAndExtras(p, loc.Extras, loc.Alarm != nil); err != nil {
 		return err
+	}
+	if p.Time.IsZero() {
+		p.Valid = false // a time that cannot exist
 	}
 	return osmAndLocate(m, p, lat, lon, located)
 }
