@@ -65,7 +65,12 @@ const (
 // it has no identifier, a known parameter that does not parse (a
 // coordinate out of range included), more than 64 parameters, a name
 // longer than 64 bytes or a value longer than 1024, or a body over
-// OsmAndMaxBody.
+// OsmAndMaxBody; and when it gives a value twice (API.md §13), which
+// parser would pick which one being nobody's guess: a parameter twice
+// (`id=a&id=b`, `id=a;id=b`, names compared once unescaped), two that say
+// the same (`id` and `deviceid`, `lat` or `lon` and `location`, `bearing`
+// and `heading`), or a member twice in one object of the JSON form (names
+// compared without regard to case, as encoding/json matches them).
 func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (json bool, err error) {
 	if len(r.Body) > OsmAndMaxBody {
 		return false, osmAndError("body over %d bytes", OsmAndMaxBody)
@@ -105,6 +110,7 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		}
 	}()
 	p.Valid = true
+	var given osmAndGiven
 	for len(raw) > 0 {
 		var pair string
 		if i := strings.IndexAny(raw, "&;"); i >= 0 {
@@ -132,6 +138,9 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		}
 		if err := osmAndCheckParam(key, value); err != nil {
 			return err
+		}
+		if !given.add(key) {
+			return osmAndError("%s given twice", key)
 		}
 		switch key {
 		case "id", "deviceid":
@@ -219,6 +228,36 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		p.Valid = false // a time that cannot exist
 	}
 	return osmAndLocate(m, p, lat, lon, hasLat && hasLon)
+}
+
+// osmAndGiven is what a query form request has given: the values its
+// parameters name, one name for parameters that say the same.
+type osmAndGiven struct {
+	n     int
+	names [2 * osmAndMaxParams]string
+}
+
+// add notes the values parameter key gives, and reports false when one
+// was given already.
+func (g *osmAndGiven) add(key string) bool {
+	switch key {
+	case "deviceid":
+		key = "id"
+	case "bearing":
+		key = "heading"
+	case "batt":
+		key = "batteryLevel"
+	case "location":
+		return g.add("lat") && g.add("lon")
+	}
+	for _, name := range g.names[:g.n] {
+		if name == key {
+			return false
+		}
+	}
+	g.names[g.n] = key
+	g.n++
+	return true
 }
 
 // osmAndLocate sets the coordinates of p, the request's position, when it
@@ -366,6 +405,9 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 	}
 	if err := json.Unmarshal(body, &root); err != nil {
 		return osmAndError("body: %v", err)
+	}
+	if err := jsonMembersOnce(body); err != nil {
+		return err
 	}
 	id := string(root.DeviceID) // a number, as it is written
 	if len(root.DeviceID) > 0 && root.DeviceID[0] == '"' {

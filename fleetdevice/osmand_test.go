@@ -165,7 +165,7 @@ func TestOsmAndParameters(t *testing.T) {
 
 func TestOsmAndOtherParametersAreAttributes(t *testing.T) {
 	is := is.New(t)
-	m, _, err := osmAndDecode(t, query("id=1&lat=1&lon=2&ignition=true&rpm=933&rpm=934&fuel=24.5&name=my+truck&ratio=NaN&flag=false&empty=&big=1e999"))
+	m, _, err := osmAndDecode(t, query("id=1&lat=1&lon=2&ignition=true&rpm=934&fuel=24.5&name=my+truck&ratio=NaN&flag=false&empty=&big=1e999"))
 	is.NoErr(err)
 	var names []string
 	for _, a := range m.Positions[0].Attrs {
