@@ -281,6 +281,18 @@ func (e DeviceEdge) Known(ctx context.Context, identifier, protocol, remoteAddr 
 	return r.found, nil
 }
 
+// Registered reports whether a device with the identifier is registered,
+// as Known does but recording nothing when it is not: what a listener asks
+// for the identifiers of an address that sent too many unknown ones, so
+// that a registered device behind a shared address (a carrier's NAT) is
+// served whatever others sent from it. It answers from this process's
+// cache of routes when it can (a registered identifier's for routeTTL, an
+// unknown one's for a few seconds).
+func (e DeviceEdge) Registered(ctx context.Context, identifier string) (bool, error) {
+	r, err := e.s.route(ctx, identifier, false)
+	return r.found, err
+}
+
 // Report handles one message of a device as a listener decoded it, by the
 // rules of API.md §13, and returns once what it stored is durable: the
 // listener acknowledges the message when the error is nil.
