@@ -255,8 +255,9 @@ type UnknownDevice struct {
 	Address    string    `json:"address"` // the host, without the port
 	FirstSeen  time.Time `json:"first_seen_at"`
 	LastSeen   time.Time `json:"last_seen_at"`
-	// Count is how many attempts were recorded (an address's attempts
-	// past its rate are counted in the metrics only: see DeviceEdge.Known).
+	// Count is how many attempts were recorded (attempts past an
+	// address's or the server's rate are counted in the metrics only: see
+	// DeviceEdge.Known).
 	Count int64 `json:"count"`
 }
 
