@@ -58,6 +58,9 @@ const (
 	ReasonFuture          = "future"           // more than MaxFutureSkew ahead of the server's clock
 	ReasonNoVehicle       = "no_vehicle"       // the device is not attached to a vehicle
 	ReasonPointsAllowance = "points_allowance" // the account's points per hour are spent (not acknowledged)
+	// ReasonDevicePointsAllowance: the device's own points per hour are
+	// spent (Account.DevicePointsPerHour; not acknowledged).
+	ReasonDevicePointsAllowance = "device_points_allowance"
 )
 
 // DeviceResult is what the service did with a report.
@@ -132,7 +135,8 @@ type LastReport struct {
 
 // Reasons lists every reason a position was not stored.
 func Reasons() []string {
-	return []string{ReasonDuplicate, ReasonTooOld, ReasonNoFix, ReasonFuture, ReasonNoVehicle, ReasonPointsAllowance}
+	return []string{ReasonDuplicate, ReasonTooOld, ReasonNoFix, ReasonFuture, ReasonNoVehicle, ReasonPointsAllowance,
+		ReasonDevicePointsAllowance}
 }
 
 // MarshalJSON writes the device as the API shows it: unset text fields are

@@ -352,10 +352,12 @@ func (e DeviceEdge) Registered(ctx context.Context, identifier string) (bool, er
 //     why not (duplicate when the vehicle has a point at its time, or an
 //     earlier position of the message has it). A message that stores
 //     nothing records the row alone. Speeds are km/h already.
-//   - When the account's points allowance refuses the batch
+//   - When the account's points allowance, or the device's own
+//     (Account.DevicePointsPerHour), refuses the batch
 //     (rate_limit_exceeded), that error is returned (the device is not
 //     acknowledged and sends the message again later), and last_report is
-//     recorded all the same, with reason points_allowance.
+//     recorded all the same, with reason points_allowance, or
+//     device_points_allowance.
 //
 // A message of more than MaxPointsPerVehicleBatch positions to store is a
 // validation_error, as such a batch is for the API.
@@ -442,11 +444,14 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 		}
 		return recordReport(tx, d, &out)
 	}
-	res, err := s.ingest(ctx, r.as, points, MaxPointsPerVehicleBatch, d.VehicleID, hook)
+	res, err := s.ingest(ctx, r.as, points, MaxPointsPerVehicleBatch, d.VehicleID, &ingestDevice{id: d.ID, hook: hook})
 	if ErrorCode(err) == CodeRateLimitExceeded {
 		refused := lr
 		if lastAt >= 0 {
 			refused.Reason = ReasonPointsAllowance
+			if errors.Is(err, errDevicePoints) {
+				refused.Reason = ReasonDevicePointsAllowance
+			}
 		}
 		if rerr := s.update(ctx, func(tx Tx) error { return recordReport(tx, d, &refused) }); rerr != nil && !errors.Is(rerr, errDeviceMoved) {
 			s.log.Warn("record a refused device report", "device_id", d.ID, "err", rerr)
