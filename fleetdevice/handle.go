@@ -38,8 +38,7 @@ const (
 	// message before any registered identifier was named: an unknown
 	// device gets no answer to anything).
 	silent
-	// refuse: the identifier is unknown (or the address braked): write
-	// Reject and close.
+	// refuse: the identifier is not registered: write Reject and close.
 	refuse
 	// retryLater: the points allowance refused the report: no reply,
 	// close; the device resends once it has reconnected.
