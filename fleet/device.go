@@ -58,6 +58,9 @@ const (
 	ReasonFuture          = "future"           // more than MaxFutureSkew ahead of the server's clock
 	ReasonNoVehicle       = "no_vehicle"       // the device is not attached to a vehicle
 	ReasonPointsAllowance = "points_allowance" // the account's points per hour are spent (not acknowledged)
+	// ReasonDevicePointsAllowance: the device's own points per hour are
+	// spent (Account.DevicePointsPerHour; not acknowledged).
+	ReasonDevicePointsAllowance = "device_points_allowance"
 )
 
 // DeviceResult is what the service did with a report.
@@ -132,7 +135,8 @@ type LastReport struct {
 
 // Reasons lists every reason a position was not stored.
 func Reasons() []string {
-	return []string{ReasonDuplicate, ReasonTooOld, ReasonNoFix, ReasonFuture, ReasonNoVehicle, ReasonPointsAllowance}
+	return []string{ReasonDuplicate, ReasonTooOld, ReasonNoFix, ReasonFuture, ReasonNoVehicle, ReasonPointsAllowance,
+		ReasonDevicePointsAllowance}
 }
 
 // MarshalJSON writes the device as the API shows it: unset text fields are
@@ -255,8 +259,9 @@ type UnknownDevice struct {
 	Address    string    `json:"address"` // the host, without the port
 	FirstSeen  time.Time `json:"first_seen_at"`
 	LastSeen   time.Time `json:"last_seen_at"`
-	// Count is how many attempts were recorded (an address's attempts
-	// past its rate are counted in the metrics only: see DeviceEdge.Known).
+	// Count is how many attempts were recorded (attempts past an
+	// address's or the server's rate are counted in the metrics only: see
+	// DeviceEdge.Known).
 	Count int64 `json:"count"`
 }
 

@@ -56,6 +56,16 @@ const maxRouteAttempts = 3
 // unknown identifiers does not become a flood of writes.
 const UnknownRecordsPerMinute = 10
 
+// The records of unknown identifiers are bounded on each server (API.md
+// §13): at most UnknownRecordsPerSecond are written a second, whatever
+// addresses they come from (past it attempts are counted in Stats only),
+// and the store keeps at most UnknownRecordsKept, the least recently seen
+// forgotten first.
+const (
+	UnknownRecordsPerSecond = 100
+	UnknownRecordsKept      = 10_000
+)
+
 // maxUnknownAddresses bounds the addresses whose minute the service keeps;
 // past it, an attempt from a new address is counted only.
 const maxUnknownAddresses = 10_000
@@ -180,10 +190,16 @@ func (s *Service) route(ctx context.Context, identifier string, fresh bool) (dev
 }
 
 // unknownLimit counts, per address, the attempts of unknown identifiers
-// recorded in the current minute.
+// recorded in the current minute, and bounds the records of all addresses
+// together to UnknownRecordsPerSecond (a token bucket as deep as a
+// second's).
 type unknownLimit struct {
 	mu sync.Mutex
 	m  map[string]unknownMinute
+	// tokens is the server's bucket at last: it fills at
+	// UnknownRecordsPerSecond a second, up to that many.
+	tokens float64
+	last   time.Time
 }
 
 type unknownMinute struct {
@@ -191,9 +207,28 @@ type unknownMinute struct {
 	n     int
 }
 
-func (l *unknownLimit) init() { l.m = map[string]unknownMinute{} }
+func (l *unknownLimit) init() {
+	l.m = map[string]unknownMinute{}
+	l.tokens = UnknownRecordsPerSecond
+}
 
-// allow reports whether one more attempt from host may be recorded at now.
+// take takes a token of the server's bucket at now, if it has one.
+func (l *unknownLimit) take(now time.Time) bool {
+	if now.After(l.last) {
+		if !l.last.IsZero() {
+			l.tokens = min(UnknownRecordsPerSecond, l.tokens+now.Sub(l.last).Seconds()*UnknownRecordsPerSecond)
+		}
+		l.last = now
+	}
+	if l.tokens < 1 {
+		return false
+	}
+	l.tokens--
+	return true
+}
+
+// allow reports whether one more attempt from host may be recorded at now:
+// within its address's minute, and within the server's second.
 func (l *unknownLimit) allow(host string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -211,7 +246,7 @@ func (l *unknownLimit) allow(host string, now time.Time) bool {
 		}
 		w = unknownMinute{start: now}
 	}
-	if w.n >= UnknownRecordsPerMinute {
+	if w.n >= UnknownRecordsPerMinute || !l.take(now) {
 		return false
 	}
 	w.n++
@@ -220,8 +255,9 @@ func (l *unknownLimit) allow(host string, now time.Time) bool {
 }
 
 // unknownAttempt counts an attempt of an identifier no device has, and
-// records it for the operator unless its address is past its rate. The
-// record is informational: failing to write it is logged, not returned.
+// records it for the operator unless its address, or the server, is past
+// its rate; the store keeps UnknownRecordsKept records at most. The record
+// is informational: failing to write it is logged, not returned.
 func (s *Service) unknownAttempt(ctx context.Context, identifier, protocol, remoteAddr string, now time.Time) {
 	s.stats.deviceUnknown.Add(1)
 	host := remoteAddr
@@ -234,7 +270,7 @@ func (s *Service) unknownAttempt(ctx context.Context, identifier, protocol, remo
 	}
 	u := UnknownDevice{Identifier: printable(identifier, 2*MaxIdentifier), Protocol: printable(protocol, 32), Address: host,
 		FirstSeen: now, LastSeen: now, Count: 1}
-	if err := s.store.RecordUnknownDevice(ctx, u); err != nil {
+	if err := s.store.RecordUnknownDevice(ctx, u, UnknownRecordsKept); err != nil {
 		s.log.Warn("record an unknown device", "identifier", u.Identifier, "protocol", u.Protocol, "address", host, "err", err)
 		return
 	}
@@ -265,7 +301,9 @@ func printable(s string, n int) string {
 // listener deciding whether to accept a login. An unknown identifier
 // (any string that is not a registered identifier) is counted in Stats and
 // recorded for the operator (Operator.UnknownDevices), at most
-// UnknownRecordsPerMinute times a minute per address (remoteAddr's host).
+// UnknownRecordsPerMinute times a minute per address (remoteAddr's host)
+// and UnknownRecordsPerSecond a second on the server, the store keeping
+// UnknownRecordsKept records at most.
 // It reads the store only for an identifier whose answer this process does
 // not hold: a registered one's for routeTTL, an unknown one's for a few
 // seconds.
@@ -279,6 +317,18 @@ func (e DeviceEdge) Known(ctx context.Context, identifier, protocol, remoteAddr 
 		s.unknownAttempt(ctx, identifier, protocol, remoteAddr, s.Now())
 	}
 	return r.found, nil
+}
+
+// Registered reports whether a device with the identifier is registered,
+// as Known does but recording nothing when it is not: what a listener asks
+// for the identifiers of an address that sent too many unknown ones, so
+// that a registered device behind a shared address (a carrier's NAT) is
+// served whatever others sent from it. It answers from this process's
+// cache of routes when it can (a registered identifier's for routeTTL, an
+// unknown one's for a few seconds).
+func (e DeviceEdge) Registered(ctx context.Context, identifier string) (bool, error) {
+	r, err := e.s.route(ctx, identifier, false)
+	return r.found, err
 }
 
 // Report handles one message of a device as a listener decoded it, by the
@@ -302,10 +352,12 @@ func (e DeviceEdge) Known(ctx context.Context, identifier, protocol, remoteAddr 
 //     why not (duplicate when the vehicle has a point at its time, or an
 //     earlier position of the message has it). A message that stores
 //     nothing records the row alone. Speeds are km/h already.
-//   - When the account's points allowance refuses the batch
+//   - When the account's points allowance, or the device's own
+//     (Account.DevicePointsPerHour), refuses the batch
 //     (rate_limit_exceeded), that error is returned (the device is not
 //     acknowledged and sends the message again later), and last_report is
-//     recorded all the same, with reason points_allowance.
+//     recorded all the same, with reason points_allowance, or
+//     device_points_allowance.
 //
 // A message of more than MaxPointsPerVehicleBatch positions to store is a
 // validation_error, as such a batch is for the API.
@@ -392,11 +444,14 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 		}
 		return recordReport(tx, d, &out)
 	}
-	res, err := s.ingest(ctx, r.as, points, MaxPointsPerVehicleBatch, d.VehicleID, hook)
+	res, err := s.ingest(ctx, r.as, points, MaxPointsPerVehicleBatch, d.VehicleID, &ingestDevice{id: d.ID, hook: hook})
 	if ErrorCode(err) == CodeRateLimitExceeded {
 		refused := lr
 		if lastAt >= 0 {
 			refused.Reason = ReasonPointsAllowance
+			if errors.Is(err, errDevicePoints) {
+				refused.Reason = ReasonDevicePointsAllowance
+			}
 		}
 		if rerr := s.update(ctx, func(tx Tx) error { return recordReport(tx, d, &refused) }); rerr != nil && !errors.Is(rerr, errDeviceMoved) {
 			s.log.Warn("record a refused device report", "device_id", d.ID, "err", rerr)

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -31,6 +32,19 @@ import (
 // stored points takes nothing and is answered as duplicates, however
 // little is left.
 //
+// A device's report (DeviceEdge.Report) comes out of the device's own
+// allowance too (API.md §3): at most Account.DevicePointsPerHour, a fifth
+// of its account's and at least MinDevicePointsPerHour, so that one
+// identifier — printed on the tracker's label — cannot spend the
+// allowance of every other device and API client of the account. It is
+// kept the same way, under the subject "device-points:" + the device's id
+// in the same fixed hourly window, exact across servers; a report takes
+// from both, the device's first, all or nothing (a report the device's
+// allowance refuses takes nothing of the account's; one the account's
+// refuses gives the device's back), gives back to both what it did not
+// store, and is refused, as the account's refusal is, with the device's
+// own message (errDevicePoints in the chain).
+//
 // The take is not counted inside the write transaction, because there it
 // would hold the account's count locked for the whole transaction (on
 // PostgreSQL serialising every batch of the account, on every server,
@@ -44,14 +58,34 @@ import (
 // server that then stops before giving them back are lost to the account
 // until the window ends, which errs on the side of the other accounts.
 
-// pointsSubject is the quota subject of an account's points allowance.
-func pointsSubject(accountID string) string { return "points:" + accountID }
+// pointsSubject is the quota subject of an account's points allowance;
+// devicePointsSubject a device's.
+func pointsSubject(accountID string) string      { return "points:" + accountID }
+func devicePointsSubject(deviceID string) string { return "device-points:" + deviceID }
 
-// pointsTake is what a batch took from its account's points allowance.
+// MinDevicePointsPerHour is the least points allowance of a device: see
+// Account.DevicePointsPerHour.
+const MinDevicePointsPerHour = 20_000
+
+// DevicePointsPerHour is how many location points one device of the
+// account may store in an hourly window (API.md §3): a fifth of the
+// account's allowance (PointsPerHour), at least MinDevicePointsPerHour.
+func (a Account) DevicePointsPerHour() int {
+	return max(a.PointsPerHour()/5, MinDevicePointsPerHour)
+}
+
+// errDevicePoints is in the chain of a report's refusal by its device's
+// points allowance (rather than its account's).
+var errDevicePoints = errors.New("fleet: the device's points allowance is spent")
+
+// pointsTake is what a batch took from its account's points allowance
+// (and its device's, for a device's report).
 type pointsTake struct {
 	accountID string
+	deviceID  string    // "" unless a device's report
 	n         int       // the points taken
-	reset     time.Time // the end of the window they were taken from
+	reset     time.Time // the end of the account's window they were taken from
+	devReset  time.Time // the end of the device's
 }
 
 // refundTimeout bounds the giving back of points, which does not end with
@@ -59,32 +93,51 @@ type pointsTake struct {
 const refundTimeout = 10 * time.Second
 
 // takePoints takes the points of batch b (n of them, its own repeats
-// dropped) from a's allowance at now, all or none; when they do not fit,
-// it takes those its vehicles do not have already, or returns the refusal
-// the contract describes.
-func (s *Service) takePoints(ctx context.Context, a Account, b *batch, n int, now time.Time) (pointsTake, error) {
-	limit := a.PointsPerHour()
-	q, err := s.store.TakeQuotaN(ctx, pointsSubject(a.ID), n, limit, now)
-	if err != nil {
+// dropped) from a's allowance at now, and from device deviceID's unless
+// it is "", all or none; when they do not fit, it takes those its
+// vehicles do not have already, or returns the refusal the contract
+// describes.
+func (s *Service) takePoints(ctx context.Context, a Account, deviceID string, b *batch, n int, now time.Time) (pointsTake, error) {
+	t, err := s.takePointsOnce(ctx, a, deviceID, n, now)
+	if ErrorCode(err) != CodeRateLimitExceeded {
+		return t, err
+	}
+	stored, serr := s.storedAlready(ctx, b)
+	if serr != nil {
+		return pointsTake{}, serr
+	}
+	if stored == 0 {
 		return pointsTake{}, err
 	}
-	if !q.Allowed {
-		stored, err := s.storedAlready(ctx, b)
+	return s.takePointsOnce(ctx, a, deviceID, n-stored, now)
+}
+
+// takePointsOnce takes n points from the device's allowance (unless
+// deviceID is "") and the account's, all or none.
+func (s *Service) takePointsOnce(ctx context.Context, a Account, deviceID string, n int, now time.Time) (pointsTake, error) {
+	t := pointsTake{accountID: a.ID, deviceID: deviceID, n: n}
+	if deviceID != "" {
+		q, err := s.store.TakeQuotaN(ctx, devicePointsSubject(deviceID), n, a.DevicePointsPerHour(), now)
 		if err != nil {
 			return pointsTake{}, err
 		}
-		if stored == 0 {
-			return pointsTake{}, pointsRefused(a, q, n, now)
-		}
-		n -= stored
-		if q, err = s.store.TakeQuotaN(ctx, pointsSubject(a.ID), n, limit, now); err != nil {
-			return pointsTake{}, err
-		}
 		if !q.Allowed {
-			return pointsTake{}, pointsRefused(a, q, n, now)
+			return pointsTake{}, devicePointsRefused(q, n, now)
 		}
+		t.devReset = q.Reset
 	}
-	return pointsTake{accountID: a.ID, n: n, reset: q.Reset}, nil
+	q, err := s.store.TakeQuotaN(ctx, pointsSubject(a.ID), n, a.PointsPerHour(), now)
+	if err == nil && !q.Allowed {
+		err = pointsRefused(a, q, n, now)
+	}
+	if err != nil {
+		if deviceID != "" { // all or nothing: the device's go back
+			s.refund(ctx, devicePointsSubject(deviceID), n, t.devReset)
+		}
+		return pointsTake{}, err
+	}
+	t.reset = q.Reset
+	return t, nil
 }
 
 // storedAlready counts the points of b that its vehicles have already,
@@ -132,10 +185,19 @@ func (s *Service) refundPoints(ctx context.Context, t pointsTake, stored int) {
 	if n <= 0 {
 		return
 	}
+	s.refund(ctx, pointsSubject(t.accountID), n, t.reset)
+	if t.deviceID != "" {
+		s.refund(ctx, devicePointsSubject(t.deviceID), n, t.devReset)
+	}
+}
+
+// refund gives n units back to subject's window that ends at reset; a
+// failure is logged.
+func (s *Service) refund(ctx context.Context, subject string, n int, reset time.Time) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
-	if err := s.store.RefundQuota(ctx, pointsSubject(t.accountID), n, t.reset); err != nil {
-		s.log.Warn("give back points to the allowance", "account_id", t.accountID, "points", n, "err", err)
+	if err := s.store.RefundQuota(ctx, subject, n, reset); err != nil {
+		s.log.Warn("give back points to the allowance", "subject", subject, "points", n, "err", err)
 	}
 }
 
@@ -158,6 +220,20 @@ func pointsRefused(a Account, q Quota, n int, now time.Time) *Error {
 			thousands(q.Used), thousands(q.Limit), allows, thousands(n), thousands(q.Remaining), secs)
 	}
 	return &Error{Code: CodeRateLimitExceeded, Message: msg, RetryAfter: time.Duration(secs) * time.Second}
+}
+
+// devicePointsRefused is the refusal of a device's report of n points
+// that would pass the device's allowance, as outcome q of the take
+// describes it.
+func devicePointsRefused(q Quota, n int, now time.Time) *Error {
+	secs := q.RetryAfter(now)
+	msg := fmt.Sprintf("This device has stored %s location points this hour, the most one device may (a fifth of its account's points allowance, at least %s); retry after %d seconds.",
+		thousands(q.Used), thousands(MinDevicePointsPerHour), secs)
+	if q.Remaining > 0 {
+		msg = fmt.Sprintf("This device has stored %s of the %s location points one device may store this hour, and this report's %s would pass that; retry after %d seconds.",
+			thousands(q.Used), thousands(q.Limit), thousands(n), secs)
+	}
+	return &Error{Code: CodeRateLimitExceeded, Message: msg, RetryAfter: time.Duration(secs) * time.Second, Err: errDevicePoints}
 }
 
 // thousands writes a count with thousands separators: 100000 -> "100,000".

@@ -29,7 +29,7 @@ func (s *Service) IngestLocations(ctx context.Context, p Principal, vehicleID st
 	if err := val.Err(); err != nil {
 		return IngestResult{}, err
 	}
-	return s.ingest(ctx, p, points, MaxPointsPerVehicleBatch, vehicleID)
+	return s.ingest(ctx, p, points, MaxPointsPerVehicleBatch, vehicleID, nil)
 }
 
 // IngestBulk stores a batch of points of many vehicles (1 to 10,000), each
@@ -38,7 +38,7 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 	if err := p.allow("IngestBulk"); err != nil {
 		return IngestResult{}, err
 	}
-	return s.ingest(ctx, p, points, MaxPointsPerBulkBatch, "")
+	return s.ingest(ctx, p, points, MaxPointsPerBulkBatch, "", nil)
 }
 
 // ingest validates a batch whole (naming each bad point by its index) and
@@ -51,10 +51,11 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // allowance: one that would pass it is refused whole, rate_limit_exceeded
 // with Error.RetryAfter set, before anything is written (points.go). Every
 // path that stores points calls ingest, so every one is counted; a caller
-// recognises the refusal by ErrorCode(err) == CodeRateLimitExceeded. A hook
-// (then; a device report's) runs in the write transaction after the points
-// are stored, so that what it writes commits with them.
-func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string, then ...ingestHook) (IngestResult, error) {
+// recognises the refusal by ErrorCode(err) == CodeRateLimitExceeded. A
+// device's report (dev, nil otherwise) comes out of its device's allowance
+// too, and its hook runs in the write transaction after the points are
+// stored, so that what it writes commits with them.
+func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string, dev *ingestDevice) (IngestResult, error) {
 	now := s.Now()
 	var val Validator
 	if len(points) == 0 || len(points) > maxPoints {
@@ -70,8 +71,10 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		}
 	}
 	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
-	if len(then) > 0 {
+	deviceID := ""
+	if dev != nil {
 		b.stored = map[string][]Point{}
+		deviceID = dev.id
 	}
 	for i := range points {
 		pt := &points[i]
@@ -103,7 +106,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	}
 	// The batch's points come out of the account's allowance, and what is
 	// not stored goes back (see points.go).
-	taken, err := s.takePoints(ctx, p.Account, b, len(points)-b.dups, now)
+	taken, err := s.takePoints(ctx, p.Account, deviceID, b, len(points)-b.dups, now)
 	if err != nil {
 		return IngestResult{}, err
 	}
@@ -157,10 +160,8 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			if err := s.applyBatch(tx, b, pl, vehicles, &res, &live); err != nil {
 				return err
 			}
-			for _, hook := range then {
-				if err := hook(tx, b.stored); err != nil {
-					return err
-				}
+			if dev != nil {
+				return dev.hook(tx, b.stored)
 			}
 			return nil
 		})
@@ -180,6 +181,13 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	s.refundPoints(ctx, taken, res.Accepted)
 	s.stats.points.Add(uint64(res.Accepted))
 	return res, nil
+}
+
+// ingestDevice is what a device's report adds to ingest: the device whose
+// points allowance the batch comes out of too, and its hook.
+type ingestDevice struct {
+	id   string
+	hook ingestHook
 }
 
 // ingestHook is what a caller of ingest adds to a batch's write

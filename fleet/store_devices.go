@@ -53,8 +53,10 @@ type DeviceStore interface {
 	// RecordUnknownDevice adds attempts of an unknown identifier. Records
 	// are keyed by identifier, protocol and address: a new key is stored
 	// as u is; an existing one keeps its FirstSeen, takes the later
-	// LastSeen and adds u.Count to its count.
-	RecordUnknownDevice(ctx context.Context, u UnknownDevice) error
+	// LastSeen and adds u.Count to its count. The store keeps at most keep
+	// records: a new key past it forgets the least recently seen (u
+	// itself, when it was seen before all the others).
+	RecordUnknownDevice(ctx context.Context, u UnknownDevice, keep int) error
 	// UnknownDevices returns the records, the last seen first (ties in
 	// identifier, protocol, address order), at most limit of them.
 	UnknownDevices(ctx context.Context, limit int) ([]UnknownDevice, error)

@@ -223,10 +223,11 @@ func gps103Regular(sentence string, m *Message) {
 	}
 
 	utcHours, utcMinutes := f.next(), f.next()
-	t := utcDate(year, month, day, localHours, localMinutes, f.nextInt(0))
+	t, ok := civilTime(year, month, day, localHours, localMinutes, f.nextInt(0))
 	if utcHours != "" && utcMinutes != "" {
 		uh, _ := javaInt(utcHours)
 		um, _ := javaInt(utcMinutes)
+		ok = ok && uh <= 23 && um <= 59
 		delta := (localHours-uh)*60 + localMinutes - um
 		if delta <= -12*60 {
 			delta += 24 * 60
@@ -236,7 +237,10 @@ func gps103Regular(sentence string, m *Message) {
 		t = t.Add(-time.Duration(delta) * time.Minute)
 	}
 	p.Time = t
-	p.Valid = f.next() == "A"
+	p.Valid = f.next() == "A" && ok
+	if !ok {
+		p.Time = time.Time{} // a time that cannot exist: no fix, at no time
+	}
 	p.Latitude = f.nextCoordinateHem()
 	p.Longitude = f.nextCoordinateHem()
 	p.Speed, p.HasSpeed = f.nextFloat(0)*knotsToKmh, true
@@ -348,9 +352,9 @@ func gps103Alternative(sentence string, m *Message) {
 	}
 	hour, minute, second := f.nextInt(0), f.nextInt(0), f.nextInt(0)
 	day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	p.Time = utcDate(year, month, day, hour, minute, second)
 	setNum(p, attrRSSI, float64(f.nextInt(0)))
 	p.Valid = f.nextInt(0) > 0
+	setCivilTime(p, year, month, day, hour, minute, second)
 	p.Latitude = f.nextFloat(0)
 	p.Longitude = f.nextFloat(0)
 	p.Speed, p.HasSpeed = float64(f.nextInt(0)), true

@@ -526,7 +526,7 @@ func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error
 // there was a GPS block, and ErrGarbage when the frame ends inside it.
 func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swapFlags bool) (bool, error) {
 	r := &f.r
-	t := f.localTime(r.take(6))
+	t, ok := f.localTime(r.take(6))
 	if hasLength && r.u8() == 0 {
 		p.Time = t
 		return false, f.garbageIf(r.bad)
@@ -556,7 +556,7 @@ func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swap
 		return false, ErrGarbage
 	}
 	p.Heading, p.HasHeading = float64(flags&0x3FF), true
-	p.Valid = flags&(1<<12) != 0
+	p.Valid = flags&(1<<12) != 0 && ok // no fix at a time that cannot exist
 	if flags&(1<<10) == 0 {
 		lat = -lat
 	}
@@ -584,16 +584,17 @@ func (f *gtFrame) garbageIf(bad bool) error {
 }
 
 // localTime is the UTC time of the device's YY MM DD hh mm ss, in its time
-// zone when the login gave one.
-func (f *gtFrame) localTime(b []byte) time.Time {
+// zone when the login gave one; ok is false, and the time zero, when the
+// bytes name no time that exists (civilTime).
+func (f *gtFrame) localTime(b []byte) (t time.Time, ok bool) {
 	if len(b) < 6 {
-		return time.Time{}
+		return time.Time{}, false
 	}
-	t := time.Date(2000+int(b[0]), time.Month(b[1]), int(b[2]), int(b[3]), int(b[4]), int(b[5]), 0, time.UTC)
-	if f.s.HasOffset {
+	t, ok = civilTime(2000+int(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4]), int(b[5]))
+	if ok && f.s.HasOffset {
 		t = t.Add(-f.s.Offset)
 	}
-	return t
+	return t, ok
 }
 
 func gtHasGPS(typ byte, v gtVariant) bool {

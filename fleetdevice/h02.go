@@ -305,7 +305,7 @@ func h02Report(sentence string, s *Session, m *Message) {
 
 	if f.hasNext(3) {
 		day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-		p.Time = utcDate(year, month, day, hour, minute, second)
+		setCivilTime(p, year, month, day, hour, minute, second)
 	} else {
 		p.Time = s.Now.UTC()
 	}
@@ -383,7 +383,7 @@ func h02VP1(sentence string, m *Message) {
 	p.Speed, p.HasSpeed = f.nextFloat(0)*knotsToKmh, true
 	p.Heading, p.HasHeading = f.nextFloat(0), true
 	day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	p.Time = utcDate(year, month, day, 0, 0, 0)
+	setCivilTime(p, year, month, day, 0, 0, 0)
 	if f.bad || !usable(p) {
 		dropPosition(m)
 		return
@@ -470,9 +470,9 @@ func h02Binary(frame []byte, m *Message) error {
 	m.Kind = KindOther
 	m.Identifier = id
 	p := takePosition(m)
-	p.Time = utcDate(year, month, day, hour, minute, second)
 	p.Latitude, p.Longitude = lat, lon
 	p.Valid = flags&0x02 != 0
+	setCivilTime(p, year, month, day, hour, minute, second)
 	p.Speed, p.HasSpeed = float64(speed)*knotsToKmh, true
 	p.Heading, p.HasHeading = float64(course), true
 	if level, ok := h02Battery(battery); ok {

@@ -16,8 +16,15 @@ type peer struct {
 	proto  string // protocol name
 	remote string // host:port
 	ip     string
+	// brake is the unknown-identifier brake of the peer's transport:
+	// connections' or datagrams'.
+	brake *brake
+	// slot is the connection's place within the caps (nil for a datagram,
+	// or a request the Server did not accept itself): it is pending until
+	// the connection names a registered identifier.
+	slot *connSlot
 	// verified is the identifier Ingest knew on this connection: frames
-	// of it are not braked again.
+	// of it are not checked again.
 	verified string
 }
 
@@ -27,8 +34,11 @@ type outcome uint8
 const (
 	// ack: write Reply (the message is stored, or needs no storing).
 	ack outcome = iota
-	// refuse: the identifier is unknown (or the address braked): write
-	// Reject and close.
+	// silent: write nothing, keep the connection (a heartbeat or other
+	// message before any registered identifier was named: an unknown
+	// device gets no answer to anything).
+	silent
+	// refuse: the identifier is not registered: write Reject and close.
 	refuse
 	// retryLater: the points allowance refused the report: no reply,
 	// close; the device resends once it has reconnected.
@@ -43,7 +53,9 @@ const (
 
 // handle decides what to do with a decoded message, calling Ingest where
 // the message needs it. It reports ack only once what the message carries
-// is stored.
+// is stored, and only for a message of a registered identifier: one a
+// connection logged in with, or one the message names, which Ingest
+// knows.
 func (s *Server) handle(pr *peer, sess *Session, m *Message) outcome {
 	switch m.Kind {
 	case KindLogin:
@@ -71,16 +83,18 @@ func (s *Server) handle(pr *peer, sess *Session, m *Message) outcome {
 			// Nothing to store: the device is answered once it is known.
 			return s.verify(pr, id)
 		}
-		if id != pr.verified && s.brake.braked(pr.ip, s.opts.Now()) {
-			s.stats.braked.Add(1)
-			return refuse
+		if id != pr.verified && pr.brake.braked(pr.ip, s.opts.Now()) {
+			// Only a registered identifier goes on to be reported.
+			if o := s.check(pr, id); o != ack {
+				return o
+			}
 		}
 		ctx, cancel := context.WithTimeout(s.base, s.opts.ReportTimeout)
 		_, err := s.ing.Report(ctx, s.report(pr, id, m))
 		cancel()
 		switch code := fleet.ErrorCode(err); code {
 		case "":
-			pr.verified = id
+			s.verified(pr, id)
 			return ack
 		case fleet.CodeNotFound:
 			s.unknown(pr, id)
@@ -95,40 +109,91 @@ func (s *Server) handle(pr *peer, sess *Session, m *Message) outcome {
 			return failed
 		}
 	}
-	// Heartbeats and other messages are answered at once.
-	return ack
+	// Heartbeats and other messages are answered at once, once their
+	// device is known to be registered: the one they name, else the
+	// connection's.
+	id := m.Identifier
+	if id == "" {
+		id = pr.verified
+	}
+	if id == "" {
+		return silent
+	}
+	return s.verify(pr, id)
 }
 
 // verify answers ack for the identifier the connection already verified,
-// else asks Ingest whether id is registered, unless pr's address is
-// braked.
+// else asks Ingest whether id is registered: Known, which records an
+// unknown one, or, while pr's address is braked, only whether it is
+// (check).
 func (s *Server) verify(pr *peer, id string) outcome {
 	if id == pr.verified {
 		return ack
 	}
-	if s.brake.braked(pr.ip, s.opts.Now()) {
-		s.stats.braked.Add(1)
-		return refuse
+	if pr.brake.braked(pr.ip, s.opts.Now()) {
+		o := s.check(pr, id)
+		if o == ack {
+			s.verified(pr, id)
+		}
+		return o
 	}
 	ctx, cancel := context.WithTimeout(s.base, s.opts.ReportTimeout)
 	known, err := s.ing.Known(ctx, id, pr.proto, pr.remote)
 	cancel()
 	if err != nil {
-		s.stats.failed.Add(1)
-		s.log.Warn("device login not checked", "protocol", pr.proto, "identifier", id, "remote", pr.remote, "code", fleet.ErrorCode(err), "error", err)
+		s.notChecked(pr, id, err)
 		return failed
 	}
 	if !known {
 		s.unknown(pr, id)
 		return refuse
 	}
-	pr.verified = id
+	s.verified(pr, id)
 	return ack
+}
+
+// check answers ack when id is registered and refuse when it is not, for
+// an address past its brake: it asks Ingest's Registry (Known when it has
+// none) and records, logs and brakes nothing, so that a registered device
+// is served whatever others sent from its address.
+func (s *Server) check(pr *peer, id string) outcome {
+	ctx, cancel := context.WithTimeout(s.base, s.opts.ReportTimeout)
+	defer cancel()
+	var known bool
+	var err error
+	if reg, ok := s.ing.(Registry); ok {
+		known, err = reg.Registered(ctx, id)
+	} else {
+		known, err = s.ing.Known(ctx, id, pr.proto, pr.remote)
+	}
+	switch {
+	case err != nil:
+		s.notChecked(pr, id, err)
+		return failed
+	case !known:
+		s.stats.braked.Add(1)
+		return refuse
+	}
+	return ack
+}
+
+// verified notes that the peer's connection named id, a registered
+// identifier: it has logged in.
+func (s *Server) verified(pr *peer, id string) {
+	if pr.verified == "" {
+		s.loggedIn(pr.slot)
+	}
+	pr.verified = id
+}
+
+func (s *Server) notChecked(pr *peer, id string, err error) {
+	s.stats.failed.Add(1)
+	s.log.Warn("device login not checked", "protocol", pr.proto, "identifier", id, "remote", pr.remote, "code", fleet.ErrorCode(err), "error", err)
 }
 
 func (s *Server) unknown(pr *peer, id string) {
 	s.stats.unknown.Add(1)
-	s.brake.unknown(pr.ip, s.opts.Now())
+	pr.brake.unknown(pr.ip, s.opts.Now())
 	s.log.Info("unknown device refused", "protocol", pr.proto, "identifier", id, "remote", pr.remote)
 }
 

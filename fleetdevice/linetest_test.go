@@ -25,6 +25,7 @@ import (
 //	POS,<lat>,<lon>,<unix>...*<xx>   positions of the login's device: ACK,<n>
 //	IDPOS,<id>,<lat>,<lon>,<unix>...*<xx>  positions naming their device
 //	PING                            heartbeat: PONG
+//	PING,<id>                       heartbeat naming its device: PONG
 //	BYE                             other: BYE, then close
 //	PANIC                           makes Decode panic
 //
@@ -70,7 +71,7 @@ func (lineProto) Decode(frame []byte, s *Session, m *Message) error {
 		m.Reject = []byte("NO\n")
 		return nil
 	case "PING":
-		m.Kind = KindHeartbeat
+		m.Kind, m.Identifier = KindHeartbeat, rest
 		m.Reply = append(m.Reply, "PONG\n"...)
 		return nil
 	case "BYE":
@@ -153,6 +154,7 @@ type fakeIngest struct {
 	mu       sync.Mutex
 	known    map[string]bool
 	asked    []string // identifiers Known was asked
+	checked  []string // identifiers Registered was asked
 	reports  []fleet.DeviceReport
 	err      error         // what Report returns
 	knownErr error         // what Known returns
@@ -173,6 +175,16 @@ func (f *fakeIngest) Known(ctx context.Context, identifier, protocol, remoteAddr
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, identifier)
+	if f.knownErr != nil {
+		return false, f.knownErr
+	}
+	return f.known[identifier], nil
+}
+
+func (f *fakeIngest) Registered(ctx context.Context, identifier string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checked = append(f.checked, identifier)
 	if f.knownErr != nil {
 		return false, f.knownErr
 	}
@@ -218,6 +230,13 @@ func (f *fakeIngest) setBlock(c chan struct{}) {
 	f.mu.Lock()
 	f.block = c
 	f.mu.Unlock()
+}
+
+// checks is what Registered was asked.
+func (f *fakeIngest) checks() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.checked...)
 }
 
 func (f *fakeIngest) recorded() (asked []string, reports []fleet.DeviceReport) {

@@ -1,6 +1,7 @@
 package fleetdevice
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"log/slog"
@@ -22,14 +23,27 @@ type Ingest interface {
 	// Report ingests one decoded message and returns once its points are
 	// committed. Its error's fleet.ErrorCode is not_found for an unknown
 	// identifier, rate_limit_exceeded when the account's points allowance
-	// refuses the report, unavailable or internal_error for store trouble.
+	// (or the device's) refuses the report, unavailable or internal_error
+	// for store trouble.
 	Report(ctx context.Context, rep fleet.DeviceReport) (fleet.DeviceResult, error)
+}
+
+// Registry is what an Ingest may also have (fleet's device edge has it):
+// whether an identifier is registered, recording nothing when it is not.
+// The listeners ask it, rather than Known, for the identifiers of an
+// address past its unknown-identifier brake, so that a registered device
+// is served whatever others sent from its address, while the unknown
+// identifiers of a braked address are neither recorded nor logged. An
+// Ingest without it is asked Known.
+type Registry interface {
+	Registered(ctx context.Context, identifier string) (bool, error)
 }
 
 // Defaults of Options.
 const (
 	DefaultIdleTimeout     = 10 * time.Minute
 	DefaultFrameTimeout    = 30 * time.Second
+	DefaultLoginTimeout    = 30 * time.Second
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultReportTimeout   = 30 * time.Second
 	DefaultMaxConns        = 10_000
@@ -58,6 +72,10 @@ type Options struct {
 	// (and an OsmAnd request's body): a frame begun must be complete
 	// within it, however slowly its bytes come (DefaultFrameTimeout).
 	FrameTimeout time.Duration
+	// LoginTimeout closes a connection (TCP, or OsmAnd's HTTP) that has
+	// not named a registered identifier within it of its opening
+	// (DefaultLoginTimeout, 30 seconds).
+	LoginTimeout time.Duration
 	// WriteTimeout bounds the write of an acknowledgement
 	// (DefaultWriteTimeout).
 	WriteTimeout time.Duration
@@ -66,12 +84,21 @@ type Options struct {
 	ReportTimeout time.Duration
 	// MaxConns bounds the open connections of every listener of the
 	// Server together; MaxConnsPerAddr those of one remote IP address.
-	// A connection beyond either is closed at once.
+	// Connections that have not logged in (named a registered identifier)
+	// hold at most three quarters of MaxConns together. A new connection
+	// that finds either cap (or that share) full takes the place of the
+	// oldest connection that has not logged in (of its address, for
+	// MaxConnsPerAddr), which is closed; when every connection within the
+	// cap has logged in, the new one is closed at once.
 	MaxConns        int
 	MaxConnsPerAddr int
-	// UnknownBurst unknown identifiers from one IP address are looked up;
-	// after them the address is refused without asking Ingest until it
-	// has earned another attempt, one every UnknownEvery.
+	// UnknownBurst unknown identifiers from one IP address are recorded
+	// (Ingest.Known); after them, until the address has earned another
+	// attempt (one every UnknownEvery), its identifiers are only checked
+	// (Registry.Registered): a registered one is served, an unknown one is
+	// refused without being recorded or logged. Datagrams and connections
+	// are braked apart: a datagram's source address can be forged, so
+	// datagrams never brake an address's connections.
 	UnknownBurst int
 	UnknownEvery time.Duration
 	// MaxBrakedAddrs bounds the addresses whose unknown identifiers are
@@ -103,6 +130,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.IdleTimeout, DefaultIdleTimeout)
 	def(&o.FrameTimeout, DefaultFrameTimeout)
+	def(&o.LoginTimeout, DefaultLoginTimeout)
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.ReportTimeout, DefaultReportTimeout)
 	def(&o.UnknownEvery, DefaultUnknownEvery)
@@ -139,9 +167,11 @@ type Server struct {
 	base   context.Context
 	cancel context.CancelFunc
 
-	brake *brake
-	msgs  sync.Pool        // *Message
-	bufs  [pools]sync.Pool // *[]byte, read buffers (tcp.go)
+	// brakes are the unknown-identifier brakes of connections (TCP and
+	// OsmAnd's HTTP) and of datagrams, apart.
+	streamBrake, datagramBrake *brake
+	msgs                       sync.Pool        // *Message
+	bufs                       [pools]sync.Pool // *[]byte, read buffers (tcp.go)
 
 	// decodeOsmAnd is DecodeOsmAnd (a test replaces it).
 	decodeOsmAnd func(OsmAndRequest, *Session, *Message) (bool, error)
@@ -149,13 +179,17 @@ type Server struct {
 	closing atomic.Bool
 	wg      sync.WaitGroup // connections, UDP listeners
 
-	mu        sync.Mutex
-	open      int
-	perAddr   map[string]int
-	conns     map[*tcpConn]struct{}
-	listeners map[net.Listener]struct{}
-	packets   map[net.PacketConn]struct{}
-	https     map[*http.Server]struct{}
+	mu      sync.Mutex
+	open    int
+	perAddr map[string]int
+	// pending holds the connections not yet logged in, oldest first
+	// (*connSlot); pendingAddr those of each address (admit.go).
+	pending     *list.List
+	pendingAddr map[string]*list.List
+	conns       map[*tcpConn]struct{}
+	listeners   map[net.Listener]struct{}
+	packets     map[net.PacketConn]struct{}
+	https       map[*http.Server]struct{}
 
 	stats counters
 }
@@ -164,16 +198,19 @@ type Server struct {
 func NewServer(ing Ingest, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
-		ing:          ing,
-		opts:         opts,
-		log:          opts.Logger,
-		brake:        newBrake(opts.UnknownBurst, opts.UnknownEvery, opts.MaxBrakedAddrs),
-		decodeOsmAnd: DecodeOsmAnd,
-		perAddr:      map[string]int{},
-		conns:        map[*tcpConn]struct{}{},
-		listeners:    map[net.Listener]struct{}{},
-		packets:      map[net.PacketConn]struct{}{},
-		https:        map[*http.Server]struct{}{},
+		ing:           ing,
+		opts:          opts,
+		log:           opts.Logger,
+		streamBrake:   newBrake(opts.UnknownBurst, opts.UnknownEvery, opts.MaxBrakedAddrs),
+		datagramBrake: newBrake(opts.UnknownBurst, opts.UnknownEvery, opts.MaxBrakedAddrs),
+		decodeOsmAnd:  DecodeOsmAnd,
+		perAddr:       map[string]int{},
+		pending:       list.New(),
+		pendingAddr:   map[string]*list.List{},
+		conns:         map[*tcpConn]struct{}{},
+		listeners:     map[net.Listener]struct{}{},
+		packets:       map[net.PacketConn]struct{}{},
+		https:         map[*http.Server]struct{}{},
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.msgs.New = func() any { return new(Message) }
@@ -185,14 +222,15 @@ type Stats struct {
 	// Open is the number of connections open now (TCP and OsmAnd's HTTP).
 	Open int
 	// Refused counts connections closed at once over MaxConns or
-	// MaxConnsPerAddr; Dropped datagrams over MaxUDPInFlight.
-	Refused, Dropped int64
+	// MaxConnsPerAddr; Evicted connections not yet logged in closed to
+	// make room for a new one; Dropped datagrams over MaxUDPInFlight.
+	Refused, Evicted, Dropped int64
 	// Frames counts frames and datagrams decoded; Acked the
 	// acknowledgements written after a report was stored.
 	Frames, Acked int64
-	// Unknown counts identifiers Ingest did not know; Braked the logins
-	// and reports refused without asking it (the address had too many
-	// unknown ones).
+	// Unknown counts identifiers Ingest did not know; Braked the unknown
+	// identifiers refused while their address was braked (only checked,
+	// neither recorded nor logged).
 	Unknown, Braked int64
 	// Garbage counts connections closed (datagrams dropped) for bytes
 	// that are no frame of their protocol; Checksum frames whose checksum
@@ -201,13 +239,13 @@ type Stats struct {
 	// Limited counts reports the points allowance refused; Failed those
 	// the store could not take (or that ran out of ReportTimeout).
 	Limited, Failed int64
-	// Timeouts counts connections closed for their idle or frame
+	// Timeouts counts connections closed for their idle, frame or login
 	// deadline; Panics the frames whose handling panicked.
 	Timeouts, Panics int64
 }
 
 type counters struct {
-	refused, dropped, frames, acked, unknown, braked, garbage, checksum,
+	refused, evicted, dropped, frames, acked, unknown, braked, garbage, checksum,
 	limited, failed, timeouts, panics atomic.Int64
 }
 
@@ -218,7 +256,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Unlock()
 	c := &s.stats
 	return Stats{
-		Open: open, Refused: c.refused.Load(), Dropped: c.dropped.Load(),
+		Open: open, Refused: c.refused.Load(), Evicted: c.evicted.Load(), Dropped: c.dropped.Load(),
 		Frames: c.frames.Load(), Acked: c.acked.Load(),
 		Unknown: c.unknown.Load(), Braked: c.braked.Load(),
 		Garbage: c.garbage.Load(), Checksum: c.checksum.Load(),
@@ -237,32 +275,6 @@ func (s *Server) register(add func()) bool {
 	}
 	add()
 	return true
-}
-
-// admit counts a new connection from ip, or reports false when it is over
-// a cap or the server is closing (the caller closes it).
-func (s *Server) admit(ip string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing.Load() || s.open >= s.opts.MaxConns || s.perAddr[ip] >= s.opts.MaxConnsPerAddr {
-		s.stats.refused.Add(1)
-		return false
-	}
-	s.open++
-	s.perAddr[ip]++
-	return true
-}
-
-// release gives back what admit counted.
-func (s *Server) release(ip string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.open--
-	if n := s.perAddr[ip] - 1; n > 0 {
-		s.perAddr[ip] = n
-	} else {
-		delete(s.perAddr, ip)
-	}
 }
 
 // Shutdown stops the Server gracefully: its listeners stop accepting,

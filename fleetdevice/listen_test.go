@@ -157,7 +157,7 @@ func TestGarbageClosesTheConnection(t *testing.T) {
 	for _, tc := range []struct{ name, bytes string }{
 		{"control byte", "LOG\x01IN,dev1\n"},
 		{"undecodable", "HELLO,dev1\n"},
-		{"after a good frame", "PING\n\x00"},
+		{"after a good frame", "LOGIN,dev1\n\x00"},
 		{"too long", strings.Repeat("A", 300)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,8 +166,8 @@ func TestGarbageClosesTheConnection(t *testing.T) {
 			r := newRig(t, ing, Options{}, lineProto{max: 256})
 			c := r.dial("")
 			send(t, c, tc.bytes)
-			if strings.HasPrefix(tc.bytes, "PING") {
-				is.Equal(readLine(t, c), "PONG\n")
+			if strings.HasPrefix(tc.bytes, "LOGIN") {
+				is.Equal(readLine(t, c), "OK\n")
 			}
 			expectClosed(t, c)
 			is.Equal(r.s.Stats().Garbage, int64(1))
@@ -280,42 +280,6 @@ func TestConnectionCaps(t *testing.T) {
 	}
 }
 
-// After UnknownBurst unknown identifiers an address is refused without
-// asking Ingest, known devices included, until it earns an attempt back;
-// other addresses are not concerned.
-func TestUnknownIdentifiersAreBrakedPerAddress(t *testing.T) {
-	is := is.New(t)
-	ing := newFakeIngest("dev1", "dev2")
-	r := newRig(t, ing, Options{UnknownBurst: 2, UnknownEvery: time.Minute}, lineProto{})
-	refused := func(from, id string) {
-		t.Helper()
-		c := r.dial(from)
-		send(t, c, "LOGIN,"+id+"\n")
-		is.Equal(readLine(t, c), "NO\n")
-		expectClosed(t, c)
-	}
-	refused("127.0.0.1", "ghost1")
-	refused("127.0.0.1", "ghost2")
-	asked, _ := ing.recorded()
-	is.Equal(len(asked), 2)
-	refused("127.0.0.1", "ghost3")
-	refused("127.0.0.1", "dev1") // braked: even a known device
-	c := r.dial("127.0.0.1")     // and reports naming their device
-	send(t, c, sentence("dev1", [3]float64{1, 2, 1777636800}))
-	is.Equal(readLine(t, c), "NO\n")
-	asked, reports := ing.recorded()
-	is.Equal(len(asked), 2) // Ingest was not asked again
-	is.Equal(len(reports), 0)
-	is.Equal(r.s.Stats().Braked, int64(3))
-
-	r.login("127.0.0.2", "dev2") // another address is served
-
-	r.clock.Advance(time.Minute) // one attempt earned back
-	r.login("127.0.0.1", "dev1")
-	refused("127.0.0.1", "ghost4")
-	refused("127.0.0.1", "dev1")
-}
-
 // The brake remembers at most MaxBrakedAddrs addresses: when full, those
 // whose attempts have all come back are forgotten first, else one at
 // random.
@@ -341,19 +305,20 @@ func TestBrakeIsBounded(t *testing.T) {
 	is.Equal(b.size(), 3) // however many addresses come
 }
 
-// A heartbeat is answered at once, without asking Ingest; a message that
-// asks for it closes the connection after its reply.
+// A heartbeat of a connection that logged in is answered at once, without
+// asking Ingest again; a message that asks for it closes the connection
+// after its reply.
 func TestHeartbeatsAreAnsweredAtOnce(t *testing.T) {
 	is := is.New(t)
-	ing := newFakeIngest()
+	ing := newFakeIngest("dev1")
 	r := newRig(t, ing, Options{}, lineProto{})
-	c := r.dial("")
+	c := r.login("", "dev1")
 	expectOpen(t, c)
 	send(t, c, "BYE\n")
 	is.Equal(readLine(t, c), "BYE\n")
 	expectClosed(t, c)
 	asked, _ := ing.recorded()
-	is.Equal(len(asked), 0)
+	is.Equal(len(asked), 1) // the login's
 }
 
 // A panic while handling a frame closes that connection only; the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,12 @@ const (
 // it has no identifier, a known parameter that does not parse (a
 // coordinate out of range included), more than 64 parameters, a name
 // longer than 64 bytes or a value longer than 1024, or a body over
-// OsmAndMaxBody.
+// OsmAndMaxBody; and when it gives a value twice (API.md §13), which
+// parser would pick which one being nobody's guess: a parameter twice
+// (`id=a&id=b`, `id=a;id=b`, names compared once unescaped), two that say
+// the same (`id` and `deviceid`, `lat` or `lon` and `location`, `bearing`
+// and `heading`), or a member twice in one object of the JSON form (names
+// compared without regard to case, as encoding/json matches them).
 func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (json bool, err error) {
 	if len(r.Body) > OsmAndMaxBody {
 		return false, osmAndError("body over %d bytes", OsmAndMaxBody)
@@ -104,6 +110,7 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		}
 	}()
 	p.Valid = true
+	var given osmAndGiven
 	for len(raw) > 0 {
 		var pair string
 		if i := strings.IndexAny(raw, "&;"); i >= 0 {
@@ -131,6 +138,9 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		}
 		if err := osmAndCheckParam(key, value); err != nil {
 			return err
+		}
+		if !given.add(key) {
+			return osmAndError("%s given twice", key)
 		}
 		switch key {
 		case "id", "deviceid":
@@ -221,8 +231,40 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 	}
 	if !hasTime {
 		p.Time = s.Now.UTC()
+	} else if p.Time.IsZero() {
+		p.Valid = false // a time that cannot exist
 	}
 	return osmAndLocate(m, p, lat, lon, hasLat && hasLon)
+}
+
+// osmAndGiven is what a query form request has given: the values its
+// parameters name, one name for parameters that say the same.
+type osmAndGiven struct {
+	n     int
+	names [2 * osmAndMaxParams]string
+}
+
+// add notes the values parameter key gives, and reports false when one
+// was given already.
+func (g *osmAndGiven) add(key string) bool {
+	switch key {
+	case "deviceid":
+		key = "id"
+	case "bearing":
+		key = "heading"
+	case "batt":
+		key = "batteryLevel"
+	case "location":
+		return g.add("lat") && g.add("lon")
+	}
+	for _, name := range g.names[:g.n] {
+		if name == key {
+			return false
+		}
+	}
+	g.names[g.n] = key
+	g.n++
+	return true
 }
 
 // osmAndLocate sets the coordinates of p, the request's position, when it
@@ -341,7 +383,8 @@ func osmAndAlarm(p *Position, value string) {
 
 // osmAndTime reads a timestamp: epoch seconds, or milliseconds from 2^31−1
 // on; ISO 8601 (with T); or yyyy-MM-dd HH:mm:ss. A time without a zone is
-// UTC.
+// UTC. A written time that cannot exist (day 32, hour 25) is the zero
+// time: the position has no fix (API.md §13).
 func osmAndTime(v string) (time.Time, error) {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if n < math.MaxInt32 {
@@ -362,10 +405,25 @@ func osmAndTime(v string) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02 15:04:05", v); err == nil {
 		return t.UTC(), nil
 	}
+	return osmAndImpossible(v)
+}
+
+// osmAndWritten is the form of a written time (ISO 8601, or yyyy-MM-dd
+// HH:mm:ss), whatever its digits say.
+var osmAndWritten = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?| \d{2}:\d{2}:\d{2})$`)
+
+// osmAndImpossible is what a timestamp that did not parse is: the zero
+// time when it has the form of a written time (its digits name one that
+// cannot exist: no fix), else a bad request.
+func osmAndImpossible(v string) (time.Time, error) {
+	if osmAndWritten.MatchString(v) {
+		return time.Time{}, nil
+	}
 	return time.Time{}, osmAndError("timestamp %q is not a time", v)
 }
 
-// osmAndISO reads an ISO 8601 time, UTC when it has no zone.
+// osmAndISO reads an ISO 8601 time, UTC when it has no zone; one that
+// cannot exist is the zero time (osmAndImpossible).
 func osmAndISO(v string) (time.Time, error) {
 	for _, layout := range [...]string{
 		time.RFC3339Nano,
@@ -376,7 +434,7 @@ func osmAndISO(v string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, osmAndError("timestamp %q is not a time", v)
+	return osmAndImpossible(v)
 }
 
 // osmAndLocation is the JSON form's location.
@@ -413,6 +471,9 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 	}
 	if err := json.Unmarshal(body, &root); err != nil {
 		return osmAndError("body: %v", err)
+	}
+	if err := jsonMembersOnce(body); err != nil {
+		return err
 	}
 	id := string(root.DeviceID) // a number, as it is written
 	if len(root.DeviceID) > 0 && root.DeviceID[0] == '"' {
@@ -495,6 +556,9 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 	}
 	if err := osmAndExtras(p, loc.Extras, loc.Alarm != nil); err != nil {
 		return err
+	}
+	if p.Time.IsZero() {
+		p.Valid = false // a time that cannot exist
 	}
 	return osmAndLocate(m, p, lat, lon, located)
 }

@@ -1,6 +1,7 @@
 package fleetdevice
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -36,7 +36,8 @@ func (s *Server) serveOsmAnd(w http.ResponseWriter, r *http.Request) {
 	// Not every ResponseWriter has deadlines (a test's recorder); the
 	// http.Server's timeouts bound the request then.
 	rc.SetReadDeadline(time.Now().Add(s.opts.FrameTimeout))
-	pr := peer{proto: OsmAndName, remote: r.RemoteAddr, ip: hostOfString(r.RemoteAddr)}
+	pr := peer{proto: OsmAndName, remote: r.RemoteAddr, ip: hostOfString(r.RemoteAddr), brake: s.streamBrake}
+	pr.slot, _ = r.Context().Value(slotKey{}).(*connSlot)
 	answered := false
 	answer := func(status int, retryAfter int, body []byte) {
 		answered = true
@@ -101,6 +102,8 @@ func (s *Server) serveOsmAnd(w http.ResponseWriter, r *http.Request) {
 		} else {
 			answer(http.StatusBadRequest, 0, []byte("unknown device\n"))
 		}
+	case silent:
+		answer(http.StatusBadRequest, 0, []byte("no device identifier\n"))
 	case retryLater:
 		answer(http.StatusTooManyRequests, AllowanceRetryAfter, []byte("points allowance spent\n"))
 	case failed:
@@ -124,6 +127,14 @@ func (s *Server) ServeOsmAnd(ln net.Listener) error {
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    8 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// A request names its device: the connection's place is no longer
+		// pending once one names a registered identifier (handle).
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if cc, ok := c.(*capConn); ok {
+				return context.WithValue(ctx, slotKey{}, cc.slot)
+			}
+			return ctx
+		},
 	}
 	if !s.register(func() { s.https[h] = struct{}{} }) {
 		ln.Close()
@@ -141,7 +152,11 @@ func (s *Server) ServeOsmAnd(ln net.Listener) error {
 	return err
 }
 
-// capListener closes at once the connections over the Server's caps.
+// slotKey is the context key of a request's connection place.
+type slotKey struct{}
+
+// capListener gives each connection its place within the Server's caps
+// (admit), and closes at once those it has none for.
 type capListener struct {
 	net.Listener
 	s *Server
@@ -153,24 +168,23 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		ip := hostOf(c.RemoteAddr())
-		if !l.s.admit(ip) {
+		cc := &capConn{Conn: c, s: l.s, slot: new(connSlot)}
+		if !l.s.admit(cc.slot, hostOf(c.RemoteAddr()), cc) {
 			c.Close()
 			continue
 		}
-		return &capConn{Conn: c, s: l.s, ip: ip}, nil
+		return cc, nil
 	}
 }
 
-// capConn gives its place back when closed (once).
+// capConn gives its place back when closed.
 type capConn struct {
 	net.Conn
 	s    *Server
-	ip   string
-	once sync.Once
+	slot *connSlot
 }
 
 func (c *capConn) Close() error {
-	c.once.Do(func() { c.s.release(c.ip) })
+	c.s.release(c.slot)
 	return c.Conn.Close()
 }

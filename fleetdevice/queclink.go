@@ -238,10 +238,9 @@ func glLocationFields(p *Position, f *groups) bool {
 	p.Altitude, p.HasAltitude = f.nextFloat(0), true
 	located := f.hasNext(8)
 	if located {
-		p.Valid = true
 		p.Longitude = f.nextFloat(0)
 		p.Latitude = f.nextFloat(0)
-		p.Time = f.nextDateTime()
+		p.Time, p.Valid = f.nextDateTime() // no fix at a time that cannot exist
 	}
 	if f.hasNext(1) {
 		f.next() // wifi
@@ -561,7 +560,6 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 	i += 4
 	located := r.at(i) != ""
 	if located {
-		p.Valid = true
 		p.Longitude = r.float(i)
 		if r.at(i+1) != "" {
 			p.Latitude = r.float(i + 1)
@@ -571,6 +569,7 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 			r.bad = true
 		}
 		p.Time = t
+		p.Valid = !t.IsZero() // no fix at a time that cannot exist
 	}
 	i += 3
 	if r.at(i) != "" {
@@ -800,6 +799,7 @@ func glCan(v []string, m *Message) {
 	p.Latitude = r.float(i + 4)
 	t, ok := parseCompactTime(r.at(i + 5))
 	p.Time = t
+	p.Valid = p.Valid && !t.IsZero() // no fix at a time that cannot exist
 	if !ok || r.bad || !usable(p) {
 		dropPosition(m)
 	}
@@ -832,7 +832,6 @@ func glBasic(typ string, v []string, m *Message) {
 	}
 	i -= 4
 	p := takePosition(m)
-	p.Valid = true
 	setNum(p, attrHDOP, float64(r.int(i)))
 	p.Speed, p.HasSpeed = r.float(i+1), true
 	p.Heading, p.HasHeading = float64(r.int(i+2)), true
@@ -841,6 +840,7 @@ func glBasic(typ string, v []string, m *Message) {
 	p.Latitude = r.float(i + 5)
 	t, ok := parseCompactTime(r.at(i + 6))
 	p.Time = t
+	p.Valid = !t.IsZero() // no fix at a time that cannot exist
 	if !ok || r.bad || !usable(p) {
 		dropPosition(m)
 		return

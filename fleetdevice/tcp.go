@@ -85,12 +85,13 @@ func (s *Server) pause(delay *time.Duration, msg string, p Protocol, err error) 
 // serveConn admits c and serves it in a goroutine of its own.
 func (s *Server) serveConn(c net.Conn, p Protocol) {
 	ip := hostOf(c.RemoteAddr())
-	if !s.admit(ip) {
+	slot := new(connSlot)
+	if !s.admit(slot, ip, c) {
 		c.Close()
 		return
 	}
 	tc := &tcpConn{s: s, c: c, p: p, max: p.MaxFrame()}
-	tc.pr = peer{proto: p.Name(), remote: c.RemoteAddr().String(), ip: ip}
+	tc.pr = peer{proto: p.Name(), remote: c.RemoteAddr().String(), ip: ip, brake: s.streamBrake, slot: slot}
 	tc.sess.Transport = TCP
 	if tc.max <= 0 {
 		tc.max = smallBuf
@@ -98,7 +99,7 @@ func (s *Server) serveConn(c net.Conn, p Protocol) {
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
-		s.release(ip)
+		s.release(slot)
 		c.Close()
 		return
 	}
@@ -149,7 +150,7 @@ func (c *tcpConn) serve() {
 		delete(s.conns, c)
 		s.mu.Unlock()
 		// The place is free before the device sees the close.
-		s.release(c.pr.ip)
+		s.release(c.pr.slot)
 		c.c.Close()
 		s.wg.Done()
 	}()
@@ -287,6 +288,8 @@ func (c *tcpConn) frame(f []byte) bool {
 			}
 		}
 		return !m.Close
+	case silent:
+		return true
 	case refuse:
 		if len(m.Reject) > 0 && c.write(m.Reject) {
 			c.linger = true

@@ -241,16 +241,6 @@ func javaSplit(dst []string, s string, sep byte) []string {
 	return dst
 }
 
-// utcDate builds a time from its fields as Traccar's DateBuilder does (a
-// lenient calendar: a month 13 is January of the next year), a two-digit
-// year meaning 20yy.
-func utcDate(year, month, day, hour, minute, second int) time.Time {
-	if year < 100 {
-		year += 2000
-	}
-	return time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
-}
-
 // patternBuilder builds a regular expression as Traccar's PatternBuilder
 // does: number() reads d as a digit, x as a hex digit and . as a dot;
 // text() is literal; expression() is a regular expression as it is.
@@ -485,11 +475,13 @@ func (f *groups) nextCoordinateHem() float64 {
 	return hemisphere(c, hem)
 }
 
-// nextDateTime reads year, month, day, hour, minute and second (YMD_HMS).
-func (f *groups) nextDateTime() time.Time {
+// nextDateTime reads year, month, day, hour, minute and second (YMD_HMS)
+// as civilTime does: ok is false, and the time zero, when they name no
+// time that exists.
+func (f *groups) nextDateTime() (time.Time, bool) {
 	y, mo, d := f.nextInt(0), f.nextInt(0), f.nextInt(0)
 	h, mi, s := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	return utcDate(y, mo, d, h, mi, s)
+	return civilTime(y, mo, d, h, mi, s)
 }
 
 func hemisphere(c float64, hem string) float64 {
@@ -499,9 +491,10 @@ func hemisphere(c float64, hem string) float64 {
 	return c
 }
 
-// parseCompactTime reads yyyyMMddHHmmss as Java's DateTimeFormatter of
-// that pattern does (a day past the month's end is its last day).
-func parseCompactTime(s string) (time.Time, bool) {
+// parseCompactTime reads yyyyMMddHHmmss: ok is false when s is not 14
+// digits. Digits that name no time that exists (a day past the month's
+// end, hour 24) give the zero time, as civilTime does, never another day.
+func parseCompactTime(s string) (t time.Time, ok bool) {
 	if len(s) != 14 {
 		return time.Time{}, false
 	}
@@ -519,11 +512,6 @@ func parseCompactTime(s string) (time.Time, bool) {
 		v[i] = n
 		at += w
 	}
-	if v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 59 {
-		return time.Time{}, false
-	}
-	if last := time.Date(v[0], time.Month(v[1])+1, 0, 0, 0, 0, 0, time.UTC).Day(); v[2] > last {
-		v[2] = last
-	}
-	return time.Date(v[0], time.Month(v[1]), v[2], v[3], v[4], v[5], 0, time.UTC), true
+	t, _ = civilTime(v[0], v[1], v[2], v[3], v[4], v[5])
+	return t, true
 }

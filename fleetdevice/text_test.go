@@ -398,10 +398,12 @@ func TestParseCompactTime(t *testing.T) {
 	got, ok := parseCompactTime("20240229235959")
 	is.True(ok)
 	is.Equal(got.Format("2006-01-02T15:04:05Z07:00"), "2024-02-29T23:59:59Z")
-	got, ok = parseCompactTime("20230231120000") // a day past the month's end is its last
-	is.True(ok)
-	is.Equal(got.Format("2006-01-02"), "2023-02-28")
-	for _, bad := range []string{"", "2024022923595", "202402292359591", "20241301000000", "20240101240000", "2024010100006x"} {
+	for _, impossible := range []string{"20230231120000", "20230229120000", "20241301000000", "20240101240000", "20240101005960"} {
+		got, ok := parseCompactTime(impossible)
+		is.True(ok)           // digits
+		is.True(got.IsZero()) // of no time: never rolled over into another
+	}
+	for _, bad := range []string{"", "2024022923595", "202402292359591", "2024010100006x"} {
 		_, ok := parseCompactTime(bad)
 		is.True(!ok) // not a time
 	}

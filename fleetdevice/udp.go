@@ -93,7 +93,7 @@ func (s *Server) ServeUDP(pc net.PacketConn, p Protocol) error {
 
 // datagram decodes and handles one datagram, replying to its sender.
 func (s *Server) datagram(pc net.PacketConn, addr net.Addr, p Protocol, d []byte) {
-	pr := peer{proto: p.Name(), remote: addr.String(), ip: hostOf(addr)}
+	pr := peer{proto: p.Name(), remote: addr.String(), ip: hostOf(addr), brake: s.datagramBrake}
 	defer func() {
 		if v := recover(); v != nil {
 			s.logPanic(&pr, v, debug.Stack())

@@ -91,7 +91,8 @@ func registerDeviceComponents(g *generator) {
 			"too_old (older than the account's plan reaches back: "+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days), "+
 			"no_fix (the device had no valid fix, or sent a value a location may not have, such as latitude 91 or a heading of 360), "+
 			fmt.Sprintf("future (more than %s ahead of the server's clock), ", minutes(fleet.MaxFutureSkew))+
-			"no_vehicle (the device is attached to no vehicle), points_allowance (the account's points per hour were spent: the message was not acknowledged, and the device sends it again later).")
+			"no_vehicle (the device is attached to no vehicle), points_allowance (the account's points per hour were spent: the message was not acknowledged, and the device sends it again later), "+
+			"device_points_allowance (the device's own points per hour were spent — a fifth of its account's, at least "+num(fleet.MinDevicePointsPerHour)+": not acknowledged either, and sent again later).")
 	})
 	comp[fleet.DevicePosition](g, "DevicePosition", output, func(s *shape) {
 		s.describe("A position as the device sent it, in the API's units. A position that was not stored (no_fix) may hold values a location cannot.").

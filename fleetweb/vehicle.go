@@ -201,12 +201,13 @@ var protocolNames = map[string]string{
 
 // reasonWords say why a device's report was not stored.
 var reasonWords = map[string]string{
-	fleet.ReasonDuplicate:       "a duplicate of a stored report",
-	fleet.ReasonTooOld:          "older than the plan keeps history",
-	fleet.ReasonNoFix:           "no GPS fix",
-	fleet.ReasonFuture:          "ahead of the server's clock",
-	fleet.ReasonNoVehicle:       "the device had no vehicle",
-	fleet.ReasonPointsAllowance: "the hourly allowance of location points was spent",
+	fleet.ReasonDuplicate:             "a duplicate of a stored report",
+	fleet.ReasonTooOld:                "older than the plan keeps history",
+	fleet.ReasonNoFix:                 "no GPS fix",
+	fleet.ReasonFuture:                "ahead of the server's clock",
+	fleet.ReasonNoVehicle:             "the device had no vehicle",
+	fleet.ReasonPointsAllowance:       "the hourly allowance of location points was spent",
+	fleet.ReasonDevicePointsAllowance: "the device's hourly allowance of location points was spent",
 }
 
 func (h *Handler) vehicleDevices(ctx context.Context, p fleet.Principal, vehicleID string, loc *time.Location, now time.Time, d *vehicleData) error {

@@ -139,12 +139,13 @@ func (t *tx) RecordDeviceReport(d fleet.Device) error {
 }
 
 // RecordUnknownDevice implements fleet.Store.
-func (s *Store) RecordUnknownDevice(ctx context.Context, u fleet.UnknownDevice) error {
+func (s *Store) RecordUnknownDevice(ctx context.Context, u fleet.UnknownDevice, keep int) error {
 	dt := s.dv
 	dt.unknownMu.Lock()
 	defer dt.unknownMu.Unlock()
 	k := unknownKey{u.Identifier, u.Protocol, u.Address}
-	if old, ok := dt.unknown[k]; ok {
+	old, ok := dt.unknown[k]
+	if ok {
 		if u.LastSeen.Before(old.LastSeen) {
 			u.LastSeen = old.LastSeen
 		}
@@ -152,6 +153,16 @@ func (s *Store) RecordUnknownDevice(ctx context.Context, u fleet.UnknownDevice) 
 		u.Count += old.Count
 	}
 	dt.unknown[k] = u
+	for !ok && len(dt.unknown) > max(keep, 0) { // a new record past keep
+		var oldest unknownKey
+		first := true
+		for k, v := range dt.unknown {
+			if first || v.LastSeen.Before(dt.unknown[oldest].LastSeen) {
+				oldest, first = k, false
+			}
+		}
+		delete(dt.unknown, oldest)
+	}
 	return nil
 }
 

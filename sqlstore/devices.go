@@ -181,15 +181,27 @@ func (t *tx) RecordDeviceReport(d fleet.Device) error {
 }
 
 // RecordUnknownDevice implements fleet.Store. The record is informational:
-// it commits without waiting for the disk (writeLease).
-func (s *Store) RecordUnknownDevice(ctx context.Context, u fleet.UnknownDevice) error {
+// it commits without waiting for the disk (writeLease). A new record (its
+// attempts are u's alone: a record has at least one) past keep forgets the
+// least recently seen, in the same transaction; reading the index of
+// last_seen back over keep rows, it costs the new identifiers alone.
+func (s *Store) RecordUnknownDevice(ctx context.Context, u fleet.UnknownDevice, keep int) error {
 	err := s.eng.writeLease(ctx, func(t *tx) error {
-		_, err := t.update(`INSERT INTO unknown_devices (identifier, protocol, address, first_seen, last_seen, attempts)
+		var attempts int64
+		err := t.queryRow(`INSERT INTO unknown_devices (identifier, protocol, address, first_seen, last_seen, attempts)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (identifier, protocol, address) DO UPDATE SET
 				last_seen = CASE WHEN excluded.last_seen > unknown_devices.last_seen THEN excluded.last_seen ELSE unknown_devices.last_seen END,
-				attempts = unknown_devices.attempts + excluded.attempts`,
-			u.Identifier, u.Protocol, u.Address, toDB(u.FirstSeen), toDB(u.LastSeen), u.Count)
+				attempts = unknown_devices.attempts + excluded.attempts
+			RETURNING attempts`,
+			u.Identifier, u.Protocol, u.Address, toDB(u.FirstSeen), toDB(u.LastSeen), u.Count).Scan(&attempts)
+		if err != nil || attempts != u.Count {
+			return t.failed(err)
+		}
+		// At most a few past keep: each new record trims.
+		_, err = t.update(`DELETE FROM unknown_devices WHERE (identifier, protocol, address) IN (
+			SELECT identifier, protocol, address FROM unknown_devices
+			ORDER BY last_seen DESC LIMIT 1000 OFFSET ?)`, max(keep, 0))
 		return err
 	})
 	return wrap(err, "record unknown device")

@@ -127,11 +127,12 @@ func (l *countingListener) Accept() (net.Conn, error) {
 var (
 	descDevConns    = desc("fleet_device_connections", "Device connections open now (TCP and OsmAnd's HTTP).")
 	descDevAccepted = desc("fleet_device_connections_accepted_total", "Device connections accepted, by protocol (those then refused over a cap included).", "protocol")
-	descDevRefused  = desc("fleet_device_connections_refused_total", "Device connections closed at once: over the cap of open connections, in all or from one address.")
+	descDevRefused  = desc("fleet_device_connections_refused_total", "Device connections closed at once: over the cap of open connections, in all or from one address, every one within it logged in.")
+	descDevEvicted  = desc("fleet_device_connections_evicted_total", "Device connections not yet logged in closed to make room for a new one (the cap, or its share for connections not logged in, was full).")
 	descDevFrames   = desc("fleet_device_frames_total", "Device frames and datagrams decoded.")
 	descDevAcked    = desc("fleet_device_acks_total", "Device reports acknowledged, after what they carried was stored.")
-	descDevRefusals = desc("fleet_device_refusals_total", "Device logins, reports, frames and datagrams refused, by reason: unknown (identifier not registered), braked (an address with too many unknown identifiers, refused without a lookup), garbage (bytes no frame of the protocol: connection closed), checksum (frame ignored), allowance (the account's points allowance), store (the store could not take the report in time), udp_busy (datagram dropped, too many in flight).", "reason")
-	descDevTimeouts = desc("fleet_device_timeouts_total", "Device connections closed for their idle or frame deadline.")
+	descDevRefusals = desc("fleet_device_refusals_total", "Device logins, reports, frames and datagrams refused, by reason: unknown (identifier not registered), braked (an unknown identifier from an address with too many of them, refused without being recorded), garbage (bytes no frame of the protocol: connection closed), checksum (frame ignored), allowance (the account's points allowance), store (the store could not take the report in time), udp_busy (datagram dropped, too many in flight).", "reason")
+	descDevTimeouts = desc("fleet_device_timeouts_total", "Device connections closed for their idle, frame or login deadline.")
 	descDevPanics   = desc("fleet_device_panics_total", "Device frames whose handling panicked (the connection was closed; the log says where).")
 )
 
@@ -143,7 +144,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 type deviceCollector struct{ d *deviceListeners }
 
 func (c deviceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDevConns, descDevAccepted, descDevRefused, descDevFrames, descDevAcked,
+	for _, d := range []*prometheus.Desc{descDevConns, descDevAccepted, descDevRefused, descDevEvicted, descDevFrames, descDevAcked,
 		descDevRefusals, descDevTimeouts, descDevPanics} {
 		ch <- d
 	}
@@ -163,6 +164,7 @@ func (c deviceCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descDevAccepted, n, p)
 	}
 	counter(descDevRefused, st.Refused)
+	counter(descDevEvicted, st.Evicted)
 	counter(descDevFrames, st.Frames)
 	counter(descDevAcked, st.Acked)
 	for _, r := range []struct {

@@ -18,8 +18,10 @@ func devicesUnknownCommand() command {
 		about: "Lists the identifiers that tried to log in or report to the device listeners without a device\n" +
 			"registered with them (POST /v1/devices registers one): identifier, protocol, the address it\n" +
 			"came from, when first and last seen, and how many attempts, the last seen first. A tracker\n" +
-			"that sends an IMEI nobody registered shows up here. An address's attempts past " + fmt.Sprint(fleet.UnknownRecordsPerMinute) + " a minute\n" +
-			"are counted in the metrics only; records unseen for " + fmt.Sprint(int(fleet.UnknownDeviceRetention/(24*time.Hour))) + " days are purged.",
+			"that sends an IMEI nobody registered shows up here. An address's attempts past " + fmt.Sprint(fleet.UnknownRecordsPerMinute) + " a minute,\n" +
+			"and a server's past " + fmt.Sprint(fleet.UnknownRecordsPerSecond) + " a second, are counted in the metrics only; at most " + fmt.Sprint(fleet.UnknownRecordsKept) + "\n" +
+			"records are kept, the least recently seen forgotten first, and records unseen for " + fmt.Sprint(int(fleet.UnknownDeviceRetention/(24*time.Hour))) + " days\n" +
+			"are purged.",
 		example: "fleetserver devices unknown --db sqlite:/var/lib/fleet/fleet.db --limit 20",
 		define: func(c *cli, f *flags) func(context.Context, []string) error {
 			dsn := f.db()

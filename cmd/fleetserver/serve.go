@@ -57,8 +57,8 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol on its conventional port on the host of --addr ("+conventionalPorts()+"; off when empty)")
-	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: close at once device connections beyond `N` open, all listeners together")
-	deviceMaxPerAddr := fs.Int("device-max-connections-per-address", fleetdevice.DefaultMaxConnsPerAddr, "with --devices: close at once device connections beyond `N` open from one IP address (IPv6: one /64); a fleet behind a carrier's NAT may need more")
+	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: at most `N` device connections open, all listeners together; those not yet logged in hold three quarters at most, the oldest making way for a new connection")
+	deviceMaxPerAddr := fs.Int("device-max-connections-per-address", fleetdevice.DefaultMaxConnsPerAddr, "with --devices: at most `N` device connections open from one IP address (IPv6: one /64), the oldest not yet logged in making way for a new one; a fleet behind a carrier's NAT may need more")
 	secretsKeyFile := fs.String("secrets-key-file", "", "the key file (`PATH`) that seals webhook signing secrets in the store: base64 keys, newest first (SQLite: the database's path + .key, made on first start; PostgreSQL: required once a webhook exists)")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 

@@ -30,6 +30,7 @@ func RunDevices(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"DetachDevices", testDetachDevices},
 		{"DevicesRollback", testDevicesRollback},
 		{"UnknownDevices", testUnknownDevices},
+		{"UnknownDevicesKept", testUnknownDevicesKept},
 	})
 }
 
@@ -450,7 +451,7 @@ func testDevicesRollback(t *testing.T, s fleet.Store) {
 func testUnknownDevices(t *testing.T, s fleet.Store) {
 	is := is.New(t)
 	rec := func(ident, proto, addr string, at time.Time, n int64) {
-		is.NoErr(s.RecordUnknownDevice(ctx, fleet.UnknownDevice{Identifier: ident, Protocol: proto, Address: addr, FirstSeen: at, LastSeen: at, Count: n}))
+		is.NoErr(s.RecordUnknownDevice(ctx, fleet.UnknownDevice{Identifier: ident, Protocol: proto, Address: addr, FirstSeen: at, LastSeen: at, Count: n}, 100))
 	}
 	rec("111", "teltonika", "192.0.2.1", T0, 1)
 	rec("111", "teltonika", "192.0.2.1", T0.Add(2*time.Minute), 1)
@@ -484,4 +485,35 @@ func testUnknownDevices(t *testing.T, s fleet.Store) {
 	for _, u := range got {
 		is.True(u.Identifier != "333") // purged
 	}
+}
+
+// The store keeps at most keep records: a new one past it forgets the
+// least recently seen; another attempt of one it has forgets nothing.
+func testUnknownDevicesKept(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	rec := func(ident string, at time.Time) {
+		is.NoErr(s.RecordUnknownDevice(ctx, fleet.UnknownDevice{Identifier: ident, Protocol: "teltonika", Address: "192.0.2.1",
+			FirstSeen: at, LastSeen: at, Count: 1}, 3))
+	}
+	idents := func() []string {
+		got, err := s.UnknownDevices(ctx, 100)
+		is.NoErr(err)
+		out := []string{}
+		for _, u := range got {
+			out = append(out, u.Identifier)
+		}
+		return out
+	}
+	rec("1", T0.Add(time.Minute))
+	rec("2", T0)
+	rec("3", T0.Add(2*time.Minute))
+	is.Equal(idents(), []string{"3", "1", "2"})
+	rec("4", T0.Add(3*time.Minute)) // "2" was seen least recently
+	is.Equal(idents(), []string{"4", "3", "1"})
+	rec("1", T0.Add(4*time.Minute)) // seen again: nothing forgotten
+	is.Equal(idents(), []string{"1", "4", "3"})
+	rec("5", T0.Add(5*time.Minute))
+	is.Equal(idents(), []string{"5", "1", "4"})
+	rec("6", T0) // seen less recently than all it keeps: itself forgotten
+	is.Equal(idents(), []string{"5", "1", "4"})
 }
