@@ -67,6 +67,7 @@ func generateOpenAPI(routes []route) ([]byte, error) {
 	doc := o(
 		"openapi", "3.1.0",
 		"info", o("title", "Fleet API", "version", "1.0.0", "description", intro(),
+			"contact", o("name", "Fleet", "url", "https://github.com/fleetkit/fleetapi/issues"),
 			"license", o("name", "Apache-2.0", "identifier", "Apache-2.0")),
 		"servers", []any{o("url", "/v1", "description", "This server")},
 		"security", []any{o("bearerAuth", []string{})},
@@ -135,7 +136,7 @@ func (g *generator) webhooks() *obj {
 			},
 			"requestBody", o("required", true, "content", o("application/json", o("schema", o(
 				"allOf", []any{ref("Event"), o("type", "object",
-					"properties", o("type", o("const", typ), "data", ref(name)))},
+					"properties", o("type", single(typ), "data", ref(name)))},
 			)))),
 			"responses", o(
 				"2XX", o("description", "Received: answer within "+seconds(fleet.WebhookTimeout)+"."),
@@ -425,11 +426,18 @@ func (g *generator) operation(rt route) *obj {
 	}
 	if d.in != nil {
 		schema := g.schemaOf(reflect.TypeOf(d.in), input)
-		content := o("application/json", o("schema", schema))
+		// One media type per body: a generator makes a method per media
+		// type, named after it. A PATCH also takes the same body as
+		// application/merge-patch+json (RFC 7396), which the description
+		// says rather than the content map, so that generated clients get
+		// UpdateVehicle, not UpdateVehicleWithApplicationMergePatchPlusJSONBody
+		// (docs/api.md).
+		body := o("required", !d.inOptional)
 		if rt.method == http.MethodPatch {
-			content.set(mediaMergePatch, o("schema", schema))
+			body.set("description", descMergePatchBody)
 		}
-		op.set("requestBody", o("required", !d.inOptional, "content", content))
+		body.set("content", o(mediaJSON, o("schema", schema)))
+		op.set("requestBody", body)
 	}
 	resp := o()
 	status := d.status
@@ -452,7 +460,7 @@ func (g *generator) operation(rt route) *obj {
 			"content", o("text/event-stream", o("schema", o("type", "string")))))
 	} else {
 		data := g.schemaOf(reflect.TypeOf(d.out), output)
-		props := o("success", o("const", true), "data", data)
+		props := o("success", single(true), "data", data)
 		required := []string{"success", "data"}
 		if d.list {
 			props.set("pagination", ref("Pagination"))
@@ -540,9 +548,10 @@ func metaPaths() []metaPath {
 	docHeaders := versionHeaderRef()
 	docHeaders.set("ETag", o("$ref", "#/components/headers/ETag"))
 	out := []metaPath{{"/openapi.json", o("get", o("operationId", "getOpenAPI", "summary", "This document", "tags", []string{tagMeta},
+		"description", "The OpenAPI 3.1 document of the API, from which clients can be generated (docs/api.md). No key is needed. It carries an `ETag` (another for its gzipped form) and may be cached for 5 minutes.",
 		"security", []any{}, "parameters", []any{o("$ref", "#/components/parameters/IfNoneMatch")},
 		"responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", docHeaders,
-			"content", o("application/json", o("schema", o("type", "object")))),
+			"content", o("application/json", o("schema", o("type", "object", "additionalProperties", true)))),
 			"304", o("description", "Not Modified: the document is the one `If-None-Match` named.", "headers", docHeaders))))}}
 	for _, m := range []struct{ path, id, desc string }{
 		{"/healthz", "getHealth", "The process is alive."},
@@ -569,6 +578,9 @@ func versionHeaderRef() *obj {
 
 const descText = "Text never holds control characters (U+0000 to U+001F, U+007F), in any field, array item or nested member: such a string is 422 validation_error naming it. " +
 	"Multi-line text (work order and webhook `description`, alert `message`, the strings of a custom alert's `data`) may hold tab, line feed and carriage return."
+
+const descMergePatchBody = "A JSON merge patch (RFC 7396): an absent member is unchanged, null clears it. " +
+	"Sent as `application/json`, or as `application/merge-patch+json`, which is accepted the same."
 
 const descMultiline = "Multi-line text: tab, line feed and carriage return are allowed, other control characters are not (422)."
 

@@ -240,7 +240,7 @@ func TestOpenAPISchemasCarryTheRules(t *testing.T) {
 		{[]any{}, false},
 		{[]any{"vehicle.created", "vehicle.created"}, false},
 	} {
-		err := events.VisitJSON(c.events)
+		err := events.VisitJSON(c.events, openapi3.EnableJSONSchema2020())
 		is.Equal(err == nil, c.ok) // events
 	}
 	var raw map[string]any
