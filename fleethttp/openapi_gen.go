@@ -269,6 +269,7 @@ type generator struct {
 	built      *obj
 	errs       []string
 	titled     []string // components that are branches of a union: they carry a title
+	ex         *examples
 }
 
 // title marks a component as a branch of a union: its schema gets a title,
@@ -417,6 +418,15 @@ func (g *generator) build() *obj {
 			g.nullableInGo(s)
 		}
 		g.built.set(c.name, s.finish())
+	}
+	// The examples of the schemas whose types have one (ExampleValues).
+	for _, c := range g.components {
+		if c.typ == nil || g.ex == nil {
+			continue
+		}
+		if b, ok := g.ex.of(c.typ); ok {
+			g.built.get(c.name).(*obj).set("examples", []any{b})
+		}
 	}
 	for _, name := range g.titled {
 		if s, ok := g.built.get(name).(*obj); ok && !s.has("title") {

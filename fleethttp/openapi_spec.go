@@ -36,6 +36,7 @@ func GenerateOpenAPI() ([]byte, error) {
 // generateOpenAPI builds the document of routes.
 func generateOpenAPI(routes []route) ([]byte, error) {
 	g := &generator{byType: map[reflect.Type]string{}}
+	g.ex = newExamples(g)
 	registerComponents(g)
 	paths := o()
 	tags := []string{}
@@ -137,7 +138,7 @@ func (g *generator) webhooks() *obj {
 			"requestBody", o("required", true, "content", o("application/json", o("schema", o(
 				"allOf", []any{ref("Event"), o("type", "object",
 					"properties", o("type", single(typ), "data", ref(name)))},
-			)))),
+			), "example", g.webhookExample(typ, data)))),
 			"responses", o(
 				"2XX", o("description", "Received: answer within "+seconds(fleet.WebhookTimeout)+"."),
 				"410", o("description", "Gone: the endpoint is disabled at once and gets nothing more."),
@@ -146,6 +147,17 @@ func (g *generator) webhooks() *obj {
 		)))
 	}
 	return out
+}
+
+// webhookExample is the example of what an endpoint receives for an event
+// type: an event whose data is the example of the type's data.
+func (g *generator) webhookExample(typ string, data any) json.RawMessage {
+	ev := fleet.Event{ID: exEvent, Type: typ, CreatedAt: exampleTime, Data: g.ex.must(reflect.TypeOf(data), "webhook "+typ)}
+	b, err := jsonMarshal(ev)
+	if err != nil {
+		g.fail("webhook %s example: %v", typ, err)
+	}
+	return b
 }
 
 // webhookOperationID names an event type's webhook in the operations'
@@ -436,7 +448,7 @@ func (g *generator) operation(rt route) *obj {
 		if rt.method == http.MethodPatch {
 			body.set("description", descMergePatchBody)
 		}
-		body.set("content", o(mediaJSON, o("schema", schema)))
+		body.set("content", o(mediaJSON, o("schema", schema, "example", g.ex.must(reflect.TypeOf(d.in), d.id+" request"))))
 		op.set("requestBody", body)
 	}
 	resp := o()
@@ -457,7 +469,7 @@ func (g *generator) operation(rt route) *obj {
 			deprecationHeaderDocs(headers, d)
 		}
 		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headers,
-			"content", o("text/event-stream", o("schema", o("type", "string")))))
+			"content", o("text/event-stream", o("schema", o("type", "string"), "example", g.ex.stream()))))
 	} else {
 		data := g.schemaOf(reflect.TypeOf(d.out), output)
 		props := o("success", single(true), "data", data)
@@ -471,7 +483,7 @@ func (g *generator) operation(rt route) *obj {
 			deprecationHeaderDocs(headers, d)
 		}
 		content := o("application/json", o("schema", o("type", "object", "additionalProperties", false,
-			"required", required, "properties", props)))
+			"required", required, "properties", props), "example", g.ex.envelope(d.id, reflect.TypeOf(d.out), d.list)))
 		if d.csv != nil {
 			content.set(mediaCSV, o("schema", o("type", "string",
 				"description", "With `Accept: text/csv`: RFC 4180 CSV (CRLF line ends, quoted where needed), one page, with the header row `"+
@@ -551,7 +563,8 @@ func metaPaths() []metaPath {
 		"description", "The OpenAPI 3.1 document of the API, from which clients can be generated (docs/api.md). No key is needed. It carries an `ETag` (another for its gzipped form) and may be cached for 5 minutes.",
 		"security", []any{}, "parameters", []any{o("$ref", "#/components/parameters/IfNoneMatch")},
 		"responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", docHeaders,
-			"content", o("application/json", o("schema", o("type", "object", "additionalProperties", true)))),
+			"content", o("application/json", o("schema", o("type", "object", "additionalProperties", true),
+				"example", o("openapi", "3.1.0", "info", o("title", "Fleet API", "version", "1.0.0"), "paths", o())))),
 			"304", o("description", "Not Modified: the document is the one `If-None-Match` named.", "headers", docHeaders))))}}
 	for _, m := range []struct{ path, id, desc string }{
 		{"/healthz", "getHealth", "The process is alive."},
@@ -561,8 +574,10 @@ func metaPaths() []metaPath {
 			"get", o("operationId", m.id, "summary", m.desc, "tags", []string{tagMeta}, "security", []any{},
 				"description", m.desc+" No key is needed. Also served outside /v1, at `"+m.path+"`, for load balancers and orchestrators.",
 				"responses", o(
-					"200", o("description", m.desc, "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
-					"503", o("description", "Not ready.", "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
+					"200", o("description", m.desc, "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health"),
+						"example", o("status", "ok")))),
+					"503", o("description", "Not ready.", "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health"),
+						"example", o("status", "unavailable")))),
 				)))})
 	}
 	return out
