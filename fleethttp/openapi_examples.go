@@ -111,8 +111,8 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 	delivery := fleet.Delivery{ID: exDelivery, WebhookID: exWebhook, EventID: exEvent, Attempt: 1, Status: fleet.DeliverySucceeded,
 		ResponseStatus: ptr(200), DurationMs: ptr(int64(84)), CreatedAt: exampleAt(-time.Minute)}
 	trip := fleet.Trip{ID: exTrip, VehicleID: exVehicle, Status: fleet.TripCompleted,
-		Start: fleet.TripPlace{Latitude: 52.5311, Longitude: 13.3845, Timestamp: exampleAt(-90 * time.Minute)},
-		End:   fleet.TripPlace{Latitude: 52.520008, Longitude: 13.404954, Timestamp: exampleAt(-62 * time.Minute)},
+		Start:      fleet.TripPlace{Latitude: 52.5311, Longitude: 13.3845, Timestamp: exampleAt(-90 * time.Minute)},
+		End:        fleet.TripPlace{Latitude: 52.520008, Longitude: 13.404954, Timestamp: exampleAt(-62 * time.Minute)},
 		DistanceKm: 14.213, DurationSeconds: 1680, MovingSeconds: 1500, MaxSpeed: 62, AvgSpeed: 34.11,
 		StartOdometerKm: ptr(9584.1), EndOdometerKm: ptr(9598.3), Points: 85, IgnoredPoints: 1}
 	detail := fleet.TripDetail{Trip: trip, Locations: []fleet.Point{
