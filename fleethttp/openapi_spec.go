@@ -251,7 +251,7 @@ func headerComponents() *obj {
 		"Retry-After", o("description", "Seconds until the rate-limit window resets.", "required", true, "schema", o("type", "integer", "minimum", 1)),
 		VersionHeader, o("description", "The build of the server that answered (e.g. `v0.1.0`, or `(devel) (commit 075f69a4c2e1)`): quote it in a bug report.", "required", true, "schema", o("type", "string")),
 		"Idempotent-Replayed", o("description", "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema", o("type", "string", "enum", []string{"true"})),
-		"ETag", o("description", "A strong validator of the answer's body (a digest of it): send it back in `If-None-Match` to be answered 304 while the resource is unchanged.", "required", true, "schema", o("type", "string")),
+		"ETag", o("description", "A strong validator of the answer's body (a digest of it): send it back in `If-None-Match` to be answered 304 while the resource is unchanged. A gzipped answer has its own, ending `-gzip\"` (RFC 9110 asks a strong validator to change with the content coding); each is honoured for its own form.", "required", true, "schema", o("type", "string")),
 	)
 	for _, rl := range rateLimitHeaders {
 		h.set(rl.name, o("description", rl.desc, "required", true, "schema", o("type", rl.typ)))
