@@ -3,8 +3,8 @@ package fleethttp_test
 import (
 	"io"
 	"net/http"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -229,7 +229,7 @@ func TestCORSCoversTheDocumentsHeaders(t *testing.T) {
 	is.True(requestHeaders["If-None-Match"] && requestHeaders["Idempotency-Key"])
 	is.True(responseHeaders["ETag"] && responseHeaders["Fleet-Version"])
 	responseHeaders["Deprecation"], responseHeaders["Sunset"], responseHeaders["Link"] = true, true, true // on deprecated routes
-	responseHeaders[fleethttp.NextCursorHeader] = true                                                  // on CSV pages
+	responseHeaders[fleethttp.NextCursorHeader] = true                                                    // on CSV pages
 
 	e := newCORSEnv(t)
 	_, secret := e.account(fleet.PlanFree)
