@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -101,12 +102,59 @@ func TestLargeAnswersAreGzipped(t *testing.T) {
 	is.True(len(smallBody) < 1024)
 	is.True(small.Header.Get("Content-Length") != "")
 
-	// The document is large: compressed too, and its ETag holds for both.
+	// The document is large: compressed too.
 	doc, docBody := e.rawGet("/v1/openapi.json", "", "gzip")
 	is.Equal(doc.Header.Get("Content-Encoding"), "gzip")
 	is.True(bytes.Equal(gunzip(t, docBody), fleethttp.OpenAPI))
-	again, _ := e.rawGet("/v1/openapi.json", "", "gzip", "If-None-Match", doc.Header.Get("ETag"))
-	is.Equal(again.StatusCode, http.StatusNotModified)
+}
+
+// The gzipped and the plain form of an answer are two representations:
+// each has its own strong ETag (RFC 9110 §8.8.3), and If-None-Match is
+// honoured for the one it names. An answer too small to compress has one
+// form and one tag.
+func TestETagDiffersByEncoding(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	tags := make([]string, fleet.MaxTags)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("%02d-%s", i, strings.Repeat("t", 30))
+	}
+	vid := e.do("POST", "/v1/vehicles", key, map[string]any{"name": "Truck 7", "tags": tags}).data()["vehicle_id"].(string)
+	for _, path := range []string{"/v1/openapi.json", "/v1/vehicles/" + vid} {
+		plain, plainBody := e.rawGet(path, key, "")
+		zipped, _ := e.rawGet(path, key, "gzip")
+		is.Equal(plain.StatusCode, http.StatusOK)
+		is.True(len(plainBody) >= fleethttp.GzipMinBytes)
+		is.Equal(zipped.Header.Get("Content-Encoding"), "gzip")
+		p, z := plain.Header.Get("ETag"), zipped.Header.Get("ETag")
+		is.True(strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`)) // strong
+		is.Equal(z, strings.TrimSuffix(p, `"`)+`-gzip"`)                // another tag for the gzipped form
+
+		for _, c := range []struct {
+			encoding, tag string
+			status        int
+			want          string
+		}{
+			{"", p, http.StatusNotModified, p},
+			{"gzip", z, http.StatusNotModified, z},
+			{"gzip", p, http.StatusOK, z}, // the client holds the other form
+			{"", z, http.StatusOK, p},
+			{"gzip", "W/" + z, http.StatusNotModified, z}, // If-None-Match compares weakly
+		} {
+			res, body := e.rawGet(path, key, c.encoding, "If-None-Match", c.tag)
+			is.Equal(res.StatusCode, c.status) // path, encoding and tag
+			is.Equal(res.Header.Get("ETag"), c.want)
+			if c.status == http.StatusNotModified {
+				is.Equal(len(body), 0)
+			}
+		}
+	}
+	// Too small to compress: the same tag whatever the client accepts.
+	small, _ := e.rawGet("/v1/account", key, "")
+	smallZ, _ := e.rawGet("/v1/account", key, "gzip")
+	is.Equal(smallZ.Header.Get("Content-Encoding"), "")
+	is.Equal(small.Header.Get("ETag"), smallZ.Header.Get("ETag"))
 }
 
 // The live stream is never compressed: each event must reach the client

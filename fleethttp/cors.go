@@ -22,8 +22,10 @@ import (
 //     CORSAllowHeaders, and may be cached for CORSMaxAge.
 //   - every other response carries Access-Control-Allow-Origin with that
 //     exact origin (never *), Vary: Origin, and Access-Control-Expose-Headers
-//     listing the rate-limit headers, Retry-After, X-Request-Id and
-//     Idempotent-Replayed, so a page's script can read them.
+//     listing the rate-limit headers, Retry-After, X-Request-Id,
+//     Idempotent-Replayed, ETag, Fleet-Version, Next-Cursor and the
+//     deprecation headers (Deprecation, Sunset, Link), so a page's script
+//     can read them.
 //
 // Any other origin gets no CORS headers, and its preflight is an ordinary
 // request (a browser then refuses the call). No credentials (cookies) are
@@ -45,22 +47,26 @@ func WithCORSOrigins(origins []string) Option {
 	}
 }
 
-// CORSAllowHeaders are the request headers a preflight allows.
-// X-Request-Id is among them because the API echoes a client's own id.
-var CORSAllowHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID", "X-Request-Id"}
+// CORSAllowHeaders are the request headers a preflight allows: every
+// header the OpenAPI document offers a client. X-Request-Id is among them
+// because the API echoes a client's own id; If-None-Match, so that a page
+// can revalidate what it holds (304).
+var CORSAllowHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key", "If-None-Match", "Last-Event-ID", "X-Request-Id"}
 
 // CORSMaxAge is how long a browser may cache a preflight's answer.
 // (Browsers cap it: Chromium at 2 hours, Firefox at 24.)
 const CORSMaxAge = 7200
 
 // corsExposeHeaders are the response headers a page's script may read
-// beyond the safelisted ones.
+// beyond the safelisted ones: every header the OpenAPI document says an
+// answer carries (TestCORSExposesWhatTheDocumentDescribes).
 func corsExposeHeaders() string {
-	names := make([]string, 0, len(rateLimitHeaders)+3)
+	names := make([]string, 0, len(rateLimitHeaders)+9)
 	for _, rl := range rateLimitHeaders {
 		names = append(names, rl.name)
 	}
-	names = append(names, "Retry-After", "X-Request-Id", "Idempotent-Replayed")
+	names = append(names, "Retry-After", "X-Request-Id", "Idempotent-Replayed", "ETag", VersionHeader, NextCursorHeader,
+		"Deprecation", "Sunset", "Link")
 	return strings.Join(names, ", ")
 }
 

@@ -3,6 +3,7 @@ package fleethttp_test
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,4 +192,68 @@ func TestParseOrigins(t *testing.T) {
 	none, err := fleethttp.ParseOrigins("")
 	is.NoErr(err)
 	is.Equal(len(none), 0)
+}
+
+// A page can send every request header the document offers (If-None-Match
+// among them) and read every response header it describes (ETag,
+// Fleet-Version, the rate-limit headers...): the CORS lists cover the
+// document, so a header added there and not here fails.
+func TestCORSCoversTheDocumentsHeaders(t *testing.T) {
+	is := is.New(t)
+	doc := loadDoc(t)
+	requestHeaders, responseHeaders := map[string]bool{}, map[string]bool{}
+	for name := range doc.Components.Headers {
+		responseHeaders[name] = true
+	}
+	for _, p := range doc.Components.Parameters {
+		if p.Value.In == "header" {
+			requestHeaders[p.Value.Name] = true
+		}
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			for _, p := range op.Parameters {
+				if p.Value.In == "header" {
+					requestHeaders[p.Value.Name] = true
+				}
+			}
+			for _, r := range op.Responses.Map() {
+				if r.Value != nil {
+					for name := range r.Value.Headers {
+						responseHeaders[name] = true
+					}
+				}
+			}
+		}
+	}
+	is.True(requestHeaders["If-None-Match"] && requestHeaders["Idempotency-Key"])
+	is.True(responseHeaders["ETag"] && responseHeaders["Fleet-Version"])
+	responseHeaders["Deprecation"], responseHeaders["Sunset"], responseHeaders["Link"] = true, true, true // on deprecated routes
+	responseHeaders[fleethttp.NextCursorHeader] = true                                                    // on CSV pages
+
+	e := newCORSEnv(t)
+	_, secret := e.account(fleet.PlanFree)
+	res, _ := e.raw("OPTIONS", "/v1/vehicles/veh_x", "Origin", appOrigin, "Access-Control-Request-Method", "GET",
+		"Access-Control-Request-Headers", "authorization, if-none-match")
+	is.Equal(res.StatusCode, http.StatusNoContent)
+	allowed := strings.Split(res.Header.Get("Access-Control-Allow-Headers"), ", ")
+	for h := range requestHeaders {
+		if !slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, h) }) {
+			t.Errorf("the preflight does not allow the request header %s", h)
+		}
+	}
+	r := e.do("GET", "/v1/account", secret, nil, "Origin", appOrigin)
+	is.Equal(r.status, http.StatusOK)
+	exposed := strings.Split(r.header.Get("Access-Control-Expose-Headers"), ", ")
+	for h := range responseHeaders {
+		if !slices.ContainsFunc(exposed, func(a string) bool { return strings.EqualFold(a, h) }) {
+			t.Errorf("the response header %s is not exposed", h)
+		}
+	}
+	// The page revalidates its copy: If-None-Match with the ETag it read.
+	tag := r.header.Get("ETag")
+	is.True(tag != "")
+	again := e.do("GET", "/v1/account", secret, nil, "Origin", appOrigin, "If-None-Match", tag)
+	is.Equal(again.status, http.StatusNotModified)
+	is.Equal(again.header.Get("Access-Control-Allow-Origin"), appOrigin)
 }

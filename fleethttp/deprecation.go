@@ -45,12 +45,12 @@ func deprecationNote(d opDoc) string {
 // deprecated operation's success response.
 func deprecationHeaderDocs(headers *obj, d opDoc) {
 	headers.set("Deprecation", o("description", "RFC 9745: the operation is deprecated since this date, a structured date `@<Unix seconds>`.",
-		"required", true, "schema", o("type", "string", "const", deprecationHeaders(d).Get("Deprecation"))))
+		"required", true, "schema", single(deprecationHeaders(d).Get("Deprecation"))))
 	if d.sunset.IsZero() {
 		return
 	}
 	headers.set("Sunset", o("description", "RFC 8594: the operation may be removed after this date (an HTTP-date).",
-		"required", true, "schema", o("type", "string", "const", deprecationHeaders(d).Get("Sunset"))))
+		"required", true, "schema", single(deprecationHeaders(d).Get("Sunset"))))
 	if d.replacement != "" {
 		headers.set("Link", o("description", "The successor: `<path>; rel=\"successor-version\"`.",
 			"required", true, "schema", o("type", "string")))

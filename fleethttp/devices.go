@@ -101,7 +101,10 @@ func registerDeviceComponents(g *generator) {
 			with("altitude", "description", "Metres.").
 			with("valid", "description", "Whether the device had a fix.").
 			with("satellites", "description", "Satellites in use.").
-			replace("attributes", o("type", "object", "additionalProperties", o("oneOf", []any{o("type", "number", "format", "double"), o("type", "boolean"), o("type", "string")}),
+			replace("attributes", o("type", "object", "additionalProperties", o("title", "DeviceAttribute", "oneOf", []any{
+				o("title", "Number", "type", "number", "format", "double"), o("title", "Flag", "type", "boolean"), o("title", "Text", "type", "string")},
+				// Go has no union of scalars: a value of any of the three.
+				"x-go-type", "interface{}"),
 				"description", fmt.Sprintf("Whatever else the device sent beside the position (battery, ignition, I/O elements such as Teltonika's `io240`...): numbers, booleans and text; at most %d, the first in name order, text cut to %d bytes.",
 					fleet.MaxDeviceAttributes, fleet.MaxAttributeText)))
 	})
@@ -137,5 +140,5 @@ func registerDeviceComponents(g *generator) {
 			null("vehicle_id name").
 			with("name", "maxLength", fleet.MaxDeviceName)
 	})
-	comp[fleet.DeviceDeleted](g, "DeviceDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
+	comp[fleet.DeviceDeleted](g, "DeviceDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
 }

@@ -135,6 +135,7 @@ type state struct {
 	route     int          // 1 + the index of the route that took the request; 0 if none
 	sw        statusWriter // one allocation for the request's bookkeeping
 	gz        gzipWriter   // compresses the answer when the client accepts gzip
+	gzipping  bool         // the answer is compressed once it reaches GzipMinBytes
 }
 
 func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*state) }
@@ -162,6 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st.sw.ResponseWriter = w
 	gzipping := r.Method != http.MethodHead && acceptsGzip(r)
 	if gzipping {
+		st.gzipping = true
 		st.gz = gzipWriter{ResponseWriter: w, pool: &h.gzip}
 		st.sw.ResponseWriter = &st.gz
 	}

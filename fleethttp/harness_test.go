@@ -128,7 +128,10 @@ func openAPIRouter(t *testing.T, base string) routers.Router {
 	}
 	var rs multiRouter
 	for _, d := range []*openapi3.T{&api, &outside} {
-		r, err := legacy.NewRouter(d)
+		// The document was validated once above, its examples included;
+		// a router of each test validates it again without them, which
+		// would cost most of the test's time.
+		r, err := legacy.NewRouter(d, openapi3.DisableExamplesValidation())
 		if err != nil {
 			t.Fatalf("OpenAPI router: %v", err)
 		}

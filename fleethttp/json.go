@@ -67,7 +67,7 @@ func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, v any) 
 	}
 	h := w.Header()
 	if r != nil && status == http.StatusOK {
-		tag := entityTag(buf.Bytes())
+		tag := representationTag(r, entityTag(buf.Bytes()), buf.Len())
 		h["Etag"] = []string{tag}
 		if notModified(r, tag) {
 			w.WriteHeader(http.StatusNotModified)
@@ -85,6 +85,18 @@ func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, v any) 
 func entityTag(body []byte) string {
 	sum := sha256.Sum256(body)
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+}
+
+// representationTag is the ETag of the representation r is answered with:
+// tag for the body as it is, and another for its gzipped form (tag with
+// "-gzip" inside the quotes), since RFC 9110 §8.8.3 asks a strong
+// validator to change with the content coding. Each is honoured in
+// If-None-Match for the representation it names.
+func representationTag(r *http.Request, tag string, size int) string {
+	if st, ok := r.Context().Value(ctxKey{}).(*state); ok && st.gzipping && size >= GzipMinBytes {
+		return strings.TrimSuffix(tag, `"`) + `-gzip"`
+	}
+	return tag
 }
 
 // notModified reports whether r's If-None-Match names tag (RFC 9110

@@ -13,6 +13,7 @@ import (
 var OpenAPI []byte
 
 func serveOpenAPI(w http.ResponseWriter, r *http.Request, tag string) {
+	tag = representationTag(r, tag, len(OpenAPI))
 	h := w.Header()
 	h["Etag"] = []string{tag}
 	h["Cache-Control"] = []string{"public, max-age=300"}

@@ -129,6 +129,21 @@ func nullable(s *obj) *obj {
 	return o("oneOf", []any{s, o("type", "null")})
 }
 
+// single is the schema of a member that always holds one value: its
+// `const` with its type. A bare `const` is typed as anything by generators
+// (Go's interface{}); with its type, a string becomes a typed constant (a
+// literal type in TypeScript), and a boolean a plain bool in Go (x-go-type)
+// rather than a type named after its member.
+func single(v any) *obj {
+	switch v := v.(type) {
+	case bool:
+		return o("type", "boolean", "const", v, "x-go-type", "bool")
+	case string:
+		return o("type", "string", "const", v)
+	}
+	panic(fmt.Sprintf("openapi: single of %T", v))
+}
+
 // schemaKind says how a struct's schema is built: an output shape has
 // every member required (the server always writes each, null when unset);
 // an input shape requires only what its notes say, and takes null for any
@@ -253,6 +268,16 @@ type generator struct {
 	byType     map[reflect.Type]string
 	built      *obj
 	errs       []string
+	titled     []string // components that are branches of a union: they carry a title
+	ex         *examples
+}
+
+// title marks a component as a branch of a union: its schema gets a title,
+// the name generators give a branch that is not a reference.
+func (g *generator) title(name string) {
+	if !slices.Contains(g.titled, name) {
+		g.titled = append(g.titled, name)
+	}
 }
 
 func (g *generator) fail(format string, args ...any) {
@@ -389,9 +414,116 @@ func (g *generator) build() *obj {
 		if c.notes != nil {
 			c.notes(s)
 		}
+		if isPatch(c.typ) {
+			g.nullableInGo(s)
+		}
 		g.built.set(c.name, s.finish())
 	}
+	// The examples of the schemas whose types have one (ExampleValues).
+	for _, c := range g.components {
+		if c.typ == nil || g.ex == nil {
+			continue
+		}
+		if b, ok := g.ex.of(c.typ); ok {
+			g.built.get(c.name).(*obj).set("examples", []any{b})
+		}
+	}
+	for _, name := range g.titled {
+		if s, ok := g.built.get(name).(*obj); ok && !s.has("title") {
+			s.keys = append([]string{"title"}, s.keys...)
+			s.vals["title"] = name
+		}
+	}
 	return g.built
+}
+
+// isPatch reports whether t is a JSON merge patch: a struct of
+// fleet.Optional members, where an absent member and a null one differ.
+func isPatch(t reflect.Type) bool {
+	for f := range t.Fields() {
+		if _, ok := optionalElem(f.Type); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// nullableGo is the Go type oapi-codegen gives a member that can be absent,
+// null or a value (its nullable.Nullable), and where it comes from.
+const nullableGo = "github.com/oapi-codegen/nullable"
+
+// nullableInGo marks each nullable member of a merge patch for Go
+// generators: with its default settings oapi-codegen makes such a member a
+// pointer with omitempty, which cannot send the null that clears a field;
+// x-go-type gives it nullable.Nullable[T] (unset, null, or a value), the
+// type its nullable-type option gives. Other generators ignore the
+// extension (TypeScript's `T | null` already says it).
+func (g *generator) nullableInGo(s *shape) {
+	for _, name := range s.props.keys {
+		p := s.props.get(name).(*obj)
+		inner, ok := nonNullOf(p)
+		if !ok {
+			continue
+		}
+		t := g.goTypeOf(inner, s.name+"."+name)
+		p.set("x-go-type", "nullable.Nullable["+t+"]").
+			set("x-go-type-import", o("path", nullableGo)).
+			set("x-go-type-skip-optional-pointer", true)
+	}
+}
+
+// nonNullOf returns what a nullable schema holds besides null, and whether
+// it is nullable at all.
+func nonNullOf(s *obj) (*obj, bool) {
+	if ts, ok := s.get("type").([]string); ok && slices.Contains(ts, "null") {
+		c := s.clone()
+		ts = slices.DeleteFunc(slices.Clone(ts), func(t string) bool { return t == "null" })
+		if len(ts) != 1 {
+			return nil, false
+		}
+		c.set("type", ts[0])
+		return c, true
+	}
+	if branches, ok := s.get("oneOf").([]any); ok && len(branches) == 2 {
+		for i, b := range branches {
+			if b, ok := b.(*obj); ok && b.get("type") == "null" {
+				return branches[1-i].(*obj), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// goTypeOf is the Go type oapi-codegen gives a schema (the shapes patch
+// members take); at names the member for the error of one it cannot name.
+func (g *generator) goTypeOf(s *obj, at string) string {
+	if r, ok := s.get("$ref").(string); ok {
+		return strings.TrimPrefix(r, "#/components/schemas/")
+	}
+	switch s.get("type") {
+	case "string":
+		switch s.get("format") {
+		case "date":
+			return "openapi_types.Date"
+		case "date-time":
+			return "time.Time"
+		}
+		if !s.has("enum") {
+			return "string"
+		}
+	case "integer":
+		return "int"
+	case "number":
+		return "float64"
+	case "boolean":
+		return "bool"
+	case "array":
+		if items, ok := s.get("items").(*obj); ok {
+			return "[]" + g.goTypeOf(items, at+"[]")
+		}
+	}
+	g.fail("%s: no Go type for a nullable patch member of this shape", at)
+	return "interface{}"
 }
 
 // enum is the schema of a string enumeration.

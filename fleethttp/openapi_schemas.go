@@ -3,6 +3,7 @@ package fleethttp
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func registerComponents(g *generator) {
 	})
 	whole[struct{}](g, "ErrorEnvelope", func() *obj {
 		return o("type", "object", "required", []string{"success", "error"}, "additionalProperties", false,
-			"properties", o("success", o("const", false), "error", ref("Error")))
+			"properties", o("success", single(false), "error", ref("Error")))
 	})
 	comp[pagination](g, "Pagination", output, func(s *shape) {
 		s.with("next_cursor", "description", "Pass as `cursor` to get the next page; null on the last page.")
@@ -74,7 +75,7 @@ func registerComponents(g *generator) {
 	})
 	comp[fleetwire.Account](g, "Account", output, func(s *shape) {
 		s.replace("account_id", id(fleet.PrefixAccount)).replace("plan", ref("Plan")).
-			with("api_version", "const", fleet.APIVersion).
+			replace("api_version", single(fleet.APIVersion)).
 			with("rate_limit_per_hour", "description", "Hourly allowance of each key: the plan's, or the account's own higher limit.").
 			replace("created_at", ts())
 	})
@@ -153,7 +154,7 @@ func registerComponents(g *generator) {
 		vehicleFields(s).describe("JSON merge patch: an absent field is unchanged, null clears it (name cannot be cleared).").
 			null("vin make model license_plate external_id")
 	})
-	comp[fleet.VehicleDeleted](g, "VehicleDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
+	comp[fleet.VehicleDeleted](g, "VehicleDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
 	comp[fleet.LocationRecord](g, "LocationRecord", output, func(s *shape) {
 		s.replace("status", ref("VehicleStatus"))
 	})
@@ -204,7 +205,29 @@ func registerComponents(g *generator) {
 	})
 	comp[fleet.Event](g, "Event", output, func(s *shape) {
 		s.replace("event_id", id(fleet.PrefixEvent)).replace("type", ref("EventType")).
-			replace("data", o("type", "object", "description", "The object after the change; for vehicle.status_changed {vehicle_id, from, to, at}; for vehicle.deleted {vehicle_id, deleted}; for work_order.status_changed {work_order_id, vehicle_id, from, to, at}; for maintenance.due_soon and maintenance.overdue the Schedule."))
+			replace("data", o("$ref", "#/components/schemas/EventData", "description", "The object after the change, of the type's payload (see EventData)."))
+	})
+	// Event.data is the union of the event payloads: referenced from the
+	// paths (GET /v1/events), so that generators that keep only what the
+	// paths reach keep them, and typed, so that a client reads them as
+	// such.
+	whole[struct{}](g, "EventData", func() *obj {
+		var branches []any
+		var names, desc []string
+		for _, typ := range fleet.EventTypes() {
+			name, ok := g.byType[reflect.TypeOf(fleet.EventData(typ))]
+			if !ok {
+				g.fail("event type %s: its data type %T is not a component", typ, fleet.EventData(typ))
+				continue
+			}
+			desc = append(desc, "`"+typ+"`: "+name)
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+				branches = append(branches, ref(name))
+				g.title(name)
+			}
+		}
+		return o("title", "EventData", "description", "The data of an event, by its `type`: "+strings.Join(desc, "; ")+".", "oneOf", branches)
 	})
 
 	// Maintenance.
@@ -277,7 +300,7 @@ func registerComponents(g *generator) {
 			with("last_service_date", "format", "date").
 			with("last_service_odometer_km", "minimum", 0)
 	})
-	comp[fleet.ScheduleDeleted](g, "ScheduleDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
+	comp[fleet.ScheduleDeleted](g, "ScheduleDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
 	whole[struct{}](g, "Health", func() *obj {
 		return o("type", "object", "required", []string{"status"}, "properties", o("status", o("type", "string", "enum", []string{"ok", "unavailable"})))
 	})
@@ -309,7 +332,7 @@ func registerAlertComponents(g *generator) {
 		s.replace("alert_id", id(fleet.PrefixAlert)).
 			null("vehicle_id rule_id").
 			with("rule_id", "description", "The rule that opened it; null for maintenance and custom alerts. Alerts stay when their rule or vehicle is deleted.").
-			replace("data", o("type", "object", "description", "What the alert is about. speeding: `{speed, threshold_kmh, latitude, longitude, timestamp}` of the point; "+
+			replace("data", o("type", "object", "additionalProperties", true, "description", "What the alert is about. speeding: `{speed, threshold_kmh, latitude, longitude, timestamp}` of the point; "+
 				"geofence_enter / geofence_exit: `{geofence_id, geofence_name, latitude, longitude, timestamp}` of the first point inside (outside); "+
 				"vehicle_offline: `{last_reported_at, after_minutes, latitude, longitude}`; maintenance alerts: `{schedule_id, schedule_name, next_due_date, next_due_odometer_km, last_service_date}`; "+
 				"custom: what the client sent."))
@@ -319,7 +342,7 @@ func registerAlertComponents(g *generator) {
 			require("message").
 			replace("severity", o("oneOf", []any{ref("Severity"), o("type", "null")})).
 			with("message", "minLength", 1, "maxLength", fleet.MaxAlertMessage, "description", descMultiline).
-			replace("data", o("type", []string{"object", "null"}, "description", fmt.Sprintf("Any JSON object, at most %d KiB. Its strings are multi-line text (tab, line feed and carriage return allowed, no other control character); member names hold no control character. A bad one is 422 naming its path, e.g. `data.notes[2]`.", fleet.MaxAlertData>>10)))
+			replace("data", o("type", []string{"object", "null"}, "additionalProperties", true, "description", fmt.Sprintf("Any JSON object, at most %d KiB. Its strings are multi-line text (tab, line feed and carriage return allowed, no other control character); member names hold no control character. A bad one is 422 naming its path, e.g. `data.notes[2]`.", fleet.MaxAlertData>>10)))
 	})
 	comp[fleet.AlertRule](g, "AlertRule", output, func(s *shape) {
 		s.replace("rule_id", id(fleet.PrefixRule)).
@@ -348,22 +371,32 @@ func registerAlertComponents(g *generator) {
 			null("geofence_id vehicle_ids").nonNull("enabled").
 			with("vehicle_ids", "maxItems", fleet.MaxRuleVehicles)
 	})
-	comp[fleet.RuleDeleted](g, "RuleDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
+	comp[fleet.RuleDeleted](g, "RuleDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
+	pos := func() *obj {
+		return o("type", "array", "items", o("type", "number", "format", "double"), "minItems", 2, "maxItems", 3,
+			"description", "[longitude, latitude] (an altitude may follow and is ignored); longitude -180..180, latitude -90..90.")
+	}
+	bbox := func() *obj { return o("type", "array", "items", o("type", "number", "format", "double")) }
+	// The geometry is a union of two named shapes, told apart by `type`
+	// (a discriminator), so that generators name them as a person would.
+	whole[struct{}](g, "PolygonGeometry", func() *obj {
+		return o("title", "PolygonGeometry", "description", "A GeoJSON Polygon: an outer ring, then holes.",
+			"type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
+			"properties", o("type", single(fleet.GeometryPolygon),
+				"coordinates", o("type", "array", "minItems", 1, "maxItems", fleet.MaxGeofenceRings,
+					"items", o("type", "array", "minItems", 4, "maxItems", fleet.MaxRingVertices, "items", pos())),
+				"bbox", bbox()))
+	})
+	whole[struct{}](g, "PointGeometry", func() *obj {
+		return o("title", "PointGeometry", "description", "A GeoJSON Point: the centre of a circle whose radius is the geofence's `radius_m`.",
+			"type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
+			"properties", o("type", single(fleet.GeometryPoint), "coordinates", pos(), "bbox", bbox()))
+	})
 	whole[fleet.Geometry](g, "Geometry", func() *obj {
-		pos := func() *obj {
-			return o("type", "array", "items", o("type", "number", "format", "double"), "minItems", 2, "maxItems", 3,
-				"description", "[longitude, latitude] (an altitude may follow and is ignored); longitude -180..180, latitude -90..90.")
-		}
-		bbox := func() *obj { return o("type", "array", "items", o("type", "number", "format", "double")) }
-		return o("description", geometryDesc(), "oneOf", []any{
-			o("type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
-				"properties", o("type", o("const", fleet.GeometryPolygon),
-					"coordinates", o("type", "array", "minItems", 1, "maxItems", fleet.MaxGeofenceRings,
-						"items", o("type", "array", "minItems", 4, "maxItems", fleet.MaxRingVertices, "items", pos())),
-					"bbox", bbox())),
-			o("type", "object", "additionalProperties", false, "required", []string{"type", "coordinates"},
-				"properties", o("type", o("const", fleet.GeometryPoint), "coordinates", pos(), "bbox", bbox())),
-		})
+		return o("description", geometryDesc(), "oneOf", []any{ref("PolygonGeometry"), ref("PointGeometry")},
+			"discriminator", o("propertyName", "type", "mapping", o(
+				fleet.GeometryPolygon, "#/components/schemas/PolygonGeometry",
+				fleet.GeometryPoint, "#/components/schemas/PointGeometry")))
 	})
 	comp[fleet.Geofence](g, "Geofence", output, func(s *shape) {
 		s.replace("geofence_id", id(fleet.PrefixGeofence)).
@@ -381,7 +414,7 @@ func registerAlertComponents(g *generator) {
 			with("name", "minLength", 1, "maxLength", fleet.MaxGeofenceName).
 			replace("geometry", ref("Geometry"))
 	})
-	comp[fleet.GeofenceDeleted](g, "GeofenceDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
+	comp[fleet.GeofenceDeleted](g, "GeofenceDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
 }
 
 func geometryDesc() string {
@@ -406,12 +439,16 @@ func urlDesc() string {
 
 func registerWebhookComponents(g *generator) {
 	// `*` is the only entry when it is there: the rule is in the schema,
-	// so that generated validators refuse what the server refuses.
+	// so that generated validators refuse what the server refuses
+	// (if it contains `*`, then it holds one item), beside `items`, which
+	// generators read to type the array.
+	whole[struct{}](g, "EventFilter", func() *obj {
+		return enum(append(fleet.EventTypes(), "*"), "An event type, or `*` for every type.")
+	})
 	events := func(extra string) *obj {
-		return o("type", "array", "minItems", 1, "uniqueItems", true, "oneOf", []any{
-			o("items", ref("EventType")),
-			o("maxItems", 1, "items", o("const", "*")),
-		}, "description", "Event types to receive, or `[\"*\"]` (alone) for every type. `webhook.test` goes only to the endpoint tested."+extra)
+		return o("type", "array", "items", ref("EventFilter"), "minItems", 1, "uniqueItems", true,
+			"if", o("contains", single("*")), "then", o("maxItems", 1),
+			"description", "Event types to receive, or `[\"*\"]` (alone) for every type. `webhook.test` goes only to the endpoint tested."+extra)
 	}
 	webhookFields := func(s *shape) *shape {
 		return s.replace("webhook_id", id(fleet.PrefixWebhook)).
@@ -441,7 +478,7 @@ func registerWebhookComponents(g *generator) {
 			replace("events", events("")).nonNull("enabled").
 			null("description").with("description", "maxLength", fleet.MaxWebhookDescription, "description", descMultiline)
 	})
-	comp[fleet.WebhookDeleted](g, "WebhookDeleted", output, func(s *shape) { s.replace("deleted", o("const", true)) })
+	comp[fleet.WebhookDeleted](g, "WebhookDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
 	whole[fleet.DeliveryStatus](g, "DeliveryStatus", func() *obj { return enum(fleet.DeliveryStatuses(), "") })
 	comp[fleet.Delivery](g, "Delivery", output, func(s *shape) {
 		s.describe("One attempt to deliver an event. A pending attempt is due at next_attempt_at; a failed one that will be retried names when (the retry is a new pending attempt), else next_attempt_at is null.").

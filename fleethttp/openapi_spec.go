@@ -36,6 +36,7 @@ func GenerateOpenAPI() ([]byte, error) {
 // generateOpenAPI builds the document of routes.
 func generateOpenAPI(routes []route) ([]byte, error) {
 	g := &generator{byType: map[reflect.Type]string{}}
+	g.ex = newExamples(g)
 	registerComponents(g)
 	paths := o()
 	tags := []string{}
@@ -67,6 +68,7 @@ func generateOpenAPI(routes []route) ([]byte, error) {
 	doc := o(
 		"openapi", "3.1.0",
 		"info", o("title", "Fleet API", "version", "1.0.0", "description", intro(),
+			"contact", o("name", "Fleet", "url", "https://github.com/fleetkit/fleetapi/issues"),
 			"license", o("name", "Apache-2.0", "identifier", "Apache-2.0")),
 		"servers", []any{o("url", "/v1", "description", "This server")},
 		"security", []any{o("bearerAuth", []string{})},
@@ -135,8 +137,8 @@ func (g *generator) webhooks() *obj {
 			},
 			"requestBody", o("required", true, "content", o("application/json", o("schema", o(
 				"allOf", []any{ref("Event"), o("type", "object",
-					"properties", o("type", o("const", typ), "data", ref(name)))},
-			)))),
+					"properties", o("type", single(typ), "data", ref(name)))},
+			), "example", g.webhookExample(typ, data)))),
 			"responses", o(
 				"2XX", o("description", "Received: answer within "+seconds(fleet.WebhookTimeout)+"."),
 				"410", o("description", "Gone: the endpoint is disabled at once and gets nothing more."),
@@ -145,6 +147,17 @@ func (g *generator) webhooks() *obj {
 		)))
 	}
 	return out
+}
+
+// webhookExample is the example of what an endpoint receives for an event
+// type: an event whose data is the example of the type's data.
+func (g *generator) webhookExample(typ string, data any) json.RawMessage {
+	ev := fleet.Event{ID: exEvent, Type: typ, CreatedAt: exampleTime, Data: g.ex.must(reflect.TypeOf(data), "webhook "+typ)}
+	b, err := jsonMarshal(ev)
+	if err != nil {
+		g.fail("webhook %s example: %v", typ, err)
+	}
+	return b
 }
 
 // webhookOperationID names an event type's webhook in the operations'
@@ -238,7 +251,7 @@ func headerComponents() *obj {
 		"Retry-After", o("description", "Seconds until the rate-limit window resets.", "required", true, "schema", o("type", "integer", "minimum", 1)),
 		VersionHeader, o("description", "The build of the server that answered (e.g. `v0.1.0`, or `(devel) (commit 075f69a4c2e1)`): quote it in a bug report.", "required", true, "schema", o("type", "string")),
 		"Idempotent-Replayed", o("description", "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", "schema", o("type", "string", "enum", []string{"true"})),
-		"ETag", o("description", "A strong validator of the answer's body (a digest of it): send it back in `If-None-Match` to be answered 304 while the resource is unchanged.", "required", true, "schema", o("type", "string")),
+		"ETag", o("description", "A strong validator of the answer's body (a digest of it): send it back in `If-None-Match` to be answered 304 while the resource is unchanged. A gzipped answer has its own, ending `-gzip\"` (RFC 9110 asks a strong validator to change with the content coding); each is honoured for its own form.", "required", true, "schema", o("type", "string")),
 	)
 	for _, rl := range rateLimitHeaders {
 		h.set(rl.name, o("description", rl.desc, "required", true, "schema", o("type", rl.typ)))
@@ -425,11 +438,18 @@ func (g *generator) operation(rt route) *obj {
 	}
 	if d.in != nil {
 		schema := g.schemaOf(reflect.TypeOf(d.in), input)
-		content := o("application/json", o("schema", schema))
+		// One media type per body: a generator makes a method per media
+		// type, named after it. A PATCH also takes the same body as
+		// application/merge-patch+json (RFC 7396), which the description
+		// says rather than the content map, so that generated clients get
+		// UpdateVehicle, not UpdateVehicleWithApplicationMergePatchPlusJSONBody
+		// (docs/api.md).
+		body := o("required", !d.inOptional)
 		if rt.method == http.MethodPatch {
-			content.set(mediaMergePatch, o("schema", schema))
+			body.set("description", descMergePatchBody)
 		}
-		op.set("requestBody", o("required", !d.inOptional, "content", content))
+		body.set("content", o(mediaJSON, o("schema", schema, "example", g.ex.must(reflect.TypeOf(d.in), d.id+" request"))))
+		op.set("requestBody", body)
 	}
 	resp := o()
 	status := d.status
@@ -449,10 +469,10 @@ func (g *generator) operation(rt route) *obj {
 			deprecationHeaderDocs(headers, d)
 		}
 		resp.set(strconv.Itoa(status), o("description", d.outDesc, "headers", headers,
-			"content", o("text/event-stream", o("schema", o("type", "string")))))
+			"content", o("text/event-stream", o("schema", o("type", "string"), "example", g.ex.stream()))))
 	} else {
 		data := g.schemaOf(reflect.TypeOf(d.out), output)
-		props := o("success", o("const", true), "data", data)
+		props := o("success", single(true), "data", data)
 		required := []string{"success", "data"}
 		if d.list {
 			props.set("pagination", ref("Pagination"))
@@ -463,7 +483,7 @@ func (g *generator) operation(rt route) *obj {
 			deprecationHeaderDocs(headers, d)
 		}
 		content := o("application/json", o("schema", o("type", "object", "additionalProperties", false,
-			"required", required, "properties", props)))
+			"required", required, "properties", props), "example", g.ex.envelope(d.id, reflect.TypeOf(d.out), d.list)))
 		if d.csv != nil {
 			content.set(mediaCSV, o("schema", o("type", "string",
 				"description", "With `Accept: text/csv`: RFC 4180 CSV (CRLF line ends, quoted where needed), one page, with the header row `"+
@@ -540,9 +560,11 @@ func metaPaths() []metaPath {
 	docHeaders := versionHeaderRef()
 	docHeaders.set("ETag", o("$ref", "#/components/headers/ETag"))
 	out := []metaPath{{"/openapi.json", o("get", o("operationId", "getOpenAPI", "summary", "This document", "tags", []string{tagMeta},
+		"description", "The OpenAPI 3.1 document of the API, from which clients can be generated (docs/api.md). No key is needed. It carries an `ETag` (another for its gzipped form) and may be cached for 5 minutes.",
 		"security", []any{}, "parameters", []any{o("$ref", "#/components/parameters/IfNoneMatch")},
 		"responses", o("200", o("description", "The OpenAPI 3.1 document.", "headers", docHeaders,
-			"content", o("application/json", o("schema", o("type", "object")))),
+			"content", o("application/json", o("schema", o("type", "object", "additionalProperties", true),
+				"example", o("openapi", "3.1.0", "info", o("title", "Fleet API", "version", "1.0.0"), "paths", o())))),
 			"304", o("description", "Not Modified: the document is the one `If-None-Match` named.", "headers", docHeaders))))}}
 	for _, m := range []struct{ path, id, desc string }{
 		{"/healthz", "getHealth", "The process is alive."},
@@ -552,8 +574,10 @@ func metaPaths() []metaPath {
 			"get", o("operationId", m.id, "summary", m.desc, "tags", []string{tagMeta}, "security", []any{},
 				"description", m.desc+" No key is needed. Also served outside /v1, at `"+m.path+"`, for load balancers and orchestrators.",
 				"responses", o(
-					"200", o("description", m.desc, "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
-					"503", o("description", "Not ready.", "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health")))),
+					"200", o("description", m.desc, "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health"),
+						"example", o("status", "ok")))),
+					"503", o("description", "Not ready.", "headers", versionHeaderRef(), "content", o("application/json", o("schema", ref("Health"),
+						"example", o("status", "unavailable")))),
 				)))})
 	}
 	return out
@@ -569,6 +593,9 @@ func versionHeaderRef() *obj {
 
 const descText = "Text never holds control characters (U+0000 to U+001F, U+007F), in any field, array item or nested member: such a string is 422 validation_error naming it. " +
 	"Multi-line text (work order and webhook `description`, alert `message`, the strings of a custom alert's `data`) may hold tab, line feed and carriage return."
+
+const descMergePatchBody = "A JSON merge patch (RFC 7396): an absent member is unchanged, null clears it. " +
+	"Sent as `application/json`, or as `application/merge-patch+json`, which is accepted the same."
 
 const descMultiline = "Multi-line text: tab, line feed and carriage return are allowed, other control characters are not (422)."
 

@@ -240,11 +240,107 @@ func TestOpenAPISchemasCarryTheRules(t *testing.T) {
 		{[]any{}, false},
 		{[]any{"vehicle.created", "vehicle.created"}, false},
 	} {
-		err := events.VisitJSON(c.events)
+		err := events.VisitJSON(c.events, openapi3.EnableJSONSchema2020())
 		is.Equal(err == nil, c.ok) // events
 	}
 	var raw map[string]any
 	is.NoErr(json.Unmarshal(fleethttp.OpenAPI, &raw))
 	wo := raw["components"].(map[string]any)["schemas"].(map[string]any)["WorkOrderInput"].(map[string]any)
 	is.Equal(wo["dependentRequired"], map[string]any{"cost_cents": []any{"currency"}})
+}
+
+// The document is shaped for the generators client developers use
+// (oapi-codegen, openapi-typescript; CI generates and compiles both, see
+// CONTRIBUTING.md): an array says what it holds; an object says what it
+// holds (properties, or additionalProperties when it is free-form); a
+// const says its type (a bare const is typed as anything); each branch of a
+// union is a reference or has a title (generators name branches by them);
+// a request body has one media type (a generator makes a method per media
+// type, named after it); and a nullable member of a merge patch says how
+// Go sends its null.
+func TestOpenAPIShapesForGenerators(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(fleethttp.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	has := func(m map[string]any, keys ...string) bool {
+		for _, k := range keys {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	isType := func(m map[string]any, want string) bool {
+		switch ty := m["type"].(type) {
+		case string:
+			return ty == want
+		case []any:
+			return slices.Contains(ty, any(want))
+		}
+		return false
+	}
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if isType(v, "array") && !has(v, "items") {
+				t.Errorf("%s: an array without items", at)
+			}
+			if isType(v, "object") && !has(v, "properties", "additionalProperties", "oneOf", "anyOf", "allOf") {
+				t.Errorf("%s: an object that says nothing of what it holds", at)
+			}
+			if has(v, "const") && !has(v, "type") {
+				t.Errorf("%s: a const without its type", at)
+			}
+			for _, union := range []string{"oneOf", "anyOf"} {
+				branches, _ := v[union].([]any)
+				for i, b := range branches {
+					b, _ := b.(map[string]any)
+					if !has(b, "$ref", "title") && b["type"] != "null" {
+						t.Errorf("%s/%s/%d: a branch that is neither a reference nor titled", at, union, i)
+					}
+				}
+			}
+			if rb, ok := v["requestBody"].(map[string]any); ok {
+				if content, _ := rb["content"].(map[string]any); len(content) != 1 {
+					t.Errorf("%s: a request body with %d media types", at, len(content))
+				}
+			}
+			for k, m := range v {
+				if k == "example" || k == "examples" {
+					continue // data, not schemas
+				}
+				walk(m, at+"/"+k)
+			}
+		case []any:
+			for i, m := range v {
+				walk(m, fmt.Sprintf("%s/%d", at, i))
+			}
+		}
+	}
+	walk(doc, "#")
+	// Every nullable member of a merge patch tells Go generators to send
+	// its null (nullable.Nullable), not to leave it out.
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	patches := 0
+	for name, s := range schemas {
+		if !strings.HasSuffix(name, "Patch") {
+			continue
+		}
+		patches++
+		for member, p := range s.(map[string]any)["properties"].(map[string]any) {
+			p := p.(map[string]any)
+			nullable := false
+			if ts, ok := p["type"].([]any); ok {
+				nullable = slices.Contains(ts, any("null"))
+			}
+			if goType, _ := p["x-go-type"].(string); nullable != strings.HasPrefix(goType, "nullable.Nullable[") {
+				t.Errorf("%s.%s: nullable %v, x-go-type %q", name, member, nullable, goType)
+			}
+		}
+	}
+	if patches < 7 {
+		t.Errorf("%d patch schemas, want at least 7", patches)
+	}
 }
