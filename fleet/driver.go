@@ -233,6 +233,17 @@ type DriverDeleted struct {
 	Deleted  bool   `json:"deleted"`
 }
 
+// DriverAssignment says who drives a vehicle from now on (the body of
+// PUT /v1/vehicles/{vehicle_id}/driver): a driver of the account, or none
+// (DriverID Set to ""). DriverID must be Set: an assignment that says
+// nothing is refused rather than taken as "none".
+type DriverAssignment struct {
+	DriverID Optional[string] `json:"driver_id"`
+}
+
+// AssignTo is the assignment of the driver id ("" for none).
+func AssignTo(driverID string) DriverAssignment { return DriverAssignment{DriverID: Some(driverID)} }
+
 // VehicleDriver is a vehicle's driver: the answer to assigning one
 // (PUT /v1/vehicles/{vehicle_id}/driver); DriverID is "" (null) when the
 // vehicle has none.

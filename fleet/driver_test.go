@@ -271,7 +271,7 @@ func TestAssignDriver(t *testing.T) {
 		is.NoErr(err)
 		r.clock.Advance(time.Minute)
 		t1 := r.clock.Now()
-		out, err := r.svc.AssignDriver(ctx, r.p, r.v1.ID, ana.ID)
+		out, err := r.svc.AssignDriver(ctx, r.p, r.v1.ID, fleet.AssignTo(ana.ID))
 		is.NoErr(err)
 		is.Equal(out, fleet.VehicleDriver{VehicleID: r.v1.ID, DriverID: ana.ID})
 		v, err := r.svc.Vehicle(ctx, r.p, r.v1.ID)
@@ -283,14 +283,14 @@ func TestAssignDriver(t *testing.T) {
 		is.True(got.UpdatedAt.Equal(ana.UpdatedAt))
 
 		// The same again changes nothing, emits nothing.
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v1.ID, ana.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v1.ID, fleet.AssignTo(ana.ID))
 		is.NoErr(err)
 		is.Equal(len(r.driverChanges(t)), 1)
 
 		// Ana moves to van 2: van 1 has no driver, each van its event.
 		r.clock.Advance(time.Minute)
 		t2 := r.clock.Now()
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v2.ID, ana.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v2.ID, fleet.AssignTo(ana.ID))
 		is.NoErr(err)
 		v1, _ := r.svc.Vehicle(ctx, r.p, r.v1.ID)
 		v2, _ := r.svc.Vehicle(ctx, r.p, r.v2.ID)
@@ -299,7 +299,7 @@ func TestAssignDriver(t *testing.T) {
 		// Bo takes van 2: Ana drives nothing.
 		r.clock.Advance(time.Minute)
 		t3 := r.clock.Now()
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v2.ID, bo.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v2.ID, fleet.AssignTo(bo.ID))
 		is.NoErr(err)
 		got, _ = r.svc.Driver(ctx, r.p, ana.ID)
 		is.Equal(got.VehicleID, "")
@@ -310,7 +310,7 @@ func TestAssignDriver(t *testing.T) {
 		// Cleared by hand.
 		r.clock.Advance(time.Minute)
 		t4 := r.clock.Now()
-		out, err = r.svc.AssignDriver(ctx, r.p, r.v2.ID, "")
+		out, err = r.svc.AssignDriver(ctx, r.p, r.v2.ID, fleet.AssignTo(""))
 		is.NoErr(err)
 		is.Equal(out, fleet.VehicleDriver{VehicleID: r.v2.ID})
 		b, _ := json.Marshal(out)
@@ -331,13 +331,16 @@ func TestAssignDriver(t *testing.T) {
 		theirs, err := r.svc.CreateDriver(ctx, pb, fleet.Driver{Name: "Theirs"})
 		is.NoErr(err)
 		for _, id := range []string{theirs.ID, "drv_missing", r.v1.ID} {
-			_, err = r.svc.AssignDriver(ctx, r.p, r.v1.ID, id)
+			_, err = r.svc.AssignDriver(ctx, r.p, r.v1.ID, fleet.AssignTo(id))
 			is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
 			is.Equal(fieldsOf(err), []string{"driver_id"})
 		}
-		_, err = r.svc.AssignDriver(ctx, pb, r.v1.ID, theirs.ID)
+		_, err = r.svc.AssignDriver(ctx, pb, r.v1.ID, fleet.AssignTo(theirs.ID))
 		is.Equal(fleet.ErrorCode(err), fleet.CodeNotFound) // another account's vehicle
-		is.Equal(len(r.driverChanges(t)), 5)               // none of it changed anything
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v1.ID, fleet.DriverAssignment{})
+		is.Equal(fleet.ErrorCode(err), fleet.CodeValidation) // says nothing: not taken as "none"
+		is.Equal(fieldsOf(err), []string{"driver_id"})
+		is.Equal(len(r.driverChanges(t)), 5) // none of it changed anything
 	})
 }
 
@@ -349,7 +352,7 @@ func TestDeleteDriverClearsVehicle(t *testing.T) {
 		r := newTripRig(t, store)
 		d, err := r.svc.CreateDriver(ctx, r.p, fleet.Driver{Name: "Ana"})
 		is.NoErr(err)
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, d.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, fleet.AssignTo(d.ID))
 		is.NoErr(err)
 		rt := newRoute(r.t0)
 		rt.report(0)
@@ -424,13 +427,13 @@ func TestTripCarriesDriver(t *testing.T) {
 		rt := newRoute(r.t0)
 		rt.report(0)
 		r.ingest(t, rt.pts, 1) // parked, no driver
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, ana.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, fleet.AssignTo(ana.ID))
 		is.NoErr(err)
 		rt.pts = nil
 		rt.drive(10*time.Minute, 50)
 		r.ingest(t, rt.pts, 5)
 		// Bo takes over mid-trip: the trip stays Ana's.
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, bo.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, fleet.AssignTo(bo.ID))
 		is.NoErr(err)
 		rt.pts = nil
 		rt.drive(5*time.Minute, 50).stand(6*time.Minute).drive(5*time.Minute, 50)
@@ -443,7 +446,7 @@ func TestTripCarriesDriver(t *testing.T) {
 		is.Equal(len(started), 2)
 		is.True(started[1].DriverID != nil && *started[1].DriverID == bo.ID) // the event's trip says so too
 		// A vehicle with no driver starts trips without one.
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, "")
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, fleet.AssignTo(""))
 		is.NoErr(err)
 		rt.pts = nil
 		rt.stand(6*time.Minute).drive(5*time.Minute, 50)
@@ -480,7 +483,7 @@ func TestSummaryByDriver(t *testing.T) {
 		}
 		// Ana drives van 1 from 23:40 Berlin time over midnight, with a
 		// two-minute halt at 23:55 (three idling steps of 30 s: 90 s).
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, ana.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, fleet.AssignTo(ana.ID))
 		is.NoErr(err)
 		start := time.Date(2026, 11, 20, 23, 40, 0, 0, berlin).UTC()
 		r.clock.Set(start)
@@ -489,14 +492,14 @@ func TestSummaryByDriver(t *testing.T) {
 		a.drive(15*time.Minute, 60).stand(2*time.Minute).drive(25*time.Minute, 60).stand(6 * time.Minute)
 		ingest(r.v.ID, a.pts)
 		// Then she takes van 2 at 01:00 and drives 20 minutes.
-		_, err = r.svc.AssignDriver(ctx, r.p, van2.ID, ana.ID)
+		_, err = r.svc.AssignDriver(ctx, r.p, van2.ID, fleet.AssignTo(ana.ID))
 		is.NoErr(err)
 		b := newRoute(time.Date(2026, 11, 21, 1, 0, 0, 0, berlin).UTC())
 		b.report(0)
 		b.drive(20*time.Minute, 40).stand(6 * time.Minute)
 		ingest(van2.ID, b.pts)
 		// Van 1, no one assigned now, drives at 02:00.
-		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, "")
+		_, err = r.svc.AssignDriver(ctx, r.p, r.v.ID, fleet.AssignTo(""))
 		is.NoErr(err)
 		c := newRoute(time.Date(2026, 11, 21, 2, 0, 0, 0, berlin).UTC())
 		c.lon += 1

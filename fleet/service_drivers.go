@@ -193,8 +193,9 @@ func (s *Service) DeleteDriver(ctx context.Context, p Principal, id string) (Dri
 	return DriverDeleted{DriverID: id, Deleted: true}, nil
 }
 
-// AssignDriver makes the account's driver driverID drive the vehicle
-// vehicleID, by hand; "" leaves the vehicle without a driver. A driver
+// AssignDriver makes the account's driver a.DriverID drive the vehicle
+// vehicleID, by hand; "" leaves the vehicle without a driver, and an
+// a.DriverID not Set is a validation_error naming driver_id. A driver
 // drives one vehicle at a time: one driving another vehicle moves, and
 // that vehicle has no driver from then on. Each vehicle whose driver
 // changes emits vehicle.driver_changed (identifier null) in the same
@@ -202,10 +203,16 @@ func (s *Service) DeleteDriver(ctx context.Context, p Principal, id string) (Dri
 // nothing and emits nothing. A vehicle of another account is not_found; a
 // driverID that is no driver of the account is a validation_error naming
 // driver_id, as every reference in a body is.
-func (s *Service) AssignDriver(ctx context.Context, p Principal, vehicleID, driverID string) (VehicleDriver, error) {
+func (s *Service) AssignDriver(ctx context.Context, p Principal, vehicleID string, a DriverAssignment) (VehicleDriver, error) {
 	if err := p.allow("AssignDriver"); err != nil {
 		return VehicleDriver{}, err
 	}
+	if !a.DriverID.Set {
+		var val Validator
+		val.Add("driver_id", "is required: a driver of this account, or null for none")
+		return VehicleDriver{}, val.Err()
+	}
+	driverID := a.DriverID.Value
 	now := s.Now()
 	var out VehicleDriver
 	err := s.update(ctx, func(tx Tx) error {
