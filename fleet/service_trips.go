@@ -628,7 +628,7 @@ type summaryRequest struct {
 	from, to time.Time
 }
 
-// summaryRequest checks what every grouping of the summary shares: the
+// request checks what every grouping of the summary shares: the
 // zone, the page, the cursor (prefix, and its key) and the time range.
 func (q SummaryQuery) request(p Principal, now time.Time, cursorPrefix string) (summaryRequest, error) {
 	r := summaryRequest{loc: time.UTC}
@@ -663,7 +663,7 @@ func (q SummaryQuery) request(p Principal, now time.Time, cursorPrefix string) (
 	return r, nil
 }
 
-// page returns the page of rows (sorted by key) after r.after.
+// summaryPage returns the page of rows (sorted by key) after r.after.
 func summaryPage[T any](rows []T, r summaryRequest, key func(T) string, cursorPrefix string) List[T] {
 	if r.after != "" {
 		i, _ := slices.BinarySearchFunc(rows, r.after, func(row T, k string) int { return strings.Compare(key(row), k) })
