@@ -8,7 +8,8 @@
 // Vehicles with their location history (Points), maintenance WorkOrders and
 // Schedules, alert rules, geofences and alerts, webhook endpoints, Devices
 // (trackers and phone apps that report a vehicle's positions themselves),
-// and the Events that record each change. A Key holds Permissions; a request made
+// Drivers (who drives which vehicle, by hand or from the key a device
+// reads), and the Events that record each change. A Key holds Permissions; a request made
 // with it becomes a Principal, which every use case takes first and checks:
 // a Principal reaches only its own account's data, and another account's
 // resource is not_found, never forbidden.
@@ -155,6 +156,9 @@
 //   - devices (DeviceStore, DeviceTx): trackers and phone apps, their
 //     identifiers unique across accounts, and the operator's record of
 //     unknown identifiers; storetest.RunDevices.
+//   - drivers (DriverTx): drivers, their identifiers and external ids
+//     unique per account, and who drives which vehicle (the vehicle's
+//     DriverID, written by SetVehicleDriver alone); storetest.RunDrivers.
 //
 // storetest.Run runs them all; a store's own test is three lines calling it.
 // Each method's comment says what it returns (not_found, conflict) and what

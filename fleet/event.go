@@ -23,6 +23,7 @@ const (
 	EventWebhookTest            = "webhook.test"
 	EventTripStarted            = "trip.started"
 	EventTripCompleted          = "trip.completed"
+	EventVehicleDriverChanged   = "vehicle.driver_changed"
 )
 
 // EventTypes lists every event type.
@@ -31,7 +32,7 @@ var eventTypes = []string{
 	EventWorkOrderCreated, EventWorkOrderUpdated, EventWorkOrderStatusChanged,
 	EventMaintenanceDueSoon, EventMaintenanceOverdue,
 	EventAlertCreated, EventAlertAcknowledged, EventAlertResolved, EventWebhookTest,
-	EventTripStarted, EventTripCompleted,
+	EventTripStarted, EventTripCompleted, EventVehicleDriverChanged,
 }
 
 // EventTypes lists every event type.
@@ -95,6 +96,8 @@ func EventData(typ string) any {
 		return WebhookTestData{}
 	case EventTripStarted, EventTripCompleted:
 		return Trip{}
+	case EventVehicleDriverChanged:
+		return DriverChange{}
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package fleet
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Hooks for the tests of package fleet_test.
 
@@ -31,3 +34,28 @@ func SetLoginSubjectsMax(s *Service, n int) { s.logins.max = n }
 
 // LoginSubjects returns how many subjects s's sign-in throttle follows.
 func LoginSubjects(s *Service) int { return s.logins.size() }
+
+// AssignByIdentifier does what the ingest does for a forward point of the
+// vehicle whose driver_identifier attribute is identifier, at the point's
+// time at: the account's driver with that key (none when no driver has
+// it) drives the vehicle, through assignDriver. It reports whether the
+// vehicle's driver changed.
+func AssignByIdentifier(s *Service, accountID, vehicleID, identifier string, at time.Time) (bool, error) {
+	var changed bool
+	err := s.update(context.Background(), func(tx Tx) error {
+		v, err := tx.Vehicle(accountID, vehicleID)
+		if err != nil {
+			return err
+		}
+		var d *Driver
+		switch dr, err := tx.DriverByIdentifier(accountID, identifier); {
+		case err == nil:
+			d = &dr
+		case ErrorCode(err) != CodeNotFound:
+			return err
+		}
+		changed, err = s.assignDriver(tx, &v, d, identifier, at, s.Now())
+		return err
+	})
+	return changed, err
+}

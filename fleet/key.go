@@ -115,6 +115,8 @@ const (
 	PermKeysWrite        Permission = "keys:write"
 	PermDevicesRead      Permission = "devices:read"
 	PermDevicesWrite     Permission = "devices:write"
+	PermDriversRead      Permission = "drivers:read"
+	PermDriversWrite     Permission = "drivers:write"
 )
 
 // AllPermissions lists every permission other than "*".
@@ -122,7 +124,7 @@ var allPermissions = []Permission{
 	PermVehiclesRead, PermVehiclesWrite, PermLocationsRead, PermLocationsWrite,
 	PermMaintenanceRead, PermMaintenanceWrite, PermAlertsRead, PermAlertsWrite,
 	PermWebhooksRead, PermWebhooksWrite, PermEventsRead, PermKeysRead, PermKeysWrite,
-	PermDevicesRead, PermDevicesWrite,
+	PermDevicesRead, PermDevicesWrite, PermDriversRead, PermDriversWrite,
 }
 
 // AllPermissions returns every permission other than "*", in a fresh slice.

@@ -87,6 +87,15 @@ var useCases = map[string]Permission{
 	"CreateDevice": PermDevicesWrite,
 	"UpdateDevice": PermDevicesWrite,
 	"DeleteDevice": PermDevicesWrite,
+
+	"ListDrivers":  PermDriversRead,
+	"Driver":       PermDriversRead,
+	"CreateDriver": PermDriversWrite,
+	"UpdateDriver": PermDriversWrite,
+	"DeleteDriver": PermDriversWrite,
+	"AssignDriver": PermDriversWrite,
+	// The summary by driver is a summary of the trips, as Summary is.
+	"DriverSummary": PermLocationsRead,
 }
 
 // PermissionOf returns the permission a use case of the Service needs ("" when

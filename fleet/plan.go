@@ -37,6 +37,9 @@ type PlanLimits struct {
 	// Devices caps the trackers and phone apps an account registers
 	// (API.md §13).
 	Devices int
+	// Drivers caps the drivers an account holds (API.md §15), as devices
+	// are capped.
+	Drivers int
 	// PointsPerHour is how many location points an account may store in
 	// one fixed hourly window, through the API and from its devices alike;
 	// a batch that would pass it is refused whole.
@@ -48,11 +51,11 @@ const day = 24 * time.Hour
 // Plans is the plan table of the contract.
 var plans = map[Plan]PlanLimits{
 	PlanFree: {RequestsPerHour: 1_000, HistoryReach: 7 * day, WebhookEndpoints: 0,
-		ActiveKeys: 10, StreamsPerKey: 2, AlertRules: 20, Geofences: 20, Devices: 10, PointsPerHour: 100_000},
+		ActiveKeys: 10, StreamsPerKey: 2, AlertRules: 20, Geofences: 20, Devices: 10, Drivers: 10, PointsPerHour: 100_000},
 	PlanPro: {RequestsPerHour: 10_000, HistoryReach: 90 * day, WebhookEndpoints: 10,
-		ActiveKeys: 100, StreamsPerKey: 10, AlertRules: 200, Geofences: 200, Devices: 1_000, PointsPerHour: 5_000_000},
+		ActiveKeys: 100, StreamsPerKey: 10, AlertRules: 200, Geofences: 200, Devices: 1_000, Drivers: 1_000, PointsPerHour: 5_000_000},
 	PlanEnterprise: {RequestsPerHour: 100_000, HistoryReach: 365 * day, WebhookEndpoints: 100,
-		ActiveKeys: 1_000, StreamsPerKey: 50, AlertRules: 1_000, Geofences: 1_000, Devices: 100_000, PointsPerHour: 50_000_000},
+		ActiveKeys: 1_000, StreamsPerKey: 50, AlertRules: 1_000, Geofences: 1_000, Devices: 100_000, Drivers: 100_000, PointsPerHour: 50_000_000},
 }
 
 // Plans lists every plan, from the smallest.

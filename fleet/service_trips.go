@@ -90,7 +90,7 @@ func (s *Service) trackTrips(tx trackTx, accountID string, in []tripInput, now t
 			}
 			cutoff := ref.Add(-TripReopenWindow)
 			if i := slices.IndexFunc(stored[:fwd], func(p Point) bool { return !p.Timestamp.Before(cutoff) }); i >= 0 {
-				if err := s.retrack(tx, accountID, v.vehicleID, stored[i].Timestamp, now, th, &w); err != nil {
+				if err := s.retrack(tx, accountID, v.vehicleID, stored[i].Timestamp, *v.newest, now, th, &w); err != nil {
 					return err
 				}
 				continue
@@ -102,6 +102,7 @@ func (s *Service) trackTrips(tx trackTx, accountID string, in []tripInput, now t
 		k.between = func(from, to time.Time) ([]Point, error) {
 			return allPoints(tx, vehicleID, from.Add(time.Microsecond), to.Add(-time.Microsecond))
 		}
+		k.driver = vehicleDriver(tx, accountID, vehicleID, time.Time{})
 		switch {
 		case hasLast && last.Status == TripInProgress:
 			k.open, k.wentOn = &last, true
@@ -123,9 +124,34 @@ func (s *Service) trackTrips(tx trackTx, accountID string, in []tripInput, now t
 	return w.flush(s, tx, now)
 }
 
+// vehicleDriver returns what a trip takes as its driver when it starts:
+// the vehicle's driver as tx has it (the batch has moved the vehicle, and
+// assigned its driver, by then), read once, for a trip that starts after
+// newest; none for one that starts earlier (found in late reports: who
+// drove then is not known).
+func vehicleDriver(tx VehicleTx, accountID, vehicleID string, newest time.Time) func(time.Time) (string, error) {
+	read, driver := false, ""
+	return func(start time.Time) (string, error) {
+		if !start.After(newest) {
+			return "", nil
+		}
+		if !read {
+			v, err := tx.Vehicle(accountID, vehicleID)
+			if err != nil {
+				return "", err
+			}
+			read, driver = true, v.DriverID
+		}
+		return driver, nil
+	}
+}
+
 // retrack recomputes a vehicle's trips from its stored reports from first
-// on, and from the start of any trip a report at first could join.
-func (s *Service) retrack(tx retrackTx, accountID, vehicleID string, first, now time.Time, th StatusThresholds, w *tripWrites) error {
+// on, and from the start of any trip a report at first could join. A
+// recomputed trip keeps the driver of the trip whose id it takes; a new
+// one takes the vehicle's if it starts after newest, the vehicle's latest
+// report before the batch (vehicleDriver).
+func (s *Service) retrack(tx retrackTx, accountID, vehicleID string, first, newest, now time.Time, th StatusThresholds, w *tripWrites) error {
 	old, err := tx.VehicleTrips(vehicleID, first.Add(-th.OfflineAfter), farFuture, time.Time{}, 1<<30)
 	if err != nil {
 		return err
@@ -140,6 +166,7 @@ func (s *Service) retrack(tx retrackTx, accountID, vehicleID string, first, now 
 	}
 	k := s.newTracker(accountID, th)
 	k.between = func(from, to time.Time) ([]Point, error) { return pointsBetween(pts, from, to), nil }
+	k.driver = vehicleDriver(tx, accountID, vehicleID, newest)
 	for _, p := range pts {
 		if err := k.add(p); err != nil {
 			return err
@@ -185,6 +212,7 @@ func (s *Service) saveTrips(tx TripTx, k *tripTracker, old []Trip, w *tripWrites
 				if !used[o.ID] && !o.Start.Timestamp.After(t.End.Timestamp) && !o.End.Timestamp.Before(t.Start.Timestamp) {
 					delete(k.started, t.ID)
 					t.ID = o.ID
+					t.DriverID = clonePtr(o.DriverID)
 					break
 				}
 			}
@@ -540,6 +568,9 @@ func stopsOf(trips []Trip, now time.Time, th StatusThresholds) []Stop {
 const (
 	GroupByDay     = "day"
 	GroupByVehicle = "vehicle"
+	// GroupByDriver is the summary by driver (DriverSummary): a row per
+	// driver and day.
+	GroupByDriver = "driver"
 )
 
 // Summary page limits.
@@ -552,7 +583,7 @@ const (
 type SummaryQuery struct {
 	From, To  *time.Time // default: the last 24 hours, within the plan's reach
 	VehicleID string     // "" for every vehicle
-	GroupBy   string     // day (default) or vehicle
+	GroupBy   string     // day (default) or vehicle; driver for DriverSummary
 	TZ        string     // IANA zone of the days; default UTC
 	Cursor    string
 	Limit     int // default 1,000, at most 10,000
@@ -566,61 +597,109 @@ type SummaryRow struct {
 	DistanceKm     float64    `json:"distance_km"`
 	Trips          int        `json:"trips"`
 	DrivingSeconds float64    `json:"driving_seconds"`
+	IdlingSeconds  float64    `json:"idling_seconds"`
 	StoppedSeconds float64    `json:"stopped_seconds"`
 	MaxSpeed       float64    `json:"max_speed"`
 	FirstDeparture *time.Time `json:"first_departure"`
 	LastArrival    *time.Time `json:"last_arrival"`
 }
 
+// DriverSummaryRow is one driver's figures of one day (in the query's
+// zone): the trips that started with the driver assigned (Trip.DriverID),
+// whichever vehicle. DriverID is nil for the trips that started with none.
+// DistanceKm is kept to the metre.
+type DriverSummaryRow struct {
+	DriverID       *string    `json:"driver_id"`
+	Day            string     `json:"day"`
+	DistanceKm     float64    `json:"distance_km"`
+	Trips          int        `json:"trips"`
+	DrivingSeconds float64    `json:"driving_seconds"`
+	IdlingSeconds  float64    `json:"idling_seconds"`
+	MaxSpeed       float64    `json:"max_speed"`
+	FirstDeparture *time.Time `json:"first_departure"`
+	LastArrival    *time.Time `json:"last_arrival"`
+}
+
+// summaryRequest is a summary query checked: its zone, page and range.
+type summaryRequest struct {
+	loc      *time.Location
+	limit    int
+	after    string // the key the cursor resumes after; "" for the first page
+	from, to time.Time
+}
+
+// request checks what every grouping of the summary shares: the
+// zone, the page, the cursor (prefix, and its key) and the time range.
+func (q SummaryQuery) request(p Principal, now time.Time, cursorPrefix string) (summaryRequest, error) {
+	r := summaryRequest{loc: time.UTC}
+	if q.TZ != "" {
+		l, err := time.LoadLocation(q.TZ)
+		if err != nil || q.TZ == "Local" {
+			return r, Errorf(CodeInvalidRequest, "tz must be an IANA time zone such as Europe/Berlin.")
+		}
+		r.loc = l
+	}
+	r.limit = q.Limit
+	if r.limit == 0 {
+		r.limit = DefaultSummaryLimit
+	}
+	if r.limit < 1 || r.limit > MaxSummaryLimit {
+		return r, Errorf(CodeInvalidRequest, "limit must be between 1 and %d.", MaxSummaryLimit)
+	}
+	if q.Cursor != "" {
+		id, ok := DecodeCursor(q.Cursor)
+		if !ok || !strings.HasPrefix(id, cursorPrefix) {
+			return r, Errorf(CodeInvalidRequest, "The cursor is not valid.")
+		}
+		r.after = id[len(cursorPrefix):]
+	}
+	var err error
+	if r.from, r.to, err = reportWindow(q.From, q.To, p, now); err != nil {
+		return r, err
+	}
+	if q.VehicleID != "" && !ValidID(PrefixVehicle, q.VehicleID) {
+		return r, notFoundVehicle(q.VehicleID)
+	}
+	return r, nil
+}
+
+// summaryPage returns the page of rows (sorted by key) after r.after.
+func summaryPage[T any](rows []T, r summaryRequest, key func(T) string, cursorPrefix string) List[T] {
+	if r.after != "" {
+		i, _ := slices.BinarySearchFunc(rows, r.after, func(row T, k string) int { return strings.Compare(key(row), k) })
+		for i < len(rows) && key(rows[i]) <= r.after {
+			i++
+		}
+		rows = rows[i:]
+	}
+	if len(rows) > r.limit+1 {
+		rows = rows[:r.limit+1]
+	}
+	return finish(rows, r.limit, func(row T) string { return cursorPrefix + key(row) })
+}
+
 // Summary reports, per vehicle (and day in q.TZ), the distance driven, the
-// trips started, driving and stopped time, the top speed and the first
-// departure and last arrival within [From, To]. It reads stored trips only,
-// never reports: a trip's distance and moving time fall into days by its
-// 15-minute slices (TripSlice), its stops by the clock. Rows exist for the
-// vehicles with a trip in the range, ordered by vehicle then day.
+// trips started, driving, idling and stopped time, the top speed and the
+// first departure and last arrival within [From, To]. It reads stored
+// trips only, never reports: a trip's distance, moving and idling time
+// fall into days by its 15-minute slices (TripSlice), its stops by the
+// clock. Rows exist for the vehicles with a trip in the range, ordered by
+// vehicle then day. GroupBy driver is DriverSummary's, refused here.
 func (s *Service) Summary(ctx context.Context, p Principal, q SummaryQuery) (List[SummaryRow], error) {
 	if err := p.allow("Summary"); err != nil {
 		return List[SummaryRow]{}, err
 	}
 	now := s.Now()
-	var val Validator
 	switch q.GroupBy {
 	case "":
 		q.GroupBy = GroupByDay
 	case GroupByDay, GroupByVehicle:
 	default:
-		return List[SummaryRow]{}, Errorf(CodeInvalidRequest, "group_by must be one of day, vehicle.")
+		return List[SummaryRow]{}, Errorf(CodeInvalidRequest, "group_by must be one of day, vehicle, driver.")
 	}
-	_ = val
-	loc := time.UTC
-	if q.TZ != "" {
-		l, err := time.LoadLocation(q.TZ)
-		if err != nil || q.TZ == "Local" {
-			return List[SummaryRow]{}, Errorf(CodeInvalidRequest, "tz must be an IANA time zone such as Europe/Berlin.")
-		}
-		loc = l
-	}
-	limit := q.Limit
-	if limit == 0 {
-		limit = DefaultSummaryLimit
-	}
-	if limit < 1 || limit > MaxSummaryLimit {
-		return List[SummaryRow]{}, Errorf(CodeInvalidRequest, "limit must be between 1 and %d.", MaxSummaryLimit)
-	}
-	after := ""
-	if q.Cursor != "" {
-		id, ok := DecodeCursor(q.Cursor)
-		if !ok || !strings.HasPrefix(id, "r") {
-			return List[SummaryRow]{}, Errorf(CodeInvalidRequest, "The cursor is not valid.")
-		}
-		after = id[1:]
-	}
-	from, to, err := reportWindow(q.From, q.To, p, now)
+	r, err := q.request(p, now, "r")
 	if err != nil {
 		return List[SummaryRow]{}, err
-	}
-	if q.VehicleID != "" && !ValidID(PrefixVehicle, q.VehicleID) {
-		return List[SummaryRow]{}, notFoundVehicle(q.VehicleID)
 	}
 	th := s.opts.Thresholds.orDefault()
 	var trips []Trip
@@ -631,15 +710,15 @@ func (s *Service) Summary(ctx context.Context, p Principal, q SummaryQuery) (Lis
 				return err
 			}
 		}
-		if from.After(to) {
+		if r.from.After(r.to) {
 			return nil
 		}
 		var err error
-		if trips, err = tx.AccountTrips(p.Account.ID, q.VehicleID, from, to); err != nil {
+		if trips, err = tx.AccountTrips(p.Account.ID, q.VehicleID, r.from, r.to); err != nil {
 			return err
 		}
 		for i, t := range trips {
-			if i > 0 && trips[i-1].VehicleID == t.VehicleID || !t.Start.Timestamp.After(from) {
+			if i > 0 && trips[i-1].VehicleID == t.VehicleID || !t.Start.Timestamp.After(r.from) {
 				continue
 			}
 			_, ok, err := tx.LastTripBefore(t.VehicleID, t.Start.Timestamp)
@@ -653,56 +732,188 @@ func (s *Service) Summary(ctx context.Context, p Principal, q SummaryQuery) (Lis
 	if err != nil {
 		return List[SummaryRow]{}, err
 	}
-	rows := summarize(trips, before, from, to, now, q.GroupBy == GroupByDay, loc, th)
-	if after != "" {
-		i, _ := slices.BinarySearchFunc(rows, after, func(r SummaryRow, k string) int { return strings.Compare(r.key(), k) })
-		for i < len(rows) && rows[i].key() <= after {
-			i++
-		}
-		rows = rows[i:]
-	}
-	if len(rows) > limit+1 {
-		rows = rows[:limit+1]
-	}
-	return finish(rows, limit, func(r SummaryRow) string { return "r" + r.key() }), nil
+	rows := summarize(trips, before, r.from, r.to, now, q.GroupBy == GroupByDay, r.loc, th)
+	return summaryPage(rows, r, SummaryRow.key, "r"), nil
 }
 
 func (r SummaryRow) key() string { return r.VehicleID + "/" + r.Day }
+
+// DriverSummary reports, per driver and day in q.TZ, the distance driven,
+// the trips started, driving and idling time, the top speed and the first
+// departure and last arrival within [From, To], as Summary does per
+// vehicle: a trip counts for the driver it started with (Trip.DriverID),
+// whichever vehicle it was, a deleted driver's trips under their id still,
+// and the trips that started with no driver in rows whose DriverID is nil.
+// Rows are ordered by driver id, those of no driver last, then by day.
+// q.VehicleID narrows it to that vehicle's trips; q.GroupBy is ignored.
+func (s *Service) DriverSummary(ctx context.Context, p Principal, q SummaryQuery) (List[DriverSummaryRow], error) {
+	if err := p.allow("DriverSummary"); err != nil {
+		return List[DriverSummaryRow]{}, err
+	}
+	now := s.Now()
+	r, err := q.request(p, now, "d")
+	if err != nil {
+		return List[DriverSummaryRow]{}, err
+	}
+	var trips []Trip
+	err = s.view(ctx, func(tx Tx) error {
+		if q.VehicleID != "" {
+			if _, err := s.getVehicle(tx, p, q.VehicleID); err != nil {
+				return err
+			}
+		}
+		if r.from.After(r.to) {
+			return nil
+		}
+		var err error
+		trips, err = tx.AccountTrips(p.Account.ID, q.VehicleID, r.from, r.to)
+		return err
+	})
+	if err != nil {
+		return List[DriverSummaryRow]{}, err
+	}
+	days := newDayClock(true, r.loc)
+	rows := map[rowKey]*SummaryRow{}
+	var order []*SummaryRow
+	touched := make([]*SummaryRow, 0, 4)
+	for i := range trips {
+		t := &trips[i]
+		who := noDriverKey
+		if t.DriverID != nil {
+			who = *t.DriverID
+		}
+		touched = tallyTrip(t, r.from, r.to, func(at time.Time) *SummaryRow {
+			k := rowKey{who, days.of(at)}
+			row := rows[k]
+			if row == nil {
+				row = &SummaryRow{VehicleID: who, Day: days.name(k.day)}
+				rows[k], order = row, append(order, row)
+			}
+			return row
+		}, touched)
+	}
+	out := make([]DriverSummaryRow, len(order))
+	for i, row := range order {
+		out[i] = DriverSummaryRow{Day: row.Day, DistanceKm: roundKm(row.DistanceKm), Trips: row.Trips,
+			DrivingSeconds: row.DrivingSeconds, IdlingSeconds: row.IdlingSeconds, MaxSpeed: row.MaxSpeed,
+			FirstDeparture: row.FirstDeparture, LastArrival: row.LastArrival}
+		if row.VehicleID != noDriverKey {
+			out[i].DriverID = ptr(row.VehicleID)
+		}
+	}
+	slices.SortFunc(out, func(a, b DriverSummaryRow) int { return strings.Compare(a.key(), b.key()) })
+	return summaryPage(out, r, DriverSummaryRow.key, "d"), nil
+}
+
+// noDriverKey stands for no driver in the summary's keys and cursors: it
+// sorts after every driver id.
+const noDriverKey = "~"
+
+func (r DriverSummaryRow) key() string {
+	if r.DriverID == nil {
+		return noDriverKey + "/" + r.Day
+	}
+	return *r.DriverID + "/" + r.Day
+}
+
+// rowKey is a summary row's: whose (a vehicle's or a driver's id) and
+// which day (days since 1970-01-01 in the zone; 0 unless by day).
+type rowKey struct {
+	who string
+	day int64
+}
+
+// dayClock tells the day of a time in a zone, cached for the run of times
+// within one day (a trip's slices come in time order).
+type dayClock struct {
+	byDay            bool
+	loc              *time.Location
+	dayStart, dayEnd time.Time
+	dayNum           int64
+}
+
+func newDayClock(byDay bool, loc *time.Location) *dayClock { return &dayClock{byDay: byDay, loc: loc} }
+
+// of returns the day of at (0 unless by day).
+func (c *dayClock) of(at time.Time) int64 {
+	if !c.byDay {
+		return 0
+	}
+	if at.Before(c.dayStart) || !at.Before(c.dayEnd) {
+		y, m, d := at.In(c.loc).Date()
+		c.dayStart = time.Date(y, m, d, 0, 0, 0, 0, c.loc)
+		c.dayEnd = time.Date(y, m, d+1, 0, 0, 0, 0, c.loc)
+		c.dayNum = time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	}
+	return c.dayNum
+}
+
+// name is a day's YYYY-MM-DD ("" unless by day).
+func (c *dayClock) name(day int64) string {
+	if !c.byDay {
+		return ""
+	}
+	return time.Unix(day*86400, 0).UTC().Format(time.DateOnly)
+}
+
+// tallyTrip adds what of a trip falls within [from, to] to the rows rowAt
+// gives for a time: its slices' distance, moving and idling time, its
+// start (a trip, the first departure), its end when completed (the last
+// arrival), and its top speed to every row it touched. touched is scratch
+// space, returned for the next call.
+func tallyTrip(t *Trip, from, to time.Time, rowAt func(time.Time) *SummaryRow, touched []*SummaryRow) []*SummaryRow {
+	sliceFrom := from.Truncate(TripSliceSeconds * time.Second)
+	scale := t.kmScale()
+	touched = touched[:0]
+	touch := func(r *SummaryRow) {
+		if !slices.Contains(touched, r) {
+			touched = append(touched, r)
+		}
+	}
+	for _, sl := range t.Slices {
+		at := time.Unix(sl.Start, 0).UTC()
+		if at.Before(sliceFrom) || at.After(to) {
+			continue
+		}
+		r := rowAt(at)
+		r.DistanceKm += sl.Km * scale
+		r.DrivingSeconds += sl.MovingSeconds
+		r.IdlingSeconds += sl.IdleSeconds
+		touch(r)
+	}
+	if st := t.Start.Timestamp; !st.Before(from) && !st.After(to) {
+		r := rowAt(st)
+		r.Trips++
+		if r.FirstDeparture == nil || st.Before(*r.FirstDeparture) {
+			r.FirstDeparture = ptr(st)
+		}
+		touch(r)
+	}
+	if en := t.End.Timestamp; t.Status == TripCompleted && !en.Before(from) && !en.After(to) {
+		r := rowAt(en)
+		if r.LastArrival == nil || en.After(*r.LastArrival) {
+			r.LastArrival = ptr(en)
+		}
+		touch(r)
+	}
+	for _, r := range touched {
+		r.MaxSpeed = max(r.MaxSpeed, t.MaxSpeed)
+	}
+	return touched
+}
 
 // summarize builds the summary rows from trips (ordered by vehicle, then
 // start) that meet [from, to]; before tells which vehicles had a trip
 // before their first one here (so that they stood from from on).
 func summarize(trips []Trip, before map[string]bool, from, to, now time.Time, byDay bool, loc *time.Location, th StatusThresholds) []SummaryRow {
-	type rowKey struct {
-		vehicle string
-		day     int64 // days since 1970-01-01 in loc; 0 unless byDay
-	}
 	rows := map[rowKey]*SummaryRow{}
 	var order []*SummaryRow
-	// The day of a time in loc, cached for the run of times within one
-	// day (slices come in time order).
-	var dayStart, dayEnd time.Time
-	var dayNum int64
-	dayOf := func(at time.Time) int64 {
-		if !byDay {
-			return 0
-		}
-		if at.Before(dayStart) || !at.Before(dayEnd) {
-			y, m, d := at.In(loc).Date()
-			dayStart = time.Date(y, m, d, 0, 0, 0, 0, loc)
-			dayEnd = time.Date(y, m, d+1, 0, 0, 0, 0, loc)
-			dayNum = time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
-		}
-		return dayNum
-	}
+	days := newDayClock(byDay, loc)
 	row := func(vehicleID string, at time.Time) *SummaryRow {
-		k := rowKey{vehicleID, dayOf(at)}
+		k := rowKey{vehicleID, days.of(at)}
 		r := rows[k]
 		if r == nil {
-			r = &SummaryRow{VehicleID: vehicleID}
-			if byDay {
-				r.Day = time.Unix(k.day*86400, 0).UTC().Format(time.DateOnly)
-			}
+			r = &SummaryRow{VehicleID: vehicleID, Day: days.name(k.day)}
 			rows[k] = r
 			order = append(order, r)
 		}
@@ -725,45 +936,10 @@ func summarize(trips []Trip, before map[string]bool, from, to, now time.Time, by
 			a = next
 		}
 	}
-	sliceFrom := from.Truncate(TripSliceSeconds * time.Second)
 	touched := make([]*SummaryRow, 0, 4)
-	touch := func(r *SummaryRow) {
-		if !slices.Contains(touched, r) {
-			touched = append(touched, r)
-		}
-	}
 	for i := range trips {
 		t := &trips[i]
-		scale := t.kmScale()
-		touched = touched[:0]
-		for _, sl := range t.Slices {
-			at := time.Unix(sl.Start, 0).UTC()
-			if at.Before(sliceFrom) || at.After(to) {
-				continue
-			}
-			r := row(t.VehicleID, at)
-			r.DistanceKm += sl.Km * scale
-			r.DrivingSeconds += sl.MovingSeconds
-			touch(r)
-		}
-		if st := t.Start.Timestamp; !st.Before(from) && !st.After(to) {
-			r := row(t.VehicleID, st)
-			r.Trips++
-			if r.FirstDeparture == nil || st.Before(*r.FirstDeparture) {
-				r.FirstDeparture = ptr(st)
-			}
-			touch(r)
-		}
-		if en := t.End.Timestamp; t.Status == TripCompleted && !en.Before(from) && !en.After(to) {
-			r := row(t.VehicleID, en)
-			if r.LastArrival == nil || en.After(*r.LastArrival) {
-				r.LastArrival = ptr(en)
-			}
-			touch(r)
-		}
-		for _, r := range touched {
-			r.MaxSpeed = max(r.MaxSpeed, t.MaxSpeed)
-		}
+		touched = tallyTrip(t, from, to, func(at time.Time) *SummaryRow { return row(t.VehicleID, at) }, touched)
 		first := i == 0 || trips[i-1].VehicleID != t.VehicleID
 		if first && before[t.VehicleID] {
 			stopped(t.VehicleID, from, t.Start.Timestamp)

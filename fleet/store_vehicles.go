@@ -8,16 +8,19 @@ import (
 // VehicleTx is the vehicles area's part of a Tx: vehicles, and the reads of
 // the clock-driven work (the status sweep, the offline check).
 type VehicleTx interface {
-	// CreateVehicle stores a new vehicle. Returns conflict if the id exists
-	// or another vehicle of the account has the same non-empty ExternalID.
+	// CreateVehicle stores a new vehicle, with no driver (DriverID is
+	// ignored: see DriverTx.SetVehicleDriver). Returns conflict if the id
+	// exists or another vehicle of the account has the same non-empty
+	// ExternalID.
 	CreateVehicle(v Vehicle) error
 	// Vehicle returns not_found if the account has no such vehicle.
 	Vehicle(accountID, id string) (Vehicle, error)
 	// Vehicles returns the account's vehicles that f.Match, in id order,
 	// after p.After, at most p.Limit of them.
 	Vehicles(accountID string, f VehicleFilter, p Page) ([]Vehicle, error)
-	// UpdateVehicle replaces a stored vehicle (every field but ID, AccountID
-	// and CreatedAt). Returns not_found if it is not stored, conflict as
+	// UpdateVehicle replaces a stored vehicle (every field but ID,
+	// AccountID, CreatedAt and DriverID, which SetVehicleDriver alone
+	// writes). Returns not_found if it is not stored, conflict as
 	// CreateVehicle does for ExternalID.
 	UpdateVehicle(v Vehicle) error
 	// DeleteVehicle deletes the vehicle, its location history and its

@@ -42,12 +42,16 @@ type TripPlace struct {
 }
 
 // TripSlice is the part of a trip in the UTC slice of TripSliceSeconds
-// starting at Start (unix seconds): the great-circle kilometres and moving
-// seconds of its steps that end in it.
+// starting at Start (unix seconds): the great-circle kilometres, moving
+// seconds and idling seconds of its steps that end in it. A step is
+// idling when neither of its reports is moving: the vehicle stood within
+// the trip, for less than StopAfter (at a light, in a jam). Trips stored
+// before slices kept it have IdleSeconds 0.
 type TripSlice struct {
 	Start         int64   `json:"s"`
 	Km            float64 `json:"km"`
 	MovingSeconds float64 `json:"mv"`
+	IdleSeconds   float64 `json:"idl"`
 }
 
 // Trip is a vehicle's drive from the first moving report to the last one
@@ -74,6 +78,9 @@ type Trip struct {
 	EndOdometerKm   *float64   `json:"end_odometer_km"`
 	Points          int        `json:"points"`
 	IgnoredPoints   int        `json:"ignored_points"`
+	// DriverID is the driver the vehicle had when the trip started (API.md
+	// §15), nil when none; it stays when the driver is deleted, as history.
+	DriverID *string `json:"driver_id"`
 
 	// What the trip tracking keeps between batches (stored, not shown).
 
@@ -100,6 +107,7 @@ func (t Trip) Clone() Trip {
 	t.StartOdometerKm = clonePtr(t.StartOdometerKm)
 	t.EndOdometerKm = clonePtr(t.EndOdometerKm)
 	t.StationarySince = clonePtr(t.StationarySince)
+	t.DriverID = clonePtr(t.DriverID)
 	t.Slices = slices.Clone(t.Slices)
 	return t
 }
@@ -177,7 +185,7 @@ func (t *Trip) extend(pts []Point, th StatusThresholds) {
 		}
 		t.GreatCircleKm += km
 		t.MovingSeconds += stepMoving
-		t.addSlice(p.Timestamp, km, stepMoving)
+		t.addSlice(p.Timestamp, km, stepMoving, secs-stepMoving)
 		t.Points++
 		if p.Speed != nil && *p.Speed > t.MaxSpeed {
 			t.MaxSpeed = *p.Speed
@@ -195,14 +203,15 @@ func (t *Trip) extend(pts []Point, th StatusThresholds) {
 	t.finish()
 }
 
-func (t *Trip) addSlice(at time.Time, km, moving float64) {
+func (t *Trip) addSlice(at time.Time, km, moving, idle float64) {
 	start := at.Unix() - mod(at.Unix(), TripSliceSeconds)
 	if n := len(t.Slices); n > 0 && t.Slices[n-1].Start == start {
 		t.Slices[n-1].Km += km
 		t.Slices[n-1].MovingSeconds += moving
+		t.Slices[n-1].IdleSeconds += idle
 		return
 	}
-	t.Slices = append(t.Slices, TripSlice{Start: start, Km: km, MovingSeconds: moving})
+	t.Slices = append(t.Slices, TripSlice{Start: start, Km: km, MovingSeconds: moving, IdleSeconds: idle})
 }
 
 func mod(a, b int64) int64 {
@@ -252,7 +261,10 @@ type tripTracker struct {
 	// between returns the stored reports of the vehicle strictly between
 	// two times (the stationary reports after the open trip's end).
 	between func(from, to time.Time) ([]Point, error)
-	open    *Trip
+	// driver returns the driver of a trip that starts at start ("" for
+	// none); nil: trips start without one.
+	driver func(start time.Time) (string, error)
+	open   *Trip
 	// wentOn is whether open is the stored trip in progress the tracker
 	// went on with (changed[0] once touched).
 	wentOn bool
@@ -276,7 +288,7 @@ func (k *tripTracker) touch(t *Trip) {
 
 // reset readies the tracker for another vehicle.
 func (k *tripTracker) reset() {
-	k.open, k.last, k.changed, k.wentOn = nil, nil, k.changed[:0], false
+	k.open, k.last, k.changed, k.wentOn, k.driver = nil, nil, k.changed[:0], false, nil
 	clear(k.started)
 }
 
@@ -308,6 +320,15 @@ func (k *tripTracker) add(p Point) error {
 	if t == nil {
 		if mv {
 			nt := newTrip(k.accountID, p)
+			if k.driver != nil {
+				id, err := k.driver(p.Timestamp)
+				if err != nil {
+					return err
+				}
+				if id != "" {
+					nt.DriverID = &id
+				}
+			}
 			k.open = &nt
 			k.started[nt.ID] = true
 			k.touch(k.open)

@@ -57,17 +57,21 @@ type tripWriteTx interface {
 }
 
 // retrackTx is what recomputing a vehicle's trips reads and writes: its
-// trips and its stored reports.
+// trips, its stored reports, and the vehicle, whose driver a new trip
+// takes.
 type retrackTx interface {
 	TripTx
 	LocationTx
+	VehicleTx
 }
 
 // trackTx is what tracking a batch's trips needs: the trips, the stored
-// reports they are recomputed from, and their events.
+// reports they are recomputed from, their events, and the vehicles, whose
+// driver a trip that starts takes.
 type trackTx interface {
 	tripWriteTx
 	LocationTx
+	VehicleTx
 }
 
 // ingestTx is what a location batch's write transaction needs: every area

@@ -99,8 +99,14 @@ type Vehicle struct {
 	Status       VehicleStatus `json:"status"`
 	Speed        *float64      `json:"speed"`
 	LastLocation *Position     `json:"last_location"`
-	CreatedAt    time.Time     `json:"created_at"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	// DriverID is the driver who drives the vehicle now (API.md §15), ""
+	// when none. Only an assignment changes it (Service.AssignDriver, or a
+	// device's report naming a driver): stores write it with
+	// DriverTx.SetVehicleDriver alone, never with UpdateVehicle, so that
+	// a copy of the vehicle read before an assignment cannot undo it.
+	DriverID  string    `json:"driver_id"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// StationarySince is when the vehicle last came to rest (the first
 	// report below the moving speed after moving); nil while moving.
 	StationarySince *time.Time `json:"-"`
@@ -158,11 +164,12 @@ func (v Vehicle) MarshalJSON() ([]byte, error) {
 		Status       VehicleStatus `json:"status"`
 		Speed        *float64      `json:"speed"`
 		LastLocation *Position     `json:"last_location"`
+		DriverID     *string       `json:"driver_id"`
 		CreatedAt    time.Time     `json:"created_at"`
 		UpdatedAt    time.Time     `json:"updated_at"`
 	}{
 		v.ID, v.Name, nullString(v.VIN), nullString(v.Make), nullString(v.Model), v.Year, nullString(v.LicensePlate),
-		nullString(v.ExternalID), tags, v.OdometerKm, v.Status, v.Speed, v.LastLocation, v.CreatedAt, v.UpdatedAt,
+		nullString(v.ExternalID), tags, v.OdometerKm, v.Status, v.Speed, v.LastLocation, nullString(v.DriverID), v.CreatedAt, v.UpdatedAt,
 	})
 }
 

@@ -32,21 +32,27 @@ func (c *Client) Devices(ctx context.Context, f fleet.DeviceFilter) iter.Seq2[fl
 // q.Cursor is the NextCursor of the page before ("" for the first), q.Limit
 // its size (0 for the server's default). Devices walks every page.
 func (c *Client) ListDevices(ctx context.Context, f fleet.DeviceFilter, q fleet.ListQuery) (fleet.List[fleet.Device], error) {
-	v := deviceQuery(f)
+	return listPage[fleet.Device](ctx, c, "/devices", deviceQuery(f), q)
+}
+
+// listPage returns one page of a list: v is its filters, q.Cursor the
+// NextCursor of the page before ("" for the first), q.Limit its size (0
+// for the server's default).
+func listPage[T any](ctx context.Context, c *Client, path string, v url.Values, q fleet.ListQuery) (fleet.List[T], error) {
 	if q.Cursor != "" {
 		v.Set("cursor", q.Cursor)
 	}
 	if q.Limit != 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var items []fleet.Device
-	pg, err := c.do(ctx, http.MethodGet, "/devices", v, nil, &items)
+	var items []T
+	pg, err := c.do(ctx, http.MethodGet, path, v, nil, &items)
 	if err != nil {
-		return fleet.List[fleet.Device]{}, err
+		return fleet.List[T]{}, err
 	}
-	l := fleet.List[fleet.Device]{Items: items}
+	l := fleet.List[T]{Items: items}
 	if l.Items == nil {
-		l.Items = []fleet.Device{}
+		l.Items = []T{}
 	}
 	if pg != nil && pg.HasMore && pg.NextCursor != nil {
 		l.HasMore, l.NextCursor = true, *pg.NextCursor

@@ -81,7 +81,7 @@ func (c *Client) TripPoints(ctx context.Context, id string) iter.Seq2[fleet.Poin
 type SummaryQuery struct {
 	From, To  time.Time
 	VehicleID string
-	GroupBy   string // fleet.GroupByDay or fleet.GroupByVehicle
+	GroupBy   string // fleet.GroupByDay or fleet.GroupByVehicle; by driver is DriverSummary
 	TZ        string // IANA zone, such as Europe/Berlin
 }
 

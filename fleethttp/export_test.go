@@ -10,6 +10,7 @@ var (
 		"key_id": exKey, "vehicle_id": exVehicle, "work_order_id": exWorkOrder, "schedule_id": exSchedule,
 		"alert_id": exAlert, "rule_id": exRule, "geofence_id": exGeofence, "webhook_id": exWebhook,
 		"event_id": exEvent, "delivery_id": exDelivery, "trip_id": exTrip, "device_id": exDevice, "account_id": exAccount,
+		"driver_id": exDriver,
 	}
 	// ExampleWebhookURL is the endpoint the webhook examples name.
 	ExampleWebhookURL = exWebhookURL

@@ -26,6 +26,7 @@ type tenant struct {
 	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
 	tripID                                                    string
 	deviceID, spareDeviceID                                   string
+	driverID, spareDriverID                                   string
 }
 
 func (e *env) tenant() *tenant {
@@ -54,6 +55,9 @@ func (e *env) tenant() *tenant {
 	tn.alerts(e)
 	for _, dst := range []*string{&tn.deviceID, &tn.spareDeviceID} {
 		*dst = e.do("POST", "/v1/devices", key, map[string]any{"identifier": newIdentifier(), "vehicle_id": tn.vehicleID}).data()["device_id"].(string)
+	}
+	for _, dst := range []*string{&tn.driverID, &tn.spareDriverID} {
+		*dst = e.do("POST", "/v1/drivers", key, map[string]any{"name": "Ana", "identifier": newIdentifier()}).data()["driver_id"].(string)
 	}
 	return tn
 }
@@ -159,6 +163,17 @@ var routeCases = map[string]routeCase{
 	"GET /v1/devices/{device_id}":    {},
 	"PATCH /v1/devices/{device_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Trailer unit"} }},
 	"DELETE /v1/devices/{device_id}": {spare: true},
+	"GET /v1/drivers":                {},
+	"POST /v1/drivers": {body: func(*tenant, time.Time) any {
+		return map[string]any{"name": "Bo Berg", "identifier": newIdentifier(), "phone": "+49 30 1234567", "email": "bo@example.com",
+			"license_number": "B072RRE2I55", "license_expires_on": "2029-03-31", "notes": "Nights.", "external_id": "hr-" + newIdentifier()}
+	}},
+	"GET /v1/drivers/{driver_id}":    {},
+	"PATCH /v1/drivers/{driver_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Ana Lima", "phone": nil} }},
+	"DELETE /v1/drivers/{driver_id}": {spare: true},
+	"PUT /v1/vehicles/{vehicle_id}/driver": {body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"driver_id": tn.driverID}
+	}},
 }
 
 // alerts gives the tenant an alert, a geofence named by a rule, and a
@@ -176,13 +191,13 @@ func (tn *tenant) alerts(e *env) {
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID, whID, ruleID, geoID, devID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID
+	keyID, vehID, schID, whID, ruleID, geoID, devID, drvID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID, tn.driverID
 	if spare {
-		keyID, vehID, schID, whID, ruleID, geoID, devID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID
+		keyID, vehID, schID, whID, ruleID, geoID, devID, drvID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID, tn.spareDriverID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
-		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID).Replace(pattern)
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{driver_id}", drvID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -235,7 +250,7 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
 			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries",
-			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices"} {
+			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/vehicles/" + bob.vehicleID} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -261,10 +276,10 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
 		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
-			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID} {
+			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.driverID, bob.spareDriverID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

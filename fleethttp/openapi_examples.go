@@ -46,6 +46,7 @@ var (
 	exDelivery  = exampleID(fleet.PrefixDelivery, 12)
 	exTrip      = exampleID(fleet.PrefixTrip, 13)
 	exDevice    = exampleID(fleet.PrefixDevice, 14)
+	exDriver    = exampleID(fleet.PrefixDriver, 16)
 )
 
 // exWebhookURL is the endpoint of the webhook examples.
@@ -124,6 +125,11 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 	device := fleet.Device{ID: exDevice, Identifier: "356307042441013", VehicleID: exVehicle, Name: "FMB920 in Truck 7", Protocol: "teltonika",
 		CreatedAt: created, UpdatedAt: created, LastSeenAt: ptr(exampleAt(-time.Minute)),
 		LastReport: &fleet.LastReport{ReceivedAt: exampleAt(-time.Minute), Protocol: "teltonika", Position: position, Stored: true}}
+	driver := fleet.Driver{ID: exDriver, Name: "Ana Lima", Identifier: "01A2B3C4D5E6F708", Phone: "+49 30 1234567",
+		Email: "ana.lima@example.com", LicenseNumber: "B072RRE2I55", LicenseExpiresOn: "2029-03-31", ExternalID: "hr-1042",
+		VehicleID: exVehicle, CreatedAt: created, UpdatedAt: created}
+	summary := fleet.SummaryRow{VehicleID: exVehicle, Day: "2026-11-23", DistanceKm: 128.45, Trips: 6, DrivingSeconds: 14220, StoppedSeconds: 9840,
+		MaxSpeed: 88, FirstDeparture: ptr(exampleAt(-3 * time.Hour)), LastArrival: ptr(exampleAt(-62 * time.Minute))}
 	mergePatch := func(s string) fleet.Optional[string] { return fleet.Some(s) }
 	clear := fleet.Optional[string]{Set: true}
 
@@ -152,8 +158,7 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		trip, detail,
 		fleet.Stop{VehicleID: exVehicle, Start: exampleAt(-62 * time.Minute), End: ptr(exampleAt(-20 * time.Minute)), DurationSeconds: 2520,
 			Location: fleet.StopLocation{Latitude: 52.520008, Longitude: 13.404954}},
-		fleet.SummaryRow{VehicleID: exVehicle, Day: "2026-11-23", DistanceKm: 128.45, Trips: 6, DrivingSeconds: 14220, StoppedSeconds: 9840,
-			MaxSpeed: 88, FirstDeparture: ptr(exampleAt(-3 * time.Hour)), LastArrival: ptr(exampleAt(-62 * time.Minute))},
+		summary,
 
 		workOrder,
 		fleetwire.WorkOrderInput{VehicleID: exVehicle, Title: "Replace front brake pads", Description: ptr("Pads at 3 mm.\nCheck the discs too."),
@@ -197,12 +202,24 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		fleetwire.DeviceInput{Identifier: "356307042441013", VehicleID: &exVehicle, Name: ptr("FMB920 in Truck 7")},
 		fleet.DevicePatch{Name: mergePatch("FMB920 spare"), VehicleID: clear},
 		fleet.DeviceDeleted{DeviceID: exDevice, Deleted: true},
+
+		driver,
+		fleetwire.DriverInput{Name: "Ana Lima", Identifier: ptr("01A2B3C4D5E6F708"), Phone: ptr("+49 30 1234567"),
+			Email: ptr("ana.lima@example.com"), LicenseNumber: ptr("B072RRE2I55"), LicenseExpiresOn: ptr("2029-03-31"), ExternalID: ptr("hr-1042")},
+		fleet.DriverPatch{Phone: mergePatch("+49 30 7654321"), Notes: clear},
+		fleet.DriverDeleted{DriverID: exDriver, Deleted: true},
+		fleet.AssignTo(exDriver),
+		fleet.VehicleDriver{VehicleID: exVehicle, DriverID: exDriver},
+		fleet.DriverChange{VehicleID: exVehicle, To: &exDriver, Identifier: ptr("01A2B3C4D5E6F708"), At: exampleAt(-time.Minute)},
 		struct{}{},
 	}
 	out := make(map[reflect.Type]any, len(values))
 	for _, v := range values {
 		out[reflect.TypeOf(v)] = v
 	}
+	// A summary's row in the document is a row by vehicle or by driver
+	// (summaryItem): the example is one by vehicle.
+	out[reflect.TypeFor[summaryItem]()] = summary
 	return out, map[string]any{
 		"rotateApiKey": rotated, // the new key, and the old one in previous_key
 	}

@@ -134,6 +134,8 @@ func registerComponents(g *generator) {
 			with("name", "minLength", 1, "maxLength", fleet.MaxVehicleName).
 			null("vin make model license_plate external_id").
 			replace("vin", o("type", []string{"string", "null"}, "pattern", "^[A-HJ-NPR-Z0-9]{17}$")).
+			replace("driver_id", o("type", []string{"string", "null"}, "pattern", fleet.IDPattern(fleet.PrefixDriver),
+				"description", "The driver who drives the vehicle now; null when none. Read-only: assigned with `PUT /v1/vehicles/{vehicle_id}/driver`, or by a device's report carrying a driver's identifier.")).
 			with("external_id", "description", "Your own id for the vehicle, unique in the account.").
 			with("speed", "description", "km/h, from the latest report.").
 			with("updated_at", "description", "Last change by a client (location reports do not move it).")
@@ -309,6 +311,7 @@ func registerComponents(g *generator) {
 	registerWebhookComponents(g)
 	registerTripComponents(g)
 	registerDeviceComponents(g)
+	registerDriverComponents(g)
 }
 
 func minutes(d time.Duration) string {

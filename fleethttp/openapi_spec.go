@@ -184,6 +184,7 @@ const (
 	tagMeta        = "Meta"
 	tagTrips       = "Trips"
 	tagDevices     = "Devices"
+	tagDrivers     = "Drivers"
 )
 
 var tagDescriptions = map[string]string{
@@ -198,6 +199,7 @@ var tagDescriptions = map[string]string{
 	tagMeta:        "This document, liveness and readiness.",
 	tagTrips:       "Trips, stops and the daily summary, derived from the location reports as they arrive; each also as CSV (`Accept: text/csv`).",
 	tagDevices:     "Trackers and phone apps that report positions in their own protocols, and what each last sent.",
+	tagDrivers:     "The people who drive the fleet's vehicles, who drives which vehicle now, by hand or from the driver key a device reads.",
 }
 
 // byPlan writes a per-plan figure of the plan table: "free 20, pro 200,
@@ -426,7 +428,7 @@ func (g *generator) operation(rt route) *obj {
 	for _, p := range d.query {
 		params = append(params, p.doc())
 	}
-	hasBody := rt.method == http.MethodPost || rt.method == http.MethodPatch
+	hasBody := rt.method == http.MethodPost || rt.method == http.MethodPatch || rt.method == http.MethodPut
 	if rt.method == http.MethodPost {
 		params = append(params, o("$ref", "#/components/parameters/IdempotencyKey"))
 	}

@@ -64,6 +64,13 @@ func csvOptFloat(f *float64) string {
 	return csvFloat(*f)
 }
 
+func csvText(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func csvTime(t *time.Time) string {
 	if t == nil {
 		return ""
@@ -98,7 +105,7 @@ func tripQuery(q url.Values) (fleet.TripQuery, error) {
 
 var tripCSVHeader = []string{"trip_id", "vehicle_id", "status", "start_timestamp", "start_latitude", "start_longitude",
 	"end_timestamp", "end_latitude", "end_longitude", "distance_km", "duration_seconds", "moving_seconds", "max_speed",
-	"avg_speed", "start_odometer_km", "end_odometer_km", "points", "ignored_points"}
+	"avg_speed", "start_odometer_km", "end_odometer_km", "points", "ignored_points", "driver_id"}
 
 func (h *Handler) listTrips(c *call) error {
 	tq, err := vehicleTripQuery(c)
@@ -114,7 +121,7 @@ func (h *Handler) listTrips(c *call) error {
 			csvFloat(t.Start.Longitude), csvTime(&t.End.Timestamp), csvFloat(t.End.Latitude), csvFloat(t.End.Longitude),
 			csvFloat(t.DistanceKm), csvFloat(t.DurationSeconds), csvFloat(t.MovingSeconds), csvFloat(t.MaxSpeed),
 			csvFloat(t.AvgSpeed), csvOptFloat(t.StartOdometerKm), csvOptFloat(t.EndOdometerKm),
-			strconv.Itoa(t.Points), strconv.Itoa(t.IgnoredPoints)}
+			strconv.Itoa(t.Points), strconv.Itoa(t.IgnoredPoints), csvText(t.DriverID)}
 	})
 }
 
@@ -192,8 +199,17 @@ func (h *Handler) getTrip(c *call) error {
 	return c.ok(http.StatusOK, d)
 }
 
+// The summary's CSV columns: new ones go last, so that a spreadsheet
+// reading columns by position goes on working.
 var summaryCSVHeader = []string{"vehicle_id", "day", "distance_km", "trips", "driving_seconds", "stopped_seconds",
+	"max_speed", "first_departure", "last_arrival", "idling_seconds"}
+
+var driverSummaryCSVHeader = []string{"driver_id", "day", "distance_km", "trips", "driving_seconds", "idling_seconds",
 	"max_speed", "first_departure", "last_arrival"}
+
+// summaryItem is a row of the summary in the document: a SummaryRow, or
+// with group_by=driver a DriverSummaryRow.
+type summaryItem struct{}
 
 func (h *Handler) summary(c *call) error {
 	q, err := c.query()
@@ -213,13 +229,23 @@ func (h *Handler) summary(c *call) error {
 		}
 		sq.Limit = n
 	}
+	if sq.GroupBy == fleet.GroupByDriver {
+		l, err := h.svc.DriverSummary(c.r.Context(), c.p, sq)
+		if err != nil {
+			return err
+		}
+		return listOrCSV(c, l, driverSummaryCSVHeader, func(r fleet.DriverSummaryRow) []string {
+			return []string{csvText(r.DriverID), r.Day, csvFloat(r.DistanceKm), strconv.Itoa(r.Trips), csvFloat(r.DrivingSeconds),
+				csvFloat(r.IdlingSeconds), csvFloat(r.MaxSpeed), csvTime(r.FirstDeparture), csvTime(r.LastArrival)}
+		})
+	}
 	l, err := h.svc.Summary(c.r.Context(), c.p, sq)
 	if err != nil {
 		return err
 	}
 	return listOrCSV(c, l, summaryCSVHeader, func(r fleet.SummaryRow) []string {
 		return []string{r.VehicleID, r.Day, csvFloat(r.DistanceKm), strconv.Itoa(r.Trips), csvFloat(r.DrivingSeconds),
-			csvFloat(r.StoppedSeconds), csvFloat(r.MaxSpeed), csvTime(r.FirstDeparture), csvTime(r.LastArrival)}
+			csvFloat(r.StoppedSeconds), csvFloat(r.MaxSpeed), csvTime(r.FirstDeparture), csvTime(r.LastArrival), csvFloat(r.IdlingSeconds)}
 	})
 }
 
@@ -251,7 +277,7 @@ func summaryParams() []param {
 		timeParam("from", "Default: 24 hours before `to`. Clamped to the plan's reach ("+byPlan(func(l fleet.PlanLimits) int { return days(l.HistoryReach) })+" days)."),
 		timeParam("to", "Default: now."),
 		idFilter("vehicle_id", "Only this vehicle (404 if the account has no such vehicle)."),
-		{name: "group_by", desc: "`day` (default): a row per vehicle and day in `tz`; `vehicle`: a row per vehicle.", schema: o("type", "string", "enum", []string{fleet.GroupByDay, fleet.GroupByVehicle})},
+		{name: "group_by", desc: "`day` (default): a row per vehicle and day in `tz`; `vehicle`: a row per vehicle; `driver`: a row per driver and day in `tz` (`DriverSummaryRow`), whichever vehicle they drove, the trips with no driver in rows whose `driver_id` is null.", schema: o("type", "string", "enum", []string{fleet.GroupByDay, fleet.GroupByVehicle, fleet.GroupByDriver})},
 		{name: "tz", desc: "The IANA time zone the days are counted in (Europe/Berlin); default UTC.", schema: o("type", "string")},
 		{name: "limit", desc: "Page size (rows).", schema: o("type", "integer", "minimum", 1, "maximum", fleet.MaxSummaryLimit, "default", fleet.DefaultSummaryLimit)},
 		pageParams()[1],
@@ -270,7 +296,9 @@ func descTrips() string {
 func descSummary() string {
 	return "Read from the stored trips, never from the reports. Rows exist for the vehicles with a trip that meets [from, to]. " +
 		"`distance_km` and `driving_seconds` fall into days by the trip's reports (a step counts on the day of the report it ends at; trips keep them in 15-minute UTC slices, so zones whose offset is not a multiple of 15 minutes split days to the slice). " +
-		"`trips` counts the trips that start in the row's range; `stopped_seconds` is the time of stops within it (before the vehicle's first trip in the range only if it had an earlier trip; after its last trip until `to` or now); `max_speed` is the top speed of the trips driving in it; `first_departure` the earliest trip start and `last_arrival` the latest end of a completed trip in it."
+		"`trips` counts the trips that start in the row's range; `idling_seconds` is the time the vehicle stood within its trips (halts shorter than " + minutes(fleet.DefaultStatusThresholds.StopAfter) + ", at a light or in a jam: a longer one ends the trip and is a stop), on the day of the report each halt's step ends at; `stopped_seconds` is the time of stops within it (before the vehicle's first trip in the range only if it had an earlier trip; after its last trip until `to` or now); `max_speed` is the top speed of the trips driving in it; `first_departure` the earliest trip start and `last_arrival` the latest end of a completed trip in it.\n\n" +
+		"With `group_by=driver`, a row sums the trips that started with the driver assigned (a trip's `driver_id`), whichever vehicle, a deleted driver's trips under their id still, and those that started with no driver in rows whose `driver_id` is null, after the others. A driver's rows have no `stopped_seconds` (a stop is a vehicle's). The CSV's columns are then `" + strings.Join(driverSummaryCSVHeader, ",") + "`. " +
+		"Trips recorded before idling was kept count no idling."
 }
 
 func registerTripComponents(g *generator) {
@@ -289,7 +317,9 @@ func registerTripComponents(g *generator) {
 			with("avg_speed", "description", "km/h: distance_km over moving_seconds.").
 			with("start_odometer_km end_odometer_km", "description", "The odometer at the start and end report, when they carry one.").
 			with("points", "description", "Reports the trip is made of.").
-			with("ignored_points", "description", fmt.Sprintf("Reports left out as GPS jumps (more than %d km/h from the report before).", fleet.MaxTripSpeed))
+			with("ignored_points", "description", fmt.Sprintf("Reports left out as GPS jumps (more than %d km/h from the report before).", fleet.MaxTripSpeed)).
+			replace("driver_id", o("type", []string{"string", "null"}, "pattern", fleet.IDPattern(fleet.PrefixDriver),
+				"description", "The driver the vehicle had when the trip started; null when none. It stays when the driver is deleted, as history."))
 	})
 	comp[fleet.Pagination](g, "PointsPagination", output, func(s *shape) {
 		s.describe("Where a page of a trip's points ends.").
@@ -308,6 +338,19 @@ func registerTripComponents(g *generator) {
 	})
 	comp[fleet.SummaryRow](g, "SummaryRow", output, func(s *shape) {
 		s.with("day", "format", "date", "description", "The day in `tz` (group_by=day only).").
-			with("distance_km", "description", "In km to the metre (at most three decimals).")
+			with("distance_km", "description", "In km to the metre (at most three decimals).").
+			with("idling_seconds", "description", "The time the vehicle stood within its trips.")
+	})
+	comp[fleet.DriverSummaryRow](g, "DriverSummaryRow", output, func(s *shape) {
+		s.describe("A driver's figures of a day (group_by=driver).").
+			replace("driver_id", o("type", []string{"string", "null"}, "pattern", fleet.IDPattern(fleet.PrefixDriver),
+				"description", "The driver the trips started with; null for the trips that started with no driver.")).
+			with("day", "format", "date", "description", "The day in `tz`.").
+			with("distance_km", "description", "In km to the metre (at most three decimals).").
+			with("idling_seconds", "description", "The time the vehicles stood within the driver's trips.")
+	})
+	whole[summaryItem](g, "SummaryItem", func() *obj {
+		return o("oneOf", []any{ref("SummaryRow"), ref("DriverSummaryRow")},
+			"description", "A row of the summary: a SummaryRow, or with group_by=driver a DriverSummaryRow.")
 	})
 }

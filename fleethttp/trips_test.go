@@ -81,7 +81,7 @@ func TestTripsCSV(t *testing.T) {
 
 	r = e.do("GET", "/v1/reports/summary?tz=Europe/Berlin", key, nil, "Accept", "text/csv, application/json;q=0.5")
 	rows = readCSV(t, r)
-	is.Equal(rows[0], []string{"vehicle_id", "day", "distance_km", "trips", "driving_seconds", "stopped_seconds", "max_speed", "first_departure", "last_arrival"})
+	is.Equal(rows[0], []string{"vehicle_id", "day", "distance_km", "trips", "driving_seconds", "stopped_seconds", "max_speed", "first_departure", "last_arrival", "idling_seconds"})
 	is.Equal(len(rows), 2)
 	is.Equal(rows[1][3], "2")
 

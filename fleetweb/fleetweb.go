@@ -1,8 +1,9 @@
 // Package fleetweb is the dashboard: server-rendered pages where the people
 // of an account sign in, make, rotate and revoke API keys, watch each key's
 // usage, manage their people, find their vehicles and each one's day of
-// trips and stops, work through alerts, manage webhook endpoints and
-// follow the fleet on a live map.
+// trips and stops, manage their drivers and who drives which vehicle, work
+// through alerts, manage webhook endpoints and follow the fleet on a live
+// map.
 //
 // It is an adapter beside fleethttp over the same fleet.Service (it takes
 // only fleethttp's table of error code to HTTP status, so a page fails with
@@ -178,8 +179,12 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "error"} {
-		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "error"} {
+		files := []string{"templates/layout.html", "templates/" + name + ".html"}
+		if name == "drivers" || name == "driver" {
+			files = append(files, "templates/driverform.html") // the driver's form, shared
+		}
+		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, files...))
 	}
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.FileServerFS(static)
@@ -212,6 +217,13 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /users/{user_id}/remove", h.auth(h.removeUser))
 	h.mux.HandleFunc("GET /vehicles", h.auth(h.vehiclesPage))
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/driver", h.auth(h.assignDriver))
+	h.mux.HandleFunc("GET /drivers", h.auth(h.driversPage))
+	h.mux.HandleFunc("POST /drivers", h.auth(h.addDriver))
+	h.mux.HandleFunc("GET /drivers/{driver_id}", h.auth(h.driverPage))
+	h.mux.HandleFunc("POST /drivers/{driver_id}", h.auth(h.saveDriver))
+	h.mux.HandleFunc("GET /drivers/{driver_id}/delete", h.auth(h.deleteDriverPage))
+	h.mux.HandleFunc("POST /drivers/{driver_id}/delete", h.auth(h.deleteDriver))
 	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
 	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
@@ -431,6 +443,8 @@ var fieldLabels = map[string]string{
 	"grace_period_seconds": "Grace period", "token": "The sign-in link",
 	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day", "tz": "Time zone",
 	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection",
+	"identifier": "Driver key", "phone": "Phone", "license_number": "Licence number", "license_expires_on": "Licence expiry date",
+	"notes": "Notes", "external_id": "External id", "driver_id": "Driver",
 }
 
 // fieldSentence words a field's error as a sentence about the form's

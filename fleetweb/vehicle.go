@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -102,6 +103,13 @@ type vehicleData struct {
 	Orders     []fleet.WorkOrder
 	MoreOrders bool
 
+	// Driver is who drives the vehicle now (ID "" when no one); Drivers
+	// are those an admin may assign, by name, MoreDrivers whether the
+	// account has more than the page lists.
+	Driver      fleet.Driver
+	Drivers     []fleet.Driver
+	MoreDrivers bool
+
 	Tiles, Attribution string
 }
 
@@ -117,6 +125,11 @@ func (h *Handler) vehiclePage(w http.ResponseWriter, r *http.Request, us fleet.U
 	loc, tz, zerr := zoneOf(r)
 	now := h.svc.Now()
 	pg := page{Title: v.Name, Nav: "vehicles", User: &us}
+	if n, ok := h.takeNotice(r); ok {
+		if s, ok := n.(string); ok {
+			pg.Notice = s
+		}
+	}
 	status := http.StatusOK
 	day, derr := readDay(r.URL.Query().Get("day"), now, loc)
 	if err := joinAddress(zerr, derr); err != nil {
@@ -139,6 +152,7 @@ func (h *Handler) vehiclePage(w http.ResponseWriter, r *http.Request, us fleet.U
 		func() error { return h.vehicleDay(ctx, p, v.ID, day, tz, loc, now, &d) },
 		func() error { return h.vehicleAlerts(ctx, p, v.ID, loc, &d) },
 		func() error { return h.vehicleOrders(ctx, p, v.ID, &d) },
+		func() error { return h.vehicleDriver(ctx, us, v, &d) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -372,6 +386,31 @@ func (h *Handler) vehicleAlerts(ctx context.Context, p fleet.Principal, vehicleI
 		d.Alerts = append(d.Alerts, vehicleAlert{alertRow: a, Opened: localTime(a.CreatedAt, loc)})
 	}
 	return err
+}
+
+// vehicleDriver reads who drives the vehicle and, for an admin, the
+// drivers the page offers to assign, by name.
+func (h *Handler) vehicleDriver(ctx context.Context, us fleet.UserSession, v fleet.Vehicle, d *vehicleData) error {
+	p := us.Principal()
+	if v.DriverID != "" {
+		dr, err := h.svc.Driver(ctx, p, v.DriverID)
+		if err != nil {
+			return err
+		}
+		d.Driver = dr
+	}
+	if !us.IsAdmin() {
+		return nil
+	}
+	drivers, more, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Driver], error) {
+		return h.svc.ListDrivers(ctx, p, fleet.DriverFilter{}, q)
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(drivers, func(a, b fleet.Driver) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	d.Drivers, d.MoreDrivers = drivers, more
+	return nil
 }
 
 // vehicleOrders reads the vehicle's work orders that are not done

@@ -2,7 +2,7 @@
 // not fleet types: the envelope every answer comes in, its pagination and
 // error, the answers about accounts, keys and stream tokens, and the
 // request bodies of the operations that create things. Vehicles, locations,
-// events, work orders, alerts, webhooks and devices travel as the fleet
+// events, work orders, alerts, webhooks, devices and drivers travel as the fleet
 // types themselves (fleet.Vehicle, fleet.Point...), whose JSON is the API's.
 //
 // It is the one definition of these shapes for both sides of the wire:

@@ -133,3 +133,15 @@ type DeviceInput struct {
 	VehicleID  *string `json:"vehicle_id"`
 	Name       *string `json:"name"`
 }
+
+// DriverInput is the body of POST /v1/drivers.
+type DriverInput struct {
+	Name             string  `json:"name"`
+	Identifier       *string `json:"identifier"`
+	Phone            *string `json:"phone"`
+	Email            *string `json:"email"`
+	LicenseNumber    *string `json:"license_number"`
+	LicenseExpiresOn *string `json:"license_expires_on"`
+	Notes            *string `json:"notes"`
+	ExternalID       *string `json:"external_id"`
+}

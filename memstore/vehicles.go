@@ -77,6 +77,7 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	if err := t.claimExternalID(v.AccountID, v.ExternalID, v.ID); err != nil {
 		return err
 	}
+	v.DriverID = "" // SetVehicleDriver's alone
 	return t.s.vehicles.insert(t.txn, v)
 }
 
@@ -131,7 +132,7 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 		}
 		t.releaseExternalID(v.AccountID, old.ExternalID)
 	}
-	v.CreatedAt = old.CreatedAt
+	v.CreatedAt, v.DriverID = old.CreatedAt, old.DriverID // DriverID is SetVehicleDriver's alone
 	return t.s.vehicles.put(t.txn, v)
 }
 
@@ -147,6 +148,7 @@ func (t *tx) DeleteVehicle(accountID, id string) error {
 		return err
 	}
 	t.releaseExternalID(accountID, old.ExternalID)
+	t.setDriving(old.DriverID, "") // its driver drives nothing now
 	if err := t.deleteSchedulesOf(accountID, id); err != nil {
 		return err
 	}

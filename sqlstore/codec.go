@@ -23,6 +23,15 @@ func toNullDB(t *time.Time) any {
 	return t.UnixMicro()
 }
 
+// Optional text (an external id, a driver's identifier) is NULL when
+// unset, so that a unique index ignores it.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 func fromNullDB(v sql.NullInt64) *time.Time {
 	if !v.Valid {
 		return nil

@@ -12,39 +12,57 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 )
 
-// encodeSlices writes a trip's slices as 24 bytes each: the start (unix
-// seconds), the kilometres and the moving seconds, little-endian. A summary
-// reads tens of thousands of trips: this decodes without allocating more
-// than the slice.
+// encodeSlices writes a trip's slices as a version byte (2) and 32 bytes
+// each: the start (unix seconds), the kilometres, the moving seconds and
+// the idling seconds, little-endian. A summary reads tens of thousands of
+// trips: this decodes without allocating more than the slice.
+//
+// Trips written before slices kept idling (migration 0018) hold 24 bytes a
+// slice and no version byte: 24n bytes, a length 1 + 32m never is, so the
+// two read apart; theirs decode with IdleSeconds 0.
 func encodeSlices(sl []fleet.TripSlice) []byte {
-	b := make([]byte, 0, 24*len(sl))
+	if len(sl) == 0 {
+		return []byte{}
+	}
+	b := make([]byte, 0, 1+32*len(sl))
+	b = append(b, slicesVersion)
 	for _, x := range sl {
 		b = binary.LittleEndian.AppendUint64(b, uint64(x.Start))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.Km))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.MovingSeconds))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.IdleSeconds))
 	}
 	return b
 }
 
+// slicesVersion is the first byte of slices with idling seconds.
+const slicesVersion = 2
+
 func decodeSlices(b []byte) ([]fleet.TripSlice, error) {
-	if len(b)%24 != 0 {
+	size := 24
+	switch {
+	case len(b) == 0:
+		return nil, nil
+	case len(b)%32 == 1 && b[0] == slicesVersion:
+		b, size = b[1:], 32
+	case len(b)%24 != 0:
 		return nil, fmt.Errorf("sqlstore: trip slices of %d bytes", len(b))
 	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	out := make([]fleet.TripSlice, len(b)/24)
+	out := make([]fleet.TripSlice, len(b)/size)
 	for i := range out {
-		x := b[24*i:]
+		x := b[size*i:]
 		out[i] = fleet.TripSlice{Start: int64(binary.LittleEndian.Uint64(x)), Km: math.Float64frombits(binary.LittleEndian.Uint64(x[8:])),
 			MovingSeconds: math.Float64frombits(binary.LittleEndian.Uint64(x[16:]))}
+		if size == 32 {
+			out[i].IdleSeconds = math.Float64frombits(binary.LittleEndian.Uint64(x[24:]))
+		}
 	}
 	return out, nil
 }
 
 const tripColumns = `id, account_id, vehicle_id, status, start_lat, start_lon, start_at, end_lat, end_lon, end_at,
 	distance_km, great_circle_km, moving_seconds, max_speed, start_odometer_km, end_odometer_km, odometer_all,
-	points, ignored_points, pending_ignored, last_at, stationary_since, slices`
+	points, ignored_points, pending_ignored, last_at, stationary_since, slices, driver_id`
 
 func scanTrip(s scanner) (fleet.Trip, error) {
 	var t fleet.Trip
@@ -53,16 +71,20 @@ func scanTrip(s scanner) (fleet.Trip, error) {
 	var startAt, endAt, lastAt int64
 	var startOdo, endOdo sql.NullFloat64
 	var stationary sql.NullInt64
+	var driver sql.NullString
 	var err error
 	if err = s.Scan(&t.ID, &t.AccountID, &t.VehicleID, &status, &t.Start.Latitude, &t.Start.Longitude, &startAt,
 		&t.End.Latitude, &t.End.Longitude, &endAt, &t.DistanceKm, &t.GreatCircleKm, &t.MovingSeconds, &t.MaxSpeed,
-		&startOdo, &endOdo, &t.OdometerAll, &t.Points, &t.IgnoredPoints, &t.PendingIgnored, &lastAt, &stationary, &slices); err != nil {
+		&startOdo, &endOdo, &t.OdometerAll, &t.Points, &t.IgnoredPoints, &t.PendingIgnored, &lastAt, &stationary, &slices, &driver); err != nil {
 		return fleet.Trip{}, err
 	}
 	t.Status = fleet.TripStatus(status)
 	t.Start.Timestamp, t.End.Timestamp, t.LastAt = fromDB(startAt), fromDB(endAt), fromDB(lastAt)
 	t.StartOdometerKm, t.EndOdometerKm = nullFloat(startOdo), nullFloat(endOdo)
 	t.StationarySince = fromNullDB(stationary)
+	if driver.Valid {
+		t.DriverID = &driver.String
+	}
 	if t.Slices, err = decodeSlices(slices); err != nil {
 		return fleet.Trip{}, err
 	}
@@ -73,9 +95,12 @@ func scanTrip(s scanner) (fleet.Trip, error) {
 	return t, nil
 }
 
-// tripsPerInsert is how many trips one statement upserts (23 parameters
-// each, under SQLite's and PostgreSQL's limits).
+// tripsPerInsert is how many trips one statement upserts (tripParams
+// parameters each, under SQLite's and PostgreSQL's limits).
 const tripsPerInsert = 400
+
+// tripParams is how many columns tripColumns names.
+const tripParams = 24
 
 // PutTrips implements fleet.Tx: multi-row upserts, one statement for a
 // batch's trips.
@@ -89,17 +114,18 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 			part := ts[start:min(start+tripsPerInsert, len(ts))]
 			var b strings.Builder
 			b.WriteString(`INSERT INTO trips (` + tripColumns + `) VALUES `)
-			args := make([]any, 0, 23*len(part))
+			args := make([]any, 0, tripParams*len(part))
 			for i, tr := range part {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 				sl := encodeSlices(tr.Slices)
 				args = append(args, tr.ID, tr.AccountID, tr.VehicleID, string(tr.Status), tr.Start.Latitude, tr.Start.Longitude,
 					toDB(tr.Start.Timestamp), tr.End.Latitude, tr.End.Longitude, toDB(tr.End.Timestamp), tr.DistanceKm,
 					tr.GreatCircleKm, tr.MovingSeconds, tr.MaxSpeed, floatArg(tr.StartOdometerKm), floatArg(tr.EndOdometerKm),
-					tr.OdometerAll, tr.Points, tr.IgnoredPoints, tr.PendingIgnored, toDB(tr.LastAt), toNullDB(tr.StationarySince), sl)
+					tr.OdometerAll, tr.Points, tr.IgnoredPoints, tr.PendingIgnored, toDB(tr.LastAt), toNullDB(tr.StationarySince), sl,
+					driverArg(tr.DriverID))
 			}
 			b.WriteString(` ON CONFLICT (id) DO UPDATE SET status = excluded.status, start_lat = excluded.start_lat,
 				start_lon = excluded.start_lon, start_at = excluded.start_at, end_lat = excluded.end_lat, end_lon = excluded.end_lon,
@@ -108,7 +134,8 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 				start_odometer_km = excluded.start_odometer_km, end_odometer_km = excluded.end_odometer_km,
 				odometer_all = excluded.odometer_all, points = excluded.points, ignored_points = excluded.ignored_points,
 				pending_ignored = excluded.pending_ignored,
-				last_at = excluded.last_at, stationary_since = excluded.stationary_since, slices = excluded.slices`)
+				last_at = excluded.last_at, stationary_since = excluded.stationary_since, slices = excluded.slices,
+				driver_id = excluded.driver_id`)
 			// Without a savepoint (fleet.TripTx): a failure ends the
 			// transaction on PostgreSQL, and the caller returns it.
 			_, err := t.exec(t.d.q(b.String()), args...)
@@ -124,7 +151,7 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 			}
 			if t.cache != nil {
 				for i := range part {
-					tr, err := scanTrip(argsRow(args[23*i : 23*(i+1)]))
+					tr, err := scanTrip(argsRow(args[tripParams*i : tripParams*(i+1)]))
 					if err != nil {
 						t.cache.forgetTrip(part[i].VehicleID)
 						continue
@@ -135,6 +162,14 @@ func (t *tx) PutTrips(ts []fleet.Trip) error {
 		}
 		return nil
 	})
+}
+
+// driverArg is a trip's driver_id: NULL when none.
+func driverArg(id *string) any {
+	if id == nil {
+		return nil
+	}
+	return *id
 }
 
 // DeleteTrip implements fleet.Tx.

@@ -15,25 +15,25 @@ import (
 
 const vehicleColumns = `v.id, v.account_id, v.name, v.vin, v.make, v.model, v.year, v.license_plate, v.external_id,
 	v.tags, v.odometer_km, v.status, v.speed, v.last_lat, v.last_lon, v.last_at, v.last_heading,
-	v.stationary_since, v.created_at, v.updated_at, v.alert_version`
+	v.stationary_since, v.created_at, v.updated_at, v.alert_version, v.driver_id`
 
 func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var v fleet.Vehicle
 	var year sql.NullInt64
-	var ext sql.NullString
+	var ext, driver sql.NullString
 	var tags, status string
 	var odo, speed, lat, lon, heading sql.NullFloat64
 	var lastAt, since sql.NullInt64
 	var created, updated int64
 	if err := s.Scan(&v.ID, &v.AccountID, &v.Name, &v.VIN, &v.Make, &v.Model, &year, &v.LicensePlate, &ext,
-		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated, &v.AlertsVersion); err != nil {
+		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated, &v.AlertsVersion, &driver); err != nil {
 		return fleet.Vehicle{}, err
 	}
 	if year.Valid {
 		y := int(year.Int64)
 		v.Year = &y
 	}
-	v.ExternalID = ext.String
+	v.ExternalID, v.DriverID = ext.String, driver.String
 	if err := json.Unmarshal([]byte(tags), &v.Tags); err != nil {
 		return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode tags: %w", err)
 	}
@@ -64,7 +64,8 @@ func floatArg(f *float64) any {
 
 // vehicleArgs are the stored columns of v after id and account_id, in
 // vehicleColumns order, ending with created_at, updated_at and
-// alert_version.
+// alert_version: every column but driver_id, which SetVehicleDriver alone
+// writes.
 func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	tags := v.Tags
 	if tags == nil {
@@ -221,12 +222,12 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 		return fleet.NotFound("vehicle", v.ID)
 	}
 	if c := t.cache; c != nil {
-		// The row as a read would return it: created_at is the stored one,
-		// which only a cached copy knows without reading.
+		// The row as a read would return it: created_at and driver_id are
+		// the stored ones, which only a cached copy knows without reading.
 		old, ok := c.vehicles[v.ID]
 		if ok && old.AccountID == v.AccountID {
 			row := append(argsRow{v.ID, v.AccountID}, args[:kept]...)
-			if nv, err := scanVehicle(append(row, toDB(old.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion)); err == nil {
+			if nv, err := scanVehicle(append(row, toDB(old.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion, nullText(old.DriverID))); err == nil {
 				c.setVehicle(nv)
 				return nil
 			}

@@ -317,8 +317,18 @@ func testDevicesCursors(t *testing.T, s fleet.Store) {
 // devices and register one only below a cap, run at once, end with exactly
 // the cap: the isolation the plan's device cap relies on.
 func testDeviceCapConcurrent(t *testing.T, s fleet.Store) {
-	is := is.New(t)
 	a := MustAccount(t, s)
+	capHolds(t, s, func(tx fleet.Tx) (int, error) { return tx.CountDevices(a.ID) },
+		func(tx fleet.Tx, i int) error { return tx.CreateDevice(NewDevice(a.ID, fmt.Sprintf("cap-%d", i), "")) })
+}
+
+// capHolds runs, at once, transactions that each count what an account
+// holds and create one more only below a cap of 3, and checks that exactly
+// 3 were created, whatever the order: the isolation a plan's count cap
+// relies on.
+func capHolds(t *testing.T, s fleet.Store, count func(fleet.Tx) (int, error), create func(tx fleet.Tx, i int) error) {
+	t.Helper()
+	is := is.New(t)
 	const limit, tries = 3, 10
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -329,14 +339,14 @@ func testDeviceCapConcurrent(t *testing.T, s fleet.Store) {
 		wg.Go(func() {
 			<-start
 			err := s.Update(ctx, func(tx fleet.Tx) error {
-				n, err := tx.CountDevices(a.ID)
+				n, err := count(tx)
 				if err != nil {
 					return err
 				}
 				if n >= limit {
 					return errCap
 				}
-				return tx.CreateDevice(NewDevice(a.ID, fmt.Sprintf("cap-%d", i), ""))
+				return create(tx, i)
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -355,7 +365,7 @@ func testDeviceCapConcurrent(t *testing.T, s fleet.Store) {
 	is.Equal(created, limit)
 	is.Equal(refused, tries-limit)
 	var n int
-	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { n, err = tx.CountDevices(a.ID); return err }))
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { n, err = count(tx); return err }))
 	is.Equal(n, limit)
 }
 

@@ -32,7 +32,7 @@ func NewTrip(accountID, vehicleID string, start time.Time, d time.Duration) flee
 		DistanceKm: 12.25, GreatCircleKm: 12.5, MovingSeconds: d.Seconds() - 60, MaxSpeed: 88.5,
 		StartOdometerKm: f64(1000.125), EndOdometerKm: f64(1012.375), OdometerAll: true,
 		Points: 123456, IgnoredPoints: 2, PendingIgnored: 1, LastAt: start.Add(d + 2*time.Minute), StationarySince: &ss,
-		Slices: []fleet.TripSlice{{Start: start.Unix() - start.Unix()%900, Km: 12.5, MovingSeconds: d.Seconds() - 60}},
+		Slices: []fleet.TripSlice{{Start: start.Unix() - start.Unix()%900, Km: 12.5, MovingSeconds: d.Seconds() - 60, IdleSeconds: 45.5}},
 	}
 }
 

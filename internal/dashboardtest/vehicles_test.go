@@ -14,9 +14,9 @@ import (
 )
 
 // trucks adds n trailers that never reported ("Trailer 1" to "Trailer
-// n"), and "Truck 9", which drove ten minutes from 40 minutes ago and
-// has stood since, reported by a tracker; it returns Truck 9 and its
-// trip's start.
+// n"), and "Truck 9", driven by Ana Lima, which drove ten minutes from 40
+// minutes ago and has stood since, reported by a tracker; it returns Truck
+// 9 and its trip's start.
 func (w *world) trucks(t *testing.T, n int) (fleet.Vehicle, time.Time) {
 	t.Helper()
 	ctx := context.Background()
@@ -37,6 +37,13 @@ func (w *world) trucks(t *testing.T, n int) (fleet.Vehicle, time.Time) {
 		t.Fatal(err)
 	}
 	if _, err := w.svc.CreateDevice(ctx, p, fleet.Device{Identifier: "862010000000042", VehicleID: v.ID, Name: "Trailer tracker"}); err != nil {
+		t.Fatal(err)
+	}
+	ana, err := w.svc.CreateDriver(ctx, p, fleet.Driver{Name: "Ana Lima", Identifier: "01A2B3C4D5E6F708"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.svc.AssignDriver(ctx, p, v.ID, fleet.AssignTo(ana.ID)); err != nil {
 		t.Fatal(err)
 	}
 	start := w.now().UTC().Truncate(time.Minute).Add(-40 * time.Minute)
@@ -140,7 +147,7 @@ func TestVehiclesInBrowser(t *testing.T) {
 		b.press("open Truck 9", link("Truck 9"))
 		b.run("wait for its map", chromedp.Poll(`window.fleetDay && window.fleetDay.trips === 1 && window.fleetDay.stops >= 1`, nil, chromedp.WithPollingTimeout(10*time.Second)))
 		page = b.text()
-		for _, want := range []string{"B-FL 9", "MAN", "184,230 km", "Cab tracker", "356307042441013", "Teltonika", "not stored: no GPS fix",
+		for _, want := range []string{"B-FL 9", "MAN", "184,230 km", "Driver: Ana Lima", "Cab tracker", "356307042441013", "Teltonika", "not stored: no GPS fix",
 			"Reefer temperature above 5 °C.", "Brake inspection", "The day and its times are in " + zone,
 			"1 trip, ", dayClock(start, w.now(), ny), dayClock(start.Add(9*time.Minute), w.now(), ny), "still there"} {
 			if !strings.Contains(page, want) {
