@@ -6,95 +6,95 @@ import (
 )
 
 // Helpers of the binary protocols (Teltonika, GT06): a bounds-checked
-// big-endian reader, the two CRC-16s, and the reuse of a Message's
-// positions.
+// big-endian reader, the two CRC-16s, and the attributes they add; and of
+// every decoder: the reuse of a Message's positions.
 
-// binReader reads big-endian values from b. A read past the end returns
-// zero and sets bad, so that a decoder checks once after a group of reads
-// instead of after each, and never indexes out of range.
-type binReader struct {
-	b   []byte
-	off int
-	bad bool
+// BinReader reads big-endian values from Buf, from Off on. A read past
+// the end returns zero and sets Bad, so that a decoder checks once after a
+// group of reads instead of after each, and never indexes out of range.
+type BinReader struct {
+	Buf []byte // the bytes read
+	Off int    // where the next read starts
+	Bad bool   // a read went past the end
 }
 
-// left is the number of bytes not read yet.
-func (r *binReader) left() int { return len(r.b) - r.off }
+// Left is the number of bytes not read yet.
+func (r *BinReader) Left() int { return len(r.Buf) - r.Off }
 
-// take returns the next n bytes, or nil (and sets bad) when fewer are left.
-func (r *binReader) take(n int) []byte {
-	if n < 0 || n > len(r.b)-r.off {
-		r.bad = true
-		r.off = len(r.b)
+// Take returns the next n bytes, or nil (and sets Bad) when fewer are left.
+func (r *BinReader) Take(n int) []byte {
+	if n < 0 || n > len(r.Buf)-r.Off {
+		r.Bad = true
+		r.Off = len(r.Buf)
 		return nil
 	}
-	p := r.b[r.off : r.off+n : r.off+n]
-	r.off += n
+	p := r.Buf[r.Off : r.Off+n : r.Off+n]
+	r.Off += n
 	return p
 }
 
-func (r *binReader) skip(n int) { r.take(n) }
+func (r *BinReader) Skip(n int) { r.Take(n) }
 
-func (r *binReader) u8() uint8 {
-	if r.off >= len(r.b) {
-		r.bad = true
+func (r *BinReader) U8() uint8 {
+	if r.Off >= len(r.Buf) {
+		r.Bad = true
 		return 0
 	}
-	v := r.b[r.off]
-	r.off++
+	v := r.Buf[r.Off]
+	r.Off++
 	return v
 }
 
-func (r *binReader) u16() uint16 {
-	p := r.take(2)
+func (r *BinReader) U16() uint16 {
+	p := r.Take(2)
 	if p == nil {
 		return 0
 	}
 	return uint16(p[0])<<8 | uint16(p[1])
 }
 
-func (r *binReader) u24() uint32 {
-	p := r.take(3)
+func (r *BinReader) U24() uint32 {
+	p := r.Take(3)
 	if p == nil {
 		return 0
 	}
 	return uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
 }
 
-func (r *binReader) u32() uint32 {
-	p := r.take(4)
+func (r *BinReader) U32() uint32 {
+	p := r.Take(4)
 	if p == nil {
 		return 0
 	}
 	return uint32(p[0])<<24 | uint32(p[1])<<16 | uint32(p[2])<<8 | uint32(p[3])
 }
 
-func (r *binReader) u64() uint64 {
-	p := r.take(8)
+func (r *BinReader) U64() uint64 {
+	p := r.Take(8)
 	if p == nil {
 		return 0
 	}
 	return uint64(r.beN(p))
 }
 
-// u8or16 reads a u16 when wide, else a u8.
-func (r *binReader) u8or16(wide bool) int {
+// U8or16 reads a U16 when wide, else a U8.
+func (r *BinReader) U8or16(wide bool) int {
 	if wide {
-		return int(r.u16())
+		return int(r.U16())
 	}
-	return int(r.u8())
+	return int(r.U8())
 }
 
-// uN reads an unsigned value of n bytes (1 to 8).
-func (r *binReader) uN(n int) uint64 {
-	p := r.take(n)
+// UN reads an unsigned value of n bytes (1 to 8).
+func (r *BinReader) UN(n int) uint64 {
+	p := r.Take(n)
 	if p == nil {
 		return 0
 	}
 	return r.beN(p)
 }
 
-func (*binReader) beN(p []byte) uint64 {
+func (*BinReader) beN(p []byte) uint64 {
 	var v uint64
 	for _, c := range p {
 		v = v<<8 | uint64(c)
@@ -102,17 +102,17 @@ func (*binReader) beN(p []byte) uint64 {
 	return v
 }
 
-// binBE16 and binBE32 read a big-endian value from the start of p (which holds
+// BE16 and BE32 read a big-endian value from the start of p (which holds
 // enough bytes).
-func binBE16(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
-func binBE32(p []byte) uint32 {
+func BE16(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
+func BE32(p []byte) uint32 {
 	return uint32(p[0])<<24 | uint32(p[1])<<16 | uint32(p[2])<<8 | uint32(p[3])
 }
 
-// crcARC is CRC-16/ARC (also called CRC-16/IBM: polynomial 0x8005
+// CRC16ARC is CRC-16/ARC (also called CRC-16/IBM: polynomial 0x8005
 // reflected, initial value 0, no final xor), Teltonika's checksum,
 // computed eight bytes at a time (a frame of ten records is a kilobyte).
-func crcARC(b []byte) uint16 {
+func CRC16ARC(b []byte) uint16 {
 	var c uint16
 	for len(b) >= 8 {
 		c = crcEntry(crcARCTable, 7, b[0]^byte(c)) ^ crcEntry(crcARCTable, 6, b[1]^byte(c>>8)) ^
@@ -133,9 +133,9 @@ func crcEntry(tables string, k int, i byte) uint16 {
 	return uint16(tables[j])<<8 | uint16(tables[j+1])
 }
 
-// crcX25 is CRC-16/X-25 (CRC-ITU: polynomial 0x1021 reflected, initial
+// CRC16X25 is CRC-16/X-25 (CRC-ITU: polynomial 0x1021 reflected, initial
 // value 0xFFFF, final xor 0xFFFF), GT06's checksum.
-func crcX25(b []byte) uint16 {
+func CRC16X25(b []byte) uint16 {
 	c := uint16(0xFFFF)
 	for _, x := range b {
 		c = c>>8 ^ crcEntry(crcX25Table, 0, byte(c)^x)
@@ -143,10 +143,10 @@ func crcX25(b []byte) uint16 {
 	return ^c
 }
 
-// binNextPosition appends a zero Position to m.Positions, reusing the
+// NextPosition appends a zero Position to m.Positions, reusing the
 // capacity of the slice and of the Attrs of the position it reuses, and
 // returns it.
-func binNextPosition(m *Message) *Position {
+func NextPosition(m *Message) *Position {
 	n := len(m.Positions)
 	if n < cap(m.Positions) {
 		m.Positions = m.Positions[:n+1]
@@ -158,54 +158,55 @@ func binNextPosition(m *Message) *Position {
 	return &m.Positions[n]
 }
 
-// binDropLast removes the last position (one whose coordinates are not on
-// Earth), keeping its capacity for the next.
-func binDropLast(m *Message) { m.Positions = m.Positions[:len(m.Positions)-1] }
+// DropPosition removes the last position of m (one whose values turned out
+// unusable), keeping its capacity for the next.
+func DropPosition(m *Message) { m.Positions = m.Positions[:len(m.Positions)-1] }
 
-// binOnEarth reports whether lat and lon are finite coordinates.
-func binOnEarth(lat, lon float64) bool {
+// OnEarth reports whether lat and lon are coordinates on Earth: within
+// range, and so neither NaN nor infinite.
+func OnEarth(lat, lon float64) bool {
 	return lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180
 }
 
-// binNum adds a number; one that is not finite is left out.
-func binNum(p *Position, key string, v float64) {
-	if !binFinite(v) {
+// AddNum adds a number; one that is not finite is left out.
+func AddNum(p *Position, key string, v float64) {
+	if !Finite(v) {
 		return
 	}
-	p.Attrs = attrAppend(p.Attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+	p.Attrs = AppendAttr(p.Attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
 }
 
-func binBool(p *Position, key string, v bool) {
+func AddBool(p *Position, key string, v bool) {
 	a := Attribute{Key: key, Kind: AttrBool}
 	if v {
 		a.Num = 1
 	}
-	p.Attrs = attrAppend(p.Attrs, a)
+	p.Attrs = AppendAttr(p.Attrs, a)
 }
 
-// binStr adds a text; one the API would refuse (over 64 bytes, control
+// AddStr adds a text; one the API would refuse (over 64 bytes, control
 // characters, not UTF-8) is left out.
-func binStr(p *Position, key, v string) {
-	if !attrTextOK(v) {
+func AddStr(p *Position, key, v string) {
+	if !AttrTextOK(v) {
 		return
 	}
-	p.Attrs = attrAppend(p.Attrs, Attribute{Key: key, Kind: AttrString, Str: v})
+	p.Attrs = AppendAttr(p.Attrs, Attribute{Key: key, Kind: AttrString, Str: v})
 }
 
-// binIO adds a numbered I/O element (named "io" + id, without a string of
+// AddIO adds a numbered I/O element (named "io" + id, without a string of
 // its own). A value that a float64 would not hold exactly is kept as its
 // decimal string.
-func binIO(p *Position, id int, v int64) {
+func AddIO(p *Position, id int, v int64) {
 	if v > 1<<53 || v < -(1<<53) {
-		p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: strconv.FormatInt(v, 10)})
+		p.Attrs = AppendAttr(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: strconv.FormatInt(v, 10)})
 		return
 	}
-	p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
+	p.Attrs = AppendAttr(p.Attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
 }
 
-// binAlarm adds an alarm word, joining it to those already set
+// AddAlarm adds an alarm word, joining it to those already set
 // ("sos,power_cut"), once.
-func binAlarm(p *Position, alarm string) {
+func AddAlarm(p *Position, alarm string) {
 	at := -1
 	for i := range p.Attrs {
 		if p.Attrs[i].Key == "alarm" {
@@ -213,44 +214,44 @@ func binAlarm(p *Position, alarm string) {
 			break
 		}
 	}
-	binAlarmAt(p, &at, alarm)
+	AddAlarmAt(p, &at, alarm)
 }
 
-// binAlarmAt is binAlarm for a decoder that keeps the index of the
+// AddAlarmAt is AddAlarm for a decoder that keeps the index of the
 // position's alarm attribute in *at (-1: none yet), so that a frame of
 // many alarms costs no search each.
-func binAlarmAt(p *Position, at *int, alarm string) {
-	p.Attrs = binAlarmIn(p.Attrs, at, alarm)
+func AddAlarmAt(p *Position, at *int, alarm string) {
+	p.Attrs = AppendAlarm(p.Attrs, at, alarm)
 }
 
-// binAlarmIn is binAlarmAt on a position's attributes.
-func binAlarmIn(attrs []Attribute, at *int, alarm string) []Attribute {
+// AppendAlarm is AddAlarmAt on a position's attributes.
+func AppendAlarm(attrs []Attribute, at *int, alarm string) []Attribute {
 	if *at < 0 {
 		*at = len(attrs)
-		return attrAppend(attrs, Attribute{Key: attrAlarm, Kind: AttrString, Str: alarm})
+		return AppendAttr(attrs, Attribute{Key: AttrAlarm, Kind: AttrString, Str: alarm})
 	}
 	a := &attrs[*at]
-	a.Str = alarmJoin(a.Str, alarm)
+	a.Str = AlarmJoin(a.Str, alarm)
 	return attrs
 }
 
-// binSet replaces the attribute named key if the position has one, else
+// ReplaceAttr replaces the attribute named key if the position has one, else
 // adds it (a value sent twice in a frame, the last one wins).
-func binSet(p *Position, a Attribute) {
+func ReplaceAttr(p *Position, a Attribute) {
 	for i := range p.Attrs {
 		if p.Attrs[i].Key == a.Key {
 			p.Attrs[i] = a
 			return
 		}
 	}
-	p.Attrs = attrAppend(p.Attrs, a)
+	p.Attrs = AppendAttr(p.Attrs, a)
 }
 
-// binFinite reports whether v is a finite number.
-func binFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// Finite reports whether v is a finite number.
+func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// binHex is the lower-case hexadecimal of p.
-func binHex(p []byte) string {
+// Hex is the lower-case hexadecimal of p.
+func Hex(p []byte) string {
 	const digits = "0123456789abcdef"
 	b := make([]byte, 2*len(p))
 	for i, c := range p {
@@ -260,8 +261,8 @@ func binHex(p []byte) string {
 	return string(b)
 }
 
-// binAppendHexUpper appends the upper-case hexadecimal of p to dst.
-func binAppendHexUpper(dst, p []byte) []byte {
+// AppendHexUpper appends the upper-case hexadecimal of p to dst.
+func AppendHexUpper(dst, p []byte) []byte {
 	const digits = "0123456789ABCDEF"
 	for _, c := range p {
 		dst = append(dst, digits[c>>4], digits[c&15])
@@ -269,10 +270,10 @@ func binAppendHexUpper(dst, p []byte) []byte {
 	return dst
 }
 
-// binIdentifier returns b as a string, reusing known when it is the same
+// IdentifierOf returns b as a string, reusing known when it is the same
 // identifier (a connection's, or a datagram's sender), so that a frame that
 // repeats its identifier allocates nothing.
-func binIdentifier(b []byte, known string) string {
+func IdentifierOf(b []byte, known string) string {
 	if string(b) == known {
 		return known
 	}

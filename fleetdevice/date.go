@@ -2,14 +2,14 @@ package fleetdevice
 
 import "time"
 
-// civilTime is the UTC time of a date and time a device sent as fields,
+// CivilTime is the UTC time of a date and time a device sent as fields,
 // when they name one that exists: month 1 to 12, a day of that month (29
 // February only in a leap year), hour 0 to 23, minute and second 0 to 59
 // (no protocol here sends a leap second), year 0 to 9999; a year below
 // 100 is 20yy. Otherwise ok is false and the time is zero: a date that
 // cannot exist (day 32, hour 25) is no fix, never rolled over into another
 // time as time.Date would roll it (API.md §13).
-func civilTime(year, month, day, hour, minute, second int) (t time.Time, ok bool) {
+func CivilTime(year, month, day, hour, minute, second int) (t time.Time, ok bool) {
 	if year >= 0 && year < 100 {
 		year += 2000
 	}
@@ -34,10 +34,10 @@ func daysIn(year, month int) int {
 	return 31
 }
 
-// setCivilTime sets p's time to the fields' (civilTime), or, when they
+// SetCivilTime sets p's time to the fields' (CivilTime), or, when they
 // name no time that exists, leaves p without a fix and at no time.
-func setCivilTime(p *Position, year, month, day, hour, minute, second int) {
-	t, ok := civilTime(year, month, day, hour, minute, second)
+func SetCivilTime(p *Position, year, month, day, hour, minute, second int) {
+	t, ok := CivilTime(year, month, day, hour, minute, second)
 	p.Time = t
 	if !ok {
 		p.Valid = false

@@ -180,6 +180,19 @@ type Message struct {
 	strs strCache
 }
 
+// Intern returns b as a string, the one made for the same bytes by an
+// earlier record or frame of the connection when there is one (a driver's
+// key, repeated in every record), so that the same again costs no
+// allocation. The strings are immutable: handing them on is safe.
+func (m *Message) Intern(b []byte) string { return m.strs.get(b) }
+
+// InternNumber returns the text of v in format (a letter naming it), the
+// one made earlier by the connection when it is the same, else the one
+// write appends to a buffer.
+func (m *Message) InternNumber(v uint64, format byte, write func([]byte) []byte) string {
+	return m.strs.number(v, format, write)
+}
+
 // Reset empties m for the next frame, keeping what it allocated.
 func (m *Message) Reset() {
 	for i := range m.Positions {
@@ -206,14 +219,10 @@ type Session struct {
 	HasOffset bool
 }
 
-// Protocol is one protocol's decoder.
-type Protocol interface {
+// Decoder decodes one protocol's frames and datagrams.
+type Decoder interface {
 	// Name is the protocol's name in --devices and the API ("teltonika").
 	Name() string
-	// Port is the protocol's conventional port.
-	Port() int
-	// UDP reports whether the protocol has a datagram form.
-	UDP() bool
 	// MaxFrame bounds a frame's size in bytes; a stream that has not
 	// completed a frame within it is garbage.
 	MaxFrame() int

@@ -25,9 +25,6 @@ import (
 //     ...,*` is the alternative report of some firmware, in decimal degrees.
 type gps103 struct{}
 
-// GPS103 returns the gps103 protocol's decoder.
-func GPS103() Protocol { return gps103{} }
-
 func (gps103) Name() string  { return "gps103" }
 func (gps103) Port() int     { return 5001 }
 func (gps103) UDP() bool     { return false }
@@ -41,16 +38,16 @@ func gps103End(c byte) bool { return c == ';' || c == '*' || c == '\n' }
 
 // Split finds a frame: up to and including `;`, `*` or LF.
 func (g gps103) Split(buf []byte) (int, error) {
-	return splitText(buf, g.MaxFrame(), gps103Start, gps103End)
+	return SplitText(buf, g.MaxFrame(), gps103Start, gps103End)
 }
 
 // Decode decodes one frame, with or without its terminator.
 func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
-	frame = frame[leadingCRLF(frame):]
+	frame = frame[LeadingCRLF(frame):]
 	for len(frame) > 0 && (frame[len(frame)-1] == '\r' || frame[len(frame)-1] == '\n') {
 		frame = frame[:len(frame)-1]
 	}
-	if len(frame) == 0 || len(frame) > g.MaxFrame() || !gps103Start(frame[0]) || hasTextControl(frame) {
+	if len(frame) == 0 || len(frame) > g.MaxFrame() || !gps103Start(frame[0]) || HasTextControl(frame) {
 		return ErrGarbage
 	}
 	sentence := string(frame)
@@ -64,9 +61,9 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	if length <= 30 && strings.Contains(sentence, "imei:") {
 		m.Reply = append(m.Reply, "LOAD"...)
-		if f, ok := matchGroups(gps103Handshake, sentence); ok && identifierOK(f.group(1)) {
+		if f, ok := MatchGroups(gps103Handshake, sentence); ok && IdentifierOK(f.Group(1)) {
 			m.Kind = KindLogin
-			m.Identifier = f.group(1)
+			m.Identifier = f.Group(1)
 			s.Identifier = m.Identifier
 		}
 		return nil
@@ -77,7 +74,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 		start := strings.Index(sentence, "imei:")
 		if start < 0 {
 			m.Kind = KindHeartbeat
-			if id := strings.TrimRight(sentence, ";*"); identifierOK(id) && allDigits(id) {
+			if id := strings.TrimRight(sentence, ";*"); IdentifierOK(id) && AllDigits(id) {
 				m.Identifier = id
 			}
 			return nil
@@ -90,8 +87,8 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 		// A photo packet.
 	case len(sentence) >= 24 && strings.Contains(sentence[21:24], "OBD"):
 		// OBD data: no coordinates.
-		if f, ok := matchGroups(gps103OBD, sentence); ok && identifierOK(f.group(1)) {
-			m.Identifier = f.group(1)
+		if f, ok := MatchGroups(gps103OBD, sentence); ok && IdentifierOK(f.Group(1)) {
+			m.Identifier = f.Group(1)
 		}
 	case strings.HasSuffix(sentence, "*"):
 		gps103Alternative(sentence, m)
@@ -101,63 +98,54 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 	return nil
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
 var gps103Handshake = regexp.MustCompile(`imei:(\d+),`)
 
-var gps103Pattern = newPattern().
-	text("imei:").
-	number("(d+),").        // imei
-	expression("([^,]*),"). // alarm
-	groupBegin().
-	number("(dd)/?(dd)/?(dd) ?"). // local date (yymmdd)
-	number("(dd):?(dd)(?:dd)?,"). // local time (hhmmss)
-	or().
-	number("d*,").
-	groupEnd("").
-	expression("([^,]+)?,"). // rfid
-	groupBegin().
-	text("L,").
-	groupBegin().
-	text(",,").
-	number("(x+),,").  // lac
-	number("(x+),,,"). // cid
-	groupEnd("?").
-	or().
-	text("F,").
-	groupBegin().
-	number("(dd)(dd)(dd)(?:.d+)?"). // time utc (hhmmss)
-	or().
-	number("(?:d{1,5}.d+)?").
-	groupEnd("").
-	text(",").
-	expression("([AV]),"). // validity
-	expression("([NS]),").optional(1).
-	number("(d+)(dd.d+),"). // latitude (ddmm.mmmm)
-	expression("([NS]),").optional(1).
-	expression("([EW]),").optional(1).
-	number("(d+)(dd.d+),"). // longitude (dddmm.mmmm)
-	expression("([EW])?,").optional(1).
-	number("(d+.?d*)?").optional(1).    // speed
-	number(",(d+.?d*)?").optional(1).   // course
-	number(",(-?d+.?d*)?").optional(1). // altitude
-	number(",([01])?").optional(1).     // ignition
-	number(",([01])?").optional(1).     // door
-	groupBegin().
-	number(",(?:(d+.d+)%)?").    // fuel 1
-	number(",(?:(d+.d+)%|d+)?"). // fuel 2
-	groupEnd("?").
-	number(",([-+]?d+)?").optional(1). // temperature
-	groupEnd("").
-	any().
-	whole()
+var gps103Pattern = NewPattern().
+	Text("imei:").
+	Number("(d+),").        // imei
+	Expression("([^,]*),"). // alarm
+	GroupBegin().
+	Number("(dd)/?(dd)/?(dd) ?"). // local date (yymmdd)
+	Number("(dd):?(dd)(?:dd)?,"). // local time (hhmmss)
+	Or().
+	Number("d*,").
+	GroupEnd("").
+	Expression("([^,]+)?,"). // rfid
+	GroupBegin().
+	Text("L,").
+	GroupBegin().
+	Text(",,").
+	Number("(x+),,").  // lac
+	Number("(x+),,,"). // cid
+	GroupEnd("?").
+	Or().
+	Text("F,").
+	GroupBegin().
+	Number("(dd)(dd)(dd)(?:.d+)?"). // time utc (hhmmss)
+	Or().
+	Number("(?:d{1,5}.d+)?").
+	GroupEnd("").
+	Text(",").
+	Expression("([AV]),"). // validity
+	Expression("([NS]),").Optional(1).
+	Number("(d+)(dd.d+),"). // latitude (ddmm.mmmm)
+	Expression("([NS]),").Optional(1).
+	Expression("([EW]),").Optional(1).
+	Number("(d+)(dd.d+),"). // longitude (dddmm.mmmm)
+	Expression("([EW])?,").Optional(1).
+	Number("(d+.?d*)?").Optional(1).    // speed
+	Number(",(d+.?d*)?").Optional(1).   // course
+	Number(",(-?d+.?d*)?").Optional(1). // altitude
+	Number(",([01])?").Optional(1).     // ignition
+	Number(",([01])?").Optional(1).     // door
+	GroupBegin().
+	Number(",(?:(d+.d+)%)?").    // fuel 1
+	Number(",(?:(d+.d+)%|d+)?"). // fuel 2
+	GroupEnd("?").
+	Number(",([-+]?d+)?").Optional(1). // temperature
+	GroupEnd("").
+	Any().
+	Whole()
 
 // gps103Alarm is the common alarm word an event names, as Traccar reads
 // them (Gps103ProtocolDecoder.java:139-160 at 9e5c458ad0bf), "" for none.
@@ -166,67 +154,67 @@ var gps103Pattern = newPattern().
 // (fuel leak); the event itself stays in "event", verbatim.
 func gps103Alarm(event string) string {
 	if strings.HasPrefix(event, "T:") {
-		return alarmTemperature
+		return AlarmTemperature
 	}
 	switch event {
 	case "help me":
-		return alarmSOS
+		return AlarmSOS
 	case "low battery":
-		return alarmLowBattery
+		return AlarmLowBattery
 	case "move":
-		return alarmMovement
+		return AlarmMovement
 	case "speed":
-		return alarmOverspeed
+		return AlarmOverspeed
 	case "door alarm":
-		return alarmDoor
+		return AlarmDoor
 	case "ac alarm":
-		return alarmPowerCut
+		return AlarmPowerCut
 	case "accident alarm":
-		return alarmAccident
+		return AlarmAccident
 	case "sensor alarm":
-		return alarmVibration
+		return AlarmVibration
 	}
 	return ""
 }
 
 // gps103Regular decodes a report.
 func gps103Regular(sentence string, m *Message) {
-	f, ok := matchGroups(gps103Pattern, sentence)
+	f, ok := MatchGroups(gps103Pattern, sentence)
 	if !ok {
 		return
 	}
-	imei := f.next()
-	if !identifierOK(imei) {
+	imei := f.Next()
+	if !IdentifierOK(imei) {
 		return
 	}
 	m.Identifier = imei
-	alarm := f.next()
+	alarm := f.Next()
 	if alarm == "help me" {
 		m.Reply = append(m.Reply, "**,imei:"...)
 		m.Reply = append(m.Reply, imei...)
 		m.Reply = append(m.Reply, ",E;"...)
 	}
 
-	year, month, day := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	localHours, localMinutes := f.nextInt(0), f.nextInt(0)
-	rfid := f.next()
-	if f.hasNext(2) {
-		f.skip(2) // lac, cid
+	year, month, day := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+	localHours, localMinutes := f.NextInt(0), f.NextInt(0)
+	rfid := f.Next()
+	if f.HasNext(2) {
+		f.Skip(2) // lac, cid
 	}
-	if !f.hasNextAny(20) {
+	if !f.HasNextAny(20) {
 		return // cell towers only: no coordinates
 	}
-	p := takePosition(m)
+	p := NextPosition(m)
 	gps103Event(p, alarm)
 	if alarm == "rfid" && rfid != "" {
-		setStr(p, attrDriverIdentifier, rfid)
+		SetStr(p, AttrDriverIdentifier, rfid)
 	}
 
-	utcHours, utcMinutes := f.next(), f.next()
-	t, ok := civilTime(year, month, day, localHours, localMinutes, f.nextInt(0))
+	utcHours, utcMinutes := f.Next(), f.Next()
+	t, ok := CivilTime(year, month, day, localHours, localMinutes, f.NextInt(0))
 	if utcHours != "" && utcMinutes != "" {
-		uh, _ := javaInt(utcHours)
-		um, _ := javaInt(utcMinutes)
+		uh, _ := JavaInt(utcHours)
+		um, _ := JavaInt(utcMinutes)
 		ok = ok && uh <= 23 && um <= 59
 		delta := (localHours-uh)*60 + localMinutes - um
 		if delta <= -12*60 {
@@ -237,35 +225,35 @@ func gps103Regular(sentence string, m *Message) {
 		t = t.Add(-time.Duration(delta) * time.Minute)
 	}
 	p.Time = t
-	p.Valid = f.next() == "A" && ok
+	p.Valid = f.Next() == "A" && ok
 	if !ok {
 		p.Time = time.Time{} // a time that cannot exist: no fix, at no time
 	}
-	p.Latitude = f.nextCoordinateHem()
-	p.Longitude = f.nextCoordinateHem()
-	p.Speed, p.HasSpeed = f.nextFloat(0)*knotsToKmh, true
-	p.Heading, p.HasHeading = f.nextFloat(0), true
-	p.Altitude, p.HasAltitude = f.nextFloat(0), true
-	if f.hasNext(1) {
-		setBool(p, attrIgnition, f.next() == "1")
+	p.Latitude = f.NextCoordinateHem()
+	p.Longitude = f.NextCoordinateHem()
+	p.Speed, p.HasSpeed = f.NextFloat(0)*KnotsToKmh, true
+	p.Heading, p.HasHeading = f.NextFloat(0), true
+	p.Altitude, p.HasAltitude = f.NextFloat(0), true
+	if f.HasNext(1) {
+		SetBool(p, AttrIgnition, f.Next() == "1")
 	}
-	if f.hasNext(1) {
-		setBool(p, "door", f.next() == "1")
+	if f.HasNext(1) {
+		SetBool(p, "door", f.Next() == "1")
 	}
 	// Two fuel percentages whose tanks or sensors depend on the
 	// installation: kept by Traccar's names.
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "fuel1", v)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "fuel1", v)
 	}
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "fuel2", v)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "fuel2", v)
 	}
-	if v, ok := f.nextIntOK(); ok {
-		setNum(p, attrTempC[0], float64(v))
+	if v, ok := f.NextIntOK(); ok {
+		SetNum(p, AttrTempC[0], float64(v))
 	}
 
-	if f.bad || !usable(p) {
-		dropPosition(m)
+	if f.Bad || !Usable(p) {
+		DropPosition(m)
 		return
 	}
 	m.Kind = KindPositions
@@ -276,99 +264,99 @@ func gps103Regular(sentence string, m *Message) {
 // ignition, a temperature or a fuel value (Gps103ProtocolDecoder.java:
 // 178-197; Traccar keeps "event" only when it raises no alarm).
 func gps103Event(p *Position, event string) {
-	setStr(p, attrEvent, event)
+	SetStr(p, AttrEvent, event)
 	if alarm := gps103Alarm(event); alarm != "" {
-		setStr(p, attrAlarm, alarm)
+		SetStr(p, AttrAlarm, alarm)
 	}
 	switch {
 	case event == "acc on":
-		setBool(p, attrIgnition, true)
+		SetBool(p, AttrIgnition, true)
 	case event == "acc off":
-		setBool(p, attrIgnition, false)
+		SetBool(p, AttrIgnition, false)
 	case strings.HasPrefix(event, "T:"):
-		if v, ok := javaDouble(event[2:]); ok {
-			setNum(p, attrTempC[0], v)
+		if v, ok := JavaDouble(event[2:]); ok {
+			SetNum(p, AttrTempC[0], v)
 		}
 	case strings.HasPrefix(event, "oil "):
 		// A fuel value in a unit Traccar does not say: kept as "fuel".
-		if v, ok := javaDouble(event[4:]); ok {
-			setNum(p, "fuel", v)
+		if v, ok := JavaDouble(event[4:]); ok {
+			SetNum(p, "fuel", v)
 		}
 	}
 }
 
-var gps103OBD = newPattern().
-	text("imei:").
-	number("(d+),"). // imei
-	expression("OBD,").
-	any().
-	whole()
+var gps103OBD = NewPattern().
+	Text("imei:").
+	Number("(d+),"). // imei
+	Expression("OBD,").
+	Any().
+	Whole()
 
-var gps103PatternAlt = newPattern().
-	text("imei:").
-	number("(d+),"). // imei
-	expression("[^,]+,").
-	expression("(?:-+|(.+)),"). // event
-	expression("(?:-+|(.+)),"). // sensor id
-	expression("(?:-+|(.+)),"). // sensor voltage
-	number("(dd)(dd)(dd),").    // time (hhmmss)
-	number("(dd)(dd)(dd),").    // date (ddmmyy)
-	number("(d+),").            // rssi
-	number("(d),").             // gps status
-	number("(-?d+.d+),").       // latitude
-	number("(-?d+.d+),").       // longitude
-	number("(d+),").            // speed
-	number("(d+),").            // course
-	number("(-?d+),").          // altitude
-	number("(d+.d+),").         // hdop
-	number("(d+),").            // satellites
-	number("([01]),").          // ignition
-	number("([01]),").          // charge
-	expression("(?:-+|(.+))").  // error
-	any().
-	whole()
+var gps103PatternAlt = NewPattern().
+	Text("imei:").
+	Number("(d+),"). // imei
+	Expression("[^,]+,").
+	Expression("(?:-+|(.+)),"). // event
+	Expression("(?:-+|(.+)),"). // sensor id
+	Expression("(?:-+|(.+)),"). // sensor voltage
+	Number("(dd)(dd)(dd),").    // time (hhmmss)
+	Number("(dd)(dd)(dd),").    // date (ddmmyy)
+	Number("(d+),").            // rssi
+	Number("(d),").             // gps status
+	Number("(-?d+.d+),").       // latitude
+	Number("(-?d+.d+),").       // longitude
+	Number("(d+),").            // speed
+	Number("(d+),").            // course
+	Number("(-?d+),").          // altitude
+	Number("(d+.d+),").         // hdop
+	Number("(d+),").            // satellites
+	Number("([01]),").          // ignition
+	Number("([01]),").          // charge
+	Expression("(?:-+|(.+))").  // error
+	Any().
+	Whole()
 
 // gps103Alternative decodes the alternative report (decimal degrees,
 // speed in km/h, ended by `*`).
 func gps103Alternative(sentence string, m *Message) {
-	f, ok := matchGroups(gps103PatternAlt, sentence)
+	f, ok := MatchGroups(gps103PatternAlt, sentence)
 	if !ok {
 		return
 	}
-	imei := f.next()
-	if !identifierOK(imei) {
+	imei := f.Next()
+	if !IdentifierOK(imei) {
 		return
 	}
 	m.Identifier = imei
-	p := takePosition(m)
-	if event := f.next(); event != "" {
-		setStr(p, attrEvent, event)
+	p := NextPosition(m)
+	if event := f.Next(); event != "" {
+		SetStr(p, AttrEvent, event)
 	}
-	if id := f.next(); id != "" {
-		setStr(p, "sensor_id", id)
+	if id := f.Next(); id != "" {
+		SetStr(p, "sensor_id", id)
 	}
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "sensor_voltage", v)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "sensor_voltage", v)
 	}
-	hour, minute, second := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	setNum(p, attrRSSI, float64(f.nextInt(0)))
-	p.Valid = f.nextInt(0) > 0
-	setCivilTime(p, year, month, day, hour, minute, second)
-	p.Latitude = f.nextFloat(0)
-	p.Longitude = f.nextFloat(0)
-	p.Speed, p.HasSpeed = float64(f.nextInt(0)), true
-	p.Heading, p.HasHeading = float64(f.nextInt(0)), true
-	p.Altitude, p.HasAltitude = float64(f.nextInt(0)), true
-	setNum(p, attrHDOP, f.nextFloat(0))
-	p.Satellites, p.HasSatellites = f.nextInt(0), true
-	setBool(p, attrIgnition, f.nextInt(0) > 0)
-	setBool(p, attrCharging, f.nextInt(0) > 0)
-	if e := f.next(); e != "" {
-		setStr(p, "error", e)
+	hour, minute, second := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+	day, month, year := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+	SetNum(p, AttrRSSI, float64(f.NextInt(0)))
+	p.Valid = f.NextInt(0) > 0
+	SetCivilTime(p, year, month, day, hour, minute, second)
+	p.Latitude = f.NextFloat(0)
+	p.Longitude = f.NextFloat(0)
+	p.Speed, p.HasSpeed = float64(f.NextInt(0)), true
+	p.Heading, p.HasHeading = float64(f.NextInt(0)), true
+	p.Altitude, p.HasAltitude = float64(f.NextInt(0)), true
+	SetNum(p, AttrHDOP, f.NextFloat(0))
+	p.Satellites, p.HasSatellites = f.NextInt(0), true
+	SetBool(p, AttrIgnition, f.NextInt(0) > 0)
+	SetBool(p, AttrCharging, f.NextInt(0) > 0)
+	if e := f.Next(); e != "" {
+		SetStr(p, "error", e)
 	}
-	if f.bad || !usable(p) {
-		dropPosition(m)
+	if f.Bad || !Usable(p) {
+		DropPosition(m)
 		return
 	}
 	m.Kind = KindPositions

@@ -19,8 +19,8 @@ import (
 // serial CRC 0D 0A` (a few with the `79 79` form, a few not at all, as
 // Traccar does). The position frames start with the GPS block: date and
 // time (YY MM DD hh mm ss, in the device's time zone when its login gave
-// one, else UTC), satellites (low nibble), latitude and longitude (u32,
-// 1/1,800,000 of a degree), speed (km/h) and a u16 of course (bits 0–9),
+// one, else UTC), satellites (low nibble), latitude and longitude (U32,
+// 1/1,800,000 of a degree), speed (km/h) and a U16 of course (bits 0–9),
 // north (10), west (11), fix (12) and ignition (14: known, 15: on); a
 // cell (LBS) block and a status block follow on most. The status values
 // Traccar reads become attributes by its names (ignition, status, charge,
@@ -32,9 +32,6 @@ import (
 // count of access points in place of the length and no CRC, and are
 // checked by their structure instead.
 type gt06 struct{}
-
-// GT06 returns the gt06 protocol's decoder.
-func GT06() Protocol { return gt06{} }
 
 func (gt06) Name() string  { return "gt06" }
 func (gt06) Port() int     { return 5023 }
@@ -208,7 +205,7 @@ func (gt06) Split(buf []byte) (int, error) {
 	var total int
 	switch {
 	case buf[0] == 0x79:
-		total = 2 + 2 + int(binBE16(buf[2:])) + 2
+		total = 2 + 2 + int(BE16(buf[2:])) + 2
 	case gtWifiFrame(buf[2], buf[3]):
 		if total = gtWifiLength(buf); total == 0 {
 			return 0, nil
@@ -257,7 +254,7 @@ type gtFrame struct {
 	typ     byte
 	variant gtVariant
 	serial  uint16
-	r       binReader // the data, between the type and the serial
+	r       BinReader // the data, between the type and the serial
 	s       *Session
 	m       *Message
 	// gpsAttrs counts the attributes of the GPS block, which a frame
@@ -278,7 +275,7 @@ func (g gt06) Decode(frame []byte, s *Session, m *Message) error {
 	head := 3
 	if f.ext {
 		head = 4
-		f.length = int(binBE16(frame[2:]))
+		f.length = int(BE16(frame[2:]))
 	} else {
 		f.length = int(frame[2])
 	}
@@ -297,11 +294,11 @@ func (g gt06) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	// A frame whose length does not match what arrived (cut at CR LF) or
 	// whose CRC fails is not acknowledged.
-	if head+f.length+2 != n || crcX25(frame[2:n-4]) != binBE16(frame[n-4:]) {
+	if head+f.length+2 != n || CRC16X25(frame[2:n-4]) != BE16(frame[n-4:]) {
 		return ErrChecksum
 	}
-	f.serial = binBE16(frame[n-6:])
-	f.r = binReader{b: frame[head+1 : n-6]}
+	f.serial = BE16(frame[n-6:])
+	f.r = BinReader{Buf: frame[head+1 : n-6]}
 	f.variant = gtVariantOf(f.ext, f.length, f.typ, frame)
 	return f.decode()
 }
@@ -337,7 +334,7 @@ func gtReply(dst []byte, ext bool, typ byte, serial uint16, content []byte) []by
 	dst = append(dst, typ)
 	dst = append(dst, content...)
 	dst = append(dst, byte(serial>>8), byte(serial))
-	crc := crcX25(dst[start+2:])
+	crc := CRC16X25(dst[start+2:])
 	return append(dst, byte(crc>>8), byte(crc), '\r', '\n')
 }
 
@@ -374,9 +371,9 @@ func (f *gtFrame) decode() error {
 	case typ == gtWifi && v != gtRFID, typ == gtWifi2:
 		// The 79 79 form of a Wi-Fi report (the 78 78 one is decoded by
 		// its structure): no position, answered with its time.
-		if r.left() >= 6 {
+		if r.Left() >= 6 {
 			m.Reply = append(m.Reply[:0], 0x78, 0x78, 0x00, typ)
-			m.Reply = append(m.Reply, r.b[:6]...)
+			m.Reply = append(m.Reply, r.Buf[:6]...)
 			m.Reply = append(m.Reply, '\r', '\n')
 		}
 
@@ -398,7 +395,7 @@ func (f *gtFrame) decode() error {
 	case typ == gtBluetoothClock, typ == gtString, typ == gtBMS:
 		f.ack(false)
 
-	case typ == gtStatus && r.left() == 16:
+	case typ == gtStatus && r.Left() == 16:
 		m.Kind = KindHeartbeat
 		f.ack(false)
 
@@ -422,7 +419,7 @@ func (f *gtFrame) decode() error {
 		}
 
 	case typ == gtAlarm:
-		if f.r.left() > 7 {
+		if f.r.Left() > 7 {
 			return f.position(f.alarm, true)
 		}
 		f.ack(false)
@@ -463,21 +460,21 @@ func (f *gtFrame) decode() error {
 // applies to the times that follow on the connection.
 func (f *gtFrame) login() error {
 	r, m, s := &f.r, f.m, f.s
-	id := r.take(8)
-	if r.bad {
+	id := r.Take(8)
+	if r.Bad {
 		return ErrGarbage
 	}
-	r.u16() // device type (some devices leave it out)
+	r.U16() // device type (some devices leave it out)
 	var digits [16]byte
 	const hexDigits = "0123456789abcdef"
 	for i, c := range id {
 		digits[2*i], digits[2*i+1] = hexDigits[c>>4], hexDigits[c&15]
 	}
 	m.Kind = KindLogin
-	m.Identifier = binIdentifier(digits[1:], s.Identifier)
+	m.Identifier = IdentifierOf(digits[1:], s.Identifier)
 	s.Identifier = m.Identifier
 	s.Offset, s.HasOffset = 0, false
-	if ext := int(r.u16()); f.length-5 > 10 && !r.bad {
+	if ext := int(r.U16()); f.length-5 > 10 && !r.Bad {
 		// The time zone: bits 4-15 hold HHMM (800: GMT+8:00), bit 3
 		// west of Greenwich.
 		offset := time.Duration((ext>>4)/100)*time.Hour + time.Duration((ext>>4)%100)*time.Minute
@@ -497,19 +494,19 @@ func (f *gtFrame) login() error {
 // does not hold are left out. ack: answered the standard way.
 func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error {
 	m := f.m
-	p := binNextPosition(m)
+	p := NextPosition(m)
 	found, err := body(p)
 	if err != nil {
-		binDropLast(m)
+		DropPosition(m)
 		return nil
 	}
-	if f.r.bad {
+	if f.r.Bad {
 		// The frame ended before the values that follow its GPS block:
 		// they are left out.
 		p.Attrs = p.Attrs[:f.gpsAttrs]
 	}
-	if !found || !binFinite(p.Latitude) || !binFinite(p.Longitude) || !binOnEarth(p.Latitude, p.Longitude) {
-		binDropLast(m)
+	if !found || !Finite(p.Latitude) || !Finite(p.Longitude) || !OnEarth(p.Latitude, p.Longitude) {
+		DropPosition(m)
 	}
 	if found {
 		m.Kind = KindPositions
@@ -521,38 +518,38 @@ func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error
 }
 
 // gps decodes the GPS block into p. hasLength: a length byte follows the
-// time (0: no GPS); satellites, speed: present; longSpeed: a u16 speed;
+// time (0: no GPS); satellites, speed: present; longSpeed: a U16 speed;
 // swapFlags: the course and status before the speed. It returns whether
 // there was a GPS block, and ErrGarbage when the frame ends inside it.
 func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swapFlags bool) (bool, error) {
 	r := &f.r
-	t, ok := f.localTime(r.take(6))
-	if hasLength && r.u8() == 0 {
+	t, ok := f.localTime(r.Take(6))
+	if hasLength && r.U8() == 0 {
 		p.Time = t
-		return false, f.garbageIf(r.bad)
+		return false, f.garbageIf(r.Bad)
 	}
 	*p = Position{Time: t, Attrs: p.Attrs}
 	if satellites {
-		p.Satellites, p.HasSatellites = int(r.u8()&0x0F), true
+		p.Satellites, p.HasSatellites = int(r.U8()&0x0F), true
 	}
-	lat := float64(r.u32()) / 1800000
-	lon := float64(r.u32()) / 1800000
+	lat := float64(r.U32()) / 1800000
+	lon := float64(r.U32()) / 1800000
 	var flags uint16
 	if swapFlags {
-		flags = r.u16()
+		flags = r.U16()
 	}
 	if speed {
 		if longSpeed {
-			p.Speed = float64(r.u16())
+			p.Speed = float64(r.U16())
 		} else {
-			p.Speed = float64(r.u8())
+			p.Speed = float64(r.U8())
 		}
 		p.HasSpeed = true
 	}
 	if !swapFlags {
-		flags = r.u16()
+		flags = r.U16()
 	}
-	if r.bad {
+	if r.Bad {
 		return false, ErrGarbage
 	}
 	p.Heading, p.HasHeading = float64(flags&0x3FF), true
@@ -565,7 +562,7 @@ func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swap
 	}
 	p.Latitude, p.Longitude = lat, lon
 	if flags&(1<<14) != 0 {
-		binBool(p, attrIgnition, flags&(1<<15) != 0)
+		AddBool(p, AttrIgnition, flags&(1<<15) != 0)
 	}
 	f.gpsAttrs = len(p.Attrs)
 	return true, nil
@@ -585,12 +582,12 @@ func (f *gtFrame) garbageIf(bad bool) error {
 
 // localTime is the UTC time of the device's YY MM DD hh mm ss, in its time
 // zone when the login gave one; ok is false, and the time zero, when the
-// bytes name no time that exists (civilTime).
+// bytes name no time that exists (CivilTime).
 func (f *gtFrame) localTime(b []byte) (t time.Time, ok bool) {
 	if len(b) < 6 {
 		return time.Time{}, false
 	}
-	t, ok = civilTime(2000+int(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4]), int(b[5]))
+	t, ok = CivilTime(2000+int(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4]), int(b[5]))
 	if ok && f.s.HasOffset {
 		t = t.Add(-f.s.Offset)
 	}
@@ -647,10 +644,10 @@ func gtSupported(typ byte, v gtVariant) bool {
 func (f *gtFrame) standardOrPrefixed(p *Position) (bool, error) {
 	start := f.r
 	found, err := f.standard(p)
-	if err == nil && found && !f.r.bad && binOnEarth(p.Latitude, p.Longitude) {
+	if err == nil && found && !f.r.Bad && OnEarth(p.Latitude, p.Longitude) {
 		return found, err
 	}
-	b := start.b[start.off:]
+	b := start.Buf[start.Off:]
 	skip := 0
 	switch {
 	case (f.typ == gtGPSLBS2 || f.typ == gtGPSLBSDriver) && len(b) > 21 && b[0] <= 1 &&
@@ -662,7 +659,7 @@ func (f *gtFrame) standardOrPrefixed(p *Position) (bool, error) {
 		return found, err
 	}
 	f.r = start
-	f.r.skip(skip)
+	f.r.Skip(skip)
 	p.Attrs, f.gpsAttrs = p.Attrs[:0], 0
 	return f.standard(p)
 }
@@ -691,140 +688,140 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 	}
 	nt := f.nt && (typ == gtGPSLBS2 || typ == gtGPSLBSDriver)
 	hasStatus := gtHasStatus(typ, v) || nt
-	if gtHasLBS(typ, v) && r.left() > 0 {
+	if gtHasLBS(typ, v) && r.Left() > 0 {
 		hasLength := hasStatus && typ != gtLBSStatus && typ != gtLBSAlarm &&
 			typ != gtAlarmModule && (typ != gtGPSLBSStatus1 || v != gtVXT01) && typ != gtWifi3
 		f.lbs(hasLength)
 	}
 	if hasStatus {
 		if typ == gtWifi3 {
-			r.u8() // network indicator
+			r.U8() // network indicator
 		}
 		f.status(p)
 		if typ == gtWifi3 || nt {
-			binNum(p, attrPowerV, float64(r.u16())/100)
+			AddNum(p, AttrPowerV, float64(r.U16())/100)
 		}
-		battery := r.u8()
+		battery := r.U8()
 		switch {
 		case nt:
-			binNum(p, attrBatteryV, float64(battery)/10)
+			AddNum(p, AttrBatteryV, float64(battery)/10)
 		case battery <= 6: // a level of 0 to 6
-			binNum(p, attrBatteryLevel, float64(int(battery)*100/6))
+			AddNum(p, AttrBatteryLevel, float64(int(battery)*100/6))
 		case battery <= 100:
-			binNum(p, attrBatteryLevel, float64(battery))
+			AddNum(p, AttrBatteryLevel, float64(battery))
 		}
-		binNum(p, attrRSSI, float64(r.u8()))
-		extension := int(r.u8())
-		if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti || typ == gtAlarmModule) && r.left() > 0 {
-			extension += int(r.b[r.off]>>4) << 8
+		AddNum(p, AttrRSSI, float64(r.U8()))
+		extension := int(r.U8())
+		if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti || typ == gtAlarmModule) && r.Left() > 0 {
+			extension += int(r.Buf[r.Off]>>4) << 8
 		}
 		if v != gtVXT01 {
 			if a := gtAlarmName(extension, v); a != "" {
-				binAlarm(p, a)
+				AddAlarm(p, a)
 			}
 			// The alarm byte itself, verbatim: the raw value of the
 			// codes whose meaning depends on the model (Traccar sets it
 			// for the TRX16i only, Gt06ProtocolDecoder.java:990-994).
 			if extension != 0 || v == gtTRX16I {
-				binSet(p, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(extension)})
+				ReplaceAttr(p, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(extension)})
 			}
 		}
 	}
 	if typ == gtWifi3 || typ == gtGPSLBSStatus3 || typ == gtFenceMulti || typ == gtAlarmModule || nt {
-		r.u8() // language
+		r.U8() // language
 	}
 	if typ == gtGPSLBSStatus1 && v == gtTRX16I {
-		r.u8() // language
-		f.rfid(p, r.take(8))
+		r.U8() // language
+		f.rfid(p, r.Take(8))
 	}
 	if typ == gtAlarmModule {
 		f.modules(p)
 	}
 	if typ == gtWifi3 {
-		binNum(p, attrOdometerKm, float64(r.u32())/1000)
-		binNum(p, attrEngineHours, float64(r.u32())/3600) // seconds
-		r.skip(8)                                         // terminal id
-		binNum(p, "input", float64(r.u16()))
+		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		AddNum(p, AttrEngineHours, float64(r.U32())/3600) // seconds
+		r.Skip(8)                                         // terminal id
+		AddNum(p, "input", float64(r.U16()))
 	}
 	if typ == gtGPSLBS1 {
 		f.gpsLBS1(p)
 	}
 	if typ == gtGPSLBS2 && v == gtSeeWorld {
-		binSet(p, gtBool(attrIgnition, r.u8() > 0))
-		r.skip(2) // reporting mode, supplementary transmission
-		binNum(p, attrOdometerKm, float64(r.u32())/1000)
-		r.u32() // travel time
-		t := r.u16()
+		ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+		r.Skip(2) // reporting mode, supplementary transmission
+		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		r.U32() // travel time
+		t := r.U16()
 		temp := float64(t&0x7FFF) / 100
 		if t&0x8000 != 0 {
 			temp = -temp
 		}
-		binNum(p, attrTempC[0], temp)
-		binNum(p, "humidity", float64(r.u16())/100)
+		AddNum(p, AttrTempC[0], temp)
+		AddNum(p, "humidity", float64(r.U16())/100)
 	}
 	if typ == gtGPSLBSStatus4 && v == gtSL4X {
 		f.altitude(p)
 	}
-	if (typ == gtGPSLBS2 || typ == gtGPSLBS3 || typ == gtGPSLBS4 || typ == gtGPSLBS5) && r.left() >= 3 && !nt {
-		binSet(p, gtBool(attrIgnition, r.u8() > 0))
-		binSet(p, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(int(r.u8()))}) // the reason of the report
-		binBool(p, "archive", r.u8() > 0)
+	if (typ == gtGPSLBS2 || typ == gtGPSLBS3 || typ == gtGPSLBS4 || typ == gtGPSLBS5) && r.Left() >= 3 && !nt {
+		ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+		ReplaceAttr(p, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(int(r.U8()))}) // the reason of the report
+		AddBool(p, "archive", r.U8() > 0)
 		if v == gtSL4X {
-			if r.left() > 2 {
-				binNum(p, attrOdometerKm, float64(r.u32())/1000)
+			if r.Left() > 2 {
+				AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
 			}
 			f.altitude(p)
 		}
 	}
 	if typ == gtGPSLBS3 {
-		module := r.u16()
-		sub := r.take(int(r.u8()))
-		s := binReader{b: sub}
+		module := r.U16()
+		sub := r.Take(int(r.U8()))
+		s := BinReader{Buf: sub}
 		switch module {
 		case 0x0027:
-			binNum(p, attrPowerV, float64(s.u16())/100)
+			AddNum(p, AttrPowerV, float64(s.U16())/100)
 		case 0x002E:
-			binNum(p, attrOdometerKm, float64(s.u32())/1000)
+			AddNum(p, AttrOdometerKm, float64(s.U32())/1000)
 		case 0x003B:
-			binNum(p, attrAccuracyM, float64(s.u16())/100)
+			AddNum(p, AttrAccuracyM, float64(s.U16())/100)
 		}
 	}
 	if typ == gtWifi { // GPS_LBS_RFID
-		f.driver(p, r.take(8))
-		r.u8() // validity
+		f.driver(p, r.Take(8))
+		r.U8() // validity
 	}
 	if nt {
-		binNum(p, attrOdometerKm, float64(r.u24())/1000)
-		binNum(p, attrEngineHours, float64(r.u24())/60) // minutes
+		AddNum(p, AttrOdometerKm, float64(r.U24())/1000)
+		AddNum(p, AttrEngineHours, float64(r.U24())/60) // minutes
 		if typ == gtGPSLBSDriver {
-			if n := int(r.u8()); n > 0 {
-				r.u8() // type of the driver's identifier
-				f.driver(p, r.take(n-1))
+			if n := int(r.U8()); n > 0 {
+				r.U8() // type of the driver's identifier
+				f.driver(p, r.Take(n-1))
 			}
 		}
 	}
-	if n := r.left(); n == 3 || n == 7 {
-		binSet(p, gtBool(attrIgnition, r.u8() > 0))
-		r.u8() // upload mode
-		if r.u8() > 0 {
-			binBool(p, "archive", true)
+	if n := r.Left(); n == 3 || n == 7 {
+		ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+		r.U8() // upload mode
+		if r.U8() > 0 {
+			AddBool(p, "archive", true)
 		}
 	}
-	if r.left() == 4 {
-		binNum(p, attrOdometerKm, float64(r.u32())/1000)
+	if r.Left() == 4 {
+		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
 	}
-	if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti) && r.left() > 0 {
+	if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti) && r.Left() > 0 {
 		// The geofence's number. Devices that leave it out end the data
 		// here (Traccar then reads the serial's first byte,
 		// Gt06ProtocolDecoder.java:1157-1159): the values before it stand.
-		binNum(p, "geofence", float64(r.u8()))
+		AddNum(p, "geofence", float64(r.U8()))
 	}
 	return true, nil
 }
 
 // altitude reads an altitude (int16, m) if the frame holds one.
 func (f *gtFrame) altitude(p *Position) {
-	if alt := int16(f.r.u16()); !f.r.bad {
+	if alt := int16(f.r.U16()); !f.r.Bad {
 		p.Altitude, p.HasAltitude = float64(alt), true
 	}
 }
@@ -842,63 +839,63 @@ func (f *gtFrame) gpsLBS1(p *Position) {
 	r := &f.r
 	switch f.variant {
 	case gtGT06ECard:
-		binNum(p, attrOdometerKm, float64(r.u32())/1000)
-		card := r.take(int(r.u8()))
-		r.u8() // alarm
-		r.u8() // swiped
-		if !r.bad {
-			binStr(p, "card", strings.TrimSpace(string(card)))
+		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		card := r.Take(int(r.U8()))
+		r.U8() // alarm
+		r.U8() // swiped
+		if !r.Bad {
+			AddStr(p, "card", strings.TrimSpace(string(card)))
 		}
 	case gtBenway:
-		mask := int(r.u16())
-		binSet(p, gtBool(attrIgnition, mask&(1<<15) != 0))
-		binBool(p, attrDin[1], mask&(1<<14) != 0)
+		mask := int(r.U16())
+		ReplaceAttr(p, gtBool(AttrIgnition, mask&(1<<15) != 0))
+		AddBool(p, AttrDin[1], mask&(1<<14) != 0)
 		if mask&(1<<12) != 0 {
 			value := mask & 0x1FF
 			if mask&(1<<9) != 0 {
 				value = -value
 			}
-			binNum(p, attrTempC[0], float64(value))
+			AddNum(p, AttrTempC[0], float64(value))
 		} else {
 			// An analogue value whose unit Traccar does not say (the
 			// value, or a tenth of it, by bit 13): kept as "adc1".
 			value := mask & 0x3FF
 			if mask&(1<<13) != 0 {
-				binNum(p, "adc1", float64(value))
+				AddNum(p, "adc1", float64(value))
 			} else {
-				binNum(p, "adc1", float64(value)/10)
+				AddNum(p, "adc1", float64(value)/10)
 			}
 		}
 	case gtVXT01:
 		f.status(p)
-		binNum(p, attrPowerV, float64(r.u16())/100)
-		binNum(p, attrRSSI, float64(r.u8()))
-		r.u8() // alarm extension
+		AddNum(p, AttrPowerV, float64(r.U16())/100)
+		AddNum(p, AttrRSSI, float64(r.U8()))
+		r.U8() // alarm extension
 	case gtS5:
 		f.status(p)
-		binNum(p, attrPowerV, float64(r.u16())/100)
-		binNum(p, attrRSSI, float64(r.u8()))
-		if a := gtAlarmName(int(r.u8()), f.variant); a != "" {
-			binAlarm(p, a)
+		AddNum(p, AttrPowerV, float64(r.U16())/100)
+		AddNum(p, AttrRSSI, float64(r.U8()))
+		if a := gtAlarmName(int(r.U8()), f.variant); a != "" {
+			AddAlarm(p, a)
 		}
-		binNum(p, "oil", float64(r.u16()))
-		temp := int(r.u8())
+		AddNum(p, "oil", float64(r.U16()))
+		temp := int(r.U8())
 		if temp&0x80 != 0 {
 			temp = -(temp & 0x7F)
 		}
-		binNum(p, attrTempC[0], float64(temp))
-		binNum(p, attrOdometerKm, float64(r.u32())/100) // tens of metres
+		AddNum(p, AttrTempC[0], float64(temp))
+		AddNum(p, AttrOdometerKm, float64(r.U32())/100) // tens of metres
 	case gtWeTrust:
-		binNum(p, attrOdometerKm, float64(r.u32())/1000)
-		card := r.take(int(r.u8()))
-		if !r.bad {
-			binStr(p, "card", string(card))
+		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		card := r.Take(int(r.U8()))
+		if !r.Bad {
+			AddStr(p, "card", string(card))
 		}
-		if r.u8() > 0 {
-			binAlarm(p, alarmGeneral)
+		if r.U8() > 0 {
+			AddAlarm(p, AlarmGeneral)
 		}
-		binNum(p, "card_status", float64(r.u8()))
-		binNum(p, "driving_time", float64(r.u16()))
+		AddNum(p, "card_status", float64(r.U8()))
+		AddNum(p, "driving_time", float64(r.U16()))
 	}
 }
 
@@ -908,85 +905,85 @@ func (f *gtFrame) lbs(hasLength bool) bool {
 	r, typ, v := &f.r, f.typ, f.variant
 	length := 0
 	if hasLength {
-		length = int(r.u8())
+		length = int(r.U8())
 		if length == 0 {
 			zeroed := true
-			for i := r.off + 9; i < r.off+45 && i < len(r.b); i++ {
-				if r.b[i] != 0 {
+			for i := r.Off + 9; i < r.Off+45 && i < len(r.Buf); i++ {
+				if r.Buf[i] != 0 {
 					zeroed = false
 					break
 				}
 			}
 			if zeroed {
-				r.skip(min(r.left(), 45))
+				r.Skip(min(r.Left(), 45))
 			}
 			return false
 		}
 	}
 	cellType := 0
 	if typ == gtGPSLBS8 || typ == gtAlarmModule {
-		cellType = int(r.u8())
+		cellType = int(r.U8())
 	}
-	mcc := r.u16()
+	mcc := r.U16()
 	if mcc&0x8000 != 0 || typ == gtGPSLBS6 || v == gtSL4X {
-		r.u16() // mobile network code
+		r.U16() // mobile network code
 	} else {
-		r.u8()
+		r.U8()
 	}
 	long := cellType >= 3 || typ == gtLBSAlarm || typ == gtGPSLBS7 || typ == gtWifi3
 	if long {
-		r.u32() // location area code
+		r.U32() // location area code
 	} else {
-		r.u16()
+		r.U16()
 	}
 	switch {
 	case long || v == gtSL4X:
-		r.u64() // cell id
+		r.U64() // cell id
 	case typ == gtGPSLBS6 || typ == gtIButton || typ == gtGPSLBSDriver || v == gtSeeWorld ||
 		v == gtTRX16I && typ == gtStatus2:
-		r.u32()
+		r.U32()
 	default:
-		r.u24()
+		r.U24()
 	}
 	if cellType >= 3 {
-		r.u16() // signal strength
+		r.U16() // signal strength
 	} else if typ == gtGPSLBS8 || typ == gtAlarmModule {
-		r.u8()
+		r.U8()
 	}
 	if length > 9 {
-		r.skip(length - 9)
+		r.Skip(length - 9)
 	}
 	return true
 }
 
 // status decodes the terminal information byte.
 func (f *gtFrame) status(p *Position) {
-	status := f.r.u8()
-	binNum(p, "status", float64(status))
-	binSet(p, gtBool(attrIgnition, status&(1<<1) != 0))
-	binBool(p, attrCharging, status&(1<<2) != 0)
-	binBool(p, "blocked", status&(1<<7) != 0)
+	status := f.r.U8()
+	AddNum(p, "status", float64(status))
+	ReplaceAttr(p, gtBool(AttrIgnition, status&(1<<1) != 0))
+	AddBool(p, AttrCharging, status&(1<<2) != 0)
+	AddBool(p, "blocked", status&(1<<7) != 0)
 	var alarm string
 	switch (status >> 3) & 7 {
 	case 1:
-		alarm = alarmVibration
+		alarm = AlarmVibration
 	case 2:
-		alarm = alarmPowerCut
+		alarm = AlarmPowerCut
 	case 3:
-		alarm = alarmLowBattery
+		alarm = AlarmLowBattery
 	case 4:
-		alarm = alarmSOS
+		alarm = AlarmSOS
 	case 7:
 		// Traccar's "removing", which has no common name, but on the
 		// VXT01 (told by the frame's length, not by a setting).
 		if f.variant == gtVXT01 {
-			alarm = alarmOverspeed
+			alarm = AlarmOverspeed
 		}
 		// 6 is Traccar's "geofence" (no common name: the bits stay in
 		// "status").
 	}
 	if alarm != "" {
-		binAlarm(p, alarm)
+		AddAlarm(p, alarm)
 	}
 }
 
@@ -1001,42 +998,42 @@ func (f *gtFrame) status(p *Position) {
 func gtAlarmName(value int, v gtVariant) string {
 	switch value {
 	case 0x01:
-		return alarmSOS
+		return AlarmSOS
 	case 0x02:
-		return alarmPowerCut
+		return AlarmPowerCut
 	case 0x03:
-		return alarmVibration
+		return AlarmVibration
 	case 0x04:
-		return alarmGeofenceEnter
+		return AlarmGeofenceEnter
 	case 0x05:
-		return alarmGeofenceExit
+		return AlarmGeofenceExit
 	case 0x06:
-		return alarmOverspeed
+		return AlarmOverspeed
 	case 0x0E:
 		if v == gtTRX16I {
-			return alarmLowPower
+			return AlarmLowPower
 		}
-		return alarmLowBattery
+		return AlarmLowBattery
 	case 0x0F:
-		return alarmLowBattery
+		return AlarmLowBattery
 	case 0x0C, 0x13, 0x25, 0x32:
-		return alarmTampering
+		return AlarmTampering
 	case 0x14:
-		return alarmDoor
+		return AlarmDoor
 	case 0x1A, 0x27, 0xF1:
-		return alarmHardBraking
+		return AlarmHardBraking
 	case 0x1B, 0x2A, 0x2B, 0x2E:
-		return alarmHardCornering
+		return AlarmHardCornering
 	case 0x23:
-		return alarmFallDown
+		return AlarmFallDown
 	case 0x26, 0xF0:
-		return alarmHardAcceleration
+		return AlarmHardAcceleration
 	case 0x2C, 0xF2:
-		return alarmAccident
+		return AlarmAccident
 	case 0x5B, 0x5C:
-		return alarmTemperature
+		return AlarmTemperature
 	case 0x0107, 0x010B:
-		return alarmJamming
+		return AlarmJamming
 	}
 	return ""
 }
@@ -1045,16 +1042,16 @@ func gtAlarmName(value int, v gtVariant) string {
 // length, value.
 func (f *gtFrame) modules(p *Position) {
 	r := &f.r
-	for r.left() > 0 && !r.bad {
-		module := r.u16()
-		value := binReader{b: r.take(int(r.u8()))}
+	for r.Left() > 0 && !r.Bad {
+		module := r.U16()
+		value := BinReader{Buf: r.Take(int(r.U8()))}
 		switch module {
 		case 0x0018:
-			binNum(p, attrBatteryV, float64(value.u16())/100)
+			AddNum(p, AttrBatteryV, float64(value.U16())/100)
 		case 0x0032:
-			binNum(p, "startup_status", float64(value.u8()))
+			AddNum(p, "startup_status", float64(value.U8()))
 		case 0x006A:
-			binNum(p, attrBatteryLevel, float64(value.u8()))
+			AddNum(p, AttrBatteryLevel, float64(value.U8()))
 		}
 	}
 }
@@ -1074,38 +1071,38 @@ func (f *gtFrame) rfid(p *Position, tag []byte) {
 // Teltonika's: one form, so that a key reads the same whichever device
 // read it).
 func (f *gtFrame) driver(p *Position, tag []byte) {
-	if len(tag) == 0 || 2*len(tag) > attrMaxText {
+	if len(tag) == 0 || 2*len(tag) > AttrMaxText {
 		return
 	}
-	var buf [attrMaxText]byte
-	binStr(p, attrDriverIdentifier, f.m.strs.get(binAppendHexUpper(buf[:0], tag)))
+	var buf [AttrMaxText]byte
+	AddStr(p, AttrDriverIdentifier, f.m.Intern(AppendHexUpper(buf[:0], tag)))
 }
 
 // x1GPS decodes type 0x34 of the X1: a position with odometer, cell,
 // driver, voltages and ports.
 func (f *gtFrame) x1GPS(p *Position) (bool, error) {
 	r := &f.r
-	r.u32() // data and alarm
+	r.U32() // data and alarm
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
-	r.u16() // terminal information
-	binNum(p, attrOdometerKm, float64(r.u32())/1000)
-	r.skip(2 + 1 + 2 + 4) // cell
-	if driver := r.u32(); driver > 0 {
-		binStr(p, attrDriverIdentifier, strconv.FormatUint(uint64(driver), 10))
+	r.U16() // terminal information
+	AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+	r.Skip(2 + 1 + 2 + 4) // cell
+	if driver := r.U32(); driver > 0 {
+		AddStr(p, AttrDriverIdentifier, strconv.FormatUint(uint64(driver), 10))
 	}
-	binNum(p, attrBatteryV, float64(r.u16())/100)
-	binNum(p, attrPowerV, float64(r.u16())/100)
-	ports := r.u32()
-	binNum(p, "input", float64(r.u8()))
-	binNum(p, "output", float64(r.u8()))
-	for i := 1; i <= int(ports>>20&0xF) && !r.bad; i++ {
-		v := float64(r.u16()) / 100 // volts
-		if i <= len(attrAin) {
-			binNum(p, attrAin[i-1], v)
+	AddNum(p, AttrBatteryV, float64(r.U16())/100)
+	AddNum(p, AttrPowerV, float64(r.U16())/100)
+	ports := r.U32()
+	AddNum(p, "input", float64(r.U8()))
+	AddNum(p, "output", float64(r.U8()))
+	for i := 1; i <= int(ports>>20&0xF) && !r.Bad; i++ {
+		v := float64(r.U16()) / 100 // volts
+		if i <= len(AttrAin) {
+			AddNum(p, AttrAin[i-1], v)
 		} else {
-			binNum(p, "adc"+strconv.Itoa(i), v)
+			AddNum(p, "adc"+strconv.Itoa(i), v)
 		}
 	}
 	return true, nil
@@ -1119,22 +1116,22 @@ func (f *gtFrame) sr411(p *Position) (bool, error) {
 		return false, err
 	}
 	f.lbs(false)
-	binSet(p, gtBool(attrIgnition, r.u8() > 0))
-	binNum(p, attrPowerV, float64(r.u16())/100)
-	binNum(p, attrBatteryV, float64(r.u16())/100)
+	ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+	AddNum(p, AttrPowerV, float64(r.U16())/100)
+	AddNum(p, AttrBatteryV, float64(r.U16())/100)
 	return true, nil
 }
 
 // iButton decodes type 0x61: IMEI, position, cell and the driver's key.
 func (f *gtFrame) iButton(p *Position) (bool, error) {
 	r := &f.r
-	r.skip(8) // IMEI
+	r.Skip(8) // IMEI
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
 	f.lbs(false)
-	id := uint64(r.u32())<<16 | uint64(r.u16())
-	binStr(p, attrDriverIdentifier, strconv.FormatUint(id, 10))
+	id := uint64(r.U32())<<16 | uint64(r.U16())
+	AddStr(p, AttrDriverIdentifier, strconv.FormatUint(id, 10))
 	return true, nil
 }
 
@@ -1146,16 +1143,16 @@ func (f *gtFrame) trx16i(p *Position) (bool, error) {
 		return false, err
 	}
 	f.lbs(false)
-	binSet(p, gtBool(attrIgnition, r.u8() > 0))
-	binNum(p, "upload_mode", float64(r.u8()))
-	binBool(p, "archive", r.u8() > 0)
+	ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+	AddNum(p, "upload_mode", float64(r.U8()))
+	AddBool(p, "archive", r.U8() > 0)
 	// An odometer whose unit Traccar leaves unconfirmed
 	// (Gt06ProtocolDecoder.java:886): kept as "odometer", as read.
-	binNum(p, "odometer", float64(r.u32()))
-	binNum(p, attrPowerV, float64(r.u16())/100)
-	binNum(p, attrBatteryV, float64(r.u8())/10)
-	binNum(p, attrEngineHours, float64(r.u24())/60) // minutes
-	f.rfid(p, r.take(8))
+	AddNum(p, "odometer", float64(r.U32()))
+	AddNum(p, AttrPowerV, float64(r.U16())/100)
+	AddNum(p, AttrBatteryV, float64(r.U8())/10)
+	AddNum(p, AttrEngineHours, float64(r.U24())/60) // minutes
+	f.rfid(p, r.Take(8))
 	return true, nil
 }
 
@@ -1165,45 +1162,45 @@ func (f *gtFrame) alarm(p *Position) (bool, error) {
 	r := &f.r
 	jc400 := f.variant == gtJC400
 	if jc400 {
-		r.skip(3) // marker, version
+		r.Skip(3) // marker, version
 	}
 	if ok, err := f.gps(p, false, jc400, jc400, jc400, jc400); !ok {
 		return false, err
 	}
 	if jc400 {
-		binNum(p, attrPowerV, float64(r.u16())/10)
+		AddNum(p, AttrPowerV, float64(r.U16())/10)
 	}
-	event := r.u8()
-	binStr(p, attrEvent, codeString(int(event)))
-	binNum(p, "event_data", float64(r.u16()))
+	event := r.U8()
+	AddStr(p, AttrEvent, CodeString(int(event)))
+	AddNum(p, "event_data", float64(r.U16()))
 	var alarm string
 	switch event {
 	case 0x01:
-		alarm = alarmSOS
+		alarm = AlarmSOS
 	case 0x0E:
-		alarm = alarmLowPower
+		alarm = AlarmLowPower
 	case 0x76:
-		alarm = alarmTemperature
+		alarm = AlarmTemperature
 	case 0x80:
-		alarm = alarmVibration
+		alarm = AlarmVibration
 	case 0x87:
-		alarm = alarmOverspeed
+		alarm = AlarmOverspeed
 	case 0x88:
-		alarm = alarmPowerCut
+		alarm = AlarmPowerCut
 	case 0x90:
-		alarm = alarmHardAcceleration
+		alarm = AlarmHardAcceleration
 	case 0x91:
-		alarm = alarmHardBraking
+		alarm = AlarmHardBraking
 	case 0x92:
-		alarm = alarmHardCornering
+		alarm = AlarmHardCornering
 	case 0x93:
-		alarm = alarmAccident
+		alarm = AlarmAccident
 	}
-	if alarm != "" && !r.bad {
-		binAlarm(p, alarm)
+	if alarm != "" && !r.Bad {
+		AddAlarm(p, alarm)
 	}
-	if n := r.left(); n > 0 {
-		binStr(p, "event_files", string(r.take(n)))
+	if n := r.Left(); n > 0 {
+		AddStr(p, "event_files", string(r.Take(n)))
 	}
 	return true, nil
 }
@@ -1217,24 +1214,24 @@ func (f *gtFrame) az735(p *Position) (bool, error) {
 		return false, err
 	}
 	if f.lbs(true) {
-		binNum(p, attrRSSI, float64(r.u8()))
+		AddNum(p, AttrRSSI, float64(r.U8()))
 	}
-	r.skip(int(r.u8())) // more cells
-	r.skip(int(r.u8())) // access points
-	status := r.u8()
-	binNum(p, "status", float64(status))
+	r.Skip(int(r.U8())) // more cells
+	r.Skip(int(r.U8())) // access points
+	status := r.U8()
+	AddNum(p, "status", float64(status))
 	if f.typ == gtWifi5 {
 		switch status {
 		case 0xA0:
-			binBool(p, "armed", true)
+			AddBool(p, "armed", true)
 		case 0xA1:
-			binBool(p, "armed", false)
+			AddBool(p, "armed", false)
 		case 0xA2, 0xA3:
-			binAlarm(p, alarmLowBattery)
+			AddAlarm(p, AlarmLowBattery)
 		case 0xA4:
-			binAlarm(p, alarmGeneral)
+			AddAlarm(p, AlarmGeneral)
 		case 0xA5:
-			binAlarm(p, alarmDoor)
+			AddAlarm(p, AlarmDoor)
 		}
 	}
 	f.ack(true)
@@ -1246,70 +1243,70 @@ func (f *gtFrame) az735(p *Position) (bool, error) {
 func (f *gtFrame) modular(p *Position) (bool, error) {
 	r := &f.r
 	found := false
-	for r.left() > 0 {
-		module := r.u16()
-		b := r.take(int(r.u16()))
-		if r.bad {
+	for r.Left() > 0 {
+		module := r.U16()
+		b := r.Take(int(r.U16()))
+		if r.Bad {
 			break
 		}
-		value := binReader{b: b}
+		value := BinReader{Buf: b}
 		switch module {
 		case 0x03:
-			if iccid := value.take(10); iccid != nil {
-				binStr(p, "iccid", binHex(iccid))
+			if iccid := value.Take(10); iccid != nil {
+				AddStr(p, "iccid", Hex(iccid))
 			}
 		case 0x09:
-			p.Satellites, p.HasSatellites = int(value.u8()), !value.bad
+			p.Satellites, p.HasSatellites = int(value.U8()), !value.Bad
 		case 0x0A:
-			binNum(p, "sat_visible", float64(value.u8()))
+			AddNum(p, "sat_visible", float64(value.U8()))
 		case 0x18:
-			binNum(p, attrBatteryV, float64(value.u16())/100)
+			AddNum(p, AttrBatteryV, float64(value.U16())/100)
 		case 0x28:
-			binNum(p, attrHDOP, float64(value.u8())/10)
+			AddNum(p, AttrHDOP, float64(value.U8())/10)
 		case 0x29:
-			binNum(p, "index", float64(value.u32()))
+			AddNum(p, "index", float64(value.U32()))
 		case 0x2A:
-			input := value.u8()
-			binBool(p, "door", input&0x0F > 0)
-			binBool(p, "tamper", input>>4 > 0)
+			input := value.U8()
+			AddBool(p, "door", input&0x0F > 0)
+			AddBool(p, "tamper", input>>4 > 0)
 		case 0x2B:
-			binNum(p, "boot_reason", float64(value.u8()))
+			AddNum(p, "boot_reason", float64(value.U8()))
 		case 0x2E:
-			o := value.take(4)
+			o := value.Take(4)
 			if o != nil {
-				binNum(p, attrOdometerKm, float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24)/1000)
+				AddNum(p, AttrOdometerKm, float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24)/1000)
 			}
 		case 0x34:
-			event := value.u8()
-			binSet(p, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(int(event))})
+			event := value.U8()
+			ReplaceAttr(p, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(int(event))})
 			if a := gtModularAlarm(event); a != "" {
-				binAlarm(p, a)
+				AddAlarm(p, a)
 			}
 		case 0x7F:
-			id := value.take(6)
-			battery := value.u16()
-			level := value.u8()
-			temp := int16(value.u16())
-			humidity := int16(value.u16())
-			status := value.u8()
-			if value.bad {
+			id := value.Take(6)
+			battery := value.U16()
+			level := value.U8()
+			temp := int16(value.U16())
+			humidity := int16(value.U16())
+			status := value.U8()
+			if value.Bad {
 				continue
 			}
-			binStr(p, "tag1_id", binHex(id))
-			binNum(p, "tag1_battery", float64(battery)/1000)
-			binNum(p, "tag1_battery_level", float64(level))
-			binNum(p, "tag1_temp", float64(temp)/10)
-			binNum(p, "tag1_humidity", float64(humidity))
-			binNum(p, "tag1_status", float64(status))
+			AddStr(p, "tag1_id", Hex(id))
+			AddNum(p, "tag1_battery", float64(battery)/1000)
+			AddNum(p, "tag1_battery_level", float64(level))
+			AddNum(p, "tag1_temp", float64(temp)/10)
+			AddNum(p, "tag1_humidity", float64(humidity))
+			AddNum(p, "tag1_status", float64(status))
 		case 0x33:
-			t := value.u32()
-			sats := value.u8()
-			alt := int16(value.u16())
-			lat := float64(value.u32()) / 1800000
-			lon := float64(value.u32()) / 1800000
-			speed := value.u8()
-			flags := value.u16()
-			if value.bad {
+			t := value.U32()
+			sats := value.U8()
+			alt := int16(value.U16())
+			lat := float64(value.U32()) / 1800000
+			lon := float64(value.U32()) / 1800000
+			speed := value.U8()
+			flags := value.U16()
+			if value.Bad {
 				continue
 			}
 			if flags&(1<<10) == 0 {
@@ -1337,23 +1334,23 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 func gtModularAlarm(event byte) string {
 	switch event {
 	case 0x10:
-		return alarmDoor
+		return AlarmDoor
 	case 0x14:
-		return alarmGeofenceEnter
+		return AlarmGeofenceEnter
 	case 0x15:
-		return alarmGeofenceExit
+		return AlarmGeofenceExit
 	case 0x16:
-		return alarmTemperature
+		return AlarmTemperature
 	case 0x1A:
-		return alarmLowBattery
+		return AlarmLowBattery
 	case 0x1B:
-		return alarmOverspeed
+		return AlarmOverspeed
 	case 0x20:
-		return alarmVibration
+		return AlarmVibration
 	case 0x21:
-		return alarmPowerCut
+		return AlarmPowerCut
 	case 0x23:
-		return alarmTampering
+		return AlarmTampering
 	}
 	return ""
 }
@@ -1363,7 +1360,7 @@ func (f *gtFrame) gpsLBS8(p *Position) (bool, error) {
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
-	f.r.skip(2) // upload mode, re-upload
+	f.r.Skip(2) // upload mode, re-upload
 	f.lbs(false)
 	return true, nil
 }
@@ -1373,25 +1370,25 @@ func (f *gtFrame) gpsLBS8(p *Position) (bool, error) {
 // HH:mm:ss", a position (the speed in knots, as Traccar reads it).
 func (f *gtFrame) stringInfo() error {
 	r, m := &f.r, f.m
-	r.u32() // server flag
-	encoding := r.u8()
-	if r.bad {
+	r.U32() // server flag
+	encoding := r.U8()
+	if r.Bad {
 		return ErrGarbage
 	}
-	data := r.b[r.off:]
+	data := r.Buf[r.Off:]
 	var text string
 	if encoding == 1 {
 		text = string(data)
 	} else {
 		u := make([]uint16, len(data)/2)
 		for i := range u {
-			u[i] = binBE16(data[2*i:])
+			u[i] = BE16(data[2*i:])
 		}
 		text = string(utf16.Decode(u))
 	}
-	p := binNextPosition(m)
+	p := NextPosition(m)
 	if !gtCurrentPosition(text, f, p) {
-		binDropLast(m)
+		DropPosition(m)
 	} else {
 		m.Kind = KindPositions
 	}
@@ -1437,7 +1434,7 @@ func gtCurrentPosition(text string, f *gtFrame, p *Position) bool {
 	when := strings.Join(strings.Fields(strings.TrimRight(field("DateTime:"), "\x00")), " ")
 	t, err3 := time.Parse("2006-01-02 15:04:05", when)
 	if !ok1 || !ok2 || err1 != nil || err2 != nil || err3 != nil ||
-		!binFinite(course) || !binFinite(speed) {
+		!Finite(course) || !Finite(speed) {
 		return false
 	}
 	if f.s.HasOffset {
@@ -1449,5 +1446,5 @@ func gtCurrentPosition(text string, f *gtFrame, p *Position) bool {
 		Speed: speed * 1.852, HasSpeed: true,
 		Attrs: p.Attrs,
 	}
-	return binOnEarth(lat, lon)
+	return OnEarth(lat, lon)
 }

@@ -506,7 +506,7 @@ func BenchmarkGT06CRC(b *testing.B) {
 	frame := binMustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
-		crcX25(frame[2 : len(frame)-4])
+		CRC16X25(frame[2 : len(frame)-4])
 	}
 }
 
@@ -536,7 +536,7 @@ func FuzzGT06(f *testing.F) {
 				b[0], b[1], b[2] = 0x78, 0x78, byte(len(b)-5)
 			}
 			n := len(b)
-			binary.BigEndian.PutUint16(b[n-4:], crcX25(b[2:n-4]))
+			binary.BigEndian.PutUint16(b[n-4:], CRC16X25(b[2:n-4]))
 			b[n-2], b[n-1] = '\r', '\n'
 		}
 		n, err := GT06().Split(b)

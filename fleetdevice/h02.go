@@ -19,9 +19,6 @@ import (
 // device's last location, which is the server's to know, not the frame's.
 type h02 struct{}
 
-// H02 returns the h02 protocol's decoder.
-func H02() Protocol { return h02{} }
-
 func (h02) Name() string  { return "h02" }
 func (h02) Port() int     { return 5013 }
 func (h02) UDP() bool     { return true }
@@ -46,7 +43,7 @@ const (
 // 45-byte frame whose first 32 (or 42) bytes arrive alone is therefore
 // cut short, and the rest of it is garbage.
 func (h h02) Split(buf []byte) (int, error) {
-	i := leadingCRLF(buf)
+	i := LeadingCRLF(buf)
 	if i >= h.MaxFrame() {
 		return 0, ErrGarbage
 	}
@@ -55,7 +52,7 @@ func (h h02) Split(buf []byte) (int, error) {
 	}
 	switch buf[i] {
 	case '*':
-		n, err := splitText(buf[i:], h.MaxFrame(), func(byte) bool { return true }, func(c byte) bool { return c == '#' })
+		n, err := SplitText(buf[i:], h.MaxFrame(), func(byte) bool { return true }, func(c byte) bool { return c == '#' })
 		if n == 0 || err != nil {
 			return 0, err
 		}
@@ -107,14 +104,14 @@ func h02BinaryLength(b []byte) int {
 
 // Decode decodes one frame (or datagram).
 func (h h02) Decode(frame []byte, s *Session, m *Message) error {
-	frame = frame[leadingCRLF(frame):]
+	frame = frame[LeadingCRLF(frame):]
 	if len(frame) == 0 || len(frame) > h.MaxFrame() {
 		return ErrGarbage
 	}
 	switch frame[0] {
 	case '*':
-		text := trimLine(frame)
-		if hasTextControl(text) || text[len(text)-1] != '#' {
+		text := TrimLine(frame)
+		if HasTextControl(text) || text[len(text)-1] != '#' {
 			return ErrGarbage
 		}
 		h02Text(string(text), s, m)
@@ -167,7 +164,7 @@ func h02IDField(sentence string) string {
 	if end < 0 {
 		return ""
 	}
-	if id := rest[:end]; identifierOK(id) {
+	if id := rest[:end]; IdentifierOK(id) {
 		return id
 	}
 	return ""
@@ -184,84 +181,84 @@ func indexFrom(s string, c byte, from int) int {
 	return from + i
 }
 
-var h02Pattern = newPattern().
-	text("*").
-	expression("..,"). // manufacturer
-	number("(d+)?,").  // imei
-	groupBegin().
-	text("V4,").
-	expression("(.*),"). // response
-	or().
-	expression("(V[^,]*),").
-	groupEnd("").
-	number("(?:(dd)(dd)(dd))?,"). // time (hhmmss)
-	groupBegin().
-	expression("([ABV])?,"). // validity
-	or().
-	number("(d+),"). // coding scheme
-	groupEnd("").
-	groupBegin().
-	number("-(d+)-(d+.d+),([NS]),"). // latitude
-	or().
-	number("(d*)(dd.d+),([NS]),"). // latitude
-	or().
-	number("(d+)(dd)(d{4}),([NS]),"). // latitude
-	groupEnd("").
-	groupBegin().
-	number("-(d+)-(d+.d+),([EW]),"). // longitude
-	or().
-	number("(d*)(dd.d+),([EW]),"). // longitude
-	or().
-	number("(d+)(dd)(d{4}),([EW]),"). // longitude
-	groupEnd("").
-	number(" *(d+.?d*),").       // speed
-	number("(d+.?d*)?,").        // course
-	number("(?:d+,)?").          // battery
-	number("(?:(dd)(dd)(dd))?"). // date (ddmmyy)
-	groupBegin().
-	expression(",[^,]*,").
-	expression("[^,]*,").
-	expression("[^,]*"). // sim info
+var h02Pattern = NewPattern().
+	Text("*").
+	Expression("..,"). // manufacturer
+	Number("(d+)?,").  // imei
+	GroupBegin().
+	Text("V4,").
+	Expression("(.*),"). // response
+	Or().
+	Expression("(V[^,]*),").
+	GroupEnd("").
+	Number("(?:(dd)(dd)(dd))?,"). // time (hhmmss)
+	GroupBegin().
+	Expression("([ABV])?,"). // validity
+	Or().
+	Number("(d+),"). // coding scheme
+	GroupEnd("").
+	GroupBegin().
+	Number("-(d+)-(d+.d+),([NS]),"). // latitude
+	Or().
+	Number("(d*)(dd.d+),([NS]),"). // latitude
+	Or().
+	Number("(d+)(dd)(d{4}),([NS]),"). // latitude
+	GroupEnd("").
+	GroupBegin().
+	Number("-(d+)-(d+.d+),([EW]),"). // longitude
+	Or().
+	Number("(d*)(dd.d+),([EW]),"). // longitude
+	Or().
+	Number("(d+)(dd)(d{4}),([EW]),"). // longitude
+	GroupEnd("").
+	Number(" *(d+.?d*),").       // speed
+	Number("(d+.?d*)?,").        // course
+	Number("(?:d+,)?").          // battery
+	Number("(?:(dd)(dd)(dd))?"). // date (ddmmyy)
+	GroupBegin().
+	Expression(",[^,]*,").
+	Expression("[^,]*,").
+	Expression("[^,]*"). // sim info
 	// Lazy, where Traccar's is greedy: a status word right after the
 	// date is read as the status even when three fields follow the
 	// date, which Traccar takes for the SIM's (its test's
 	// "...,080918,EEE7FBDF,4261193,0#" carries a power cut); the SIM's
 	// fields, which start with an empty one, are read as before.
-	groupEnd("??").
-	groupBegin().
-	number(",(x{8})"). // status
-	groupBegin().
-	number(",(d+),").   // odometer
-	number("(-?d+),").  // temperature
-	number("(d+.d+),"). // fuel
-	number("(-?d+),").  // altitude
-	number("(x+),").    // lac
-	number("(x+)").     // cid
-	or().
-	text(",").
-	expression("(.*)"). // data
-	or().
-	groupEnd("").
-	or().
-	groupEnd("").
-	text("#").
-	whole()
+	GroupEnd("??").
+	GroupBegin().
+	Number(",(x{8})"). // status
+	GroupBegin().
+	Number(",(d+),").   // odometer
+	Number("(-?d+),").  // temperature
+	Number("(d+.d+),"). // fuel
+	Number("(-?d+),").  // altitude
+	Number("(x+),").    // lac
+	Number("(x+)").     // cid
+	Or().
+	Text(",").
+	Expression("(.*)"). // data
+	Or().
+	GroupEnd("").
+	Or().
+	GroupEnd("").
+	Text("#").
+	Whole()
 
 // h02Report decodes a position report (V1, V2, V4, V5, V6, V8, VI1, V19...).
 func h02Report(sentence string, s *Session, m *Message) {
-	f, ok := matchGroups(h02Pattern, sentence)
+	f, ok := MatchGroups(h02Pattern, sentence)
 	if !ok {
 		return
 	}
-	id := f.next()
-	if id != "" && !identifierOK(id) {
+	id := f.Next()
+	if id != "" && !IdentifierOK(id) {
 		return
 	}
-	p := takePosition(m)
-	if f.hasNext(1) {
-		setStr(p, "result", f.next())
+	p := NextPosition(m)
+	if f.HasNext(1) {
+		SetStr(p, "result", f.Next())
 	}
-	if f.hasNext(1) && f.next() == "V1" && id != "" {
+	if f.HasNext(1) && f.Next() == "V1" && id != "" {
 		m.Reply = append(m.Reply, "*HQ,"...)
 		m.Reply = append(m.Reply, id...)
 		m.Reply = append(m.Reply, ",V4,V1,"...)
@@ -270,122 +267,122 @@ func h02Report(sentence string, s *Session, m *Message) {
 	}
 
 	var hour, minute, second int
-	if f.hasNext(3) {
-		hour, minute, second = f.nextInt(0), f.nextInt(0), f.nextInt(0)
+	if f.HasNext(3) {
+		hour, minute, second = f.NextInt(0), f.NextInt(0), f.NextInt(0)
 	}
-	if f.hasNext(1) {
-		p.Valid = f.next() == "A"
+	if f.HasNext(1) {
+		p.Valid = f.Next() == "A"
 	}
-	if f.hasNext(1) {
-		f.next() // coding scheme
+	if f.HasNext(1) {
+		f.Next() // coding scheme
 		p.Valid = true
 	}
 
-	if f.hasNext(3) {
-		p.Latitude = f.nextCoordinate()
+	if f.HasNext(3) {
+		p.Latitude = f.NextCoordinate()
 	}
-	if f.hasNextAny(3) {
-		p.Latitude = f.nextCoordinate()
+	if f.HasNextAny(3) {
+		p.Latitude = f.NextCoordinate()
 	}
-	if f.hasNext(4) {
-		p.Latitude = f.nextCoordinateMinMin()
+	if f.HasNext(4) {
+		p.Latitude = f.NextCoordinateMinMin()
 	}
-	if f.hasNext(3) {
-		p.Longitude = f.nextCoordinate()
+	if f.HasNext(3) {
+		p.Longitude = f.NextCoordinate()
 	}
-	if f.hasNextAny(3) {
-		p.Longitude = f.nextCoordinate()
+	if f.HasNextAny(3) {
+		p.Longitude = f.NextCoordinate()
 	}
-	if f.hasNext(4) {
-		p.Longitude = f.nextCoordinateMinMin()
+	if f.HasNext(4) {
+		p.Longitude = f.NextCoordinateMinMin()
 	}
 
-	p.Speed, p.HasSpeed = f.nextFloat(0)*knotsToKmh, true
-	p.Heading, p.HasHeading = f.nextFloat(0), true
+	p.Speed, p.HasSpeed = f.NextFloat(0)*KnotsToKmh, true
+	p.Heading, p.HasHeading = f.NextFloat(0), true
 
-	if f.hasNext(3) {
-		day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-		setCivilTime(p, year, month, day, hour, minute, second)
+	if f.HasNext(3) {
+		day, month, year := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+		SetCivilTime(p, year, month, day, hour, minute, second)
 	} else {
 		p.Time = s.Now.UTC()
 	}
 
-	if f.hasNext(1) {
-		h02Status(p, uint32(f.nextHex(64, 0)))
+	if f.HasNext(1) {
+		h02Status(p, uint32(f.NextHex(64, 0)))
 	}
-	if f.hasNext(6) {
+	if f.HasNext(6) {
 		// Odometer and fuel in units Traccar does not settle: kept by
 		// its names, as read (H02ProtocolDecoder.java:405-410).
-		setNum(p, "odometer", float64(f.nextInt(0)))
-		setNum(p, attrTempC[0], float64(f.nextInt(0)))
-		setNum(p, "fuel", f.nextFloat(0))
-		p.Altitude, p.HasAltitude = float64(f.nextInt(0)), true
-		f.skip(2) // lac, cid
+		SetNum(p, "odometer", float64(f.NextInt(0)))
+		SetNum(p, AttrTempC[0], float64(f.NextInt(0)))
+		SetNum(p, "fuel", f.NextFloat(0))
+		p.Altitude, p.HasAltitude = float64(f.NextInt(0)), true
+		f.Skip(2) // lac, cid
 	}
-	if f.hasNext(1) {
-		for i, v := range strings.Split(f.next(), ",") {
-			if i >= textMaxAttrs/2 {
+	if f.HasNext(1) {
+		for i, v := range strings.Split(f.Next(), ",") {
+			if i >= MaxAttrs/2 {
 				break
 			}
-			if v = strings.TrimSpace(v); v != "" && attrTextOK(v) {
+			if v = strings.TrimSpace(v); v != "" && AttrTextOK(v) {
 				// Values of unknown meaning, numbered as Traccar does
 				// (H02ProtocolDecoder.java:416-421): "io1", "io2"...
-				setAttr(p, Attribute{IO: i + 1, Kind: AttrString, Str: v})
+				SetAttr(p, Attribute{IO: i + 1, Kind: AttrString, Str: v})
 			}
 		}
 	}
 
-	if f.bad || !usable(p) {
-		dropPosition(m)
+	if f.Bad || !Usable(p) {
+		DropPosition(m)
 		return
 	}
 	m.Kind = KindPositions
 	m.Identifier = id
 }
 
-var h02PatternVP1 = newPattern().
-	text("*hq,").
-	number("(d{15}),"). // imei
-	text("VP1,").
-	groupBegin().
-	text("V,").
-	number("(d+),").       // mcc
-	number("(d+),").       // mnc
-	expression("([^#]+)"). // cells
-	or().
-	expression("[AB],").    // validity
-	number("(d+)(dd.d+),"). // latitude
-	expression("([NS]),").
-	number("(d+)(dd.d+),"). // longitude
-	expression("([EW]),").
-	number("(d+.d+),").     // speed
-	number("(d+.d+),").     // course
-	number("(dd)(dd)(dd)"). // date (ddmmyy)
-	groupEnd("").
-	any().
-	whole()
+var h02PatternVP1 = NewPattern().
+	Text("*hq,").
+	Number("(d{15}),"). // imei
+	Text("VP1,").
+	GroupBegin().
+	Text("V,").
+	Number("(d+),").       // mcc
+	Number("(d+),").       // mnc
+	Expression("([^#]+)"). // cells
+	Or().
+	Expression("[AB],").    // validity
+	Number("(d+)(dd.d+),"). // latitude
+	Expression("([NS]),").
+	Number("(d+)(dd.d+),"). // longitude
+	Expression("([EW]),").
+	Number("(d+.d+),").     // speed
+	Number("(d+.d+),").     // course
+	Number("(dd)(dd)(dd)"). // date (ddmmyy)
+	GroupEnd("").
+	Any().
+	Whole()
 
 // h02VP1 decodes a VP1 sentence: a fix, or cell towers only.
 func h02VP1(sentence string, m *Message) {
-	f, ok := matchGroups(h02PatternVP1, sentence)
+	f, ok := MatchGroups(h02PatternVP1, sentence)
 	if !ok {
 		return
 	}
-	id := f.next()
+	id := f.Next()
 	m.Identifier = id
-	if f.hasNext(3) {
+	if f.HasNext(3) {
 		return // cell towers only
 	}
-	p := takePosition(m)
+	p := NextPosition(m)
 	p.Valid = true
-	p.Latitude = f.nextCoordinate()
-	p.Longitude = f.nextCoordinate()
-	p.Speed, p.HasSpeed = f.nextFloat(0)*knotsToKmh, true
-	p.Heading, p.HasHeading = f.nextFloat(0), true
-	day, month, year := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	setCivilTime(p, year, month, day, 0, 0, 0)
-	if f.bad || !usable(p) {
-		dropPosition(m)
+	p.Latitude = f.NextCoordinate()
+	p.Longitude = f.NextCoordinate()
+	p.Speed, p.HasSpeed = f.NextFloat(0)*KnotsToKmh, true
+	p.Heading, p.HasHeading = f.NextFloat(0), true
+	day, month, year := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+	SetCivilTime(p, year, month, day, 0, 0, 0)
+	if f.Bad || !Usable(p) {
+		DropPosition(m)
 		return
 	}
 	m.Kind = KindPositions
@@ -399,16 +396,16 @@ func h02Status(p *Position, status uint32) {
 	bit := func(i uint) bool { return status&(1<<i) != 0 }
 	switch {
 	case !bit(0):
-		setStr(p, attrAlarm, alarmVibration)
+		SetStr(p, AttrAlarm, AlarmVibration)
 	case !bit(1) || !bit(18):
-		setStr(p, attrAlarm, alarmSOS)
+		SetStr(p, AttrAlarm, AlarmSOS)
 	case !bit(2):
-		setStr(p, attrAlarm, alarmOverspeed)
+		SetStr(p, AttrAlarm, AlarmOverspeed)
 	case !bit(19):
-		setStr(p, attrAlarm, alarmPowerCut)
+		SetStr(p, AttrAlarm, AlarmPowerCut)
 	}
-	setBool(p, attrIgnition, bit(10))
-	setNum(p, "status", float64(status))
+	SetBool(p, AttrIgnition, bit(10))
+	SetNum(p, "status", float64(status))
 }
 
 // h02Binary decodes a binary frame: '$', the identifier (5 bytes of BCD,
@@ -469,18 +466,18 @@ func h02Binary(frame []byte, m *Message) error {
 
 	m.Kind = KindOther
 	m.Identifier = id
-	p := takePosition(m)
+	p := NextPosition(m)
 	p.Latitude, p.Longitude = lat, lon
 	p.Valid = flags&0x02 != 0
-	setCivilTime(p, year, month, day, hour, minute, second)
-	p.Speed, p.HasSpeed = float64(speed)*knotsToKmh, true
+	SetCivilTime(p, year, month, day, hour, minute, second)
+	p.Speed, p.HasSpeed = float64(speed)*KnotsToKmh, true
 	p.Heading, p.HasHeading = float64(course), true
 	if level, ok := h02Battery(battery); ok {
-		setNum(p, attrBatteryLevel, float64(level))
+		SetNum(p, AttrBatteryLevel, float64(level))
 	}
 	h02Status(p, status)
-	if !usable(p) {
-		dropPosition(m)
+	if !Usable(p) {
+		DropPosition(m)
 		return nil
 	}
 	m.Kind = KindPositions

@@ -102,10 +102,10 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		hasTime        bool
 		n              int
 	)
-	p := takePosition(m)
+	p := NextPosition(m)
 	defer func() {
 		if err != nil || m.Kind != KindPositions {
-			dropPosition(m)
+			DropPosition(m)
 			m.Kind = KindOther
 		}
 	}()
@@ -144,7 +144,7 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		}
 		switch key {
 		case "id", "deviceid":
-			if !identifierOK(value) {
+			if !IdentifierOK(value) {
 				return osmAndError("%s %q is not an identifier", key, value)
 			}
 			m.Identifier = value
@@ -186,7 +186,7 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 			if err != nil {
 				return err
 			}
-			p.Speed, p.HasSpeed = v*knotsToKmh, true
+			p.Speed, p.HasSpeed = v*KnotsToKmh, true
 		case "bearing", "heading":
 			v, err := osmAndNumber(key, value)
 			if err != nil {
@@ -204,24 +204,24 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 			if err != nil {
 				return err
 			}
-			name := attrHDOP
+			name := AttrHDOP
 			if key == "accuracy" {
-				name = attrAccuracyM
+				name = AttrAccuracyM
 			}
-			setNum(p, name, v)
+			SetNum(p, name, v)
 		case "batt":
 			v, err := osmAndNumber(key, value)
 			if err != nil {
 				return err
 			}
-			setNum(p, attrBatteryLevel, v)
+			SetNum(p, AttrBatteryLevel, v)
 		case "charge":
-			setBool(p, attrCharging, strings.EqualFold(value, "true"))
+			SetBool(p, AttrCharging, strings.EqualFold(value, "true"))
 		case "driverUniqueId":
 			// accuracy, hdop, batt, charge, driverUniqueId: the names of
 			// Traccar's (OsmAndProtocolDecoder.java:155-159) in the
 			// vocabulary's.
-			setStr(p, attrDriverIdentifier, value)
+			SetStr(p, AttrDriverIdentifier, value)
 		default:
 			osmAndAttr(p, key, value)
 		}
@@ -275,7 +275,7 @@ func osmAndLocate(m *Message, p *Position, lat, lon float64, located bool) error
 		return nil
 	}
 	p.Latitude, p.Longitude = lat, lon
-	if !usable(p) {
+	if !Usable(p) {
 		return osmAndError("position out of range (coordinates %v, %v)", lat, lon)
 	}
 	m.Kind = KindPositions
@@ -298,7 +298,7 @@ func osmAndCheckParam(key, value string) error {
 
 // osmAndNumber parses a known parameter's number.
 func osmAndNumber(key, value string) (float64, error) {
-	v, ok := javaDouble(strings.TrimSpace(value))
+	v, ok := JavaDouble(strings.TrimSpace(value))
 	if !ok {
 		return 0, osmAndError("%s %q is not a number", key, value)
 	}
@@ -312,25 +312,25 @@ func osmAndNumber(key, value string) (float64, error) {
 // the common vocabulary (API.md §14: "ignition", "alarm", "power_v"...)
 // takes the vocabulary's type (osmAndVocab).
 func osmAndAttr(p *Position, key, value string) {
-	name, ok := snakeCase(key)
+	name, ok := SnakeCase(key)
 	if !ok {
 		return
 	}
-	if kind, ok := vocabKind(name); ok {
+	if kind, ok := VocabKind(name); ok {
 		osmAndVocab(p, name, kind, value)
 		return
 	}
-	if v, ok := javaDouble(strings.TrimSpace(value)); ok {
-		setNum(p, name, v)
+	if v, ok := JavaDouble(strings.TrimSpace(value)); ok {
+		SetNum(p, name, v)
 		return
 	}
 	switch value {
 	case "true":
-		setBool(p, name, true)
+		SetBool(p, name, true)
 	case "false":
-		setBool(p, name, false)
+		SetBool(p, name, false)
 	default:
-		setStr(p, name, value)
+		SetStr(p, name, value)
 	}
 }
 
@@ -343,20 +343,20 @@ func osmAndVocab(p *Position, name string, kind AttrKind, value string) {
 	case AttrBool:
 		switch strings.ToLower(strings.TrimSpace(value)) {
 		case "true", "1":
-			setBool(p, name, true)
+			SetBool(p, name, true)
 		case "false", "0":
-			setBool(p, name, false)
+			SetBool(p, name, false)
 		}
 	case AttrNumber:
-		if v, ok := javaDouble(strings.TrimSpace(value)); ok {
-			setNum(p, name, v)
+		if v, ok := JavaDouble(strings.TrimSpace(value)); ok {
+			SetNum(p, name, v)
 		}
 	default:
-		if name == attrAlarm {
+		if name == AttrAlarm {
 			osmAndAlarm(p, value)
 			return
 		}
-		setStr(p, name, value)
+		SetStr(p, name, value)
 	}
 }
 
@@ -370,14 +370,14 @@ func osmAndAlarm(p *Position, value string) {
 		if word = strings.TrimSpace(word); word == "" {
 			continue
 		}
-		w, ok := traccarAlarm(word)
+		w, ok := TraccarAlarm(word)
 		if !ok {
-			w = alarmGeneral
+			w = AlarmGeneral
 		}
-		alarms = alarmJoin(alarms, w)
+		alarms = AlarmJoin(alarms, w)
 	}
 	if alarms != "" {
-		setStr(p, attrAlarm, alarms)
+		SetStr(p, AttrAlarm, alarms)
 	}
 }
 
@@ -481,7 +481,7 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 			return osmAndError("device_id: %v", err)
 		}
 	}
-	if !identifierOK(id) {
+	if !IdentifierOK(id) {
 		return osmAndError("device_id %q is not an identifier", id)
 	}
 	m.Identifier = id
@@ -490,10 +490,10 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 		return osmAndError("no location")
 	}
 
-	p := takePosition(m)
+	p := NextPosition(m)
 	defer func() {
 		if err != nil || m.Kind != KindPositions {
-			dropPosition(m)
+			DropPosition(m)
 			m.Kind = KindOther
 		}
 	}()
@@ -520,35 +520,35 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 			p.Heading, p.HasHeading = *c.Heading, true
 		}
 		if c.Accuracy != nil && *c.Accuracy >= 0 {
-			setNum(p, attrAccuracyM, *c.Accuracy)
+			SetNum(p, AttrAccuracyM, *c.Accuracy)
 		}
 		if c.Altitude != nil {
 			p.Altitude, p.HasAltitude = *c.Altitude, true
 		}
 	}
 	if loc.Event != nil {
-		setStr(p, attrEvent, *loc.Event)
+		SetStr(p, AttrEvent, *loc.Event)
 	}
 	if loc.IsMoving != nil {
-		setBool(p, attrMotion, *loc.IsMoving)
+		SetBool(p, AttrMotion, *loc.IsMoving)
 	}
 	if loc.Odometer != nil {
 		// Metres, whole as Traccar reads them (OsmAndProtocolDecoder.java:
 		// 254-256).
-		setNum(p, attrOdometerKm, math.Trunc(*loc.Odometer)/1000)
+		SetNum(p, AttrOdometerKm, math.Trunc(*loc.Odometer)/1000)
 	}
 	if loc.Mock != nil {
-		setBool(p, "mock", *loc.Mock)
+		SetBool(p, "mock", *loc.Mock)
 	}
 	if loc.Activity != nil && loc.Activity.Type != nil {
-		setStr(p, "activity", *loc.Activity.Type)
+		SetStr(p, "activity", *loc.Activity.Type)
 	}
 	if b := loc.Battery; b != nil {
 		if b.Level != nil && *b.Level >= 0 {
-			setNum(p, attrBatteryLevel, math.Trunc(*b.Level*100))
+			SetNum(p, AttrBatteryLevel, math.Trunc(*b.Level*100))
 		}
 		if b.IsCharging != nil && *b.IsCharging {
-			setBool(p, attrCharging, true)
+			SetBool(p, AttrCharging, true)
 		}
 	}
 	if loc.Alarm != nil {
@@ -618,22 +618,22 @@ func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
 // string's contents, or the number or boolean as written), under its name
 // in snake_case; a name of the vocabulary takes the vocabulary's type.
 func osmAndExtra(p *Position, key, value string, kind AttrKind) {
-	name, ok := snakeCase(key)
+	name, ok := SnakeCase(key)
 	if !ok {
 		return
 	}
-	if vocab, ok := vocabKind(name); ok {
+	if vocab, ok := VocabKind(name); ok {
 		osmAndVocab(p, name, vocab, value)
 		return
 	}
 	switch kind {
 	case AttrString:
-		setStr(p, name, value)
+		SetStr(p, name, value)
 	case AttrBool:
-		setBool(p, name, value == "true")
+		SetBool(p, name, value == "true")
 	default:
 		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			setNum(p, name, v)
+			SetNum(p, name, v)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func osmAndVocabulary(t *testing.T, traccar map[string]any) map[string]any {
 		case "odometer":
 			k, v = "odometer_km", v.(float64)/1000
 		default:
-			name, ok := snakeCase(k)
+			name, ok := SnakeCase(k)
 			if !ok {
 				t.Fatalf("corpus attribute %q has no name in snake_case", k)
 			}

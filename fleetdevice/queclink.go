@@ -21,9 +21,6 @@ import (
 // coordinates, except GTCAN's, which says whether its fix is.
 type queclink struct{}
 
-// Queclink returns the queclink protocol's decoder.
-func Queclink() Protocol { return queclink{} }
-
 func (queclink) Name() string  { return "queclink" }
 func (queclink) Port() int     { return 5004 }
 func (queclink) UDP() bool     { return true }
@@ -52,22 +49,22 @@ func glHead(b []byte) (ok, more bool) {
 // Split finds a frame: `+RESP:`, `+BUFF:` or `+ACK:` up to and including
 // `$`.
 func (q queclink) Split(buf []byte) (int, error) {
-	i := leadingCRLF(buf)
+	i := LeadingCRLF(buf)
 	if i < len(buf) {
 		if ok, more := glHead(buf[i:]); !ok {
-			if !more || hasTextControl(buf[i:]) {
+			if !more || HasTextControl(buf[i:]) {
 				return 0, ErrGarbage
 			}
 			return 0, nil // the head is not whole yet
 		}
 	}
-	return splitText(buf, q.MaxFrame(), func(c byte) bool { return c == '+' }, func(c byte) bool { return c == '$' })
+	return SplitText(buf, q.MaxFrame(), func(c byte) bool { return c == '+' }, func(c byte) bool { return c == '$' })
 }
 
 // Decode decodes one frame (or datagram), with or without its `$`.
 func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
-	frame = trimLine(frame)
-	if len(frame) == 0 || len(frame) > q.MaxFrame() || hasTextControl(frame) {
+	frame = TrimLine(frame)
+	if len(frame) == 0 || len(frame) > q.MaxFrame() || HasTextControl(frame) {
 		return ErrGarbage
 	}
 	if ok, _ := glHead(frame); !ok {
@@ -80,7 +77,7 @@ func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
 		return nil
 	}
 	var buf [64]string
-	v := javaSplit(buf[:0], sentence, ',')
+	v := JavaSplit(buf[:0], sentence, ',')
 	typ := sentence[typeIndex+3 : typeIndex+6]
 
 	if strings.HasPrefix(sentence, "+ACK") {
@@ -97,7 +94,7 @@ func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
 		// "type" without its "GT", Gl200TextProtocolDecoder.java:1766-1774).
 		event := sentence[typeIndex+1 : typeIndex+6]
 		for i := start; i < len(m.Positions); i++ {
-			setStr(&m.Positions[i], attrEvent, event)
+			SetStr(&m.Positions[i], AttrEvent, event)
 		}
 	}
 	return nil
@@ -106,7 +103,7 @@ func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
 // glAck decodes an answer: the heartbeat's gets its acknowledgement, the
 // others carry nothing.
 func glAck(v []string, m *Message) {
-	if len(v) < 3 || !identifierOK(v[2]) {
+	if len(v) < 3 || !IdentifierOK(v[2]) {
 		return
 	}
 	m.Identifier = v[2]
@@ -138,16 +135,16 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 	case "OBD":
 		return glOneLocation(glObd, sentence, 13, m, nil)
 	case "LSW", "TSW":
-		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *groups) {
-			in := attrDin[1]
+		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *Groups) {
+			in := AttrDin[1]
 			if strings.Contains(sentence, "LSW") {
-				in = attrDin[0]
+				in = AttrDin[0]
 			}
-			setBool(p, in, f.group(2) == "1")
+			SetBool(p, in, f.Group(2) == "1")
 		})
 	case "IDA":
-		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *groups) {
-			setStr(p, attrDriverIdentifier, f.group(2))
+		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *Groups) {
+			SetStr(p, AttrDriverIdentifier, f.Group(2))
 		})
 	case "DAR":
 		return glOneLocation(glDar, sentence, 4, m, nil)
@@ -184,7 +181,7 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 
 // glIdentify takes the identifier of a report decoded by its fields.
 func glIdentify(v []string, m *Message) {
-	if len(v) > 2 && identifierOK(v[2]) {
+	if len(v) > 2 && IdentifierOK(v[2]) {
 		m.Identifier = v[2]
 	}
 }
@@ -192,11 +189,11 @@ func glIdentify(v []string, m *Message) {
 // glNoLocation identifies a report that carries no coordinates, when re
 // recognises it.
 func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
-	f, ok := matchGroups(re, sentence)
+	f, ok := MatchGroups(re, sentence)
 	if !ok {
 		return false
 	}
-	if id := f.group(1); identifierOK(id) {
+	if id := f.Group(1); IdentifierOK(id) {
 		m.Identifier = id
 	}
 	return true
@@ -204,20 +201,20 @@ func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
 
 // glOneLocation decodes a report of one location whose groups start at
 // group at of re; more, if any, sets what the report adds.
-func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more func(*Position, *groups)) bool {
-	f, ok := matchGroups(re, sentence)
+func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more func(*Position, *Groups)) bool {
+	f, ok := MatchGroups(re, sentence)
 	if !ok {
 		return false
 	}
-	id := f.group(1)
-	if !identifierOK(id) {
+	id := f.Group(1)
+	if !IdentifierOK(id) {
 		return true
 	}
 	m.Identifier = id
-	f.pos = at
-	p := takePosition(m)
-	if !glLocationFields(p, &f) || f.bad {
-		dropPosition(m)
+	f.Seek(at)
+	p := NextPosition(m)
+	if !glLocationFields(p, &f) || f.Bad {
+		DropPosition(m)
 		return true
 	}
 	if more != nil {
@@ -228,65 +225,65 @@ func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more 
 
 // glLocationFields reads the 20 groups of glLocation into p; false when
 // they hold no coordinates.
-func glLocationFields(p *Position, f *groups) bool {
-	hdop, hasHdop := f.nextFloatOK()
+func glLocationFields(p *Position, f *Groups) bool {
+	hdop, hasHdop := f.NextFloatOK()
 	if hasHdop {
-		setNum(p, attrHDOP, hdop)
+		SetNum(p, AttrHDOP, hdop)
 	}
-	p.Speed, p.HasSpeed = f.nextFloat(0), true
-	p.Heading, p.HasHeading = f.nextFloat(0), true
-	p.Altitude, p.HasAltitude = f.nextFloat(0), true
-	located := f.hasNext(8)
+	p.Speed, p.HasSpeed = f.NextFloat(0), true
+	p.Heading, p.HasHeading = f.NextFloat(0), true
+	p.Altitude, p.HasAltitude = f.NextFloat(0), true
+	located := f.HasNext(8)
 	if located {
-		p.Longitude = f.nextFloat(0)
-		p.Latitude = f.nextFloat(0)
-		p.Time, p.Valid = f.nextDateTime() // no fix at a time that cannot exist
+		p.Longitude = f.NextFloat(0)
+		p.Latitude = f.NextFloat(0)
+		p.Time, p.Valid = f.NextDateTime() // no fix at a time that cannot exist
 	}
-	if f.hasNext(1) {
-		f.next() // wifi
+	if f.HasNext(1) {
+		f.Next() // wifi
 	}
-	if f.hasNext(6) {
-		f.skip(6) // cells
+	if f.HasNext(6) {
+		f.Skip(6) // cells
 	}
 	// The field after the cell is the signal on some models and the
 	// odometer (km) on others (Gl200TextProtocolDecoder.java:346,393-395):
 	// a decimal is kept as Traccar's "odometer", in metres.
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "odometer", v*1000)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "odometer", v*1000)
 	}
-	return located && usable(p)
+	return located && Usable(p)
 }
 
 // glDecodeFri decodes GTFRI and the reports of the same form (GTGEO, GTRTL,
 // GTDOG, GTCTN, GTSTR): one or more locations, then the device's state.
 func glDecodeFri(sentence string, m *Message) bool {
-	f, ok := matchGroups(glFri, sentence)
+	f, ok := MatchGroups(glFri, sentence)
 	if !ok {
 		return false
 	}
-	id := f.next()
-	if !identifierOK(id) {
+	id := f.Next()
+	if !IdentifierOK(id) {
 		return true
 	}
 	m.Identifier = id
-	f.next() // vin
-	power, hasPower := f.nextIntOK()
-	reportType, hasReportType := f.nextIntOK()
-	battery, hasBattery := f.nextIntOK()
-	items := f.next()
+	f.Next() // vin
+	power, hasPower := f.NextIntOK()
+	reportType, hasReportType := f.NextIntOK()
+	battery, hasBattery := f.NextIntOK()
+	items := f.Next()
 
 	last := -1 // the index of the last location's position, -1 when it had none
 	for _, idx := range glLocationFind.FindAllStringSubmatchIndex(items, glMaxPositions) {
-		item := groups{s: items, idx: idx, pos: 1}
-		p := takePosition(m)
-		if glLocationFields(p, &item) && !item.bad {
+		item := NewGroups(items, idx)
+		p := NextPosition(m)
+		if glLocationFields(p, &item) && !item.Bad {
 			last = len(m.Positions) - 1
 		} else {
-			dropPosition(m)
+			DropPosition(m)
 			last = -1
 		}
 	}
-	if f.bad {
+	if f.Bad {
 		return true
 	}
 	if last < 0 {
@@ -301,61 +298,61 @@ func glDecodeFri(sentence string, m *Message) bool {
 	// has) and the status word have one reading whatever the layout.
 	p := &m.Positions[last]
 	if hasPower && power > 10 {
-		setNum(p, "power", float64(power)/1000)
+		SetNum(p, "power", float64(power)/1000)
 	}
 	if hasBattery {
-		setNum(p, attrBatteryLevel, float64(battery))
+		SetNum(p, AttrBatteryLevel, float64(battery))
 	}
-	if f.hasNext(1) {
-		setNum(p, "battery", float64(f.nextInt(0))/1000)
+	if f.HasNext(1) {
+		SetNum(p, "battery", float64(f.NextInt(0))/1000)
 	}
-	if v, ok := f.nextIntOK(); ok {
-		setNum(p, attrBatteryLevel, float64(v))
+	if v, ok := f.NextIntOK(); ok {
+		SetNum(p, AttrBatteryLevel, float64(v))
 	}
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "temp1", v)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "temp1", v)
 	}
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "odometer", v*1000)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "odometer", v*1000)
 	}
-	if h := f.next(); h != "" {
+	if h := f.Next(); h != "" {
 		if hours, ok := glHours(h); ok {
-			setNum(p, attrEngineHours, hours)
+			SetNum(p, AttrEngineHours, hours)
 		}
 	}
 	// Analogue inputs in hexadecimal, whose scale depends on the
 	// model: kept as text, by Traccar's names.
-	if a := f.next(); a != "" {
-		setStr(p, "adc1", a)
+	if a := f.Next(); a != "" {
+		SetStr(p, "adc1", a)
 	}
-	if a := f.next(); a != "" {
-		setStr(p, "adc2", a)
+	if a := f.Next(); a != "" {
+		SetStr(p, "adc2", a)
 	}
-	if v, ok := f.nextIntOK(); ok {
-		setNum(p, attrBatteryLevel, float64(v))
+	if v, ok := f.NextIntOK(); ok {
+		SetNum(p, AttrBatteryLevel, float64(v))
 	}
-	if f.hasNext(1) {
-		glStatus(p, f.nextHex(64, 0))
+	if f.HasNext(1) {
+		glStatus(p, f.NextHex(64, 0))
 	}
-	if v, ok := f.nextIntOK(); ok {
-		setNum(p, attrRPM, float64(v))
+	if v, ok := f.NextIntOK(); ok {
+		SetNum(p, AttrRPM, float64(v))
 	}
-	if v, ok := f.nextIntOK(); ok {
-		setNum(p, "fuel", float64(v)) // a level whose unit the report does not say
+	if v, ok := f.NextIntOK(); ok {
+		SetNum(p, "fuel", float64(v)) // a level whose unit the report does not say
 	}
-	if f.hasNext(2) {
+	if f.HasNext(2) {
 		if hasReportType {
-			setBool(p, attrMotion, reportType&1 != 0)
-			setBool(p, attrCharging, reportType&2 != 0)
+			SetBool(p, AttrMotion, reportType&1 != 0)
+			SetBool(p, AttrCharging, reportType&2 != 0)
 		}
-		setNum(p, attrRSSI, float64(f.nextInt(0)))
-		setNum(p, attrBatteryLevel, float64(f.nextInt(0)))
+		SetNum(p, AttrRSSI, float64(f.NextInt(0)))
+		SetNum(p, AttrBatteryLevel, float64(f.NextInt(0)))
 	}
-	if v, ok := f.nextFloatOK(); ok {
-		setNum(p, "odometer", v*1000)
+	if v, ok := f.NextFloatOK(); ok {
+		SetNum(p, "odometer", v*1000)
 	}
-	if v, ok := f.nextIntOK(); ok {
-		setNum(p, attrBatteryLevel, float64(v))
+	if v, ok := f.NextIntOK(); ok {
+		SetNum(p, AttrBatteryLevel, float64(v))
 	}
 	return true
 }
@@ -365,7 +362,7 @@ func glHours(s string) (float64, bool) {
 	var hours float64
 	scale := [...]float64{1, 60, 3600}
 	for i, part := range strings.SplitN(s, ":", 3) {
-		v, ok := javaInt(part)
+		v, ok := JavaInt(part)
 		if !ok {
 			return 0, false
 		}
@@ -379,17 +376,17 @@ func glHours(s string) (float64, bool) {
 func glStatus(p *Position, value int) {
 	ignition := value >> 16 & 0xff
 	if ignition&(1<<4) != 0 {
-		setBool(p, attrIgnition, false)
+		SetBool(p, AttrIgnition, false)
 	} else if ignition&(1<<5) != 0 {
-		setBool(p, attrIgnition, true)
+		SetBool(p, AttrIgnition, true)
 	}
 	input, output := value>>8&0xff, value&0xff
-	setNum(p, "input", float64(input))
-	setBool(p, attrDin[0], input&2 != 0)
-	setBool(p, attrDin[1], input&4 != 0)
-	setNum(p, "output", float64(output))
-	setBool(p, attrDout[0], output&1 != 0)
-	setBool(p, attrDout[1], output&2 != 0)
+	SetNum(p, "input", float64(input))
+	SetBool(p, AttrDin[0], input&2 != 0)
+	SetBool(p, AttrDin[1], input&4 != 0)
+	SetNum(p, "output", float64(output))
+	SetBool(p, AttrDout[0], output&1 != 0)
+	SetBool(p, AttrDout[1], output&2 != 0)
 }
 
 // glModel is the model a protocol version names, as Traccar's table has
@@ -509,7 +506,7 @@ func (r *glValues) opt(i int) string {
 }
 
 func (r *glValues) float(i int) float64 {
-	v, ok := javaDouble(r.at(i))
+	v, ok := JavaDouble(r.at(i))
 	if !ok {
 		r.bad = true
 	}
@@ -517,7 +514,7 @@ func (r *glValues) float(i int) float64 {
 }
 
 func (r *glValues) int(i int) int {
-	v, ok := javaInt(r.at(i))
+	v, ok := JavaInt(r.at(i))
 	if !ok {
 		r.bad = true
 	}
@@ -526,7 +523,7 @@ func (r *glValues) int(i int) int {
 
 // hex reads a hexadecimal number of bits bits.
 func (r *glValues) hex(i, bits int) int {
-	v, ok := javaIntBase(r.at(i), 16, bits)
+	v, ok := JavaIntBase(r.at(i), 16, bits)
 	if !ok {
 		r.bad = true
 	}
@@ -539,12 +536,12 @@ func (r *glValues) hex(i, bits int) int {
 // follows, satellites first. It appends the position if it has
 // coordinates, and returns the index after the location.
 func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
-	p := takePosition(m)
+	p := NextPosition(m)
 	hdop := 0.0
 	if r.at(i) != "" {
 		hdop = r.float(i)
 	}
-	setNum(p, attrHDOP, hdop)
+	SetNum(p, AttrHDOP, hdop)
 	if r.at(i+1) != "" {
 		p.Speed = r.float(i + 1)
 	}
@@ -564,7 +561,7 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 		if r.at(i+1) != "" {
 			p.Latitude = r.float(i + 1)
 		}
-		t, ok := parseCompactTime(r.at(i + 2))
+		t, ok := ParseCompactTime(r.at(i + 2))
 		if !ok {
 			r.bad = true
 		}
@@ -596,8 +593,8 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 			}
 		}
 	}
-	if !located || r.bad || !usable(p) {
-		dropPosition(m)
+	if !located || r.bad || !Usable(p) {
+		DropPosition(m)
 		return i, false
 	}
 	return i, true
@@ -609,7 +606,7 @@ func glEri(v []string, m *Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !identifierOK(id) {
+	if !ok || r.bad || !IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -634,7 +631,7 @@ func glEri(v []string, m *Message) {
 	}
 	p := &m.Positions[len(m.Positions)-1]
 	if hasPower {
-		setNum(p, attrPowerV, power)
+		SetNum(p, AttrPowerV, power)
 	}
 	glEriState(&r, model, i, p)
 }
@@ -645,14 +642,14 @@ func glEri(v []string, m *Message) {
 func glEriState(r *glValues, model string, i int, p *Position) {
 	gl5 := strings.HasPrefix(model, "GL5")
 	if !gl5 {
-		if km, ok := javaDouble(r.opt(i)); ok {
-			setNum(p, attrOdometerKm, km)
+		if km, ok := JavaDouble(r.opt(i)); ok {
+			SetNum(p, AttrOdometerKm, km)
 		}
 		i++
 	}
 	if !gl5 && model != "GL320M" {
 		if hours, ok := glHours(r.opt(i)); ok {
-			setNum(p, attrEngineHours, hours)
+			SetNum(p, AttrEngineHours, hours)
 		}
 		i += 2 // hour meter, adc 1
 	}
@@ -667,25 +664,25 @@ func glEriState(r *glValues, model string, i int, p *Position) {
 	}
 	switch {
 	case gl5:
-		if level, ok := javaInt(r.opt(i)); ok {
-			setNum(p, attrBatteryLevel, float64(level))
+		if level, ok := JavaInt(r.opt(i)); ok {
+			SetNum(p, AttrBatteryLevel, float64(level))
 		}
-		if motion, ok := javaInt(r.opt(i + 2)); ok {
-			setBool(p, attrMotion, motion > 0)
+		if motion, ok := JavaInt(r.opt(i + 2)); ok {
+			SetBool(p, AttrMotion, motion > 0)
 		}
 	case model == "GV200":
-		if in, ok := javaIntBase(r.opt(i), 16, 32); ok {
-			setNum(p, "input", float64(in))
+		if in, ok := JavaIntBase(r.opt(i), 16, 32); ok {
+			SetNum(p, "input", float64(in))
 		}
-		if out, ok := javaIntBase(r.opt(i+1), 16, 32); ok {
-			setNum(p, "output", float64(out))
+		if out, ok := JavaIntBase(r.opt(i+1), 16, 32); ok {
+			SetNum(p, "output", float64(out))
 		}
 	default:
-		if level, ok := javaInt(r.opt(i)); ok {
-			setNum(p, attrBatteryLevel, float64(level))
+		if level, ok := JavaInt(r.opt(i)); ok {
+			SetNum(p, AttrBatteryLevel, float64(level))
 		}
 		if model != "GL320M" {
-			if status, ok := javaIntBase(r.opt(i+1), 16, 64); ok {
+			if status, ok := JavaIntBase(r.opt(i+1), 16, 64); ok {
 				glStatus(p, status)
 			}
 		}
@@ -697,7 +694,7 @@ func glIgn(v []string, typ string, m *Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !identifierOK(id) {
+	if !ok || r.bad || !IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -711,15 +708,15 @@ func glIgn(v []string, typ string, m *Message) {
 		return
 	}
 	p := &m.Positions[len(m.Positions)-1]
-	setBool(p, attrIgnition, strings.Contains(typ, "GN"))
+	SetBool(p, AttrIgnition, strings.Contains(typ, "GN"))
 	if h := r.at(i); h != "" {
 		if hours, ok := glHours(h); ok {
-			setNum(p, attrEngineHours, hours)
+			SetNum(p, AttrEngineHours, hours)
 		}
 	}
 	if s := r.at(i + 1); s != "" {
-		if km, ok := javaDouble(s); ok {
-			setNum(p, attrOdometerKm, km)
+		if km, ok := JavaDouble(s); ok {
+			SetNum(p, AttrOdometerKm, km)
 		}
 	}
 }
@@ -729,13 +726,13 @@ func glDat(v []string, m *Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !identifierOK(id) {
+	if !ok || r.bad || !IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
 	data := r.at(7)
 	if _, kept := glArrayLocation(&r, model, 8, m); kept {
-		setStr(&m.Positions[len(m.Positions)-1], "data", data)
+		SetStr(&m.Positions[len(m.Positions)-1], "data", data)
 	}
 }
 
@@ -745,7 +742,7 @@ func glCan(v []string, m *Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !identifierOK(id) {
+	if !ok || r.bad || !IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -790,18 +787,18 @@ func glCan(v []string, m *Message) {
 	if r.bad || r.at(i) == "" {
 		return
 	}
-	p := takePosition(m)
+	p := NextPosition(m)
 	p.Valid = valid
 	p.Speed, p.HasSpeed = r.float(i), true
 	p.Heading, p.HasHeading = float64(r.int(i+1)), true
 	p.Altitude, p.HasAltitude = r.float(i+2), true
 	p.Longitude = r.float(i + 3)
 	p.Latitude = r.float(i + 4)
-	t, ok := parseCompactTime(r.at(i + 5))
+	t, ok := ParseCompactTime(r.at(i + 5))
 	p.Time = t
 	p.Valid = p.Valid && !t.IsZero() // no fix at a time that cannot exist
-	if !ok || r.bad || !usable(p) {
-		dropPosition(m)
+	if !ok || r.bad || !Usable(p) {
+		DropPosition(m)
 	}
 }
 
@@ -814,7 +811,7 @@ func glBasic(typ string, v []string, m *Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	r.at(5)
-	if r.bad || !identifierOK(id) {
+	if r.bad || !IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -831,54 +828,54 @@ func glBasic(typ string, v []string, m *Message) {
 		return
 	}
 	i -= 4
-	p := takePosition(m)
-	setNum(p, attrHDOP, float64(r.int(i)))
+	p := NextPosition(m)
+	SetNum(p, AttrHDOP, float64(r.int(i)))
 	p.Speed, p.HasSpeed = r.float(i+1), true
 	p.Heading, p.HasHeading = float64(r.int(i+2)), true
 	p.Altitude, p.HasAltitude = r.float(i+3), true
 	p.Longitude = r.float(i + 4)
 	p.Latitude = r.float(i + 5)
-	t, ok := parseCompactTime(r.at(i + 6))
+	t, ok := ParseCompactTime(r.at(i + 6))
 	p.Time = t
 	p.Valid = !t.IsZero() // no fix at a time that cannot exist
-	if !ok || r.bad || !usable(p) {
-		dropPosition(m)
+	if !ok || r.bad || !Usable(p) {
+		DropPosition(m)
 		return
 	}
 
 	if n := r.at(5); len(n) >= 1 && len(n) <= 2 && glHexDigits(n) {
-		report, _ := javaIntBase(n, 16, 32)
+		report, _ := JavaIntBase(n, 16, 32)
 		switch typ {
 		case "NMR":
-			setBool(p, attrMotion, report == 1)
+			SetBool(p, AttrMotion, report == 1)
 		case "DIS":
 			// An input changed: its number, then its state.
-			if in := report / 0x10; in >= 1 && in <= len(attrDin) {
-				setBool(p, attrDin[in-1], report%0x10 == 1)
+			if in := report / 0x10; in >= 1 && in <= len(AttrDin) {
+				SetBool(p, AttrDin[in-1], report%0x10 == 1)
 			} else {
-				setBool(p, "in"+codeString(in), report%0x10 == 1)
+				SetBool(p, "in"+CodeString(in), report%0x10 == 1)
 			}
 		case "IGL":
-			setBool(p, attrIgnition, report%0x10 == 1)
+			SetBool(p, AttrIgnition, report%0x10 == 1)
 		case "HBM":
 			switch report % 0x10 {
 			case 0, 3:
-				setStr(p, attrAlarm, alarmHardBraking)
+				SetStr(p, AttrAlarm, AlarmHardBraking)
 			case 1, 4:
-				setStr(p, attrAlarm, alarmHardAcceleration)
+				SetStr(p, AttrAlarm, AlarmHardAcceleration)
 			case 2:
-				setStr(p, attrAlarm, alarmHardCornering)
+				SetStr(p, AttrAlarm, AlarmHardCornering)
 			}
 		}
 	}
 	if len(v[len(v)-2]) == 14 {
-		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && allDigits(b) {
-			level, _ := javaInt(b)
-			setNum(p, attrBatteryLevel, float64(level))
+		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && AllDigits(b) {
+			level, _ := JavaInt(b)
+			SetNum(p, AttrBatteryLevel, float64(level))
 		}
 	}
 	if alarm := glAlarm(typ); alarm != "" {
-		setStr(p, attrAlarm, alarm)
+		SetStr(p, AttrAlarm, alarm)
 	}
 }
 
@@ -890,23 +887,23 @@ func glBasic(typ string, v []string, m *Message) {
 func glAlarm(typ string) string {
 	switch typ {
 	case "SOS":
-		return alarmSOS
+		return AlarmSOS
 	case "SPD":
-		return alarmOverspeed
+		return AlarmOverspeed
 	case "TOW":
-		return alarmTow
+		return AlarmTow
 	case "EPN", "MPN":
-		return alarmPowerRestored
+		return AlarmPowerRestored
 	case "EPF", "MPF":
-		return alarmPowerCut
+		return AlarmPowerCut
 	case "BPL":
-		return alarmLowBattery
+		return AlarmLowBattery
 	case "STT":
-		return alarmMovement
+		return AlarmMovement
 	case "TMP", "TEM":
-		return alarmTemperature
+		return AlarmTemperature
 	case "JDR", "JDS":
-		return alarmJamming
+		return AlarmJamming
 	}
 	return ""
 }
@@ -916,7 +913,7 @@ func glAlarm(typ string) string {
 func glDegrees(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	dot := strings.IndexByte(s, '.')
-	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && allDigits(s[:dot]) && allDigits(s[dot+1:])
+	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && AllDigits(s[:dot]) && AllDigits(s[dot+1:])
 }
 
 func glHexDigits(s string) bool {

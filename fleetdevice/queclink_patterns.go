@@ -1,247 +1,243 @@
 package fleetdevice
 
-import "regexp"
-
 // The regular expressions of Queclink's @Track reports, as Traccar's
 // Gl200TextProtocolDecoder spells them.
 
-// end ends a report's pattern as most end: the device's time, the count
+// glEnd ends a report's pattern as most end: the device's time, the count
 // number, the `$`.
-func (p *patternBuilder) end() *regexp.Regexp {
-	return p.
-		number("(dddd)(dd)(dd)").           // date (yyyymmdd)
-		number("(dd)(dd)(dd)").optional(2). // time (hhmmss)
-		text(",").
-		number("(xxxx)"). // count number
-		text("$").optional(1).
-		whole()
-}
+var glEnd = NewPattern().
+	Number("(dddd)(dd)(dd)").           // date (yyyymmdd)
+	Number("(dd)(dd)(dd)").Optional(2). // time (hhmmss)
+	Text(",").
+	Number("(xxxx)"). // count number
+	Text("$").Optional(1).
+	String()
 
 var (
-	glLocation = newPattern().
-			number("(d{1,2}.?d?)?,").           // hdop
-			number("(d{1,3}.d)?,").             // speed
-			number("(d{1,3}.?d?)?,").           // course
-			number("(-?d{1,5}.d)?,").           // altitude
-			number("(-?d{1,3}.d{6})?,").        // longitude
-			number("(-?d{1,2}.d{6})?,").        // latitude
-			number("(dddd)(dd)(dd)").           // date (yyyymmdd)
-			number("(dd)(dd)(dd)").optional(2). // time (hhmmss)
-			groupBegin().
-			number(",d+").                  // wifi count
-			number("((?:,x{12},-d+,,,)+)"). // wifi
-			groupEnd("?").
-			text(",").
-			number("(d+)?,"). // mcc
-			number("(d+)?,"). // mnc
-			groupBegin().
-			number("(d+),"). // lac
-			number("(d+),"). // cid
-			or().
-			number("(x+)?,"). // lac
-			number("(x+)?,"). // cid
-			groupEnd("").
-			number("(?:d+|(d+.d))?,") // rssi / odometer
+	glLocation = NewPattern().
+			Number("(d{1,2}.?d?)?,").           // hdop
+			Number("(d{1,3}.d)?,").             // speed
+			Number("(d{1,3}.?d?)?,").           // course
+			Number("(-?d{1,5}.d)?,").           // altitude
+			Number("(-?d{1,3}.d{6})?,").        // longitude
+			Number("(-?d{1,2}.d{6})?,").        // latitude
+			Number("(dddd)(dd)(dd)").           // date (yyyymmdd)
+			Number("(dd)(dd)(dd)").Optional(2). // time (hhmmss)
+			GroupBegin().
+			Number(",d+").                  // wifi count
+			Number("((?:,x{12},-d+,,,)+)"). // wifi
+			GroupEnd("?").
+			Text(",").
+			Number("(d+)?,"). // mcc
+			Number("(d+)?,"). // mnc
+			GroupBegin().
+			Number("(d+),"). // lac
+			Number("(d+),"). // cid
+			Or().
+			Number("(x+)?,"). // lac
+			Number("(x+)?,"). // cid
+			GroupEnd("").
+			Number("(?:d+|(d+.d))?,") // rssi / odometer
 
-	glLocationFind = glLocation.anywhere()
+	glLocationFind = glLocation.Anywhere()
 
-	glVer = newPattern().
-		text("+").expression("(?:RESP|BUFF):GTVER,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,").           // device name
-		expression("([^,]*),").         // device type
-		number("(xxxx),").              // firmware version
-		number("(xxxx),").              // hardware version
-		number("(dddd)(dd)(dd)").       // date (yyyymmdd)
-		number("(dd)(dd)(dd),").        // time (hhmmss)
-		number("(xxxx)").               // counter
-		text("$").optional(1).
-		whole()
+	glVer = NewPattern().
+		Text("+").Expression("(?:RESP|BUFF):GTVER,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,").           // device name
+		Expression("([^,]*),").         // device type
+		Number("(xxxx),").              // firmware version
+		Number("(xxxx),").              // hardware version
+		Number("(dddd)(dd)(dd)").       // date (yyyymmdd)
+		Number("(dd)(dd)(dd),").        // time (hhmmss)
+		Number("(xxxx)").               // counter
+		Text("$").Optional(1).
+		Whole()
 
-	glObd = newPattern().
-		text("+RESP:GTOBD,").
-		expression("(?:.{6}|.{10})?,").   // protocol version
-		number("(d{15}|x{14}),").         // imei
-		expression("(?:[0-9A-Z]{17})?,"). // vin
-		expression("[^,]{0,20},").        // device name
-		expression("[01],").              // report type
-		number("x{1,8},").                // report mask
-		expression("(?:[0-9A-Z]{17})?,"). // vin
-		number("[01],").                  // obd connect
-		number("(?:d{1,5})?,").           // obd voltage
-		number("(?:x{8})?,").             // support pids
-		number("(d{1,5})?,").             // engine rpm
-		number("(d{1,3})?,").             // speed
-		number("(-?d{1,3})?,").           // coolant temp
-		number("(d+.?d*|Inf|NaN)?,").     // fuel consumption
-		number("(d{1,5})?,").             // dtcs cleared distance
-		number("(?:d{1,5})?,").           //
-		expression("([01])?,").           // obd connect
-		number("(d{1,3})?,").             // number of dtcs
-		number("(x*),").                  // dtcs
-		number("(d{1,3})?,").             // throttle
-		number("(?:d{1,3})?,").           // engine load
-		number("(d{1,3})?,").             // fuel level
-		expression("(?:[0-9A],)?").       // obd protocol
-		number("(d+),").                  // odometer
-		expression(glLocation.String()).  //
-		number("(d{1,7}.d)?,").           // odometer
-		end()
+	glObd = NewPattern().
+		Text("+RESP:GTOBD,").
+		Expression("(?:.{6}|.{10})?,").   // protocol version
+		Number("(d{15}|x{14}),").         // imei
+		Expression("(?:[0-9A-Z]{17})?,"). // vin
+		Expression("[^,]{0,20},").        // device name
+		Expression("[01],").              // report type
+		Number("x{1,8},").                // report mask
+		Expression("(?:[0-9A-Z]{17})?,"). // vin
+		Number("[01],").                  // obd connect
+		Number("(?:d{1,5})?,").           // obd voltage
+		Number("(?:x{8})?,").             // support pids
+		Number("(d{1,5})?,").             // engine rpm
+		Number("(d{1,3})?,").             // speed
+		Number("(-?d{1,3})?,").           // coolant temp
+		Number("(d+.?d*|Inf|NaN)?,").     // fuel consumption
+		Number("(d{1,5})?,").             // dtcs cleared distance
+		Number("(?:d{1,5})?,").           //
+		Expression("([01])?,").           // obd connect
+		Number("(d{1,3})?,").             // number of dtcs
+		Number("(x*),").                  // dtcs
+		Number("(d{1,3})?,").             // throttle
+		Number("(?:d{1,3})?,").           // engine load
+		Number("(d{1,3})?,").             // fuel level
+		Expression("(?:[0-9A],)?").       // obd protocol
+		Number("(d+),").                  // odometer
+		Expression(glLocation.String()).  //
+		Number("(d{1,7}.d)?,").           // odometer
+		Expression(glEnd).Whole()
 
-	glFri = newPattern().
-		text("+").expression("(?:RESP|BUFF):GT...,").
-		expression("(?:.{6}|.{10})?,").     // protocol version
-		number("(d{15}|x{14}),").           // imei
-		expression("(?:([0-9A-Z]{17}),)?"). // vin
-		expression("[^,]*,").               // device name
-		number("(d+)?,").                   // power
-		number("(d{1,2}),").optional(1).    // report type
-		number("d{1,2},").optional(1).      // count
-		number("d*,").optional(1).          // reserved
-		number("(d+),").optional(1).        // battery
-		expression("((?:").
-		expression(nonCapturing(glLocation.String())). // read again by glLocationFind
-		expression(")+)").
-		groupBegin().
-		number("d{1,2},").
-		number("(d{1,5})?,").     // battery
-		number("(d{1,3}),").      // battery level
-		number("[01],").          // mode
-		number("(?:[01])?,").     // motion
-		number("(-?d{1,2}.d)?,"). // temperature
-		or().
-		number("(d{1,7}.d)?,").         // odometer
-		number("(d{5}:dd:dd)?,").       // hour meter
-		number("(x+)?,").               // adc 1
-		number("(x+)?,").               // adc 2
-		number("d*,").optional(1).      // reserved
-		number("(d{1,3})?,").           // battery
-		number("(x{6})?,").             // device status
-		number("(d+)?,").               // rpm
-		number("(?:d+.?d*|Inf|NaN)?,"). // fuel consumption
-		number("(d+)?,").               // fuel level
-		or().
-		number("(-?d),").    // rssi
-		number("(d{1,3}),"). // battery
-		or().
-		number("(d{1,7}.d)?,").optional(1). // odometer
-		number("(d{1,3})?,").               // battery
-		groupEnd("").
-		any().
-		end()
+	glFri = NewPattern().
+		Text("+").Expression("(?:RESP|BUFF):GT...,").
+		Expression("(?:.{6}|.{10})?,").     // protocol version
+		Number("(d{15}|x{14}),").           // imei
+		Expression("(?:([0-9A-Z]{17}),)?"). // vin
+		Expression("[^,]*,").               // device name
+		Number("(d+)?,").                   // power
+		Number("(d{1,2}),").Optional(1).    // report type
+		Number("d{1,2},").Optional(1).      // count
+		Number("d*,").Optional(1).          // reserved
+		Number("(d+),").Optional(1).        // battery
+		Expression("((?:").
+		Expression(NonCapturing(glLocation.String())). // read again by glLocationFind
+		Expression(")+)").
+		GroupBegin().
+		Number("d{1,2},").
+		Number("(d{1,5})?,").     // battery
+		Number("(d{1,3}),").      // battery level
+		Number("[01],").          // mode
+		Number("(?:[01])?,").     // motion
+		Number("(-?d{1,2}.d)?,"). // temperature
+		Or().
+		Number("(d{1,7}.d)?,").         // odometer
+		Number("(d{5}:dd:dd)?,").       // hour meter
+		Number("(x+)?,").               // adc 1
+		Number("(x+)?,").               // adc 2
+		Number("d*,").Optional(1).      // reserved
+		Number("(d{1,3})?,").           // battery
+		Number("(x{6})?,").             // device status
+		Number("(d+)?,").               // rpm
+		Number("(?:d+.?d*|Inf|NaN)?,"). // fuel consumption
+		Number("(d+)?,").               // fuel level
+		Or().
+		Number("(-?d),").    // rssi
+		Number("(d{1,3}),"). // battery
+		Or().
+		Number("(d{1,7}.d)?,").Optional(1). // odometer
+		Number("(d{1,3})?,").               // battery
+		GroupEnd("").
+		Any().
+		Expression(glEnd).Whole()
 
-	glLsw = newPattern().
-		text("+RESP:").expression("GT[LT]SW,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,").           // device name
-		number("[01],").                // type
-		number("([01]),").              // state
-		expression(glLocation.String()).
-		end()
+	glLsw = NewPattern().
+		Text("+RESP:").Expression("GT[LT]SW,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,").           // device name
+		Number("[01],").                // type
+		Number("([01]),").              // state
+		Expression(glLocation.String()).
+		Expression(glEnd).Whole()
 
-	glIda = newPattern().
-		text("+RESP:GTIDA,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,,").          // device name
-		number("([^,]+),").             // rfid
-		expression("[01],").            // report type
-		number("1,").                   // count
-		expression(glLocation.String()).
-		number("(d+.d),"). // odometer
-		text(",,,,").
-		end()
+	glIda = NewPattern().
+		Text("+RESP:GTIDA,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,,").          // device name
+		Number("([^,]+),").             // rfid
+		Expression("[01],").            // report type
+		Number("1,").                   // count
+		Expression(glLocation.String()).
+		Number("(d+.d),"). // odometer
+		Text(",,,,").
+		Expression(glEnd).Whole()
 
-	glWif = newPattern().
-		text("+RESP:GTWIF,").
-		expression("(?:.{6}|.{10})?,").      // protocol version
-		number("(d{15}|x{14}),").            // imei
-		expression("[^,]*,").                // device name
-		number("(d+),").                     // count
-		number("((?:x{12},-?d+,,,,)+),,,,"). // wifi
-		number("(d{1,3}),").                 // battery
-		end()
+	glWif = NewPattern().
+		Text("+RESP:GTWIF,").
+		Expression("(?:.{6}|.{10})?,").      // protocol version
+		Number("(d{15}|x{14}),").            // imei
+		Expression("[^,]*,").                // device name
+		Number("(d+),").                     // count
+		Number("((?:x{12},-?d+,,,,)+),,,,"). // wifi
+		Number("(d{1,3}),").                 // battery
+		Expression(glEnd).Whole()
 
-	glGsm = newPattern().
-		text("+RESP:GTGSM,").
-		expression("(?:.{6}|.{10})?,").     // protocol version
-		number("(d{15}|x{14}),").           // imei
-		expression("(?:STR|CTN|NMR|RTL),"). // fix type
-		expression("(.*)").                 // cells
-		end()
+	glGsm = NewPattern().
+		Text("+RESP:GTGSM,").
+		Expression("(?:.{6}|.{10})?,").     // protocol version
+		Number("(d{15}|x{14}),").           // imei
+		Expression("(?:STR|CTN|NMR|RTL),"). // fix type
+		Expression("(.*)").                 // cells
+		Expression(glEnd).Whole()
 
-	glPna = newPattern().
-		text("+RESP:GT").expression("P[NF]A,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,").           // device name
-		end()
+	glPna = NewPattern().
+		Text("+RESP:GT").Expression("P[NF]A,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,").           // device name
+		Expression(glEnd).Whole()
 
-	glDar = newPattern().
-		text("+RESP:GTDAR,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,").           // device name
-		number("(d),").                 // warning type
-		number("(d{1,2}),,,").          // fatigue degree
-		expression(glLocation.String()).
-		any().
-		end()
+	glDar = NewPattern().
+		Text("+RESP:GTDAR,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,").           // device name
+		Number("(d),").                 // warning type
+		Number("(d{1,2}),,,").          // fatigue degree
+		Expression(glLocation.String()).
+		Any().
+		Expression(glEnd).Whole()
 
-	glDtt = newPattern().
-		text("+RESP:GTDTT,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,,,").         // device name
-		number("d,").                   // data type
-		number("d+,").                  // data length
-		number("(x+),").                // data
-		end()
+	glDtt = NewPattern().
+		Text("+RESP:GTDTT,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,,,").         // device name
+		Number("d,").                   // data type
+		Number("d+,").                  // data length
+		Number("(x+),").                // data
+		Expression(glEnd).Whole()
 
-	glBaa = newPattern().
-		text("+RESP:GTBAA,").
-		expression("(?:.{6}|.{10})?,").  // protocol version
-		number("(d{15}|x{14}),").        // imei
-		expression("[^,]*,").            // device name
-		number("x+,").                   // index
-		number("d,").                    // accessory type
-		number("d,").                    // accessory model
-		number("x+,").                   // alarm type
-		number("(x{4}),").               // append mask
-		expression("((?:[^,]+,){0,6})"). // accessory optionals
-		expression(glLocation.String()).
-		any().
-		end()
+	glBaa = NewPattern().
+		Text("+RESP:GTBAA,").
+		Expression("(?:.{6}|.{10})?,").  // protocol version
+		Number("(d{15}|x{14}),").        // imei
+		Expression("[^,]*,").            // device name
+		Number("x+,").                   // index
+		Number("d,").                    // accessory type
+		Number("d,").                    // accessory model
+		Number("x+,").                   // alarm type
+		Number("(x{4}),").               // append mask
+		Expression("((?:[^,]+,){0,6})"). // accessory optionals
+		Expression(glLocation.String()).
+		Any().
+		Expression(glEnd).Whole()
 
-	glBid = newPattern().
-		text("+RESP:GTBID,").
-		expression("(?:.{6}|.{10})?,").  // protocol version
-		number("(d{15}|x{14}),").        // imei
-		expression("[^,]*,").            // device name
-		number("d,").                    // count
-		number("d,").                    // accessory model
-		number("(x{4}),").               // append mask
-		expression("((?:[^,]+,){0,2})"). // accessory optionals
-		expression(glLocation.String()).
-		any().
-		end()
+	glBid = NewPattern().
+		Text("+RESP:GTBID,").
+		Expression("(?:.{6}|.{10})?,").  // protocol version
+		Number("(d{15}|x{14}),").        // imei
+		Expression("[^,]*,").            // device name
+		Number("d,").                    // count
+		Number("d,").                    // accessory model
+		Number("(x{4}),").               // append mask
+		Expression("((?:[^,]+,){0,2})"). // accessory optionals
+		Expression(glLocation.String()).
+		Any().
+		Expression(glEnd).Whole()
 
-	glLsa = newPattern().
-		text("+RESP:GTLSA,").
-		expression("(?:.{6}|.{10})?,"). // protocol version
-		number("(d{15}|x{14}),").       // imei
-		expression("[^,]*,").           // device name
-		number("d,").                   // event state 1
-		number("d,").                   // event state 2
-		number("d+,").                  // number
-		expression(glLocation.String()).
-		number("d+,").        // bit error rate
-		number("(d),").       // light level
-		number("(d+),").      // battery level
-		number("[01],").      // mode selection
-		number("[01]?,").     // movement status
-		number("(-?d+.d)?,"). // temperature
-		end()
+	glLsa = NewPattern().
+		Text("+RESP:GTLSA,").
+		Expression("(?:.{6}|.{10})?,"). // protocol version
+		Number("(d{15}|x{14}),").       // imei
+		Expression("[^,]*,").           // device name
+		Number("d,").                   // event state 1
+		Number("d,").                   // event state 2
+		Number("d+,").                  // number
+		Expression(glLocation.String()).
+		Number("d+,").        // bit error rate
+		Number("(d),").       // light level
+		Number("(d+),").      // battery level
+		Number("[01],").      // mode selection
+		Number("[01]?,").     // movement status
+		Number("(-?d+.d)?,"). // temperature
+		Expression(glEnd).Whole()
 )

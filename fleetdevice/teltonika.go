@@ -25,8 +25,8 @@ import (
 // server answers `00 05 packetId 01 avlPacketId N`.
 //
 // A record: time (ms since 1970, 8 bytes), priority, longitude and latitude
-// (int32, 1e-7 degrees), altitude (int16, m), angle (u16, degrees),
-// satellites (u8), speed (u16, km/h), the event I/O id, then the I/O
+// (int32, 1e-7 degrees), altitude (int16, m), angle (U16, degrees),
+// satellites (U8), speed (U16, km/h), the event I/O id, then the I/O
 // elements in groups of 1-, 2-, 4- and 8-byte values (codec 8: one byte
 // ids and counts; 8E: two bytes, and a last group of variable-length
 // values; 16: two-byte ids, a generation-type byte after the event id),
@@ -47,9 +47,6 @@ import (
 // VIN, variable-length elements, a driver's key the connection has not
 // sent before, a second alarm in one record).
 type teltonika struct{}
-
-// Teltonika returns the teltonika protocol's decoder.
-func Teltonika() Protocol { return teltonika{} }
 
 func (teltonika) Name() string  { return "teltonika" }
 func (teltonika) Port() int     { return 5027 }
@@ -116,7 +113,7 @@ func (teltonika) Split(buf []byte) (int, error) {
 	if len(buf) < 8 {
 		return 0, nil
 	}
-	l := binBE32(buf[4:])
+	l := BE32(buf[4:])
 	if l < 3 || l > tkMaxFrame-12 {
 		return 0, ErrGarbage
 	}
@@ -153,7 +150,7 @@ func (teltonika) Decode(frame []byte, s *Session, m *Message) error {
 			}
 		}
 		m.Kind = KindLogin
-		m.Identifier = binIdentifier(id, s.Identifier)
+		m.Identifier = IdentifierOf(id, s.Identifier)
 		s.Identifier = m.Identifier
 		m.Reply = append(m.Reply[:0], 1)
 		m.Reject = append(m.Reject[:0], 0)
@@ -164,12 +161,12 @@ func (teltonika) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	// A frame whose length does not match what arrived cannot be
 	// verified: like one whose CRC fails, it is not acknowledged.
-	l := uint64(binBE32(frame[4:]))
+	l := uint64(BE32(frame[4:]))
 	if l+12 != uint64(len(frame)) {
 		return ErrChecksum
 	}
 	body := frame[8 : 8+l]
-	if uint32(crcARC(body)) != binBE32(frame[8+l:]) {
+	if uint32(CRC16ARC(body)) != BE32(frame[8+l:]) {
 		return ErrChecksum
 	}
 	n, ack, err := tkDecodeData(body, m)
@@ -185,13 +182,13 @@ func (teltonika) Decode(frame []byte, s *Session, m *Message) error {
 // tkDecodeUDP decodes a datagram: its header names the device, and the
 // reply echoes its packet ids.
 func tkDecodeUDP(d []byte, s *Session, m *Message) error {
-	r := binReader{b: d}
-	r.u16() // length (Traccar does not rely on it, nor do we)
-	packetID := r.take(2)
-	r.u8() // packet type
-	avlID := r.u8()
-	imei := r.take(int(r.u16()))
-	if r.bad || len(imei) == 0 || len(imei) > 64 || r.left() < 3 || !tkKnownCodec(d[r.off]) {
+	r := BinReader{Buf: d}
+	r.U16() // length (Traccar does not rely on it, nor do we)
+	packetID := r.Take(2)
+	r.U8() // packet type
+	avlID := r.U8()
+	imei := r.Take(int(r.U16()))
+	if r.Bad || len(imei) == 0 || len(imei) > 64 || r.Left() < 3 || !tkKnownCodec(d[r.Off]) {
 		return ErrGarbage
 	}
 	for _, c := range imei {
@@ -199,11 +196,11 @@ func tkDecodeUDP(d []byte, s *Session, m *Message) error {
 			return ErrGarbage
 		}
 	}
-	n, ack, err := tkDecodeData(d[r.off:], m)
+	n, ack, err := tkDecodeData(d[r.Off:], m)
 	if err != nil {
 		return err
 	}
-	m.Identifier = binIdentifier(imei, s.Identifier)
+	m.Identifier = IdentifierOf(imei, s.Identifier)
 	if ack {
 		m.Reply = append(m.Reply[:0], 0x00, 0x05, packetID[0], packetID[1], 0x01, avlID, n)
 	}
@@ -248,7 +245,7 @@ func tkDecodeData(body []byte, m *Message) (n byte, ack bool, err error) {
 // false (and leaves no position) when they do not.
 func tkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
 	m.Positions = m.Positions[:0]
-	r := binReader{b: b}
+	r := BinReader{Buf: b}
 	for i := 0; i < n; i++ {
 		var ok bool
 		if codec == tkCodecGH3000 {
@@ -261,7 +258,7 @@ func tkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
 			return false
 		}
 	}
-	if r.left() != 0 {
+	if r.Left() != 0 {
 		m.Positions = m.Positions[:0]
 		return false
 	}
@@ -271,25 +268,25 @@ func tkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
 // tkRecord decodes one record of codec 8, 8E or 16 into a new position (or
 // none, when its coordinates are not on Earth). It reports false when the
 // record runs past the frame.
-func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
+func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 	wide := codec == tkCodec8E // two-byte counts
 	wideID := wide || codec == tkCodec16
-	p := binNextPosition(m)
+	p := NextPosition(m)
 
-	ms := r.u64()
-	priority := r.u8()
-	lon := float64(int32(r.u32())) / 1e7
-	lat := float64(int32(r.u32())) / 1e7
-	alt := int16(r.u16())
-	angle := r.u16()
-	sats := r.u8()
-	speed := r.u16()
-	event := r.u8or16(wideID)
+	ms := r.U64()
+	priority := r.U8()
+	lon := float64(int32(r.U32())) / 1e7
+	lat := float64(int32(r.U32())) / 1e7
+	alt := int16(r.U16())
+	angle := r.U16()
+	sats := r.U8()
+	speed := r.U16()
+	event := r.U8or16(wideID)
 	if codec == tkCodec16 {
-		r.u8() // generation type
+		r.U8() // generation type
 	}
-	r.u8or16(wide) // total count of I/O elements
-	if r.bad {
+	r.U8or16(wide) // total count of I/O elements
+	if r.Bad {
 		return false
 	}
 	*p = Position{
@@ -303,8 +300,8 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 		Valid: sats != 0,
 		Attrs: p.Attrs,
 	}
-	binNum(p, "priority", float64(priority))
-	p.Attrs = attrAppend(p.Attrs, Attribute{Key: attrEvent, Kind: AttrString, Str: codeString(event)})
+	AddNum(p, "priority", float64(priority))
+	p.Attrs = AppendAttr(p.Attrs, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(event)})
 	st := tkState{alarm: -1, odometer: -1, hours: -1, m: m}
 
 	attrs := p.Attrs // kept in a register across the elements
@@ -314,9 +311,9 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 	}
 	for _, size := range [4]int{1, 2, 4, 8} {
 		// A group's elements are read from its bytes, taken at once.
-		count := r.u8or16(wide)
-		g := r.take(count * (idSize + size))
-		if r.bad {
+		count := r.U8or16(wide)
+		g := r.Take(count * (idSize + size))
+		if r.Bad {
 			return false
 		}
 		for k := 0; k+idSize+size <= len(g); k += idSize + size {
@@ -346,10 +343,10 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 					if e.div != 1 { // a division costs more than the branch
 						n /= e.div
 					}
-					attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: n})
+					attrs = AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: n})
 					continue
 				case tkBool:
-					attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrBool, Num: float64(min(tkField(v, size, int(e.width)), 1))})
+					attrs = AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrBool, Num: float64(min(tkField(v, size, int(e.width)), 1))})
 					continue
 				case tkNumbered:
 				default:
@@ -360,7 +357,7 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 			// Numbered: unsigned as Traccar reads it, an 8-byte value
 			// signed.
 			if x := int64(v); x <= 1<<53 && x >= -(1<<53) {
-				attrs = attrAppend(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(x)})
+				attrs = AppendAttr(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(x)})
 			} else {
 				attrs = tkBig(attrs, st.m, id, x)
 			}
@@ -368,32 +365,32 @@ func tkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 	}
 	p.Attrs = attrs
 	if extended {
-		count := r.u8or16(wide)
+		count := r.U8or16(wide)
 		for j := 0; j < count; j++ {
-			id := r.u8or16(wideID)
-			v := r.take(16)
-			if r.bad {
+			id := r.U8or16(wideID)
+			v := r.Take(16)
+			if r.Bad {
 				return false
 			}
-			p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+			p.Attrs = AppendAttr(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: Hex(v)})
 		}
 	}
 	if wide {
-		count := int(r.u16())
+		count := int(r.U16())
 		for j := 0; j < count; j++ {
-			id := int(r.u16())
-			v := r.take(int(r.u16()))
-			if r.bad {
+			id := int(r.U16())
+			v := r.Take(int(r.U16()))
+			if r.Bad {
 				return false
 			}
 			tkVariable(p, id, v)
 		}
 	}
-	if r.bad {
+	if r.Bad {
 		return false
 	}
-	if !binOnEarth(lat, lon) {
-		binDropLast(m)
+	if !OnEarth(lat, lon) {
+		DropPosition(m)
 	}
 	return true
 }
@@ -424,7 +421,7 @@ func (st *tkState) prefer(attrs []Attribute, at *int, had *bool, key string, v f
 	switch {
 	case *at < 0:
 		*at = len(attrs)
-		attrs = attrAppend(attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+		attrs = AppendAttr(attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
 	case preferred || !*had:
 		attrs[*at].Num = v
 	default:
@@ -467,43 +464,43 @@ type tkName struct {
 var tkNames = func() (t [256]tkName) {
 	num := func(id int, width uint8, div float64, name string) { t[id] = tkName{tkUnsigned, width, div, name} }
 	for i := range 4 {
-		t[1+i] = tkName{tkBool, 1, 1, attrDin[i]} // digital inputs
+		t[1+i] = tkName{tkBool, 1, 1, AttrDin[i]} // digital inputs
 	}
-	num(9, 2, 1000, attrAin[0]) // analogue inputs, mV (11 is the SIM's ICCID: numbered)
-	num(10, 2, 1000, attrAin[1])
-	t[16] = tkName{tkSpecial, 4, 1000, attrOdometerKm} // total odometer, m (the device's)
-	num(21, 1, 1, attrRSSI)
-	t[32] = tkName{tkSigned8, 1, 1, attrCoolantTempC} // °C
-	num(66, 2, 1000, attrPowerV)                      // external voltage, mV
-	num(67, 2, 1000, attrBatteryV)                    // battery voltage, mV
+	num(9, 2, 1000, AttrAin[0]) // analogue inputs, mV (11 is the SIM's ICCID: numbered)
+	num(10, 2, 1000, AttrAin[1])
+	t[16] = tkName{tkSpecial, 4, 1000, AttrOdometerKm} // total odometer, m (the device's)
+	num(21, 1, 1, AttrRSSI)
+	t[32] = tkName{tkSigned8, 1, 1, AttrCoolantTempC} // °C
+	num(66, 2, 1000, AttrPowerV)                      // external voltage, mV
+	num(67, 2, 1000, AttrBatteryV)                    // battery voltage, mV
 	for i := range 4 {
-		t[72+i] = tkName{tkSpecial, 4, 10, attrTempC[i]} // Dallas temperatures, 0.1 °C
+		t[72+i] = tkName{tkSpecial, 4, 10, AttrTempC[i]} // Dallas temperatures, 0.1 °C
 	}
-	t[78] = tkName{tkSpecial, 8, 1, attrDriverIdentifier} // iButton
-	num(81, 1, 1, attrOBDSpeedKmh)                        // km/h
-	num(83, 4, 10, attrFuelUsedL)                         // 0.1 l
-	num(84, 2, 10, attrFuelL)                             // 0.1 l
-	num(85, 2, 1, attrRPM)
-	t[87] = tkName{tkSpecial, 4, 1000, attrOdometerKm} // total mileage from the CAN bus, m
-	num(89, 1, 1, attrFuelLevel)                       // %
-	t[102] = tkName{tkSpecial, 4, 60, attrEngineHours} // engine worktime, minutes
-	t[103] = tkName{tkSpecial, 4, 60, attrEngineHours} // engine worktime counted, minutes
-	num(113, 1, 1, attrBatteryLevel)                   // %
-	t[179] = tkName{tkBool, 1, 1, attrDout[0]}
-	t[180] = tkName{tkBool, 1, 1, attrDout[1]}
-	num(181, 2, 10, attrPDOP)
-	num(182, 2, 10, attrHDOP)
-	num(199, 4, 1000, attrTripOdometerKm) // m
-	t[239] = tkName{tkBool, 1, 1, attrIgnition}
-	t[240] = tkName{tkBool, 1, 1, attrMotion}
+	t[78] = tkName{tkSpecial, 8, 1, AttrDriverIdentifier} // iButton
+	num(81, 1, 1, AttrOBDSpeedKmh)                        // km/h
+	num(83, 4, 10, AttrFuelUsedL)                         // 0.1 l
+	num(84, 2, 10, AttrFuelL)                             // 0.1 l
+	num(85, 2, 1, AttrRPM)
+	t[87] = tkName{tkSpecial, 4, 1000, AttrOdometerKm} // total mileage from the CAN bus, m
+	num(89, 1, 1, AttrFuelLevel)                       // %
+	t[102] = tkName{tkSpecial, 4, 60, AttrEngineHours} // engine worktime, minutes
+	t[103] = tkName{tkSpecial, 4, 60, AttrEngineHours} // engine worktime counted, minutes
+	num(113, 1, 1, AttrBatteryLevel)                   // %
+	t[179] = tkName{tkBool, 1, 1, AttrDout[0]}
+	t[180] = tkName{tkBool, 1, 1, AttrDout[1]}
+	num(181, 2, 10, AttrPDOP)
+	num(182, 2, 10, AttrHDOP)
+	num(199, 4, 1000, AttrTripOdometerKm) // m
+	t[239] = tkName{tkBool, 1, 1, AttrIgnition}
+	t[240] = tkName{tkBool, 1, 1, AttrMotion}
 	// Alarms (the word is the name).
-	t[236] = tkName{tkAlarmSet, 1, 1, alarmGeneral}   // alarm
-	t[246] = tkName{tkAlarmSet, 1, 1, alarmTow}       // towing
-	t[247] = tkName{tkAlarmSet, 1, 1, alarmAccident}  // crash detection
-	t[249] = tkName{tkAlarmOne, 1, 1, alarmJamming}   // jamming: 1 started, 0 ended
-	t[252] = tkName{tkAlarmOne, 1, 1, alarmPowerCut}  // unplug: 1 power cut, 0 present
+	t[236] = tkName{tkAlarmSet, 1, 1, AlarmGeneral}   // alarm
+	t[246] = tkName{tkAlarmSet, 1, 1, AlarmTow}       // towing
+	t[247] = tkName{tkAlarmSet, 1, 1, AlarmAccident}  // crash detection
+	t[249] = tkName{tkAlarmOne, 1, 1, AlarmJamming}   // jamming: 1 started, 0 ended
+	t[252] = tkName{tkAlarmOne, 1, 1, AlarmPowerCut}  // unplug: 1 power cut, 0 present
 	t[253] = tkName{tkSpecial, 1, 1, ""}              // green driving
-	t[255] = tkName{tkAlarmSet, 1, 1, alarmOverspeed} // overspeeding (the value is the speed)
+	t[255] = tkName{tkAlarmSet, 1, 1, AlarmOverspeed} // overspeeding (the value is the speed)
 	return t
 }()
 
@@ -515,15 +512,15 @@ func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName
 	x := tkField(v, size, int(e.width))
 	switch e.op {
 	case tkSigned8:
-		return attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(int8(x)) / e.div})
+		return AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(int8(x)) / e.div})
 	case tkAlarmSet:
 		if x > 0 {
-			attrs = binAlarmIn(attrs, &st.alarm, e.name)
+			attrs = AppendAlarm(attrs, &st.alarm, e.name)
 		}
 		return attrs
 	case tkAlarmOne:
 		if x == 1 {
-			attrs = binAlarmIn(attrs, &st.alarm, e.name)
+			attrs = AppendAlarm(attrs, &st.alarm, e.name)
 		}
 		return attrs
 	}
@@ -537,23 +534,23 @@ func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName
 		// a status (3000 not ready, 4000 not found, 5000 failed...), not a
 		// temperature: it stays numbered.
 		if t := int32(x); t >= -550 && t <= 1250 {
-			return attrAppend(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(t) / e.div})
+			return AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(t) / e.div})
 		}
-		return attrAppend(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
+		return AppendAttr(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
 	case 78:
 		// 8 bytes little-endian, in hexadecimal as Traccar writes it; 0
 		// is no key.
 		if size == 8 && v != 0 {
-			attrs = attrAppend(attrs, Attribute{Key: e.name, Kind: AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
+			attrs = AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
 		}
 	case 253:
 		switch x {
 		case 1:
-			attrs = binAlarmIn(attrs, &st.alarm, alarmHardAcceleration)
+			attrs = AppendAlarm(attrs, &st.alarm, AlarmHardAcceleration)
 		case 2:
-			attrs = binAlarmIn(attrs, &st.alarm, alarmHardBraking)
+			attrs = AppendAlarm(attrs, &st.alarm, AlarmHardBraking)
 		case 3:
-			attrs = binAlarmIn(attrs, &st.alarm, alarmHardCornering)
+			attrs = AppendAlarm(attrs, &st.alarm, AlarmHardCornering)
 		}
 	}
 	return attrs
@@ -563,14 +560,14 @@ func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName
 // exactly (11, the SIM's ICCID) as its decimal text, the string the
 // connection made last time when it is the same value.
 func tkBig(attrs []Attribute, m *Message, id int, x int64) []Attribute {
-	s := m.strs.number(uint64(x), 'd', func(b []byte) []byte { return strconv.AppendInt(b, x, 10) })
-	return attrAppend(attrs, Attribute{IO: id, Kind: AttrString, Str: s})
+	s := m.InternNumber(uint64(x), 'd', func(b []byte) []byte { return strconv.AppendInt(b, x, 10) })
+	return AppendAttr(attrs, Attribute{IO: id, Kind: AttrString, Str: s})
 }
 
 // tkHexUpper is v as 16 upper-case hexadecimal digits (Traccar's form of
 // an iButton), the string m made last time when it is the same.
 func tkHexUpper(m *Message, v uint64) string {
-	return m.strs.number(v, 'X', func(b []byte) []byte {
+	return m.InternNumber(v, 'X', func(b []byte) []byte {
 		const digits = "0123456789ABCDEF"
 		for i := 60; i >= 0; i -= 4 {
 			b = append(b, digits[v>>uint(i)&15])
@@ -587,16 +584,16 @@ func tkHexUpper(m *Message, v uint64) string {
 func tkVariable(p *Position, id int, v []byte) {
 	switch id {
 	case 256, 325:
-		binStr(p, "vin", string(v))
+		AddStr(p, "vin", string(v))
 	case 281:
-		binStr(p, "dtcs", strings.ReplaceAll(string(v), ",", " "))
+		AddStr(p, "dtcs", strings.ReplaceAll(string(v), ",", " "))
 	case 385:
 		tkBeacons(p, v)
 	case 548, 10828, 10829, 10831, 11317:
 		tkTags(p, v)
 	default:
-		if 2*len(v) <= attrMaxText {
-			p.Attrs = attrAppend(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+		if 2*len(v) <= AttrMaxText {
+			p.Attrs = AppendAttr(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: Hex(v)})
 		}
 	}
 }
@@ -605,39 +602,39 @@ func tkVariable(p *Position, id int, v []byte) {
 // beacon1_uuid, beacon1_major, beacon1_minor or beacon1_namespace,
 // beacon1_instance; beacon1_rssi, beacon1_battery, beacon1_temp...
 func tkBeacons(p *Position, v []byte) {
-	r := binReader{b: v}
-	r.u8() // data part
-	for i := 1; r.left() > 0 && !r.bad; i++ {
+	r := BinReader{Buf: v}
+	r.U8() // data part
+	for i := 1; r.Left() > 0 && !r.Bad; i++ {
 		name := func(s string) string { return "beacon" + strconv.Itoa(i) + "_" + s }
-		flags := r.u8()
+		flags := r.U8()
 		if flags>>4 > 0 {
-			uuid := r.take(16)
-			major, minor := r.u16(), r.u16()
-			if r.bad {
+			uuid := r.Take(16)
+			major, minor := r.U16(), r.U16()
+			if r.Bad {
 				return
 			}
-			binStr(p, name("uuid"), binHex(uuid))
-			binNum(p, name("major"), float64(major))
-			binNum(p, name("minor"), float64(minor))
+			AddStr(p, name("uuid"), Hex(uuid))
+			AddNum(p, name("major"), float64(major))
+			AddNum(p, name("minor"), float64(minor))
 		} else {
-			namespace, instance := r.take(10), r.take(6)
-			if r.bad {
+			namespace, instance := r.Take(10), r.Take(6)
+			if r.Bad {
 				return
 			}
-			binStr(p, name("namespace"), binHex(namespace))
-			binStr(p, name("instance"), binHex(instance))
+			AddStr(p, name("namespace"), Hex(namespace))
+			AddStr(p, name("instance"), Hex(instance))
 		}
-		if rssi := int8(r.u8()); !r.bad {
-			binNum(p, name("rssi"), float64(rssi))
+		if rssi := int8(r.U8()); !r.Bad {
+			AddNum(p, name("rssi"), float64(rssi))
 		}
 		if flags&2 != 0 {
-			if battery := r.u16(); !r.bad {
-				binNum(p, name("battery"), float64(battery)/100)
+			if battery := r.U16(); !r.Bad {
+				AddNum(p, name("battery"), float64(battery)/100)
 			}
 		}
 		if flags&4 != 0 {
-			if temp := r.u16(); !r.bad {
-				binNum(p, name("temp"), float64(temp))
+			if temp := r.U16(); !r.Bad {
+				AddNum(p, name("temp"), float64(temp))
 			}
 		}
 	}
@@ -647,53 +644,53 @@ func tkBeacons(p *Position, v []byte) {
 // kin list, each a sequence of parameters: tag1_rssi, tag1_id,
 // tag1_low_battery, tag1_voltage, tag1_name, tag1_temp, tag1_humidity...
 func tkTags(p *Position, v []byte) {
-	r := binReader{b: v}
-	r.u8() // header
-	for i := 1; r.left() > 0 && !r.bad; i++ {
+	r := BinReader{Buf: v}
+	r.U8() // header
+	for i := 1; r.Left() > 0 && !r.Bad; i++ {
 		name := func(s string) string { return "tag" + strconv.Itoa(i) + "_" + s }
-		tag := binReader{b: r.take(int(r.u8()))}
-		for tag.left() > 0 && !tag.bad {
-			id := tag.u8()
-			value := binReader{b: tag.take(int(tag.u8()))}
-			if tag.bad {
+		tag := BinReader{Buf: r.Take(int(r.U8()))}
+		for tag.Left() > 0 && !tag.Bad {
+			id := tag.U8()
+			value := BinReader{Buf: tag.Take(int(tag.U8()))}
+			if tag.Bad {
 				break
 			}
 			switch id {
 			case 0:
-				binNum(p, name("rssi"), float64(int8(value.u8())))
+				AddNum(p, name("rssi"), float64(int8(value.U8())))
 			case 1:
-				binStr(p, name("id"), binHex(value.b))
+				AddStr(p, name("id"), Hex(value.Buf))
 			case 2:
-				flags := value.u8()
+				flags := value.U8()
 				if flags&(1<<6) != 0 {
-					binBool(p, name("low_battery"), true)
+					AddBool(p, name("low_battery"), true)
 				}
 				if flags&(1<<7) != 0 {
-					binNum(p, name("voltage"), float64(value.u8())*10+2000)
+					AddNum(p, name("voltage"), float64(value.U8())*10+2000)
 				}
 			case 5:
-				binStr(p, name("name"), strings.TrimRight(string(value.b), "\x00"))
+				AddStr(p, name("name"), strings.TrimRight(string(value.Buf), "\x00"))
 			case 6:
-				binNum(p, name("temp"), float64(int16(value.u16())))
+				AddNum(p, name("temp"), float64(int16(value.U16())))
 			case 7:
-				binNum(p, name("humidity"), float64(value.u8()))
+				AddNum(p, name("humidity"), float64(value.U8()))
 			case 8:
-				binBool(p, name("magnet"), value.u8() > 0)
+				AddBool(p, name("magnet"), value.U8() > 0)
 			case 9:
-				binBool(p, name("motion"), value.u8() > 0)
+				AddBool(p, name("motion"), value.U8() > 0)
 			case 10:
-				binNum(p, name("motion_count"), float64(value.u16()))
+				AddNum(p, name("motion_count"), float64(value.U16()))
 			case 11:
-				binNum(p, name("pitch"), float64(int8(value.u8())))
+				AddNum(p, name("pitch"), float64(int8(value.U8())))
 			case 12:
-				binNum(p, name("angle_roll"), float64(int16(value.u16())))
+				AddNum(p, name("angle_roll"), float64(int16(value.U16())))
 			case 13:
-				binNum(p, name("low_battery"), float64(value.u8()))
+				AddNum(p, name("low_battery"), float64(value.U8()))
 			case 14:
-				binNum(p, name("battery"), float64(value.u16()))
+				AddNum(p, name("battery"), float64(value.U16()))
 			case 15:
-				if mac := value.take(6); mac != nil {
-					binStr(p, name("mac"), binHex(mac))
+				if mac := value.Take(6); mac != nil {
+					AddStr(p, name("mac"), Hex(mac))
 				}
 			}
 		}
@@ -707,46 +704,46 @@ const tkGH3000Epoch = 1167609600
 // since 2007, a mask of the groups present, a location whose fields are
 // present by a mask of their own, and I/O groups of 1, 2 and 4 bytes. A
 // record without a location (only I/O values) gives no position.
-func tkRecordGH3000(r *binReader, m *Message) bool {
-	p := binNextPosition(m)
-	t := int64(r.u32()&0x3FFFFFFF) + tkGH3000Epoch
-	global := r.u8()
+func tkRecordGH3000(r *BinReader, m *Message) bool {
+	p := NextPosition(m)
+	t := int64(r.U32()&0x3FFFFFFF) + tkGH3000Epoch
+	global := r.U8()
 	located := false
 	if global&1 != 0 {
-		mask := r.u8()
+		mask := r.U8()
 		*p = Position{Time: time.Unix(t, 0).UTC(), Valid: true, Attrs: p.Attrs}
 		if mask&1 != 0 {
-			p.Latitude = float64(math.Float32frombits(r.u32()))
-			p.Longitude = float64(math.Float32frombits(r.u32()))
-			located = binFinite(p.Latitude) && binFinite(p.Longitude) && binOnEarth(p.Latitude, p.Longitude)
+			p.Latitude = float64(math.Float32frombits(r.U32()))
+			p.Longitude = float64(math.Float32frombits(r.U32()))
+			located = Finite(p.Latitude) && Finite(p.Longitude) && OnEarth(p.Latitude, p.Longitude)
 		}
 		if mask&2 != 0 {
-			p.Altitude, p.HasAltitude = float64(r.u16()), true
+			p.Altitude, p.HasAltitude = float64(r.U16()), true
 		}
 		if mask&4 != 0 {
-			p.Heading, p.HasHeading = float64(r.u8())*360/256, true
+			p.Heading, p.HasHeading = float64(r.U8())*360/256, true
 		}
 		if mask&8 != 0 {
-			p.Speed, p.HasSpeed = float64(r.u8()), true
+			p.Speed, p.HasSpeed = float64(r.U8()), true
 		}
 		if mask&16 != 0 {
-			p.Satellites, p.HasSatellites = int(r.u8()), true
+			p.Satellites, p.HasSatellites = int(r.U8()), true
 		}
 		if mask&32 != 0 {
-			r.u16() // location area code
-			r.u16() // cell id
+			r.U16() // location area code
+			r.U16() // cell id
 			if mask&64 != 0 {
-				r.u8() // signal strength
+				r.U8() // signal strength
 			}
 			if mask&128 != 0 {
-				r.u32() // operator
+				r.U32() // operator
 			}
 		} else {
 			if mask&64 != 0 {
-				binNum(p, attrRSSI, float64(r.u8()))
+				AddNum(p, AttrRSSI, float64(r.U8()))
 			}
 			if mask&128 != 0 {
-				binNum(p, "operator", float64(r.u32()))
+				AddNum(p, "operator", float64(r.U32()))
 			}
 		}
 	} else {
@@ -757,21 +754,21 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 		if global&(2<<i) == 0 {
 			continue
 		}
-		count := int(r.u8())
+		count := int(r.U8())
 		for j := 0; j < count; j++ {
-			id := int(r.u8())
-			v := r.uN(size)
-			if r.bad {
+			id := int(r.U8())
+			v := r.UN(size)
+			if r.Bad {
 				return false
 			}
 			tkElementGH3000(p, &alarm, id, v)
 		}
 	}
-	if r.bad {
+	if r.Bad {
 		return false
 	}
 	if !located {
-		binDropLast(m)
+		DropPosition(m)
 	}
 	return true
 }
@@ -783,22 +780,22 @@ func tkRecordGH3000(r *binReader, m *Message) bool {
 func tkElementGH3000(p *Position, alarm *int, id int, v uint64) {
 	switch id {
 	case 1:
-		binNum(p, attrBatteryLevel, float64(v))
+		AddNum(p, AttrBatteryLevel, float64(v))
 	case 20:
-		binNum(p, attrHDOP, float64(v)/10)
+		AddNum(p, AttrHDOP, float64(v)/10)
 	case 22:
-		binNum(p, attrPDOP, float64(v)/10)
+		AddNum(p, AttrPDOP, float64(v)/10)
 	case 67:
-		binNum(p, attrBatteryV, float64(v)/1000)
+		AddNum(p, AttrBatteryV, float64(v)/1000)
 	case 222:
 		if v == 1 {
-			binAlarmAt(p, alarm, alarmSOS)
+			AddAlarmAt(p, alarm, AlarmSOS)
 		}
 	case 240:
-		binBool(p, attrMotion, v == 1)
+		AddBool(p, AttrMotion, v == 1)
 	default:
 		// 2 (USB connected), 5 (uptime), 21 (vdop), 221 (button), 244
 		// (roaming) have no common name.
-		binIO(p, id, int64(v))
+		AddIO(p, id, int64(v))
 	}
 }

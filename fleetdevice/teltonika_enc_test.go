@@ -94,7 +94,7 @@ func tkFrame(body []byte) []byte {
 	b := make([]byte, 8, 12+len(body))
 	binary.BigEndian.PutUint32(b[4:], uint32(len(body)))
 	b = append(b, body...)
-	return binary.BigEndian.AppendUint32(b, uint32(crcARC(body)))
+	return binary.BigEndian.AppendUint32(b, uint32(CRC16ARC(body)))
 }
 
 // tkDatagram wraps a body in a UDP datagram.

@@ -15,12 +15,12 @@ import (
 
 // prevTkDecode decodes a TCP data frame as Decode did.
 func prevTkDecode(frame []byte, m *Message) bool {
-	l := uint64(binBE32(frame[4:]))
+	l := uint64(BE32(frame[4:]))
 	if l+12 != uint64(len(frame)) {
 		return false
 	}
 	body := frame[8 : 8+l]
-	if uint32(crcARC(body)) != binBE32(frame[8+l:]) {
+	if uint32(CRC16ARC(body)) != BE32(frame[8+l:]) {
 		return false
 	}
 	codec, n := body[0], body[1]
@@ -36,7 +36,7 @@ func prevTkDecode(frame []byte, m *Message) bool {
 // false (and leaves no position) when they do not.
 func prevTkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
 	m.Positions = m.Positions[:0]
-	r := binReader{b: b}
+	r := BinReader{Buf: b}
 	for i := 0; i < n; i++ {
 		var ok bool
 		if codec == tkCodecGH3000 {
@@ -49,7 +49,7 @@ func prevTkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool 
 			return false
 		}
 	}
-	if r.left() != 0 {
+	if r.Left() != 0 {
 		m.Positions = m.Positions[:0]
 		return false
 	}
@@ -59,25 +59,25 @@ func prevTkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool 
 // tkRecord decodes one record of codec 8, 8E or 16 into a new position (or
 // none, when its coordinates are not on Earth). It reports false when the
 // record runs past the frame.
-func prevTkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
+func prevTkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 	wide := codec == tkCodec8E // two-byte counts
 	wideID := wide || codec == tkCodec16
-	p := binNextPosition(m)
+	p := NextPosition(m)
 
-	ms := r.u64()
-	priority := r.u8()
-	lon := float64(int32(r.u32())) / 1e7
-	lat := float64(int32(r.u32())) / 1e7
-	alt := int16(r.u16())
-	angle := r.u16()
-	sats := r.u8()
-	speed := r.u16()
-	event := r.u8or16(wideID)
+	ms := r.U64()
+	priority := r.U8()
+	lon := float64(int32(r.U32())) / 1e7
+	lat := float64(int32(r.U32())) / 1e7
+	alt := int16(r.U16())
+	angle := r.U16()
+	sats := r.U8()
+	speed := r.U16()
+	event := r.U8or16(wideID)
 	if codec == tkCodec16 {
-		r.u8() // generation type
+		r.U8() // generation type
 	}
-	r.u8or16(wide) // total count of I/O elements
-	if r.bad {
+	r.U8or16(wide) // total count of I/O elements
+	if r.Bad {
 		return false
 	}
 	*p = Position{
@@ -91,48 +91,48 @@ func prevTkRecord(r *binReader, codec byte, extended bool, m *Message) bool {
 		Valid: sats != 0,
 		Attrs: p.Attrs,
 	}
-	binNum(p, "priority", float64(priority))
-	binNum(p, "event", float64(event))
+	AddNum(p, "priority", float64(priority))
+	AddNum(p, "event", float64(event))
 	alarm := -1 // the index of the alarm attribute, once there is one
 
 	for _, size := range [4]int{1, 2, 4, 8} {
-		count := r.u8or16(wide)
+		count := r.U8or16(wide)
 		for j := 0; j < count; j++ {
-			id := r.u8or16(wideID)
-			v := r.uN(size)
-			if r.bad {
+			id := r.U8or16(wideID)
+			v := r.UN(size)
+			if r.Bad {
 				return false
 			}
 			prevTkElement(p, &alarm, id, size, v)
 		}
 	}
 	if extended {
-		count := r.u8or16(wide)
+		count := r.U8or16(wide)
 		for j := 0; j < count; j++ {
-			id := r.u8or16(wideID)
-			v := r.take(16)
-			if r.bad {
+			id := r.U8or16(wideID)
+			v := r.Take(16)
+			if r.Bad {
 				return false
 			}
-			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: binHex(v)})
+			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: Hex(v)})
 		}
 	}
 	if wide {
-		count := int(r.u16())
+		count := int(r.U16())
 		for j := 0; j < count; j++ {
-			id := int(r.u16())
-			v := r.take(int(r.u16()))
-			if r.bad {
+			id := int(r.U16())
+			v := r.Take(int(r.U16()))
+			if r.Bad {
 				return false
 			}
 			tkVariable(p, id, v)
 		}
 	}
-	if r.bad {
+	if r.Bad {
 		return false
 	}
-	if !binOnEarth(lat, lon) {
-		binDropLast(m)
+	if !OnEarth(lat, lon) {
+		DropPosition(m)
 	}
 	return true
 }
@@ -145,71 +145,71 @@ func prevTkElement(p *Position, alarm *int, id, size int, v uint64) {
 	u32 := func() uint64 { return tkField(v, size, 4) }
 	switch id {
 	case 1:
-		binBool(p, "in1", u8() > 0)
+		AddBool(p, "in1", u8() > 0)
 	case 2:
-		binBool(p, "in2", u8() > 0)
+		AddBool(p, "in2", u8() > 0)
 	case 3:
-		binBool(p, "in3", u8() > 0)
+		AddBool(p, "in3", u8() > 0)
 	case 4:
-		binBool(p, "in4", u8() > 0)
+		AddBool(p, "in4", u8() > 0)
 	case 16:
-		binNum(p, "odometer", float64(u32()))
+		AddNum(p, "odometer", float64(u32()))
 	case 17:
-		binNum(p, "axisX", float64(int16(u16())))
+		AddNum(p, "axisX", float64(int16(u16())))
 	case 18:
-		binNum(p, "axisY", float64(int16(u16())))
+		AddNum(p, "axisY", float64(int16(u16())))
 	case 19:
-		binNum(p, "axisZ", float64(int16(u16())))
+		AddNum(p, "axisZ", float64(int16(u16())))
 	case 21:
-		binNum(p, "rssi", float64(u8()))
+		AddNum(p, "rssi", float64(u8()))
 	case 25:
-		binNum(p, "bleTemp1", float64(int16(u16()))/100)
+		AddNum(p, "bleTemp1", float64(int16(u16()))/100)
 	case 26:
-		binNum(p, "bleTemp2", float64(int16(u16()))/100)
+		AddNum(p, "bleTemp2", float64(int16(u16()))/100)
 	case 27:
-		binNum(p, "bleTemp3", float64(int16(u16()))/100)
+		AddNum(p, "bleTemp3", float64(int16(u16()))/100)
 	case 28:
-		binNum(p, "bleTemp4", float64(int16(u16()))/100)
+		AddNum(p, "bleTemp4", float64(int16(u16()))/100)
 	case 66:
-		binNum(p, "power", float64(u16())/1000)
+		AddNum(p, "power", float64(u16())/1000)
 	case 67:
-		binNum(p, "battery", float64(u16())/1000)
+		AddNum(p, "battery", float64(u16())/1000)
 	case 78:
 		if size == 8 && v != 0 {
-			binStr(p, "driverUniqueId", prevTkHexUpper(bits.ReverseBytes64(v)))
+			AddStr(p, "driverUniqueId", prevTkHexUpper(bits.ReverseBytes64(v)))
 		}
 	case 179:
-		binBool(p, "out1", u8() > 0)
+		AddBool(p, "out1", u8() > 0)
 	case 180:
-		binBool(p, "out2", u8() > 0)
+		AddBool(p, "out2", u8() > 0)
 	case 181:
-		binNum(p, "pdop", float64(u16())/10)
+		AddNum(p, "pdop", float64(u16())/10)
 	case 182:
-		binNum(p, "hdop", float64(u16())/10)
+		AddNum(p, "hdop", float64(u16())/10)
 	case 199:
-		binNum(p, "tripOdometer", float64(u32()))
+		AddNum(p, "tripOdometer", float64(u32()))
 	case 236:
 		if u8() > 0 {
-			binAlarmAt(p, alarm, "general")
+			AddAlarmAt(p, alarm, "general")
 		}
 	case 239:
-		binBool(p, "ignition", u8() > 0)
+		AddBool(p, "ignition", u8() > 0)
 	case 240:
-		binBool(p, "motion", u8() > 0)
+		AddBool(p, "motion", u8() > 0)
 	case 241:
-		binNum(p, "operator", float64(u32()))
+		AddNum(p, "operator", float64(u32()))
 	case 253:
 		switch u8() {
 		case 1:
-			binAlarmAt(p, alarm, "hardAcceleration")
+			AddAlarmAt(p, alarm, "hardAcceleration")
 		case 2:
-			binAlarmAt(p, alarm, "hardBraking")
+			AddAlarmAt(p, alarm, "hardBraking")
 		case 3:
-			binAlarmAt(p, alarm, "hardCornering")
+			AddAlarmAt(p, alarm, "hardCornering")
 		}
 	default:
 		// Unsigned as Traccar reads it, an 8-byte value signed.
-		binIO(p, id, int64(v))
+		AddIO(p, id, int64(v))
 	}
 }
 

@@ -628,7 +628,7 @@ func BenchmarkTeltonikaCRC10(b *testing.B) {
 	body := tkBody(tkCodec8, recs)
 	b.SetBytes(int64(len(body) + 12))
 	for b.Loop() {
-		crcARC(body)
+		CRC16ARC(body)
 	}
 }
 
@@ -661,7 +661,7 @@ func FuzzTeltonika(f *testing.F) {
 			b = bytes.Clone(b)
 			copy(b, []byte{0, 0, 0, 0})
 			binary.BigEndian.PutUint32(b[4:], uint32(len(b)-12))
-			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(crcARC(b[8:len(b)-4])))
+			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(CRC16ARC(b[8:len(b)-4])))
 		}
 		frame := b
 		if !udp {

@@ -13,17 +13,17 @@ import (
 //
 // The text decoders read their frames with regular expressions that follow
 // Traccar's decoders (github.com/traccar/traccar, Apache-2.0) field by
-// field: patternBuilder spells them the way Traccar's PatternBuilder does,
-// and groups reads the groups of a match the way Traccar's Parser does, so
+// field: Pattern spells them the way Traccar's PatternBuilder does, and
+// Groups reads the groups of a match the way Traccar's Parser does, so
 // that a message decodes to the same values. Go's regexp matches in linear
 // time and picks, among the matches, the one a backtracking engine would
 // (leftmost-first), so the groups are those Traccar reads.
 
-// knotsToKmh converts knots to km/h (API.md §13).
-const knotsToKmh = 1.852
+// KnotsToKmh converts knots to km/h (API.md §13).
+const KnotsToKmh = 1.852
 
-// textMaxAttrs bounds the attributes a text decoder gives one position.
-const textMaxAttrs = 64
+// MaxAttrs bounds the attributes a text decoder gives one position.
+const MaxAttrs = 64
 
 // textControl reports whether b is a control byte that no text frame may
 // hold (API.md §13: all but CR, LF and TAB).
@@ -31,8 +31,8 @@ func textControl(b byte) bool {
 	return (b < 0x20 && b != '\r' && b != '\n' && b != '\t') || b == 0x7f
 }
 
-// hasTextControl reports whether b holds a control byte of textControl.
-func hasTextControl(b []byte) bool {
+// HasTextControl reports whether b holds a control byte of textControl.
+func HasTextControl(b []byte) bool {
 	for _, c := range b {
 		if textControl(c) {
 			return true
@@ -41,9 +41,9 @@ func hasTextControl(b []byte) bool {
 	return false
 }
 
-// leadingCRLF is the number of CR and LF bytes b starts with: the line
+// LeadingCRLF is the number of CR and LF bytes b starts with: the line
 // ends between two frames, which Split leaves at the start of the next one.
-func leadingCRLF(b []byte) int {
+func LeadingCRLF(b []byte) int {
 	i := 0
 	for i < len(b) && (b[i] == '\r' || b[i] == '\n') {
 		i++
@@ -51,10 +51,10 @@ func leadingCRLF(b []byte) int {
 	return i
 }
 
-// trimLine drops the line ends before a frame, and the line ends, spaces
+// TrimLine drops the line ends before a frame, and the line ends, spaces
 // and tabs after it.
-func trimLine(b []byte) []byte {
-	b = b[leadingCRLF(b):]
+func TrimLine(b []byte) []byte {
+	b = b[LeadingCRLF(b):]
 	for len(b) > 0 {
 		switch b[len(b)-1] {
 		case '\r', '\n', ' ', '\t':
@@ -66,13 +66,13 @@ func trimLine(b []byte) []byte {
 	return b
 }
 
-// splitText finds a frame of a text protocol at the start of buf: after
+// SplitText finds a frame of a text protocol at the start of buf: after
 // any CR and LF, a first byte that start accepts, up to and including the
 // first byte that end accepts. Control bytes are garbage, and so is a frame
 // not ended within max bytes. The frame it returns includes the line ends
 // before it, which Decode skips.
-func splitText(buf []byte, max int, start func(byte) bool, end func(byte) bool) (int, error) {
-	i := leadingCRLF(buf)
+func SplitText(buf []byte, max int, start func(byte) bool, end func(byte) bool) (int, error) {
+	i := LeadingCRLF(buf)
 	if i >= max {
 		return 0, ErrGarbage
 	}
@@ -100,87 +100,58 @@ func splitText(buf []byte, max int, start func(byte) bool, end func(byte) bool) 
 	return 0, nil
 }
 
-// takePosition appends a zero position to m, reusing what an earlier
-// message left in m.Positions (its attributes' array), and returns it.
-func takePosition(m *Message) *Position {
-	n := len(m.Positions)
-	if n < cap(m.Positions) {
-		m.Positions = m.Positions[:n+1]
-		attrs := m.Positions[n].Attrs[:0]
-		m.Positions[n] = Position{Attrs: attrs}
-	} else {
-		m.Positions = append(m.Positions, Position{})
-	}
-	return &m.Positions[n]
-}
-
-// dropPosition removes the last position of m (one whose values turned
-// out unusable).
-func dropPosition(m *Message) {
-	m.Positions = m.Positions[:len(m.Positions)-1]
-}
-
-// validCoordinates reports whether coordinates are finite and within
-// range.
-func validCoordinates(lat, lon float64) bool {
-	return !math.IsNaN(lat) && !math.IsNaN(lon) && lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180
-}
-
-// usable reports whether a decoded position can be kept: coordinates in
+// Usable reports whether a decoded position can be kept: coordinates in
 // range, finite speed, heading and altitude, a time of years 0 to 9999 (what
 // RFC 3339 can write). A decoder drops a position that is not, as Traccar
 // refuses coordinates out of range.
-func usable(p *Position) bool {
+func Usable(p *Position) bool {
 	y := p.Time.Year()
-	return validCoordinates(p.Latitude, p.Longitude) && finite(p.Speed) && finite(p.Heading) &&
-		finite(p.Altitude) && y >= 0 && y <= 9999
+	return OnEarth(p.Latitude, p.Longitude) && Finite(p.Speed) && Finite(p.Heading) &&
+		Finite(p.Altitude) && y >= 0 && y <= 9999
 }
 
-// finite reports whether v is neither NaN nor infinite.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// setAttr sets the attribute key of p, replacing an earlier value of the
-// same key as Traccar's attribute map does; beyond textMaxAttrs new keys
+// SetAttr sets the attribute key of p, replacing an earlier value of the
+// same key as Traccar's attribute map does; beyond MaxAttrs new keys
 // are dropped.
-func setAttr(p *Position, a Attribute) {
+func SetAttr(p *Position, a Attribute) {
 	for i := range p.Attrs {
 		if p.Attrs[i].Key == a.Key && p.Attrs[i].IO == a.IO {
 			p.Attrs[i] = a
 			return
 		}
 	}
-	if len(p.Attrs) < textMaxAttrs {
-		p.Attrs = attrAppend(p.Attrs, a)
+	if len(p.Attrs) < MaxAttrs {
+		p.Attrs = AppendAttr(p.Attrs, a)
 	}
 }
 
-func setNum(p *Position, key string, v float64) {
-	if finite(v) {
-		setAttr(p, Attribute{Key: key, Kind: AttrNumber, Num: v})
+func SetNum(p *Position, key string, v float64) {
+	if Finite(v) {
+		SetAttr(p, Attribute{Key: key, Kind: AttrNumber, Num: v})
 	}
 }
 
-func setBool(p *Position, key string, v bool) {
+func SetBool(p *Position, key string, v bool) {
 	n := 0.0
 	if v {
 		n = 1
 	}
-	setAttr(p, Attribute{Key: key, Kind: AttrBool, Num: n})
+	SetAttr(p, Attribute{Key: key, Kind: AttrBool, Num: n})
 }
 
-// setStr sets a string attribute; an empty string sets nothing, as in
+// SetStr sets a string attribute; an empty string sets nothing, as in
 // Traccar, and neither does one the API would refuse (over 64 bytes,
 // control characters).
-func setStr(p *Position, key, v string) {
-	if v == "" || !attrTextOK(v) {
+func SetStr(p *Position, key, v string) {
+	if v == "" || !AttrTextOK(v) {
 		return
 	}
-	setAttr(p, Attribute{Key: key, Kind: AttrString, Str: v})
+	SetAttr(p, Attribute{Key: key, Kind: AttrString, Str: v})
 }
 
-// identifierOK reports whether s can name a device (API.md §13: 1–32
+// IdentifierOK reports whether s can name a device (API.md §13: 1–32
 // characters of [0-9A-Za-z._-]).
-func identifierOK(s string) bool {
+func IdentifierOK(s string) bool {
 	if len(s) == 0 || len(s) > 32 {
 		return false
 	}
@@ -193,15 +164,25 @@ func identifierOK(s string) bool {
 	return true
 }
 
-// javaInt parses s as Java's Integer.parseInt does (an optional sign and
-// decimal digits within 32 bits).
-func javaInt(s string) (int, bool) {
-	return javaIntBase(s, 10, 32)
+// AllDigits reports whether s is one or more decimal digits.
+func AllDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
-// javaIntBase parses s as Java's Integer.parseInt(s, base) (bits 32) or
+// JavaInt parses s as Java's Integer.parseInt does (an optional sign and
+// decimal digits within 32 bits).
+func JavaInt(s string) (int, bool) {
+	return JavaIntBase(s, 10, 32)
+}
+
+// JavaIntBase parses s as Java's Integer.parseInt(s, base) (bits 32) or
 // Long.parseLong(s, base) (bits 64) do.
-func javaIntBase(s string, base, bits int) (int, bool) {
+func JavaIntBase(s string, base, bits int) (int, bool) {
 	v, err := strconv.ParseInt(s, base, bits)
 	if err != nil {
 		return 0, false
@@ -209,22 +190,22 @@ func javaIntBase(s string, base, bits int) (int, bool) {
 	return int(v), true
 }
 
-// javaDouble parses s as Java's Double.parseDouble does for the decimal
+// JavaDouble parses s as Java's Double.parseDouble does for the decimal
 // numbers the protocols send; it refuses what is not finite.
-func javaDouble(s string) (float64, bool) {
+func JavaDouble(s string) (float64, bool) {
 	if s == "" || strings.ContainsAny(s, "_xXnNiI") {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !finite(v) {
+	if err != nil || !Finite(v) {
 		return 0, false
 	}
 	return v, true
 }
 
-// javaSplit splits s at sep as Java's String.split does: trailing empty
+// JavaSplit splits s at sep as Java's String.split does: trailing empty
 // fields are dropped. It appends to dst.
-func javaSplit(dst []string, s string, sep byte) []string {
+func JavaSplit(dst []string, s string, sep byte) []string {
 	start := len(dst)
 	for {
 		i := strings.IndexByte(s, sep)
@@ -241,19 +222,19 @@ func javaSplit(dst []string, s string, sep byte) []string {
 	return dst
 }
 
-// patternBuilder builds a regular expression as Traccar's PatternBuilder
+// Pattern builds a regular expression as Traccar's PatternBuilder
 // does: number() reads d as a digit, x as a hex digit and . as a dot;
 // text() is literal; expression() is a regular expression as it is.
-type patternBuilder struct{ frags []string }
+type Pattern struct{ frags []string }
 
-func newPattern() *patternBuilder { return &patternBuilder{} }
+func NewPattern() *Pattern { return &Pattern{} }
 
-func (p *patternBuilder) text(s string) *patternBuilder {
+func (p *Pattern) Text(s string) *Pattern {
 	p.frags = append(p.frags, regexp.QuoteMeta(s))
 	return p
 }
 
-func (p *patternBuilder) number(s string) *patternBuilder {
+func (p *Pattern) Number(s string) *Pattern {
 	s = strings.NewReplacer("dddd", "d{4}", "ddd", "d{3}", "dd", "d{2}").Replace(s)
 	s = strings.NewReplacer("xxxx", "x{4}", "xxx", "x{3}", "xx", "x{2}").Replace(s)
 	s = strings.NewReplacer("d", `\d`, "x", "[0-9a-fA-F]", ".", `\.`).Replace(s)
@@ -261,33 +242,33 @@ func (p *patternBuilder) number(s string) *patternBuilder {
 	return p
 }
 
-func (p *patternBuilder) expression(s string) *patternBuilder {
+func (p *Pattern) Expression(s string) *Pattern {
 	p.frags = append(p.frags, s)
 	return p
 }
 
-// optional makes the last count fragments optional.
-func (p *patternBuilder) optional(count int) *patternBuilder {
+// Optional makes the last count fragments optional.
+func (p *Pattern) Optional(count int) *Pattern {
 	at := len(p.frags) - count
 	p.frags = append(p.frags[:at], append([]string{"(?:"}, p.frags[at:]...)...)
 	p.frags = append(p.frags, ")?")
 	return p
 }
 
-func (p *patternBuilder) or() *patternBuilder         { return p.expression("|") }
-func (p *patternBuilder) groupBegin() *patternBuilder { return p.expression("(?:") }
-func (p *patternBuilder) groupEnd(s string) *patternBuilder {
-	return p.expression(")" + s)
+func (p *Pattern) Or() *Pattern         { return p.Expression("|") }
+func (p *Pattern) GroupBegin() *Pattern { return p.Expression("(?:") }
+func (p *Pattern) GroupEnd(s string) *Pattern {
+	return p.Expression(")" + s)
 }
-func (p *patternBuilder) any() *patternBuilder { return p.expression(".*") }
+func (p *Pattern) Any() *Pattern { return p.Expression(".*") }
 
-func (p *patternBuilder) String() string { return strings.Join(p.frags, "") }
+func (p *Pattern) String() string { return strings.Join(p.frags, "") }
 
-// nonCapturing is the regular expression re with its groups made
+// NonCapturing is the regular expression re with its groups made
 // non-capturing: the same matches, fewer groups. A pattern of Go's regexp
 // whose program stays within 500 instructions is matched by backtracking,
 // several times faster than by the automaton that larger ones take.
-func nonCapturing(re string) string {
+func NonCapturing(re string) string {
 	var b strings.Builder
 	inClass := false
 	for i := 0; i < len(re); i++ {
@@ -308,51 +289,61 @@ func nonCapturing(re string) string {
 	return b.String()
 }
 
-// whole compiles the pattern to match a whole sentence (Java's matches()).
-func (p *patternBuilder) whole() *regexp.Regexp {
+// Whole compiles the pattern to match a whole sentence (Java's matches()).
+func (p *Pattern) Whole() *regexp.Regexp {
 	return regexp.MustCompile(`(?s)\A(?:` + p.String() + `)\z`)
 }
 
-// anywhere compiles the pattern to find matches within a sentence (Java's
+// Anywhere compiles the pattern to find matches within a sentence (Java's
 // find()).
-func (p *patternBuilder) anywhere() *regexp.Regexp {
+func (p *Pattern) Anywhere() *regexp.Regexp {
 	return regexp.MustCompile(`(?s)` + p.String())
 }
 
-// groups reads the groups of a match in order, as Traccar's Parser does: a
+// Groups reads the groups of a match in order, as Traccar's Parser does: a
 // group that did not take part in the match, or matched nothing, is absent.
-// A number that does not parse (a Java exception) sets bad, and the decoder
+// A number that does not parse (a Java exception) sets Bad, and the decoder
 // then drops the message as Traccar does.
-type groups struct {
+type Groups struct {
 	s   string
 	idx []int
 	pos int
-	bad bool
+	// Bad: a group read as a number did not parse.
+	Bad bool
 }
 
-// matchGroups matches s against re and returns its groups (ok false when it
+// MatchGroups matches s against re and returns its groups (ok false when it
 // does not match).
-func matchGroups(re *regexp.Regexp, s string) (groups, bool) {
+func MatchGroups(re *regexp.Regexp, s string) (Groups, bool) {
 	idx := re.FindStringSubmatchIndex(s)
 	if idx == nil {
-		return groups{}, false
+		return Groups{}, false
 	}
-	return groups{s: s, idx: idx, pos: 1}, true
+	return NewGroups(s, idx), true
 }
 
-// group is group i, "" when absent.
-func (f *groups) group(i int) string {
+// NewGroups reads the groups of a match of s whose submatch indexes are
+// idx (as regexp's FindStringSubmatchIndex gives them).
+func NewGroups(s string, idx []int) Groups {
+	return Groups{s: s, idx: idx, pos: 1}
+}
+
+// Seek makes group i the next one read.
+func (f *Groups) Seek(i int) { f.pos = i }
+
+// Group is group i, "" when absent.
+func (f *Groups) Group(i int) string {
 	if 2*i+1 >= len(f.idx) || f.idx[2*i] < 0 {
 		return ""
 	}
 	return f.s[f.idx[2*i]:f.idx[2*i+1]]
 }
 
-// hasNext reports whether the next n groups are all present; when not, it
+// HasNext reports whether the next n groups are all present; when not, it
 // skips them.
-func (f *groups) hasNext(n int) bool {
+func (f *Groups) HasNext(n int) bool {
 	for i := f.pos; i < f.pos+n; i++ {
-		if f.group(i) == "" {
+		if f.Group(i) == "" {
 			f.pos += n
 			return false
 		}
@@ -360,11 +351,11 @@ func (f *groups) hasNext(n int) bool {
 	return true
 }
 
-// hasNextAny reports whether any of the next n groups is present; when
+// HasNextAny reports whether any of the next n groups is present; when
 // none is, it skips them.
-func (f *groups) hasNextAny(n int) bool {
+func (f *Groups) HasNextAny(n int) bool {
 	for i := f.pos; i < f.pos+n; i++ {
-		if f.group(i) != "" {
+		if f.Group(i) != "" {
 			return true
 		}
 	}
@@ -372,116 +363,116 @@ func (f *groups) hasNextAny(n int) bool {
 	return false
 }
 
-func (f *groups) skip(n int) { f.pos += n }
+func (f *Groups) Skip(n int) { f.pos += n }
 
-func (f *groups) next() string {
-	s := f.group(f.pos)
+func (f *Groups) Next() string {
+	s := f.Group(f.pos)
 	f.pos++
 	return s
 }
 
-// nextInt is the next group as an int, or def when absent.
-func (f *groups) nextInt(def int) int {
-	if !f.hasNext(1) {
+// NextInt is the next group as an int, or def when absent.
+func (f *Groups) NextInt(def int) int {
+	if !f.HasNext(1) {
 		return def
 	}
-	v, ok := javaInt(f.next())
+	v, ok := JavaInt(f.Next())
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return v
 }
 
-// nextIntOK is the next group as an int, ok false when absent (Java's
-// nullable nextInt()).
-func (f *groups) nextIntOK() (int, bool) {
-	if !f.hasNext(1) {
+// NextIntOK is the next group as an int, ok false when absent (Java's
+// nullable NextInt()).
+func (f *Groups) NextIntOK() (int, bool) {
+	if !f.HasNext(1) {
 		return 0, false
 	}
-	v, ok := javaInt(f.next())
+	v, ok := JavaInt(f.Next())
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return v, ok
 }
 
-// nextHex is the next group as a hexadecimal number of bits bits, or def
+// NextHex is the next group as a hexadecimal number of bits bits, or def
 // when absent.
-func (f *groups) nextHex(bits int, def int) int {
-	if !f.hasNext(1) {
+func (f *Groups) NextHex(bits int, def int) int {
+	if !f.HasNext(1) {
 		return def
 	}
-	v, ok := javaIntBase(f.next(), 16, bits)
+	v, ok := JavaIntBase(f.Next(), 16, bits)
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return v
 }
 
-// nextFloat is the next group as a float64, or def when absent.
-func (f *groups) nextFloat(def float64) float64 {
-	if !f.hasNext(1) {
+// NextFloat is the next group as a float64, or def when absent.
+func (f *Groups) NextFloat(def float64) float64 {
+	if !f.HasNext(1) {
 		return def
 	}
-	v, ok := javaDouble(f.next())
+	v, ok := JavaDouble(f.Next())
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return v
 }
 
-// nextFloatOK is the next group as a float64, ok false when absent.
-func (f *groups) nextFloatOK() (float64, bool) {
-	if !f.hasNext(1) {
+// NextFloatOK is the next group as a float64, ok false when absent.
+func (f *Groups) NextFloatOK() (float64, bool) {
+	if !f.HasNext(1) {
 		return 0, false
 	}
-	v, ok := javaDouble(f.next())
+	v, ok := JavaDouble(f.Next())
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return v, ok
 }
 
-// nextCoordinate reads degrees and minutes then a hemisphere (Traccar's
+// NextCoordinate reads degrees and minutes then a hemisphere (Traccar's
 // DEG_MIN_HEM).
-func (f *groups) nextCoordinate() float64 {
-	c := float64(f.nextInt(0))
-	c += f.nextFloat(0) / 60
-	return hemisphere(c, f.next())
+func (f *Groups) NextCoordinate() float64 {
+	c := float64(f.NextInt(0))
+	c += f.NextFloat(0) / 60
+	return hemisphere(c, f.Next())
 }
 
-// nextCoordinateMinMin reads degrees, whole minutes and the minutes'
+// NextCoordinateMinMin reads degrees, whole minutes and the minutes'
 // fraction then a hemisphere (DEG_MIN_MIN_HEM).
-func (f *groups) nextCoordinateMinMin() float64 {
-	c := float64(f.nextInt(0))
-	whole, frac := f.next(), f.next()
-	v, ok := javaDouble(whole + "." + frac)
+func (f *Groups) NextCoordinateMinMin() float64 {
+	c := float64(f.NextInt(0))
+	whole, frac := f.Next(), f.Next()
+	v, ok := JavaDouble(whole + "." + frac)
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	c += v / 60
-	return hemisphere(c, f.next())
+	return hemisphere(c, f.Next())
 }
 
-// nextCoordinateHem reads an optional hemisphere, degrees and minutes, then
+// NextCoordinateHem reads an optional hemisphere, degrees and minutes, then
 // another optional hemisphere (HEM_DEG_MIN_HEM).
-func (f *groups) nextCoordinateHem() float64 {
-	hem := f.next()
-	c := float64(f.nextInt(0))
-	c += f.nextFloat(0) / 60
-	if f.hasNext(1) {
-		hem = f.next()
+func (f *Groups) NextCoordinateHem() float64 {
+	hem := f.Next()
+	c := float64(f.NextInt(0))
+	c += f.NextFloat(0) / 60
+	if f.HasNext(1) {
+		hem = f.Next()
 	}
 	return hemisphere(c, hem)
 }
 
-// nextDateTime reads year, month, day, hour, minute and second (YMD_HMS)
-// as civilTime does: ok is false, and the time zero, when they name no
+// NextDateTime reads year, month, day, hour, minute and second (YMD_HMS)
+// as CivilTime does: ok is false, and the time zero, when they name no
 // time that exists.
-func (f *groups) nextDateTime() (time.Time, bool) {
-	y, mo, d := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	h, mi, s := f.nextInt(0), f.nextInt(0), f.nextInt(0)
-	return civilTime(y, mo, d, h, mi, s)
+func (f *Groups) NextDateTime() (time.Time, bool) {
+	y, mo, d := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+	h, mi, s := f.NextInt(0), f.NextInt(0), f.NextInt(0)
+	return CivilTime(y, mo, d, h, mi, s)
 }
 
 func hemisphere(c float64, hem string) float64 {
@@ -491,10 +482,10 @@ func hemisphere(c float64, hem string) float64 {
 	return c
 }
 
-// parseCompactTime reads yyyyMMddHHmmss: ok is false when s is not 14
+// ParseCompactTime reads yyyyMMddHHmmss: ok is false when s is not 14
 // digits. Digits that name no time that exists (a day past the month's
-// end, hour 24) give the zero time, as civilTime does, never another day.
-func parseCompactTime(s string) (t time.Time, ok bool) {
+// end, hour 24) give the zero time, as CivilTime does, never another day.
+func ParseCompactTime(s string) (t time.Time, ok bool) {
 	if len(s) != 14 {
 		return time.Time{}, false
 	}
@@ -512,6 +503,6 @@ func parseCompactTime(s string) (t time.Time, ok bool) {
 		v[i] = n
 		at += w
 	}
-	t, _ = civilTime(v[0], v[1], v[2], v[3], v[4], v[5])
+	t, _ = CivilTime(v[0], v[1], v[2], v[3], v[4], v[5])
 	return t, true
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -229,11 +228,11 @@ func checkGarbage(t *testing.T, p Protocol, buf []byte) {
 func checkDecoded(t *testing.T, m Message) {
 	t.Helper()
 	checkAttrsSound(t, &m)
-	if m.Identifier != "" && !identifierOK(m.Identifier) {
+	if m.Identifier != "" && !IdentifierOK(m.Identifier) {
 		t.Fatalf("identifier %q", m.Identifier)
 	}
 	for _, p := range m.Positions {
-		if !usable(&p) {
+		if !Usable(&p) {
 			t.Fatalf("position %+v out of range", p)
 		}
 		if _, err := p.Time.MarshalJSON(); err != nil {
@@ -313,7 +312,7 @@ func checkRow(t *testing.T, row corpusRow, m Message) {
 // string, cut at its commas. The benchmarks' ratios are to it.
 func textBaseline(frame []byte) int {
 	var buf [64]string
-	return len(javaSplit(buf[:0], string(frame), ','))
+	return len(JavaSplit(buf[:0], string(frame), ','))
 }
 
 // benchmarkDecode measures decoding frame, allocations included.
@@ -371,61 +370,10 @@ func benchmarkTextRatio(b *testing.B, p Protocol, frame []byte) {
 	}
 }
 
-func TestJavaSplitDropsTrailingEmptyFields(t *testing.T) {
-	is := is.New(t)
-	is.Equal(javaSplit(nil, "a,,b,,", ','), []string{"a", "", "b"})
-	is.Equal(javaSplit(nil, ",a", ','), []string{"", "a"})
-	is.Equal(len(javaSplit(nil, ",,,", ',')), 0)
-}
-
-func TestSetAttrReplacesAKeyAndBoundsTheCount(t *testing.T) {
-	is := is.New(t)
-	var p Position
-	setNum(&p, "hdop", 1)
-	setNum(&p, "hdop", 2)
-	setStr(&p, "empty", "")
-	setNum(&p, "nan", math.NaN())
-	is.Equal(len(p.Attrs), 1) // one hdop; no empty string, no NaN
-	is.Equal(p.Attrs[0].Num, 2.0)
-	for i := range 2 * textMaxAttrs {
-		setNum(&p, fmt.Sprint("k", i), 1)
-	}
-	is.Equal(len(p.Attrs), textMaxAttrs)
-}
-
-func TestParseCompactTime(t *testing.T) {
-	is := is.New(t)
-	got, ok := parseCompactTime("20240229235959")
-	is.True(ok)
-	is.Equal(got.Format("2006-01-02T15:04:05Z07:00"), "2024-02-29T23:59:59Z")
-	for _, impossible := range []string{"20230231120000", "20230229120000", "20241301000000", "20240101240000", "20240101005960"} {
-		got, ok := parseCompactTime(impossible)
-		is.True(ok)           // digits
-		is.True(got.IsZero()) // of no time: never rolled over into another
-	}
-	for _, bad := range []string{"", "2024022923595", "202402292359591", "2024010100006x"} {
-		_, ok := parseCompactTime(bad)
-		is.True(!ok) // not a time
-	}
-}
-
-func TestTakePositionReusesAttributes(t *testing.T) {
-	is := is.New(t)
-	var m Message
-	p := takePosition(&m)
-	setNum(p, "a", 1)
-	setNum(p, "b", 2)
-	m.Reset()
-	p = takePosition(&m)
-	is.Equal(len(p.Attrs), 0)  // a fresh position
-	is.True(cap(p.Attrs) >= 2) // that keeps the array of the one before
-	is.Equal(p.Latitude, 0.0)
-}
-
 func TestNonCapturing(t *testing.T) {
 	is := is.New(t)
-	is.Equal(nonCapturing(`(a)\((b)[(](?:c)(d|(e))`), `(?:a)\((?:b)[(](?:c)(?:d|(?:e))`)
-	re := regexp.MustCompile(nonCapturing(glLocation.String()))
+	is.Equal(NonCapturing(`(a)\((b)[(](?:c)(d|(e))`), `(?:a)\((?:b)[(](?:c)(?:d|(?:e))`)
+	re := regexp.MustCompile(NonCapturing(glLocation.String()))
 	is.Equal(re.NumSubexp(), 0)
 	// The same matches as the pattern with its groups.
 	loc := "1,5.7,34,437.3,8.611600,47.681846,20181214134619,0228,0001,077F,4812,25.2,"

@@ -15,74 +15,74 @@ import (
 //
 // The names are constants, so that naming an attribute allocates nothing.
 const (
-	attrIgnition         = "ignition"          // bool: ignition (ACC) on
-	attrMotion           = "motion"            // bool: the device senses movement
-	attrAlarm            = "alarm"             // string: alarm words, comma-separated
-	attrPowerV           = "power_v"           // external (vehicle) power, V
-	attrBatteryV         = "battery_v"         // the device's battery, V
-	attrBatteryLevel     = "battery_level"     // the device's battery, % 0–100
-	attrCharging         = "charging"          // bool: the battery is charging
-	attrOdometerKm       = "odometer_km"       // total distance, km
-	attrTripOdometerKm   = "trip_odometer_km"  // the device's trip counter, km
-	attrEngineHours      = "engine_hours"      // total engine hours
-	attrFuelLevel        = "fuel_level"        // fuel in the tank, %
-	attrFuelL            = "fuel_l"            // fuel in the tank, l
-	attrFuelUsedL        = "fuel_used_l"       // fuel used in total, l
-	attrRPM              = "rpm"               // engine revolutions per minute
-	attrOBDSpeedKmh      = "obd_speed_kmh"     // speed the vehicle's bus reports, km/h
-	attrCoolantTempC     = "coolant_temp_c"    // engine coolant, °C
-	attrDriverIdentifier = "driver_identifier" // string: the driver's key (hex for binary keys)
-	attrRSSI             = "rssi"              // mobile signal as the device reports it
-	attrHDOP             = "hdop"              // horizontal dilution of precision
-	attrPDOP             = "pdop"              // position dilution of precision
-	attrAccuracyM        = "accuracy_m"        // horizontal accuracy, m
-	attrEvent            = "event"             // string: the protocol's own event code, verbatim
+	AttrIgnition         = "ignition"          // bool: ignition (ACC) on
+	AttrMotion           = "motion"            // bool: the device senses movement
+	AttrAlarm            = "alarm"             // string: alarm words, comma-separated
+	AttrPowerV           = "power_v"           // external (vehicle) power, V
+	AttrBatteryV         = "battery_v"         // the device's battery, V
+	AttrBatteryLevel     = "battery_level"     // the device's battery, % 0–100
+	AttrCharging         = "charging"          // bool: the battery is charging
+	AttrOdometerKm       = "odometer_km"       // total distance, km
+	AttrTripOdometerKm   = "trip_odometer_km"  // the device's trip counter, km
+	AttrEngineHours      = "engine_hours"      // total engine hours
+	AttrFuelLevel        = "fuel_level"        // fuel in the tank, %
+	AttrFuelL            = "fuel_l"            // fuel in the tank, l
+	AttrFuelUsedL        = "fuel_used_l"       // fuel used in total, l
+	AttrRPM              = "rpm"               // engine revolutions per minute
+	AttrOBDSpeedKmh      = "obd_speed_kmh"     // speed the vehicle's bus reports, km/h
+	AttrCoolantTempC     = "coolant_temp_c"    // engine coolant, °C
+	AttrDriverIdentifier = "driver_identifier" // string: the driver's key (hex for binary keys)
+	AttrRSSI             = "rssi"              // mobile signal as the device reports it
+	AttrHDOP             = "hdop"              // horizontal dilution of precision
+	AttrPDOP             = "pdop"              // position dilution of precision
+	AttrAccuracyM        = "accuracy_m"        // horizontal accuracy, m
+	AttrEvent            = "event"             // string: the protocol's own event code, verbatim
 )
 
 // The numbered names of the vocabulary, by number (index 0 is the first).
 var (
-	attrTempC = [4]string{"temp1_c", "temp2_c", "temp3_c", "temp4_c"}
-	attrDin   = [4]string{"din1", "din2", "din3", "din4"}
-	attrDout  = [4]string{"dout1", "dout2", "dout3", "dout4"}
-	attrAin   = [4]string{"ain1", "ain2", "ain3", "ain4"}
+	AttrTempC = [4]string{"temp1_c", "temp2_c", "temp3_c", "temp4_c"}
+	AttrDin   = [4]string{"din1", "din2", "din3", "din4"}
+	AttrDout  = [4]string{"dout1", "dout2", "dout3", "dout4"}
+	AttrAin   = [4]string{"ain1", "ain2", "ain3", "ain4"}
 )
 
-// The alarm words of the vocabulary: the value of attrAlarm.
+// The alarm words of the vocabulary: the value of AttrAlarm.
 const (
-	alarmSOS              = "sos"
-	alarmPowerCut         = "power_cut"
-	alarmPowerRestored    = "power_restored"
-	alarmLowPower         = "low_power"
-	alarmLowBattery       = "low_battery"
-	alarmVibration        = "vibration"
-	alarmMovement         = "movement"
-	alarmOverspeed        = "overspeed"
-	alarmTow              = "tow"
-	alarmTampering        = "tampering"
-	alarmJamming          = "jamming"
-	alarmDoor             = "door"
-	alarmHardAcceleration = "hard_acceleration"
-	alarmHardBraking      = "hard_braking"
-	alarmHardCornering    = "hard_cornering"
-	alarmAccident         = "accident"
-	alarmFallDown         = "fall_down"
-	alarmFatigueDriving   = "fatigue_driving"
-	alarmTemperature      = "temperature"
-	alarmGeofenceEnter    = "geofence_enter"
-	alarmGeofenceExit     = "geofence_exit"
-	alarmGeneral          = "general"
+	AlarmSOS              = "sos"
+	AlarmPowerCut         = "power_cut"
+	AlarmPowerRestored    = "power_restored"
+	AlarmLowPower         = "low_power"
+	AlarmLowBattery       = "low_battery"
+	AlarmVibration        = "vibration"
+	AlarmMovement         = "movement"
+	AlarmOverspeed        = "overspeed"
+	AlarmTow              = "tow"
+	AlarmTampering        = "tampering"
+	AlarmJamming          = "jamming"
+	AlarmDoor             = "door"
+	AlarmHardAcceleration = "hard_acceleration"
+	AlarmHardBraking      = "hard_braking"
+	AlarmHardCornering    = "hard_cornering"
+	AlarmAccident         = "accident"
+	AlarmFallDown         = "fall_down"
+	AlarmFatigueDriving   = "fatigue_driving"
+	AlarmTemperature      = "temperature"
+	AlarmGeofenceEnter    = "geofence_enter"
+	AlarmGeofenceExit     = "geofence_exit"
+	AlarmGeneral          = "general"
 )
 
 // Bounds of an attribute the API accepts (API.md §14).
 const (
-	attrMaxName = 32
-	attrMaxText = 64
+	AttrMaxName = 32
+	AttrMaxText = 64
 )
 
-// attrAppend is append(attrs, a). Go's append of a struct that holds
+// AppendAttr is append(attrs, a). Go's append of a struct that holds
 // strings copies it through a temporary, several times the cost of
 // storing it in place; a decoder adds hundreds a frame.
-func attrAppend(attrs []Attribute, a Attribute) []Attribute {
+func AppendAttr(attrs []Attribute, a Attribute) []Attribute {
 	n := len(attrs)
 	if n == cap(attrs) {
 		return append(attrs, a)
@@ -92,10 +92,10 @@ func attrAppend(attrs []Attribute, a Attribute) []Attribute {
 	return attrs
 }
 
-// attrNameOK reports whether s is a name the API accepts:
+// AttrNameOK reports whether s is a name the API accepts:
 // ^[a-z][a-z0-9_]{0,31}$.
-func attrNameOK(s string) bool {
-	if len(s) == 0 || len(s) > attrMaxName || s[0] < 'a' || s[0] > 'z' {
+func AttrNameOK(s string) bool {
+	if len(s) == 0 || len(s) > AttrMaxName || s[0] < 'a' || s[0] > 'z' {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
@@ -107,11 +107,11 @@ func attrNameOK(s string) bool {
 	return true
 }
 
-// attrTextOK reports whether s is a text value the API accepts: at most 64
+// AttrTextOK reports whether s is a text value the API accepts: at most 64
 // bytes of UTF-8 without control characters. A decoder leaves out a value
 // that is not (a device cannot be told; a cut value would be wrong).
-func attrTextOK(s string) bool {
-	if len(s) > attrMaxText || !utf8.ValidString(s) {
+func AttrTextOK(s string) bool {
+	if len(s) > AttrMaxText || !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {
@@ -122,10 +122,10 @@ func attrTextOK(s string) bool {
 	return true
 }
 
-// alarmJoin adds word to the comma-separated alarms of have, once; a word
+// AlarmJoin adds word to the comma-separated alarms of have, once; a word
 // that would take the value past 64 bytes is left out (no device raises
 // that many alarms in one report; the first ones are kept).
-func alarmJoin(have, word string) string {
+func AlarmJoin(have, word string) string {
 	if have == "" {
 		return word
 	}
@@ -136,19 +136,19 @@ func alarmJoin(have, word string) string {
 			return have
 		}
 	}
-	if len(have)+1+len(word) > attrMaxText {
+	if len(have)+1+len(word) > AttrMaxText {
 		return have
 	}
 	return have + "," + word
 }
 
-// snakeCase is name in the vocabulary's form: camelCase and other
+// SnakeCase is name in the vocabulary's form: camelCase and other
 // separators become "_", letters lower-case ("batteryLevel" →
 // "battery_level", "Fuel-Rate" → "fuel_rate"). ok is false when the
 // result is not a name the API accepts (it does not start with a letter,
 // is longer than 32 bytes, or had characters outside ASCII).
-func snakeCase(name string) (string, bool) {
-	if attrNameOK(name) {
+func SnakeCase(name string) (string, bool) {
+	if AttrNameOK(name) {
 		return name, true
 	}
 	var b strings.Builder
@@ -179,7 +179,7 @@ func snakeCase(name string) (string, bool) {
 		}
 	}
 	s := b.String()
-	return s, attrNameOK(s)
+	return s, AttrNameOK(s)
 }
 
 // codeStrings holds the decimal strings of the event codes most protocols
@@ -191,8 +191,8 @@ var codeStrings = func() (t [1024]string) {
 	return t
 }()
 
-// codeString is n in decimal.
-func codeString(n int) string {
+// CodeString is n in decimal.
+func CodeString(n int) string {
 	if n >= 0 && n < len(codeStrings) {
 		return codeStrings[n]
 	}
@@ -246,56 +246,56 @@ func (c *strCache) number(v uint64, format byte, write func([]byte) []byte) stri
 	return s
 }
 
-// traccarAlarm is the vocabulary's word for an alarm word as Traccar's
+// TraccarAlarm is the vocabulary's word for an alarm word as Traccar's
 // Position names it (what OsmAnd senders, Traccar Client included, send):
 // "powerCut" → "power_cut"; a word of the vocabulary is itself. ok is
 // false for a word with no common name (Traccar's geofence, removing,
 // powerOff, fuelLeak...).
-func traccarAlarm(word string) (string, bool) {
+func TraccarAlarm(word string) (string, bool) {
 	switch word {
 	case "sos", "vibration", "movement", "overspeed", "tow", "tampering", "jamming", "door",
 		"accident", "temperature", "general":
 		return word, true
 	case "powerCut", "power_cut":
-		return alarmPowerCut, true
+		return AlarmPowerCut, true
 	case "powerRestored", "power_restored":
-		return alarmPowerRestored, true
+		return AlarmPowerRestored, true
 	case "lowPower", "low_power":
-		return alarmLowPower, true
+		return AlarmLowPower, true
 	case "lowBattery", "low_battery":
-		return alarmLowBattery, true
+		return AlarmLowBattery, true
 	case "hardAcceleration", "hard_acceleration":
-		return alarmHardAcceleration, true
+		return AlarmHardAcceleration, true
 	case "hardBraking", "hard_braking":
-		return alarmHardBraking, true
+		return AlarmHardBraking, true
 	case "hardCornering", "hard_cornering":
-		return alarmHardCornering, true
+		return AlarmHardCornering, true
 	case "fallDown", "fall_down":
-		return alarmFallDown, true
+		return AlarmFallDown, true
 	case "fatigueDriving", "fatigue_driving":
-		return alarmFatigueDriving, true
+		return AlarmFatigueDriving, true
 	case "geofenceEnter", "geofence_enter":
-		return alarmGeofenceEnter, true
+		return AlarmGeofenceEnter, true
 	case "geofenceExit", "geofence_exit":
-		return alarmGeofenceExit, true
+		return AlarmGeofenceExit, true
 	}
 	return "", false
 }
 
-// vocabKind is the type the vocabulary gives name, ok false for a name
+// VocabKind is the type the vocabulary gives name, ok false for a name
 // outside it. A value that a sender names with the vocabulary's name must
 // have its type (OsmAnd's free parameters).
-func vocabKind(name string) (AttrKind, bool) {
+func VocabKind(name string) (AttrKind, bool) {
 	switch name {
-	case attrIgnition, attrMotion, attrCharging,
+	case AttrIgnition, AttrMotion, AttrCharging,
 		"din1", "din2", "din3", "din4", "dout1", "dout2", "dout3", "dout4":
 		return AttrBool, true
-	case attrAlarm, attrDriverIdentifier, attrEvent:
+	case AttrAlarm, AttrDriverIdentifier, AttrEvent:
 		return AttrString, true
-	case attrPowerV, attrBatteryV, attrBatteryLevel, attrOdometerKm, attrTripOdometerKm,
-		attrEngineHours, attrFuelLevel, attrFuelL, attrFuelUsedL, attrRPM, attrOBDSpeedKmh,
-		attrCoolantTempC, "temp1_c", "temp2_c", "temp3_c", "temp4_c",
-		"ain1", "ain2", "ain3", "ain4", attrRSSI, attrHDOP, attrPDOP, attrAccuracyM:
+	case AttrPowerV, AttrBatteryV, AttrBatteryLevel, AttrOdometerKm, AttrTripOdometerKm,
+		AttrEngineHours, AttrFuelLevel, AttrFuelL, AttrFuelUsedL, AttrRPM, AttrOBDSpeedKmh,
+		AttrCoolantTempC, "temp1_c", "temp2_c", "temp3_c", "temp4_c",
+		"ain1", "ain2", "ain3", "ain4", AttrRSSI, AttrHDOP, AttrPDOP, AttrAccuracyM:
 		return AttrNumber, true
 	}
 	return 0, false
