@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // apiAttrNameRule is API.md §14's rule for an attribute's name.
@@ -29,28 +31,28 @@ func init() {
 // a boolean of 0 or 1, text of at most 64 bytes of UTF-8 without control
 // characters; a name of the vocabulary with the vocabulary's type, and an
 // alarm of the vocabulary's words.
-func attrProblem(a Attribute) string {
+func attrProblem(a devproto.Attribute) string {
 	name := a.Name()
 	if !apiAttrNameRule.MatchString(name) {
 		return "a name the API refuses"
 	}
 	switch a.Kind {
-	case AttrNumber:
+	case devproto.AttrNumber:
 		if math.IsNaN(a.Num) || math.IsInf(a.Num, 0) {
 			return "a number that is not finite"
 		}
-	case AttrBool:
+	case devproto.AttrBool:
 		if a.Num != 0 && a.Num != 1 {
 			return "a boolean of " + strconv.FormatFloat(a.Num, 'g', -1, 64)
 		}
-	case AttrString:
-		if !AttrTextOK(a.Str) {
+	case devproto.AttrString:
+		if !devproto.AttrTextOK(a.Str) {
 			return "a text the API refuses"
 		}
 	default:
 		return "no type"
 	}
-	if kind, ok := VocabKind(name); ok && kind != a.Kind {
+	if kind, ok := devproto.VocabKind(name); ok && kind != a.Kind {
 		return "not of the vocabulary's type"
 	}
 	if name == "alarm" {
@@ -65,7 +67,7 @@ func attrProblem(a Attribute) string {
 
 // checkAttrsSound fails when an attribute of m's positions is not sound
 // (attrProblem).
-func checkAttrsSound(t testing.TB, m *Message) {
+func checkAttrsSound(t testing.TB, m *devproto.Message) {
 	t.Helper()
 	for _, p := range m.Positions {
 		for _, a := range p.Attrs {
@@ -83,7 +85,7 @@ func checkAttrsSound(t testing.TB, m *Message) {
 // The fuzz targets check the same of arbitrary input.
 func TestEveryAttributeIsOneTheAPIAccepts(t *testing.T) {
 	names := map[string]bool{}
-	check := func(t *testing.T, m *Message) {
+	check := func(t *testing.T, m *devproto.Message) {
 		t.Helper()
 		checkAttrsSound(t, m)
 		for _, p := range m.Positions {
@@ -97,10 +99,10 @@ func TestEveryAttributeIsOneTheAPIAccepts(t *testing.T) {
 	for _, proto := range Protocols() {
 		for _, row := range loadCorpus(t, proto.Name()+".jsonl") {
 			raw := row.raw(t)
-			s := Session{Identifier: binLoginIMEI, Now: corpusNow}
+			s := devproto.Session{Identifier: binLoginIMEI, Now: corpusNow}
 			if row.Transport == "udp" {
-				s.Transport = UDP
-				var m Message
+				s.Transport = devproto.UDP
+				var m devproto.Message
 				if proto.Decode(raw, &s, &m) == nil {
 					check(t, &m)
 				}
@@ -111,7 +113,7 @@ func TestEveryAttributeIsOneTheAPIAccepts(t *testing.T) {
 				if err != nil || n == 0 {
 					break
 				}
-				var m Message
+				var m devproto.Message
 				if proto.Decode(rest[:n], &s, &m) == nil {
 					check(t, &m)
 				}
@@ -121,9 +123,9 @@ func TestEveryAttributeIsOneTheAPIAccepts(t *testing.T) {
 	}
 	for _, row := range loadCorpus(t, "osmand.jsonl") {
 		h := row.HTTP
-		var m Message
+		var m devproto.Message
 		r := OsmAndRequest{Method: h.Method, RawQuery: h.Query, ContentType: h.Headers["Content-Type"], Body: []byte(h.Body)}
-		if _, err := DecodeOsmAnd(r, &Session{Transport: HTTP, Now: corpusNow}, &m); err == nil {
+		if _, err := DecodeOsmAnd(r, &devproto.Session{Transport: devproto.HTTP, Now: corpusNow}, &m); err == nil {
 			check(t, &m)
 		}
 	}
@@ -139,15 +141,15 @@ func TestEveryAttributeIsOneTheAPIAccepts(t *testing.T) {
 				continue
 			}
 			raw := binMustHex(t, f[3])
-			s := Session{Identifier: binLoginIMEI, Now: corpusNow}
+			s := devproto.Session{Identifier: binLoginIMEI, Now: corpusNow}
 			frames := [][]byte{raw}
 			if f[1] == "udp" {
-				s.Transport = UDP
+				s.Transport = devproto.UDP
 			} else {
 				frames = binSplitAll(t, proto, raw)
 			}
 			for _, frame := range frames {
-				var m Message
+				var m devproto.Message
 				if proto.Decode(frame, &s, &m) == nil {
 					check(t, &m)
 				}
@@ -168,8 +170,8 @@ func TestEveryAttributeIsOneTheAPIAccepts(t *testing.T) {
 			recs[2].variable = []tkIOValue{{256, 0}, {385, 1}, {548, 2}, {9999, 3}}
 			recs[2].blobs = [][]byte{[]byte("WVWZZZ1JZXW000001"), tkBeaconBlob(), tkTagBlob(), make([]byte, 40)}
 		}
-		var m Message
-		if err := Teltonika().Decode(tkFrame(tkBody(codec, recs)), &Session{Identifier: "x"}, &m); err != nil {
+		var m devproto.Message
+		if err := Teltonika().Decode(tkFrame(tkBody(codec, recs)), &devproto.Session{Identifier: "x"}, &m); err != nil {
 			t.Fatal(err)
 		}
 		check(t, &m)

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // binLoadRows reads the rows of testdata/corpus/name again as T, for what
@@ -70,19 +72,19 @@ func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCapt
 			t.Fatalf("%s:%d: %v", file, at, err)
 		}
 		t.Run(f[0], func(t *testing.T) {
-			s := Session{Identifier: binLoginIMEI, Now: corpusNow}
+			s := devproto.Session{Identifier: binLoginIMEI, Now: corpusNow}
 			if f[1] == "udp" {
-				s.Transport = UDP
+				s.Transport = devproto.UDP
 			}
-			var positions []Position
+			var positions []devproto.Position
 			switch label := f[2]; label {
 			case "ok":
 				frames := [][]byte{raw}
-				if s.Transport == TCP {
+				if s.Transport == devproto.TCP {
 					frames = binSplitAll(t, proto, raw)
 				}
 				for _, frame := range frames {
-					var m Message
+					var m devproto.Message
 					if err := proto.Decode(frame, &s, &m); err != nil {
 						t.Fatalf("frame %x: %v", frame, err)
 					}
@@ -92,8 +94,8 @@ func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCapt
 				if n, err := proto.Split(raw); err != nil || n != len(raw) {
 					t.Fatalf("Split: %d, %v; want %d", n, err, len(raw))
 				}
-				var m Message
-				if err := proto.Decode(raw, &s, &m); err != ErrChecksum {
+				var m devproto.Message
+				if err := proto.Decode(raw, &s, &m); err != devproto.ErrChecksum {
 					t.Fatalf("Decode: %v, want ErrChecksum", err)
 				}
 			case "partial":
@@ -101,14 +103,14 @@ func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCapt
 					t.Fatalf("Split: %d, %v; want 0, nil", n, err)
 				}
 			case "garbage":
-				if _, err := proto.Split(raw); err != ErrGarbage {
+				if _, err := proto.Split(raw); err != devproto.ErrGarbage {
 					t.Fatalf("Split: %v, want ErrGarbage", err)
 				}
 			default:
 				t.Fatalf("label %q", label)
 			}
 			for _, p := range positions {
-				if !OnEarth(p.Latitude, p.Longitude) {
+				if !devproto.OnEarth(p.Latitude, p.Longitude) {
 					t.Errorf("position off Earth: %v, %v", p.Latitude, p.Longitude)
 				}
 			}
@@ -132,7 +134,7 @@ func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCapt
 
 // binHasValue reports whether a position has the attribute (or altitude)
 // with the value.
-func binHasValue(positions []Position, name string, want any) bool {
+func binHasValue(positions []devproto.Position, name string, want any) bool {
 	for _, p := range positions {
 		if name == "altitude" {
 			if p.HasAltitude && p.Altitude == want {
@@ -235,18 +237,18 @@ func binChunked(b []byte, next func() int) [][]byte {
 // binCheckMessage checks what every decoded message must be: positions
 // only in a message of positions, each with finite coordinates on Earth,
 // and attributes the API accepts (checkAttrsSound).
-func binCheckMessage(t *testing.T, m *Message) {
+func binCheckMessage(t *testing.T, m *devproto.Message) {
 	t.Helper()
 	checkAttrsSound(t, m)
-	if m.Kind != KindPositions && len(m.Positions) != 0 {
+	if m.Kind != devproto.KindPositions && len(m.Positions) != 0 {
 		t.Fatalf("%d positions in a message of kind %v", len(m.Positions), m.Kind)
 	}
 	for _, p := range m.Positions {
-		if !Finite(p.Latitude) || !Finite(p.Longitude) || !OnEarth(p.Latitude, p.Longitude) {
+		if !devproto.Finite(p.Latitude) || !devproto.Finite(p.Longitude) || !devproto.OnEarth(p.Latitude, p.Longitude) {
 			t.Fatalf("position off Earth: %v, %v", p.Latitude, p.Longitude)
 		}
 		for _, v := range []float64{p.Speed, p.Heading, p.Altitude} {
-			if !Finite(v) {
+			if !devproto.Finite(v) {
 				t.Fatalf("a value not finite: %+v", p)
 			}
 		}
@@ -274,12 +276,12 @@ func binCorpusRaw(tb testing.TB, name string) [][]byte {
 // binFuzzDecode decodes frame into a fresh Message and into a reused one:
 // no panic, only the contract's errors, a message that binCheckMessage
 // accepts, and the same result both ways.
-func binFuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused *Message) {
+func binFuzzDecode(t *testing.T, proto Protocol, frame []byte, s devproto.Session, reused *devproto.Message) {
 	t.Helper()
 	s1, s2 := s, s
-	var fresh Message
+	var fresh devproto.Message
 	err := proto.Decode(frame, &s1, &fresh)
-	if err != nil && err != ErrGarbage && err != ErrChecksum {
+	if err != nil && err != devproto.ErrGarbage && err != devproto.ErrChecksum {
 		t.Fatalf("Decode: %v", err)
 	}
 	if err == nil {
@@ -300,7 +302,7 @@ func binFuzzDecode(t *testing.T, proto Protocol, frame []byte, s Session, reused
 
 // binSamePositions compares positions, an empty list of attributes equal to
 // none.
-func binSamePositions(a, b []Position) bool {
+func binSamePositions(a, b []devproto.Position) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -327,13 +329,13 @@ func binSamePositions(a, b []Position) bool {
 const binLoginIMEI = "123456789012345"
 
 // binAttr finds an attribute by name.
-func binAttr(p Position, name string) (Attribute, bool) {
+func binAttr(p devproto.Position, name string) (devproto.Attribute, bool) {
 	for _, a := range p.Attrs {
 		if a.Name() == name {
 			return a, true
 		}
 	}
-	return Attribute{}, false
+	return devproto.Attribute{}, false
 }
 
 // binMustHex decodes hexadecimal.

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // corpusRow is one row of testdata/corpus/*.jsonl (see its README).
@@ -113,7 +115,7 @@ var corpusNow = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 // coordinates within 1e-6°, time exactly, speed, course and altitude
 // within 0.01, validity and satellites exactly, each where the row states
 // it.
-func checkPositions(t *testing.T, row corpusRow, got []Position) {
+func checkPositions(t *testing.T, row corpusRow, got []devproto.Position) {
 	t.Helper()
 	want := row.Expect.Points
 	if len(got) != len(want) {

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // gps103 decodes the GPS103 protocol (Coban TK102/TK103 and their many
@@ -38,20 +40,20 @@ func gps103End(c byte) bool { return c == ';' || c == '*' || c == '\n' }
 
 // Split finds a frame: up to and including `;`, `*` or LF.
 func (g gps103) Split(buf []byte) (int, error) {
-	return SplitText(buf, g.MaxFrame(), gps103Start, gps103End)
+	return devproto.SplitText(buf, g.MaxFrame(), gps103Start, gps103End)
 }
 
 // Decode decodes one frame, with or without its terminator.
-func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
-	frame = frame[LeadingCRLF(frame):]
+func (g gps103) Decode(frame []byte, s *devproto.Session, m *devproto.Message) error {
+	frame = frame[devproto.LeadingCRLF(frame):]
 	for len(frame) > 0 && (frame[len(frame)-1] == '\r' || frame[len(frame)-1] == '\n') {
 		frame = frame[:len(frame)-1]
 	}
-	if len(frame) == 0 || len(frame) > g.MaxFrame() || !gps103Start(frame[0]) || HasTextControl(frame) {
-		return ErrGarbage
+	if len(frame) == 0 || len(frame) > g.MaxFrame() || !gps103Start(frame[0]) || devproto.HasTextControl(frame) {
+		return devproto.ErrGarbage
 	}
 	sentence := string(frame)
-	m.Kind = KindOther
+	m.Kind = devproto.KindOther
 
 	// The handshake: Traccar's test is any sentence of at most 30
 	// characters, its terminator counted, that names an IMEI.
@@ -61,8 +63,8 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 	}
 	if length <= 30 && strings.Contains(sentence, "imei:") {
 		m.Reply = append(m.Reply, "LOAD"...)
-		if f, ok := MatchGroups(gps103Handshake, sentence); ok && IdentifierOK(f.Group(1)) {
-			m.Kind = KindLogin
+		if f, ok := devproto.MatchGroups(gps103Handshake, sentence); ok && devproto.IdentifierOK(f.Group(1)) {
+			m.Kind = devproto.KindLogin
 			m.Identifier = f.Group(1)
 			s.Identifier = m.Identifier
 		}
@@ -73,8 +75,8 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 		m.Reply = append(m.Reply, "ON"...)
 		start := strings.Index(sentence, "imei:")
 		if start < 0 {
-			m.Kind = KindHeartbeat
-			if id := strings.TrimRight(sentence, ";*"); IdentifierOK(id) && AllDigits(id) {
+			m.Kind = devproto.KindHeartbeat
+			if id := strings.TrimRight(sentence, ";*"); devproto.IdentifierOK(id) && devproto.AllDigits(id) {
 				m.Identifier = id
 			}
 			return nil
@@ -87,7 +89,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 		// A photo packet.
 	case len(sentence) >= 24 && strings.Contains(sentence[21:24], "OBD"):
 		// OBD data: no coordinates.
-		if f, ok := MatchGroups(gps103OBD, sentence); ok && IdentifierOK(f.Group(1)) {
+		if f, ok := devproto.MatchGroups(gps103OBD, sentence); ok && devproto.IdentifierOK(f.Group(1)) {
 			m.Identifier = f.Group(1)
 		}
 	case strings.HasSuffix(sentence, "*"):
@@ -100,7 +102,7 @@ func (g gps103) Decode(frame []byte, s *Session, m *Message) error {
 
 var gps103Handshake = regexp.MustCompile(`imei:(\d+),`)
 
-var gps103Pattern = NewPattern().
+var gps103Pattern = devproto.NewPattern().
 	Text("imei:").
 	Number("(d+),").        // imei
 	Expression("([^,]*),"). // alarm
@@ -154,37 +156,37 @@ var gps103Pattern = NewPattern().
 // (fuel leak); the event itself stays in "event", verbatim.
 func gps103Alarm(event string) string {
 	if strings.HasPrefix(event, "T:") {
-		return AlarmTemperature
+		return devproto.AlarmTemperature
 	}
 	switch event {
 	case "help me":
-		return AlarmSOS
+		return devproto.AlarmSOS
 	case "low battery":
-		return AlarmLowBattery
+		return devproto.AlarmLowBattery
 	case "move":
-		return AlarmMovement
+		return devproto.AlarmMovement
 	case "speed":
-		return AlarmOverspeed
+		return devproto.AlarmOverspeed
 	case "door alarm":
-		return AlarmDoor
+		return devproto.AlarmDoor
 	case "ac alarm":
-		return AlarmPowerCut
+		return devproto.AlarmPowerCut
 	case "accident alarm":
-		return AlarmAccident
+		return devproto.AlarmAccident
 	case "sensor alarm":
-		return AlarmVibration
+		return devproto.AlarmVibration
 	}
 	return ""
 }
 
 // gps103Regular decodes a report.
-func gps103Regular(sentence string, m *Message) {
-	f, ok := MatchGroups(gps103Pattern, sentence)
+func gps103Regular(sentence string, m *devproto.Message) {
+	f, ok := devproto.MatchGroups(gps103Pattern, sentence)
 	if !ok {
 		return
 	}
 	imei := f.Next()
-	if !IdentifierOK(imei) {
+	if !devproto.IdentifierOK(imei) {
 		return
 	}
 	m.Identifier = imei
@@ -204,17 +206,17 @@ func gps103Regular(sentence string, m *Message) {
 	if !f.HasNextAny(20) {
 		return // cell towers only: no coordinates
 	}
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	gps103Event(p, alarm)
 	if alarm == "rfid" && rfid != "" {
-		SetStr(p, AttrDriverIdentifier, rfid)
+		devproto.SetStr(p, devproto.AttrDriverIdentifier, rfid)
 	}
 
 	utcHours, utcMinutes := f.Next(), f.Next()
-	t, ok := CivilTime(year, month, day, localHours, localMinutes, f.NextInt(0))
+	t, ok := devproto.CivilTime(year, month, day, localHours, localMinutes, f.NextInt(0))
 	if utcHours != "" && utcMinutes != "" {
-		uh, _ := JavaInt(utcHours)
-		um, _ := JavaInt(utcMinutes)
+		uh, _ := devproto.JavaInt(utcHours)
+		um, _ := devproto.JavaInt(utcMinutes)
 		ok = ok && uh <= 23 && um <= 59
 		delta := (localHours-uh)*60 + localMinutes - um
 		if delta <= -12*60 {
@@ -231,68 +233,68 @@ func gps103Regular(sentence string, m *Message) {
 	}
 	p.Latitude = f.NextCoordinateHem()
 	p.Longitude = f.NextCoordinateHem()
-	p.Speed, p.HasSpeed = f.NextFloat(0)*KnotsToKmh, true
+	p.Speed, p.HasSpeed = f.NextFloat(0)*devproto.KnotsToKmh, true
 	p.Heading, p.HasHeading = f.NextFloat(0), true
 	p.Altitude, p.HasAltitude = f.NextFloat(0), true
 	if f.HasNext(1) {
-		SetBool(p, AttrIgnition, f.Next() == "1")
+		devproto.SetBool(p, devproto.AttrIgnition, f.Next() == "1")
 	}
 	if f.HasNext(1) {
-		SetBool(p, "door", f.Next() == "1")
+		devproto.SetBool(p, "door", f.Next() == "1")
 	}
 	// Two fuel percentages whose tanks or sensors depend on the
 	// installation: kept by Traccar's names.
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "fuel1", v)
+		devproto.SetNum(p, "fuel1", v)
 	}
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "fuel2", v)
+		devproto.SetNum(p, "fuel2", v)
 	}
 	if v, ok := f.NextIntOK(); ok {
-		SetNum(p, AttrTempC[0], float64(v))
+		devproto.SetNum(p, devproto.AttrTempC[0], float64(v))
 	}
 
-	if f.Bad || !Usable(p) {
-		DropPosition(m)
+	if f.Bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 }
 
 // gps103Event sets what a report's event says: the event itself,
 // verbatim ("tracker", "help me", "acc on", "001"...), an alarm, the
 // ignition, a temperature or a fuel value (Gps103ProtocolDecoder.java:
 // 178-197; Traccar keeps "event" only when it raises no alarm).
-func gps103Event(p *Position, event string) {
-	SetStr(p, AttrEvent, event)
+func gps103Event(p *devproto.Position, event string) {
+	devproto.SetStr(p, devproto.AttrEvent, event)
 	if alarm := gps103Alarm(event); alarm != "" {
-		SetStr(p, AttrAlarm, alarm)
+		devproto.SetStr(p, devproto.AttrAlarm, alarm)
 	}
 	switch {
 	case event == "acc on":
-		SetBool(p, AttrIgnition, true)
+		devproto.SetBool(p, devproto.AttrIgnition, true)
 	case event == "acc off":
-		SetBool(p, AttrIgnition, false)
+		devproto.SetBool(p, devproto.AttrIgnition, false)
 	case strings.HasPrefix(event, "T:"):
-		if v, ok := JavaDouble(event[2:]); ok {
-			SetNum(p, AttrTempC[0], v)
+		if v, ok := devproto.JavaDouble(event[2:]); ok {
+			devproto.SetNum(p, devproto.AttrTempC[0], v)
 		}
 	case strings.HasPrefix(event, "oil "):
 		// A fuel value in a unit Traccar does not say: kept as "fuel".
-		if v, ok := JavaDouble(event[4:]); ok {
-			SetNum(p, "fuel", v)
+		if v, ok := devproto.JavaDouble(event[4:]); ok {
+			devproto.SetNum(p, "fuel", v)
 		}
 	}
 }
 
-var gps103OBD = NewPattern().
+var gps103OBD = devproto.NewPattern().
 	Text("imei:").
 	Number("(d+),"). // imei
 	Expression("OBD,").
 	Any().
 	Whole()
 
-var gps103PatternAlt = NewPattern().
+var gps103PatternAlt = devproto.NewPattern().
 	Text("imei:").
 	Number("(d+),"). // imei
 	Expression("[^,]+,").
@@ -318,46 +320,46 @@ var gps103PatternAlt = NewPattern().
 
 // gps103Alternative decodes the alternative report (decimal degrees,
 // speed in km/h, ended by `*`).
-func gps103Alternative(sentence string, m *Message) {
-	f, ok := MatchGroups(gps103PatternAlt, sentence)
+func gps103Alternative(sentence string, m *devproto.Message) {
+	f, ok := devproto.MatchGroups(gps103PatternAlt, sentence)
 	if !ok {
 		return
 	}
 	imei := f.Next()
-	if !IdentifierOK(imei) {
+	if !devproto.IdentifierOK(imei) {
 		return
 	}
 	m.Identifier = imei
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	if event := f.Next(); event != "" {
-		SetStr(p, AttrEvent, event)
+		devproto.SetStr(p, devproto.AttrEvent, event)
 	}
 	if id := f.Next(); id != "" {
-		SetStr(p, "sensor_id", id)
+		devproto.SetStr(p, "sensor_id", id)
 	}
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "sensor_voltage", v)
+		devproto.SetNum(p, "sensor_voltage", v)
 	}
 	hour, minute, second := f.NextInt(0), f.NextInt(0), f.NextInt(0)
 	day, month, year := f.NextInt(0), f.NextInt(0), f.NextInt(0)
-	SetNum(p, AttrRSSI, float64(f.NextInt(0)))
+	devproto.SetNum(p, devproto.AttrRSSI, float64(f.NextInt(0)))
 	p.Valid = f.NextInt(0) > 0
-	SetCivilTime(p, year, month, day, hour, minute, second)
+	devproto.SetCivilTime(p, year, month, day, hour, minute, second)
 	p.Latitude = f.NextFloat(0)
 	p.Longitude = f.NextFloat(0)
 	p.Speed, p.HasSpeed = float64(f.NextInt(0)), true
 	p.Heading, p.HasHeading = float64(f.NextInt(0)), true
 	p.Altitude, p.HasAltitude = float64(f.NextInt(0)), true
-	SetNum(p, AttrHDOP, f.NextFloat(0))
+	devproto.SetNum(p, devproto.AttrHDOP, f.NextFloat(0))
 	p.Satellites, p.HasSatellites = f.NextInt(0), true
-	SetBool(p, AttrIgnition, f.NextInt(0) > 0)
-	SetBool(p, AttrCharging, f.NextInt(0) > 0)
+	devproto.SetBool(p, devproto.AttrIgnition, f.NextInt(0) > 0)
+	devproto.SetBool(p, devproto.AttrCharging, f.NextInt(0) > 0)
 	if e := f.Next(); e != "" {
-		SetStr(p, "error", e)
+		devproto.SetStr(p, "error", e)
 	}
-	if f.Bad || !Usable(p) {
-		DropPosition(m)
+	if f.Bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 }

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
-func gps103Decode(t *testing.T, frame string) (Message, Session, error) {
+func gps103Decode(t *testing.T, frame string) (devproto.Message, devproto.Session, error) {
 	t.Helper()
-	var m Message
-	s := Session{Transport: TCP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.TCP, Now: corpusNow}
 	err := GPS103().Decode([]byte(frame), &s, &m)
 	if err == nil {
 		checkDecoded(t, m)
@@ -53,7 +54,7 @@ func TestGPS103Corpus(t *testing.T) {
 				checkAttrs(t, row.Source, map[string]any{"event": e}, m.Positions[j])
 			}
 		}
-		if m.Kind == KindLogin && s.Identifier != m.Identifier {
+		if m.Kind == devproto.KindLogin && s.Identifier != m.Identifier {
 			t.Errorf("%s: session identifier %q, want %q", row.Source, s.Identifier, m.Identifier)
 		}
 	}
@@ -64,7 +65,7 @@ func TestGPS103Handshake(t *testing.T) {
 	for _, frame := range []string{"##,imei:359586015829802,A;", "##,imei:359586015829802,A", "##,imei:359586015829802,A\r\n"} {
 		m, s, err := gps103Decode(t, frame)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindLogin)
+		is.Equal(m.Kind, devproto.KindLogin)
 		is.Equal(m.Identifier, "359586015829802")
 		is.Equal(s.Identifier, "359586015829802") // the connection is the device's
 		is.Equal(string(m.Reply), "LOAD")
@@ -75,7 +76,7 @@ func TestGPS103Heartbeat(t *testing.T) {
 	is := is.New(t)
 	m, s, err := gps103Decode(t, "359586015829802;")
 	is.NoErr(err)
-	is.Equal(m.Kind, KindHeartbeat)
+	is.Equal(m.Kind, devproto.KindHeartbeat)
 	is.Equal(m.Identifier, "359586015829802")
 	is.Equal(s.Identifier, "") // a heartbeat names no connection
 	is.Equal(string(m.Reply), "ON")
@@ -83,7 +84,7 @@ func TestGPS103Heartbeat(t *testing.T) {
 	// A heartbeat run into a report: ON, and the report.
 	m, _, err = gps103Decode(t, "359769031878322imei:359769031878322,tracker,1602160718,2,F,221811.000,A,1655.2193,S,14546.6722,E,0.00,,")
 	is.NoErr(err)
-	is.Equal(m.Kind, KindPositions)
+	is.Equal(m.Kind, devproto.KindPositions)
 	is.Equal(string(m.Reply), "ON")
 	is.Equal(len(m.Positions), 1)
 }
@@ -159,7 +160,7 @@ func TestGPS103ReportsWithoutCoordinates(t *testing.T) {
 	} {
 		m, _, err := gps103Decode(t, frame)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindOther)
+		is.Equal(m.Kind, devproto.KindOther)
 		is.Equal(len(m.Positions), 0) // a cell fix, OBD data, a photo: no coordinates
 	}
 	m, _, _ := gps103Decode(t, "imei:359710049075097,help me,,,L,,,113b,,558f,,,,,0,0,,,")
@@ -187,7 +188,7 @@ func TestGPS103DecodeRefusesGarbage(t *testing.T) {
 	is := is.New(t)
 	for _, frame := range []string{"", ";", "GET / HTTP/1.1", "imei:3595\x0086015829802,A;"} {
 		_, _, err := gps103Decode(t, frame)
-		is.True(errors.Is(err, ErrGarbage))
+		is.True(errors.Is(err, devproto.ErrGarbage))
 	}
 }
 

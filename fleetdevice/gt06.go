@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // gt06 decodes the GT06 protocol of Concox, Jimi and many other trackers
@@ -191,13 +193,13 @@ func (gt06) Split(buf []byte) (int, error) {
 		return 0, nil
 	}
 	if buf[0] != 0x78 && buf[0] != 0x79 {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if len(buf) < 2 {
 		return 0, nil
 	}
 	if buf[1] != buf[0] {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if len(buf) < 5 {
 		return 0, nil
@@ -205,7 +207,7 @@ func (gt06) Split(buf []byte) (int, error) {
 	var total int
 	switch {
 	case buf[0] == 0x79:
-		total = 2 + 2 + int(BE16(buf[2:])) + 2
+		total = 2 + 2 + int(devproto.BE16(buf[2:])) + 2
 	case gtWifiFrame(buf[2], buf[3]):
 		if total = gtWifiLength(buf); total == 0 {
 			return 0, nil
@@ -214,7 +216,7 @@ func (gt06) Split(buf []byte) (int, error) {
 		total = 2 + 1 + int(buf[2]) + 2
 	}
 	if total > gtMaxFrame {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if len(buf) < total {
 		return 0, nil
@@ -226,7 +228,7 @@ func (gt06) Split(buf []byte) (int, error) {
 		return end, nil
 	}
 	if len(buf) >= gtMaxFrame {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	return 0, nil
 }
@@ -254,9 +256,9 @@ type gtFrame struct {
 	typ     byte
 	variant gtVariant
 	serial  uint16
-	r       BinReader // the data, between the type and the serial
-	s       *Session
-	m       *Message
+	r       devproto.BinReader // the data, between the type and the serial
+	s       *devproto.Session
+	m       *devproto.Message
 	// gpsAttrs counts the attributes of the GPS block, which a frame
 	// keeps when it ends before the values that follow.
 	gpsAttrs int
@@ -265,22 +267,22 @@ type gtFrame struct {
 }
 
 // Decode decodes one frame.
-func (g gt06) Decode(frame []byte, s *Session, m *Message) error {
+func (g gt06) Decode(frame []byte, s *devproto.Session, m *devproto.Message) error {
 	n := len(frame)
 	if n < 6 || frame[0] != frame[1] || (frame[0] != 0x78 && frame[0] != 0x79) ||
 		frame[n-2] != '\r' || frame[n-1] != '\n' {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	f := gtFrame{ext: frame[0] == 0x79, s: s, m: m}
 	head := 3
 	if f.ext {
 		head = 4
-		f.length = int(BE16(frame[2:]))
+		f.length = int(devproto.BE16(frame[2:]))
 	} else {
 		f.length = int(frame[2])
 	}
 	if n <= head+2 {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	f.typ = frame[head]
 	if !f.ext && gtWifiFrame(frame[2], f.typ) {
@@ -289,27 +291,27 @@ func (g gt06) Decode(frame []byte, s *Session, m *Message) error {
 	if f.length < 5 && head+f.length+2 == n {
 		// Too short to hold a serial and a CRC (a bare type, as some
 		// devices send): nothing to decode or acknowledge.
-		m.Kind = KindOther
+		m.Kind = devproto.KindOther
 		return nil
 	}
 	// A frame whose length does not match what arrived (cut at CR LF) or
 	// whose CRC fails is not acknowledged.
-	if head+f.length+2 != n || CRC16X25(frame[2:n-4]) != BE16(frame[n-4:]) {
-		return ErrChecksum
+	if head+f.length+2 != n || devproto.CRC16X25(frame[2:n-4]) != devproto.BE16(frame[n-4:]) {
+		return devproto.ErrChecksum
 	}
-	f.serial = BE16(frame[n-6:])
-	f.r = BinReader{Buf: frame[head+1 : n-6]}
+	f.serial = devproto.BE16(frame[n-6:])
+	f.r = devproto.BinReader{Buf: frame[head+1 : n-6]}
 	f.variant = gtVariantOf(f.ext, f.length, f.typ, frame)
 	return f.decode()
 }
 
 // gtDecodeWifi decodes a Wi-Fi report (no position: Traccar locates it by
 // the last known one), checking its structure, and answers with its time.
-func gtDecodeWifi(frame []byte, m *Message) error {
+func gtDecodeWifi(frame []byte, m *devproto.Message) error {
 	if len(frame) < 10 || gtWifiLength(frame) != len(frame) {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
-	m.Kind = KindOther
+	m.Kind = devproto.KindOther
 	m.Reply = append(m.Reply[:0], 0x78, 0x78, 0x00, frame[3])
 	m.Reply = append(m.Reply, frame[4:10]...)
 	m.Reply = append(m.Reply, '\r', '\n')
@@ -334,19 +336,19 @@ func gtReply(dst []byte, ext bool, typ byte, serial uint16, content []byte) []by
 	dst = append(dst, typ)
 	dst = append(dst, content...)
 	dst = append(dst, byte(serial>>8), byte(serial))
-	crc := CRC16X25(dst[start+2:])
+	crc := devproto.CRC16X25(dst[start+2:])
 	return append(dst, byte(crc>>8), byte(crc), '\r', '\n')
 }
 
 func (f *gtFrame) decode() error {
 	m, r, typ, v := f.m, &f.r, f.typ, f.variant
-	m.Kind = KindOther
+	m.Kind = devproto.KindOther
 	switch {
 	case typ == gtLogin:
 		return f.login()
 
 	case typ == gtHeartbeat:
-		m.Kind = KindHeartbeat
+		m.Kind = devproto.KindHeartbeat
 		f.ack(false)
 
 	case typ == gtAddressRequest:
@@ -396,7 +398,7 @@ func (f *gtFrame) decode() error {
 		f.ack(false)
 
 	case typ == gtStatus && r.Left() == 16:
-		m.Kind = KindHeartbeat
+		m.Kind = devproto.KindHeartbeat
 		f.ack(false)
 
 	case typ == gtIButton:
@@ -411,7 +413,7 @@ func (f *gtFrame) decode() error {
 			// Several cells, which Traccar neither decodes nor answers.
 		case !gtHasGPS(typ, v):
 			if typ == gtStatus {
-				m.Kind = KindHeartbeat
+				m.Kind = devproto.KindHeartbeat
 			}
 			f.ack(false)
 		default:
@@ -462,7 +464,7 @@ func (f *gtFrame) login() error {
 	r, m, s := &f.r, f.m, f.s
 	id := r.Take(8)
 	if r.Bad {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	r.U16() // device type (some devices leave it out)
 	var digits [16]byte
@@ -470,8 +472,8 @@ func (f *gtFrame) login() error {
 	for i, c := range id {
 		digits[2*i], digits[2*i+1] = hexDigits[c>>4], hexDigits[c&15]
 	}
-	m.Kind = KindLogin
-	m.Identifier = IdentifierOf(digits[1:], s.Identifier)
+	m.Kind = devproto.KindLogin
+	m.Identifier = devproto.IdentifierOf(digits[1:], s.Identifier)
 	s.Identifier = m.Identifier
 	s.Offset, s.HasOffset = 0, false
 	if ext := int(r.U16()); f.length-5 > 10 && !r.Bad {
@@ -492,12 +494,12 @@ func (f *gtFrame) login() error {
 // short for its GPS block gives nothing and is not answered (as Traccar,
 // whose decoder fails on it); values after the GPS block that the frame
 // does not hold are left out. ack: answered the standard way.
-func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error {
+func (f *gtFrame) position(body func(p *devproto.Position) (bool, error), ack bool) error {
 	m := f.m
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	found, err := body(p)
 	if err != nil {
-		DropPosition(m)
+		devproto.DropPosition(m)
 		return nil
 	}
 	if f.r.Bad {
@@ -505,11 +507,11 @@ func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error
 		// they are left out.
 		p.Attrs = p.Attrs[:f.gpsAttrs]
 	}
-	if !found || !Finite(p.Latitude) || !Finite(p.Longitude) || !OnEarth(p.Latitude, p.Longitude) {
-		DropPosition(m)
+	if !found || !devproto.Finite(p.Latitude) || !devproto.Finite(p.Longitude) || !devproto.OnEarth(p.Latitude, p.Longitude) {
+		devproto.DropPosition(m)
 	}
 	if found {
-		m.Kind = KindPositions
+		m.Kind = devproto.KindPositions
 	}
 	if ack {
 		f.ack(false)
@@ -521,14 +523,14 @@ func (f *gtFrame) position(body func(p *Position) (bool, error), ack bool) error
 // time (0: no GPS); satellites, speed: present; longSpeed: a U16 speed;
 // swapFlags: the course and status before the speed. It returns whether
 // there was a GPS block, and ErrGarbage when the frame ends inside it.
-func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swapFlags bool) (bool, error) {
+func (f *gtFrame) gps(p *devproto.Position, hasLength, satellites, speed, longSpeed, swapFlags bool) (bool, error) {
 	r := &f.r
 	t, ok := f.localTime(r.Take(6))
 	if hasLength && r.U8() == 0 {
 		p.Time = t
 		return false, f.garbageIf(r.Bad)
 	}
-	*p = Position{Time: t, Attrs: p.Attrs}
+	*p = devproto.Position{Time: t, Attrs: p.Attrs}
 	if satellites {
 		p.Satellites, p.HasSatellites = int(r.U8()&0x0F), true
 	}
@@ -550,7 +552,7 @@ func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swap
 		flags = r.U16()
 	}
 	if r.Bad {
-		return false, ErrGarbage
+		return false, devproto.ErrGarbage
 	}
 	p.Heading, p.HasHeading = float64(flags&0x3FF), true
 	p.Valid = flags&(1<<12) != 0 && ok // no fix at a time that cannot exist
@@ -562,20 +564,20 @@ func (f *gtFrame) gps(p *Position, hasLength, satellites, speed, longSpeed, swap
 	}
 	p.Latitude, p.Longitude = lat, lon
 	if flags&(1<<14) != 0 {
-		AddBool(p, AttrIgnition, flags&(1<<15) != 0)
+		devproto.AddBool(p, devproto.AttrIgnition, flags&(1<<15) != 0)
 	}
 	f.gpsAttrs = len(p.Attrs)
 	return true, nil
 }
 
 // gpsBlock decodes the standard GPS block (satellites, one-byte speed).
-func (f *gtFrame) gpsBlock(p *Position) (bool, error) {
+func (f *gtFrame) gpsBlock(p *devproto.Position) (bool, error) {
 	return f.gps(p, false, true, true, false, false)
 }
 
 func (f *gtFrame) garbageIf(bad bool) error {
 	if bad {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	return nil
 }
@@ -587,7 +589,7 @@ func (f *gtFrame) localTime(b []byte) (t time.Time, ok bool) {
 	if len(b) < 6 {
 		return time.Time{}, false
 	}
-	t, ok = CivilTime(2000+int(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4]), int(b[5]))
+	t, ok = devproto.CivilTime(2000+int(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4]), int(b[5]))
 	if ok && f.s.HasOffset {
 		t = t.Add(-f.s.Offset)
 	}
@@ -641,10 +643,10 @@ func gtSupported(typ byte, v gtVariant) bool {
 // recognised by their structure: the NT trackers' 0x22 and 0x25 (location
 // source, IMEI and date before the GPS block, a status block of their own)
 // and the QH302R's 0x12 (IMEI first).
-func (f *gtFrame) standardOrPrefixed(p *Position) (bool, error) {
+func (f *gtFrame) standardOrPrefixed(p *devproto.Position) (bool, error) {
 	start := f.r
 	found, err := f.standard(p)
-	if err == nil && found && !f.r.Bad && OnEarth(p.Latitude, p.Longitude) {
+	if err == nil && found && !f.r.Bad && devproto.OnEarth(p.Latitude, p.Longitude) {
 		return found, err
 	}
 	b := start.Buf[start.Off:]
@@ -681,7 +683,7 @@ func gtValidDate(b []byte) bool {
 
 // standard decodes the common position types: GPS, cell, status, and the
 // values some types or variants add after them.
-func (f *gtFrame) standard(p *Position) (bool, error) {
+func (f *gtFrame) standard(p *devproto.Position) (bool, error) {
 	r, typ, v := &f.r, f.typ, f.variant
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
@@ -699,31 +701,31 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		}
 		f.status(p)
 		if typ == gtWifi3 || nt {
-			AddNum(p, AttrPowerV, float64(r.U16())/100)
+			devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/100)
 		}
 		battery := r.U8()
 		switch {
 		case nt:
-			AddNum(p, AttrBatteryV, float64(battery)/10)
+			devproto.AddNum(p, devproto.AttrBatteryV, float64(battery)/10)
 		case battery <= 6: // a level of 0 to 6
-			AddNum(p, AttrBatteryLevel, float64(int(battery)*100/6))
+			devproto.AddNum(p, devproto.AttrBatteryLevel, float64(int(battery)*100/6))
 		case battery <= 100:
-			AddNum(p, AttrBatteryLevel, float64(battery))
+			devproto.AddNum(p, devproto.AttrBatteryLevel, float64(battery))
 		}
-		AddNum(p, AttrRSSI, float64(r.U8()))
+		devproto.AddNum(p, devproto.AttrRSSI, float64(r.U8()))
 		extension := int(r.U8())
 		if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti || typ == gtAlarmModule) && r.Left() > 0 {
 			extension += int(r.Buf[r.Off]>>4) << 8
 		}
 		if v != gtVXT01 {
 			if a := gtAlarmName(extension, v); a != "" {
-				AddAlarm(p, a)
+				devproto.AddAlarm(p, a)
 			}
 			// The alarm byte itself, verbatim: the raw value of the
 			// codes whose meaning depends on the model (Traccar sets it
 			// for the TRX16i only, Gt06ProtocolDecoder.java:990-994).
 			if extension != 0 || v == gtTRX16I {
-				ReplaceAttr(p, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(extension)})
+				devproto.ReplaceAttr(p, devproto.Attribute{Key: devproto.AttrEvent, Kind: devproto.AttrString, Str: devproto.CodeString(extension)})
 			}
 		}
 	}
@@ -738,37 +740,37 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		f.modules(p)
 	}
 	if typ == gtWifi3 {
-		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
-		AddNum(p, AttrEngineHours, float64(r.U32())/3600) // seconds
-		r.Skip(8)                                         // terminal id
-		AddNum(p, "input", float64(r.U16()))
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
+		devproto.AddNum(p, devproto.AttrEngineHours, float64(r.U32())/3600) // seconds
+		r.Skip(8)                                                           // terminal id
+		devproto.AddNum(p, "input", float64(r.U16()))
 	}
 	if typ == gtGPSLBS1 {
 		f.gpsLBS1(p)
 	}
 	if typ == gtGPSLBS2 && v == gtSeeWorld {
-		ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+		devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, r.U8() > 0))
 		r.Skip(2) // reporting mode, supplementary transmission
-		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
 		r.U32() // travel time
 		t := r.U16()
 		temp := float64(t&0x7FFF) / 100
 		if t&0x8000 != 0 {
 			temp = -temp
 		}
-		AddNum(p, AttrTempC[0], temp)
-		AddNum(p, "humidity", float64(r.U16())/100)
+		devproto.AddNum(p, devproto.AttrTempC[0], temp)
+		devproto.AddNum(p, "humidity", float64(r.U16())/100)
 	}
 	if typ == gtGPSLBSStatus4 && v == gtSL4X {
 		f.altitude(p)
 	}
 	if (typ == gtGPSLBS2 || typ == gtGPSLBS3 || typ == gtGPSLBS4 || typ == gtGPSLBS5) && r.Left() >= 3 && !nt {
-		ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
-		ReplaceAttr(p, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(int(r.U8()))}) // the reason of the report
-		AddBool(p, "archive", r.U8() > 0)
+		devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, r.U8() > 0))
+		devproto.ReplaceAttr(p, devproto.Attribute{Key: devproto.AttrEvent, Kind: devproto.AttrString, Str: devproto.CodeString(int(r.U8()))}) // the reason of the report
+		devproto.AddBool(p, "archive", r.U8() > 0)
 		if v == gtSL4X {
 			if r.Left() > 2 {
-				AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+				devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
 			}
 			f.altitude(p)
 		}
@@ -776,14 +778,14 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 	if typ == gtGPSLBS3 {
 		module := r.U16()
 		sub := r.Take(int(r.U8()))
-		s := BinReader{Buf: sub}
+		s := devproto.BinReader{Buf: sub}
 		switch module {
 		case 0x0027:
-			AddNum(p, AttrPowerV, float64(s.U16())/100)
+			devproto.AddNum(p, devproto.AttrPowerV, float64(s.U16())/100)
 		case 0x002E:
-			AddNum(p, AttrOdometerKm, float64(s.U32())/1000)
+			devproto.AddNum(p, devproto.AttrOdometerKm, float64(s.U32())/1000)
 		case 0x003B:
-			AddNum(p, AttrAccuracyM, float64(s.U16())/100)
+			devproto.AddNum(p, devproto.AttrAccuracyM, float64(s.U16())/100)
 		}
 	}
 	if typ == gtWifi { // GPS_LBS_RFID
@@ -791,8 +793,8 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		r.U8() // validity
 	}
 	if nt {
-		AddNum(p, AttrOdometerKm, float64(r.U24())/1000)
-		AddNum(p, AttrEngineHours, float64(r.U24())/60) // minutes
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U24())/1000)
+		devproto.AddNum(p, devproto.AttrEngineHours, float64(r.U24())/60) // minutes
 		if typ == gtGPSLBSDriver {
 			if n := int(r.U8()); n > 0 {
 				r.U8() // type of the driver's identifier
@@ -801,33 +803,33 @@ func (f *gtFrame) standard(p *Position) (bool, error) {
 		}
 	}
 	if n := r.Left(); n == 3 || n == 7 {
-		ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
+		devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, r.U8() > 0))
 		r.U8() // upload mode
 		if r.U8() > 0 {
-			AddBool(p, "archive", true)
+			devproto.AddBool(p, "archive", true)
 		}
 	}
 	if r.Left() == 4 {
-		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
 	}
 	if (typ == gtGPSLBSStatus3 || typ == gtFenceMulti) && r.Left() > 0 {
 		// The geofence's number. Devices that leave it out end the data
 		// here (Traccar then reads the serial's first byte,
 		// Gt06ProtocolDecoder.java:1157-1159): the values before it stand.
-		AddNum(p, "geofence", float64(r.U8()))
+		devproto.AddNum(p, "geofence", float64(r.U8()))
 	}
 	return true, nil
 }
 
 // altitude reads an altitude (int16, m) if the frame holds one.
-func (f *gtFrame) altitude(p *Position) {
+func (f *gtFrame) altitude(p *devproto.Position) {
 	if alt := int16(f.r.U16()); !f.r.Bad {
 		p.Altitude, p.HasAltitude = float64(alt), true
 	}
 }
 
-func gtBool(key string, v bool) Attribute {
-	a := Attribute{Key: key, Kind: AttrBool}
+func gtBool(key string, v bool) devproto.Attribute {
+	a := devproto.Attribute{Key: key, Kind: devproto.AttrBool}
 	if v {
 		a.Num = 1
 	}
@@ -835,67 +837,67 @@ func gtBool(key string, v bool) Attribute {
 }
 
 // gpsLBS1 decodes what the variants of type 0x12 add after its cell.
-func (f *gtFrame) gpsLBS1(p *Position) {
+func (f *gtFrame) gpsLBS1(p *devproto.Position) {
 	r := &f.r
 	switch f.variant {
 	case gtGT06ECard:
-		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
 		card := r.Take(int(r.U8()))
 		r.U8() // alarm
 		r.U8() // swiped
 		if !r.Bad {
-			AddStr(p, "card", strings.TrimSpace(string(card)))
+			devproto.AddStr(p, "card", strings.TrimSpace(string(card)))
 		}
 	case gtBenway:
 		mask := int(r.U16())
-		ReplaceAttr(p, gtBool(AttrIgnition, mask&(1<<15) != 0))
-		AddBool(p, AttrDin[1], mask&(1<<14) != 0)
+		devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, mask&(1<<15) != 0))
+		devproto.AddBool(p, devproto.AttrDin[1], mask&(1<<14) != 0)
 		if mask&(1<<12) != 0 {
 			value := mask & 0x1FF
 			if mask&(1<<9) != 0 {
 				value = -value
 			}
-			AddNum(p, AttrTempC[0], float64(value))
+			devproto.AddNum(p, devproto.AttrTempC[0], float64(value))
 		} else {
 			// An analogue value whose unit Traccar does not say (the
 			// value, or a tenth of it, by bit 13): kept as "adc1".
 			value := mask & 0x3FF
 			if mask&(1<<13) != 0 {
-				AddNum(p, "adc1", float64(value))
+				devproto.AddNum(p, "adc1", float64(value))
 			} else {
-				AddNum(p, "adc1", float64(value)/10)
+				devproto.AddNum(p, "adc1", float64(value)/10)
 			}
 		}
 	case gtVXT01:
 		f.status(p)
-		AddNum(p, AttrPowerV, float64(r.U16())/100)
-		AddNum(p, AttrRSSI, float64(r.U8()))
+		devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/100)
+		devproto.AddNum(p, devproto.AttrRSSI, float64(r.U8()))
 		r.U8() // alarm extension
 	case gtS5:
 		f.status(p)
-		AddNum(p, AttrPowerV, float64(r.U16())/100)
-		AddNum(p, AttrRSSI, float64(r.U8()))
+		devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/100)
+		devproto.AddNum(p, devproto.AttrRSSI, float64(r.U8()))
 		if a := gtAlarmName(int(r.U8()), f.variant); a != "" {
-			AddAlarm(p, a)
+			devproto.AddAlarm(p, a)
 		}
-		AddNum(p, "oil", float64(r.U16()))
+		devproto.AddNum(p, "oil", float64(r.U16()))
 		temp := int(r.U8())
 		if temp&0x80 != 0 {
 			temp = -(temp & 0x7F)
 		}
-		AddNum(p, AttrTempC[0], float64(temp))
-		AddNum(p, AttrOdometerKm, float64(r.U32())/100) // tens of metres
+		devproto.AddNum(p, devproto.AttrTempC[0], float64(temp))
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/100) // tens of metres
 	case gtWeTrust:
-		AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+		devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
 		card := r.Take(int(r.U8()))
 		if !r.Bad {
-			AddStr(p, "card", string(card))
+			devproto.AddStr(p, "card", string(card))
 		}
 		if r.U8() > 0 {
-			AddAlarm(p, AlarmGeneral)
+			devproto.AddAlarm(p, devproto.AlarmGeneral)
 		}
-		AddNum(p, "card_status", float64(r.U8()))
-		AddNum(p, "driving_time", float64(r.U16()))
+		devproto.AddNum(p, "card_status", float64(r.U8()))
+		devproto.AddNum(p, "driving_time", float64(r.U16()))
 	}
 }
 
@@ -957,33 +959,33 @@ func (f *gtFrame) lbs(hasLength bool) bool {
 }
 
 // status decodes the terminal information byte.
-func (f *gtFrame) status(p *Position) {
+func (f *gtFrame) status(p *devproto.Position) {
 	status := f.r.U8()
-	AddNum(p, "status", float64(status))
-	ReplaceAttr(p, gtBool(AttrIgnition, status&(1<<1) != 0))
-	AddBool(p, AttrCharging, status&(1<<2) != 0)
-	AddBool(p, "blocked", status&(1<<7) != 0)
+	devproto.AddNum(p, "status", float64(status))
+	devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, status&(1<<1) != 0))
+	devproto.AddBool(p, devproto.AttrCharging, status&(1<<2) != 0)
+	devproto.AddBool(p, "blocked", status&(1<<7) != 0)
 	var alarm string
 	switch (status >> 3) & 7 {
 	case 1:
-		alarm = AlarmVibration
+		alarm = devproto.AlarmVibration
 	case 2:
-		alarm = AlarmPowerCut
+		alarm = devproto.AlarmPowerCut
 	case 3:
-		alarm = AlarmLowBattery
+		alarm = devproto.AlarmLowBattery
 	case 4:
-		alarm = AlarmSOS
+		alarm = devproto.AlarmSOS
 	case 7:
 		// Traccar's "removing", which has no common name, but on the
 		// VXT01 (told by the frame's length, not by a setting).
 		if f.variant == gtVXT01 {
-			alarm = AlarmOverspeed
+			alarm = devproto.AlarmOverspeed
 		}
 		// 6 is Traccar's "geofence" (no common name: the bits stay in
 		// "status").
 	}
 	if alarm != "" {
-		AddAlarm(p, alarm)
+		devproto.AddAlarm(p, alarm)
 	}
 }
 
@@ -998,66 +1000,66 @@ func (f *gtFrame) status(p *Position) {
 func gtAlarmName(value int, v gtVariant) string {
 	switch value {
 	case 0x01:
-		return AlarmSOS
+		return devproto.AlarmSOS
 	case 0x02:
-		return AlarmPowerCut
+		return devproto.AlarmPowerCut
 	case 0x03:
-		return AlarmVibration
+		return devproto.AlarmVibration
 	case 0x04:
-		return AlarmGeofenceEnter
+		return devproto.AlarmGeofenceEnter
 	case 0x05:
-		return AlarmGeofenceExit
+		return devproto.AlarmGeofenceExit
 	case 0x06:
-		return AlarmOverspeed
+		return devproto.AlarmOverspeed
 	case 0x0E:
 		if v == gtTRX16I {
-			return AlarmLowPower
+			return devproto.AlarmLowPower
 		}
-		return AlarmLowBattery
+		return devproto.AlarmLowBattery
 	case 0x0F:
-		return AlarmLowBattery
+		return devproto.AlarmLowBattery
 	case 0x0C, 0x13, 0x25, 0x32:
-		return AlarmTampering
+		return devproto.AlarmTampering
 	case 0x14:
-		return AlarmDoor
+		return devproto.AlarmDoor
 	case 0x1A, 0x27, 0xF1:
-		return AlarmHardBraking
+		return devproto.AlarmHardBraking
 	case 0x1B, 0x2A, 0x2B, 0x2E:
-		return AlarmHardCornering
+		return devproto.AlarmHardCornering
 	case 0x23:
-		return AlarmFallDown
+		return devproto.AlarmFallDown
 	case 0x26, 0xF0:
-		return AlarmHardAcceleration
+		return devproto.AlarmHardAcceleration
 	case 0x2C, 0xF2:
-		return AlarmAccident
+		return devproto.AlarmAccident
 	case 0x5B, 0x5C:
-		return AlarmTemperature
+		return devproto.AlarmTemperature
 	case 0x0107, 0x010B:
-		return AlarmJamming
+		return devproto.AlarmJamming
 	}
 	return ""
 }
 
 // modules decodes the modules of an alarm-module frame: type (2 bytes),
 // length, value.
-func (f *gtFrame) modules(p *Position) {
+func (f *gtFrame) modules(p *devproto.Position) {
 	r := &f.r
 	for r.Left() > 0 && !r.Bad {
 		module := r.U16()
-		value := BinReader{Buf: r.Take(int(r.U8()))}
+		value := devproto.BinReader{Buf: r.Take(int(r.U8()))}
 		switch module {
 		case 0x0018:
-			AddNum(p, AttrBatteryV, float64(value.U16())/100)
+			devproto.AddNum(p, devproto.AttrBatteryV, float64(value.U16())/100)
 		case 0x0032:
-			AddNum(p, "startup_status", float64(value.U8()))
+			devproto.AddNum(p, "startup_status", float64(value.U8()))
 		case 0x006A:
-			AddNum(p, AttrBatteryLevel, float64(value.U8()))
+			devproto.AddNum(p, devproto.AttrBatteryLevel, float64(value.U8()))
 		}
 	}
 }
 
 // rfid adds a driver's RFID tag unless it is all zeros.
-func (f *gtFrame) rfid(p *Position, tag []byte) {
+func (f *gtFrame) rfid(p *devproto.Position, tag []byte) {
 	for _, c := range tag {
 		if c != 0 {
 			f.driver(p, tag)
@@ -1070,39 +1072,39 @@ func (f *gtFrame) rfid(p *Position, tag []byte) {
 // hexadecimal (Traccar writes lower case here and upper case for
 // Teltonika's: one form, so that a key reads the same whichever device
 // read it).
-func (f *gtFrame) driver(p *Position, tag []byte) {
-	if len(tag) == 0 || 2*len(tag) > AttrMaxText {
+func (f *gtFrame) driver(p *devproto.Position, tag []byte) {
+	if len(tag) == 0 || 2*len(tag) > devproto.AttrMaxText {
 		return
 	}
-	var buf [AttrMaxText]byte
-	AddStr(p, AttrDriverIdentifier, f.m.Intern(AppendHexUpper(buf[:0], tag)))
+	var buf [devproto.AttrMaxText]byte
+	devproto.AddStr(p, devproto.AttrDriverIdentifier, f.m.Intern(devproto.AppendHexUpper(buf[:0], tag)))
 }
 
 // x1GPS decodes type 0x34 of the X1: a position with odometer, cell,
 // driver, voltages and ports.
-func (f *gtFrame) x1GPS(p *Position) (bool, error) {
+func (f *gtFrame) x1GPS(p *devproto.Position) (bool, error) {
 	r := &f.r
 	r.U32() // data and alarm
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
 	r.U16() // terminal information
-	AddNum(p, AttrOdometerKm, float64(r.U32())/1000)
+	devproto.AddNum(p, devproto.AttrOdometerKm, float64(r.U32())/1000)
 	r.Skip(2 + 1 + 2 + 4) // cell
 	if driver := r.U32(); driver > 0 {
-		AddStr(p, AttrDriverIdentifier, strconv.FormatUint(uint64(driver), 10))
+		devproto.AddStr(p, devproto.AttrDriverIdentifier, strconv.FormatUint(uint64(driver), 10))
 	}
-	AddNum(p, AttrBatteryV, float64(r.U16())/100)
-	AddNum(p, AttrPowerV, float64(r.U16())/100)
+	devproto.AddNum(p, devproto.AttrBatteryV, float64(r.U16())/100)
+	devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/100)
 	ports := r.U32()
-	AddNum(p, "input", float64(r.U8()))
-	AddNum(p, "output", float64(r.U8()))
+	devproto.AddNum(p, "input", float64(r.U8()))
+	devproto.AddNum(p, "output", float64(r.U8()))
 	for i := 1; i <= int(ports>>20&0xF) && !r.Bad; i++ {
 		v := float64(r.U16()) / 100 // volts
-		if i <= len(AttrAin) {
-			AddNum(p, AttrAin[i-1], v)
+		if i <= len(devproto.AttrAin) {
+			devproto.AddNum(p, devproto.AttrAin[i-1], v)
 		} else {
-			AddNum(p, "adc"+strconv.Itoa(i), v)
+			devproto.AddNum(p, "adc"+strconv.Itoa(i), v)
 		}
 	}
 	return true, nil
@@ -1110,20 +1112,20 @@ func (f *gtFrame) x1GPS(p *Position) (bool, error) {
 
 // sr411 decodes type 0x24 of the SR411 mini: position, cell, ignition
 // and voltages.
-func (f *gtFrame) sr411(p *Position) (bool, error) {
+func (f *gtFrame) sr411(p *devproto.Position) (bool, error) {
 	r := &f.r
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
 	f.lbs(false)
-	ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
-	AddNum(p, AttrPowerV, float64(r.U16())/100)
-	AddNum(p, AttrBatteryV, float64(r.U16())/100)
+	devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, r.U8() > 0))
+	devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/100)
+	devproto.AddNum(p, devproto.AttrBatteryV, float64(r.U16())/100)
 	return true, nil
 }
 
 // iButton decodes type 0x61: IMEI, position, cell and the driver's key.
-func (f *gtFrame) iButton(p *Position) (bool, error) {
+func (f *gtFrame) iButton(p *devproto.Position) (bool, error) {
 	r := &f.r
 	r.Skip(8) // IMEI
 	if ok, err := f.gpsBlock(p); !ok {
@@ -1131,34 +1133,34 @@ func (f *gtFrame) iButton(p *Position) (bool, error) {
 	}
 	f.lbs(false)
 	id := uint64(r.U32())<<16 | uint64(r.U16())
-	AddStr(p, AttrDriverIdentifier, strconv.FormatUint(id, 10))
+	devproto.AddStr(p, devproto.AttrDriverIdentifier, strconv.FormatUint(id, 10))
 	return true, nil
 }
 
 // trx16i decodes type 0x36 of the TRX16i: position, cell, ignition,
 // odometer, voltages, engine hours and the driver's tag.
-func (f *gtFrame) trx16i(p *Position) (bool, error) {
+func (f *gtFrame) trx16i(p *devproto.Position) (bool, error) {
 	r := &f.r
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
 	f.lbs(false)
-	ReplaceAttr(p, gtBool(AttrIgnition, r.U8() > 0))
-	AddNum(p, "upload_mode", float64(r.U8()))
-	AddBool(p, "archive", r.U8() > 0)
+	devproto.ReplaceAttr(p, gtBool(devproto.AttrIgnition, r.U8() > 0))
+	devproto.AddNum(p, "upload_mode", float64(r.U8()))
+	devproto.AddBool(p, "archive", r.U8() > 0)
 	// An odometer whose unit Traccar leaves unconfirmed
 	// (Gt06ProtocolDecoder.java:886): kept as "odometer", as read.
-	AddNum(p, "odometer", float64(r.U32()))
-	AddNum(p, AttrPowerV, float64(r.U16())/100)
-	AddNum(p, AttrBatteryV, float64(r.U8())/10)
-	AddNum(p, AttrEngineHours, float64(r.U24())/60) // minutes
+	devproto.AddNum(p, "odometer", float64(r.U32()))
+	devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/100)
+	devproto.AddNum(p, devproto.AttrBatteryV, float64(r.U8())/10)
+	devproto.AddNum(p, devproto.AttrEngineHours, float64(r.U24())/60) // minutes
 	f.rfid(p, r.Take(8))
 	return true, nil
 }
 
 // alarm decodes an alarm with a position (type 0x95 longer than a date
 // and an event).
-func (f *gtFrame) alarm(p *Position) (bool, error) {
+func (f *gtFrame) alarm(p *devproto.Position) (bool, error) {
 	r := &f.r
 	jc400 := f.variant == gtJC400
 	if jc400 {
@@ -1168,70 +1170,70 @@ func (f *gtFrame) alarm(p *Position) (bool, error) {
 		return false, err
 	}
 	if jc400 {
-		AddNum(p, AttrPowerV, float64(r.U16())/10)
+		devproto.AddNum(p, devproto.AttrPowerV, float64(r.U16())/10)
 	}
 	event := r.U8()
-	AddStr(p, AttrEvent, CodeString(int(event)))
-	AddNum(p, "event_data", float64(r.U16()))
+	devproto.AddStr(p, devproto.AttrEvent, devproto.CodeString(int(event)))
+	devproto.AddNum(p, "event_data", float64(r.U16()))
 	var alarm string
 	switch event {
 	case 0x01:
-		alarm = AlarmSOS
+		alarm = devproto.AlarmSOS
 	case 0x0E:
-		alarm = AlarmLowPower
+		alarm = devproto.AlarmLowPower
 	case 0x76:
-		alarm = AlarmTemperature
+		alarm = devproto.AlarmTemperature
 	case 0x80:
-		alarm = AlarmVibration
+		alarm = devproto.AlarmVibration
 	case 0x87:
-		alarm = AlarmOverspeed
+		alarm = devproto.AlarmOverspeed
 	case 0x88:
-		alarm = AlarmPowerCut
+		alarm = devproto.AlarmPowerCut
 	case 0x90:
-		alarm = AlarmHardAcceleration
+		alarm = devproto.AlarmHardAcceleration
 	case 0x91:
-		alarm = AlarmHardBraking
+		alarm = devproto.AlarmHardBraking
 	case 0x92:
-		alarm = AlarmHardCornering
+		alarm = devproto.AlarmHardCornering
 	case 0x93:
-		alarm = AlarmAccident
+		alarm = devproto.AlarmAccident
 	}
 	if alarm != "" && !r.Bad {
-		AddAlarm(p, alarm)
+		devproto.AddAlarm(p, alarm)
 	}
 	if n := r.Left(); n > 0 {
-		AddStr(p, "event_files", string(r.Take(n)))
+		devproto.AddStr(p, "event_files", string(r.Take(n)))
 	}
 	return true, nil
 }
 
 // az735 decodes the 79 79 frames 0x32 and 0x33 (AZ735): a GPS block with
 // a length (0: none), a cell, a status; answered in the 79 79 form.
-func (f *gtFrame) az735(p *Position) (bool, error) {
+func (f *gtFrame) az735(p *devproto.Position) (bool, error) {
 	r := &f.r
 	found, err := f.gps(p, true, true, true, false, false)
 	if err != nil {
 		return false, err
 	}
 	if f.lbs(true) {
-		AddNum(p, AttrRSSI, float64(r.U8()))
+		devproto.AddNum(p, devproto.AttrRSSI, float64(r.U8()))
 	}
 	r.Skip(int(r.U8())) // more cells
 	r.Skip(int(r.U8())) // access points
 	status := r.U8()
-	AddNum(p, "status", float64(status))
+	devproto.AddNum(p, "status", float64(status))
 	if f.typ == gtWifi5 {
 		switch status {
 		case 0xA0:
-			AddBool(p, "armed", true)
+			devproto.AddBool(p, "armed", true)
 		case 0xA1:
-			AddBool(p, "armed", false)
+			devproto.AddBool(p, "armed", false)
 		case 0xA2, 0xA3:
-			AddAlarm(p, AlarmLowBattery)
+			devproto.AddAlarm(p, devproto.AlarmLowBattery)
 		case 0xA4:
-			AddAlarm(p, AlarmGeneral)
+			devproto.AddAlarm(p, devproto.AlarmGeneral)
 		case 0xA5:
-			AddAlarm(p, AlarmDoor)
+			devproto.AddAlarm(p, devproto.AlarmDoor)
 		}
 	}
 	f.ack(true)
@@ -1240,7 +1242,7 @@ func (f *gtFrame) az735(p *Position) (bool, error) {
 
 // modular decodes type 0x70: modules of type (2 bytes), length (2) and
 // value, the position among them (module 0x33).
-func (f *gtFrame) modular(p *Position) (bool, error) {
+func (f *gtFrame) modular(p *devproto.Position) (bool, error) {
 	r := &f.r
 	found := false
 	for r.Left() > 0 {
@@ -1249,38 +1251,38 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 		if r.Bad {
 			break
 		}
-		value := BinReader{Buf: b}
+		value := devproto.BinReader{Buf: b}
 		switch module {
 		case 0x03:
 			if iccid := value.Take(10); iccid != nil {
-				AddStr(p, "iccid", Hex(iccid))
+				devproto.AddStr(p, "iccid", devproto.Hex(iccid))
 			}
 		case 0x09:
 			p.Satellites, p.HasSatellites = int(value.U8()), !value.Bad
 		case 0x0A:
-			AddNum(p, "sat_visible", float64(value.U8()))
+			devproto.AddNum(p, "sat_visible", float64(value.U8()))
 		case 0x18:
-			AddNum(p, AttrBatteryV, float64(value.U16())/100)
+			devproto.AddNum(p, devproto.AttrBatteryV, float64(value.U16())/100)
 		case 0x28:
-			AddNum(p, AttrHDOP, float64(value.U8())/10)
+			devproto.AddNum(p, devproto.AttrHDOP, float64(value.U8())/10)
 		case 0x29:
-			AddNum(p, "index", float64(value.U32()))
+			devproto.AddNum(p, "index", float64(value.U32()))
 		case 0x2A:
 			input := value.U8()
-			AddBool(p, "door", input&0x0F > 0)
-			AddBool(p, "tamper", input>>4 > 0)
+			devproto.AddBool(p, "door", input&0x0F > 0)
+			devproto.AddBool(p, "tamper", input>>4 > 0)
 		case 0x2B:
-			AddNum(p, "boot_reason", float64(value.U8()))
+			devproto.AddNum(p, "boot_reason", float64(value.U8()))
 		case 0x2E:
 			o := value.Take(4)
 			if o != nil {
-				AddNum(p, AttrOdometerKm, float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24)/1000)
+				devproto.AddNum(p, devproto.AttrOdometerKm, float64(uint32(o[0])|uint32(o[1])<<8|uint32(o[2])<<16|uint32(o[3])<<24)/1000)
 			}
 		case 0x34:
 			event := value.U8()
-			ReplaceAttr(p, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(int(event))})
+			devproto.ReplaceAttr(p, devproto.Attribute{Key: devproto.AttrEvent, Kind: devproto.AttrString, Str: devproto.CodeString(int(event))})
 			if a := gtModularAlarm(event); a != "" {
-				AddAlarm(p, a)
+				devproto.AddAlarm(p, a)
 			}
 		case 0x7F:
 			id := value.Take(6)
@@ -1292,12 +1294,12 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 			if value.Bad {
 				continue
 			}
-			AddStr(p, "tag1_id", Hex(id))
-			AddNum(p, "tag1_battery", float64(battery)/1000)
-			AddNum(p, "tag1_battery_level", float64(level))
-			AddNum(p, "tag1_temp", float64(temp)/10)
-			AddNum(p, "tag1_humidity", float64(humidity))
-			AddNum(p, "tag1_status", float64(status))
+			devproto.AddStr(p, "tag1_id", devproto.Hex(id))
+			devproto.AddNum(p, "tag1_battery", float64(battery)/1000)
+			devproto.AddNum(p, "tag1_battery_level", float64(level))
+			devproto.AddNum(p, "tag1_temp", float64(temp)/10)
+			devproto.AddNum(p, "tag1_humidity", float64(humidity))
+			devproto.AddNum(p, "tag1_status", float64(status))
 		case 0x33:
 			t := value.U32()
 			sats := value.U8()
@@ -1334,29 +1336,29 @@ func (f *gtFrame) modular(p *Position) (bool, error) {
 func gtModularAlarm(event byte) string {
 	switch event {
 	case 0x10:
-		return AlarmDoor
+		return devproto.AlarmDoor
 	case 0x14:
-		return AlarmGeofenceEnter
+		return devproto.AlarmGeofenceEnter
 	case 0x15:
-		return AlarmGeofenceExit
+		return devproto.AlarmGeofenceExit
 	case 0x16:
-		return AlarmTemperature
+		return devproto.AlarmTemperature
 	case 0x1A:
-		return AlarmLowBattery
+		return devproto.AlarmLowBattery
 	case 0x1B:
-		return AlarmOverspeed
+		return devproto.AlarmOverspeed
 	case 0x20:
-		return AlarmVibration
+		return devproto.AlarmVibration
 	case 0x21:
-		return AlarmPowerCut
+		return devproto.AlarmPowerCut
 	case 0x23:
-		return AlarmTampering
+		return devproto.AlarmTampering
 	}
 	return ""
 }
 
 // gpsLBS8 decodes type 0x38: position, upload mode and cell.
-func (f *gtFrame) gpsLBS8(p *Position) (bool, error) {
+func (f *gtFrame) gpsLBS8(p *devproto.Position) (bool, error) {
 	if ok, err := f.gpsBlock(p); !ok {
 		return false, err
 	}
@@ -1373,7 +1375,7 @@ func (f *gtFrame) stringInfo() error {
 	r.U32() // server flag
 	encoding := r.U8()
 	if r.Bad {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	data := r.Buf[r.Off:]
 	var text string
@@ -1382,21 +1384,21 @@ func (f *gtFrame) stringInfo() error {
 	} else {
 		u := make([]uint16, len(data)/2)
 		for i := range u {
-			u[i] = BE16(data[2*i:])
+			u[i] = devproto.BE16(data[2*i:])
 		}
 		text = string(utf16.Decode(u))
 	}
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	if !gtCurrentPosition(text, f, p) {
-		DropPosition(m)
+		devproto.DropPosition(m)
 	} else {
-		m.Kind = KindPositions
+		m.Kind = devproto.KindPositions
 	}
 	return nil
 }
 
 // gtCurrentPosition parses a "Current position!" text into p.
-func gtCurrentPosition(text string, f *gtFrame, p *Position) bool {
+func gtCurrentPosition(text string, f *gtFrame, p *devproto.Position) bool {
 	rest, ok := strings.CutPrefix(text, "Current position!")
 	if !ok {
 		return false
@@ -1434,17 +1436,17 @@ func gtCurrentPosition(text string, f *gtFrame, p *Position) bool {
 	when := strings.Join(strings.Fields(strings.TrimRight(field("DateTime:"), "\x00")), " ")
 	t, err3 := time.Parse("2006-01-02 15:04:05", when)
 	if !ok1 || !ok2 || err1 != nil || err2 != nil || err3 != nil ||
-		!Finite(course) || !Finite(speed) {
+		!devproto.Finite(course) || !devproto.Finite(speed) {
 		return false
 	}
 	if f.s.HasOffset {
 		t = t.Add(-f.s.Offset)
 	}
-	*p = Position{
+	*p = devproto.Position{
 		Time: t, Latitude: lat, Longitude: lon, Valid: true,
 		Heading: course, HasHeading: true,
 		Speed: speed * 1.852, HasSpeed: true,
 		Attrs: p.Attrs,
 	}
-	return OnEarth(lat, lon)
+	return devproto.OnEarth(lat, lon)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
@@ -33,7 +34,7 @@ func TestGT06Corpus(t *testing.T) {
 	if len(extras) != len(rows) {
 		t.Fatalf("%d rows, %d read again", len(rows), len(extras))
 	}
-	var m Message
+	var m devproto.Message
 	for i, row := range rows {
 		t.Run(row.Source, func(t *testing.T) {
 			is := is.New(t)
@@ -41,21 +42,21 @@ func TestGT06Corpus(t *testing.T) {
 			n, err := GT06().Split(raw)
 			is.NoErr(err)
 			is.Equal(n, len(raw)) // one whole frame
-			s := Session{Now: corpusNow}
+			s := devproto.Session{Now: corpusNow}
 			if row.Expect.IMEI == nil {
 				s.Identifier = binLoginIMEI
 			}
 			m.Reset()
 			err = GT06().Decode(raw, &s, &m)
 			if row.Expect.CRCOK != nil && !*row.Expect.CRCOK {
-				is.Equal(err, ErrChecksum)
+				is.Equal(err, devproto.ErrChecksum)
 				return
 			}
 			is.NoErr(err)
 			x := extras[i].Expect
 			switch x.MessageType {
 			case "0x01":
-				is.Equal(m.Kind, KindLogin)
+				is.Equal(m.Kind, devproto.KindLogin)
 				is.Equal(m.Identifier, *row.Expect.IMEI)
 				is.Equal(s.Identifier, *row.Expect.IMEI)
 				is.Equal(len(m.Reject), 0) // refused by closing
@@ -66,10 +67,10 @@ func TestGT06Corpus(t *testing.T) {
 					is.True(!s.HasOffset)
 				}
 			case "0x13":
-				is.Equal(m.Kind, KindHeartbeat)
+				is.Equal(m.Kind, devproto.KindHeartbeat)
 				is.Equal(m.Identifier, "")
 			default:
-				is.Equal(m.Kind, KindPositions)
+				is.Equal(m.Kind, devproto.KindPositions)
 				is.Equal(m.Identifier, "")
 				is.Equal(s.Identifier, binLoginIMEI)
 			}
@@ -205,7 +206,7 @@ func TestGT06SplitGarbage(t *testing.T) {
 	is := is.New(t)
 	for _, b := range []string{"474554", "12", "7879", "7978", "78780d0a"[:2] + "55"} {
 		n, err := GT06().Split(binMustHex(t, b))
-		is.Equal(err, ErrGarbage) // b
+		is.Equal(err, devproto.ErrGarbage) // b
 		is.Equal(n, 0)
 	}
 	for _, b := range []string{"", "78", "7878", "78780d", "78780d01", "7979", "797900", "7979003e38"} {
@@ -217,7 +218,7 @@ func TestGT06SplitGarbage(t *testing.T) {
 	var n int
 	var err error
 	allocs := testing.AllocsPerRun(100, func() { n, err = GT06().Split(huge) })
-	is.Equal(err, ErrGarbage)
+	is.Equal(err, devproto.ErrGarbage)
 	is.Equal(n, 0)
 	is.Equal(allocs, 0.0)
 
@@ -228,14 +229,14 @@ func TestGT06SplitGarbage(t *testing.T) {
 	is.Equal(n, 0)
 	frame = binary.BigEndian.AppendUint16([]byte{0x79, 0x79}, uint16(max-5))
 	_, err = GT06().Split(append(frame, 0x70))
-	is.Equal(err, ErrGarbage) // one byte more
+	is.Equal(err, devproto.ErrGarbage) // one byte more
 
 	// A length that does not end on CR LF, and no CR LF within MaxFrame.
 	long := append([]byte{0x78, 0x78, 0x05, 0x13}, bytes.Repeat([]byte{0x55}, max)...)
 	_, err = GT06().Split(long[:max-1])
 	is.NoErr(err)
 	_, err = GT06().Split(long)
-	is.Equal(err, ErrGarbage)
+	is.Equal(err, devproto.ErrGarbage)
 }
 
 // TestGT06LoginTimeZone: a login's time-zone extension sets the session's
@@ -256,11 +257,11 @@ func TestGT06LoginTimeZone(t *testing.T) {
 		{"utc", []byte{0x00, 0x00}, 0, true},
 		{"none", nil, 0, false},
 	} {
-		s := Session{Offset: time.Hour, HasOffset: true} // what an earlier login said
-		var m Message
+		s := devproto.Session{Offset: time.Hour, HasOffset: true} // what an earlier login said
+		var m devproto.Message
 		login := gtLoginFrame("356789012345678", c.tz, 1)
 		is.NoErr(GT06().Decode(login, &s, &m))
-		is.Equal(m.Kind, KindLogin)                       // c.name
+		is.Equal(m.Kind, devproto.KindLogin)              // c.name
 		is.Equal(m.Identifier, "356789012345678")         // c.name
 		is.Equal(s.Identifier, "356789012345678")         // c.name
 		is.Equal(m.Reply, gtFrameOf(false, 0x01, nil, 1)) // c.name
@@ -302,12 +303,12 @@ func TestGT06GPSBlock(t *testing.T) {
 		case 3:
 			typ, data = gtGPSLBSStatus1, append(append(append(gtGPSBytes(fix), 9), gtLBS()...), 0x40, 5, 4, 0, 2)
 		}
-		s := Session{Identifier: "x"}
-		var m Message
+		s := devproto.Session{Identifier: "x"}
+		var m devproto.Message
 		if err := GT06().Decode(gtFrameOf(false, typ, data, uint16(round)), &s, &m); err != nil {
 			t.Fatal(err)
 		}
-		if m.Kind != KindPositions || len(m.Positions) != 1 {
+		if m.Kind != devproto.KindPositions || len(m.Positions) != 1 {
 			t.Fatalf("type %#x: kind %v, %d positions", typ, m.Kind, len(m.Positions))
 		}
 		p := m.Positions[0]
@@ -348,8 +349,8 @@ func TestGT06StatusIgnitionPrevails(t *testing.T) {
 	} {
 		fix := gtFix{local: corpusNow, lat: 1, lon: 1, valid: true, accKnown: true, accOn: c.accOn}
 		data := append(append(append(gtGPSBytes(fix), 9), gtLBS()...), c.status, 5, 4, 0, 2)
-		var m Message
-		is.NoErr(GT06().Decode(gtFrameOf(false, gtGPSLBSStatus1, data, 1), &Session{Identifier: "x"}, &m))
+		var m devproto.Message
+		is.NoErr(GT06().Decode(gtFrameOf(false, gtGPSLBSStatus1, data, 1), &devproto.Session{Identifier: "x"}, &m))
 		ignition, ok := binAttr(m.Positions[0], "ignition")
 		is.True(ok)
 		is.Equal(ignition.Value(), c.want)
@@ -371,25 +372,25 @@ func TestGT06Replies(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		frame []byte
-		kind  Kind
+		kind  devproto.Kind
 		reply []byte
 	}{
-		{"heartbeat", gtFrameOf(false, gtHeartbeat, []byte{0x06, 0x01, 0x90, 0x04, 0x00}, 0x0101), KindHeartbeat, gtFrameOf(false, gtHeartbeat, nil, 0x0101)},
-		{"status", gtFrameOf(false, gtStatus, []byte{0x40, 0x06, 0x04, 0x00, 0x01}, 9), KindHeartbeat, gtFrameOf(false, gtStatus, nil, 9)},
-		{"unknown type", gtFrameOf(false, 0x99, []byte{1, 2, 3}, 5), KindOther, gtFrameOf(false, 0x99, nil, 5)},
-		{"command answer", gtFrameOf(false, gtCommand1, []byte{1, 2, 3}, 5), KindOther, nil},
-		{"79 79 unknown type", gtFrameOf(true, 0x99, []byte{1, 2, 3}, 5), KindOther, nil},
-		{"information", gtFrameOf(false, gtInfo, []byte{0x01, 0x2C}, 5), KindOther, nil},
-		{"time request", gtFrameOf(false, gtTimeRequest, nil, 5), KindOther, gtFrameOf(false, gtTimeRequest, []byte{26, 5, 17, 8, 9, 10}, 0)},
-		{"address request", gtFrameOf(false, gtAddressRequest, []byte{1, 2}, 5), KindOther,
+		{"heartbeat", gtFrameOf(false, gtHeartbeat, []byte{0x06, 0x01, 0x90, 0x04, 0x00}, 0x0101), devproto.KindHeartbeat, gtFrameOf(false, gtHeartbeat, nil, 0x0101)},
+		{"status", gtFrameOf(false, gtStatus, []byte{0x40, 0x06, 0x04, 0x00, 0x01}, 9), devproto.KindHeartbeat, gtFrameOf(false, gtStatus, nil, 9)},
+		{"unknown type", gtFrameOf(false, 0x99, []byte{1, 2, 3}, 5), devproto.KindOther, gtFrameOf(false, 0x99, nil, 5)},
+		{"command answer", gtFrameOf(false, gtCommand1, []byte{1, 2, 3}, 5), devproto.KindOther, nil},
+		{"79 79 unknown type", gtFrameOf(true, 0x99, []byte{1, 2, 3}, 5), devproto.KindOther, nil},
+		{"information", gtFrameOf(false, gtInfo, []byte{0x01, 0x2C}, 5), devproto.KindOther, nil},
+		{"time request", gtFrameOf(false, gtTimeRequest, nil, 5), devproto.KindOther, gtFrameOf(false, gtTimeRequest, []byte{26, 5, 17, 8, 9, 10}, 0)},
+		{"address request", gtFrameOf(false, gtAddressRequest, []byte{1, 2}, 5), devproto.KindOther,
 			gtFrameOf(true, gtAddressResponse, append([]byte{11, 0, 0, 0, 0}, "NA&&NA&&0##"...), 0)},
-		{"cells", gtFrameOf(false, gtLBSMultiple1, bytes.Repeat([]byte{1}, 40), 6), KindOther, gtFrameOf(false, gtLBSMultiple1, nil, 6)},
-		{"AZ735 without GPS", gtFrameOf(true, gtGPSLBSStatus4, append(append([]byte{25, 1, 2, 3, 4, 5}, 0, 0), bytes.Repeat([]byte{0}, 44)...), 7), KindOther,
+		{"cells", gtFrameOf(false, gtLBSMultiple1, bytes.Repeat([]byte{1}, 40), 6), devproto.KindOther, gtFrameOf(false, gtLBSMultiple1, nil, 6)},
+		{"AZ735 without GPS", gtFrameOf(true, gtGPSLBSStatus4, append(append([]byte{25, 1, 2, 3, 4, 5}, 0, 0), bytes.Repeat([]byte{0}, 44)...), 7), devproto.KindOther,
 			gtFrameOf(true, gtGPSLBSStatus4, nil, 7)},
-		{"X1 position", gtFrameOf(false, gtX1GPS, append(append([]byte{0, 0, 0, 0}, gtGPSBytes(gtFix{local: now, lat: 1, lon: 1})...), make([]byte, 31)...), 8), KindPositions, nil},
+		{"X1 position", gtFrameOf(false, gtX1GPS, append(append([]byte{0, 0, 0, 0}, gtGPSBytes(gtFix{local: now, lat: 1, lon: 1})...), make([]byte, 31)...), 8), devproto.KindPositions, nil},
 	} {
-		s := Session{Identifier: "x", Now: now}
-		var m Message
+		s := devproto.Session{Identifier: "x", Now: now}
+		var m devproto.Message
 		is.NoErr(GT06().Decode(c.frame, &s, &m)) // c.name
 		is.Equal(m.Kind, c.kind)                 // c.name
 		is.Equal(m.Reply, c.reply)               // c.name
@@ -402,14 +403,14 @@ func TestGT06Replies(t *testing.T) {
 func TestGT06Wifi(t *testing.T) {
 	is := is.New(t)
 	frame := binMustHex(t, "787803691604130318491475905bd30e25001e10bbf7635d14759006e626560501cc0028660f213228660f1f2828660ea81e286610731428660f20140d0a")
-	var m Message
-	is.NoErr(GT06().Decode(frame, &Session{Identifier: "x"}, &m))
-	is.Equal(m.Kind, KindOther)
+	var m devproto.Message
+	is.NoErr(GT06().Decode(frame, &devproto.Session{Identifier: "x"}, &m))
+	is.Equal(m.Kind, devproto.KindOther)
 	is.Equal(m.Reply, binMustHex(t, "787800691604130318490d0a"))
 	wrong := bytes.Clone(frame)
 	wrong[2] = 2 // two access points, not three
-	m = Message{}
-	is.Equal(GT06().Decode(wrong, &Session{Identifier: "x"}, &m), ErrGarbage)
+	m = devproto.Message{}
+	is.Equal(GT06().Decode(wrong, &devproto.Session{Identifier: "x"}, &m), devproto.ErrGarbage)
 }
 
 // TestGT06Refused: a frame whose CRC fails, or whose length does not
@@ -422,15 +423,15 @@ func TestGT06Refused(t *testing.T) {
 		frame []byte
 		err   error
 	}{
-		"a bit flipped":  {binFlip(good, 10), ErrChecksum},
-		"CRC flipped":    {binFlip(good, len(good)-3), ErrChecksum},
-		"length changed": {append(good[:len(good)-2:len(good)-2], 0x00, 0x0d, 0x0a), ErrChecksum},
-		"no CR LF":       {good[:len(good)-1], ErrGarbage},
-		"not a header":   {append([]byte{0x78, 0x79}, good[2:]...), ErrGarbage},
-		"too short":      {binMustHex(t, "78780d0a"), ErrGarbage},
+		"a bit flipped":  {binFlip(good, 10), devproto.ErrChecksum},
+		"CRC flipped":    {binFlip(good, len(good)-3), devproto.ErrChecksum},
+		"length changed": {append(good[:len(good)-2:len(good)-2], 0x00, 0x0d, 0x0a), devproto.ErrChecksum},
+		"no CR LF":       {good[:len(good)-1], devproto.ErrGarbage},
+		"not a header":   {append([]byte{0x78, 0x79}, good[2:]...), devproto.ErrGarbage},
+		"too short":      {binMustHex(t, "78780d0a"), devproto.ErrGarbage},
 	} {
-		var m Message
-		is.Equal(GT06().Decode(c.frame, &Session{Identifier: "x"}, &m), c.err) // name
+		var m devproto.Message
+		is.Equal(GT06().Decode(c.frame, &devproto.Session{Identifier: "x"}, &m), c.err) // name
 		is.Equal(len(m.Positions), 0)
 		is.Equal(len(m.Reply), 0)
 		_ = name
@@ -449,15 +450,15 @@ func binFlip(b []byte, i int) []byte {
 func TestGT06NoUsablePosition(t *testing.T) {
 	is := is.New(t)
 	off := gtFrameOf(false, gtGPS, gtGPSBytes(gtFix{local: corpusNow, lat: 100, lon: 1, valid: true}), 4)
-	var m Message
-	is.NoErr(GT06().Decode(off, &Session{Identifier: "x"}, &m))
-	is.Equal(m.Kind, KindPositions)
+	var m devproto.Message
+	is.NoErr(GT06().Decode(off, &devproto.Session{Identifier: "x"}, &m))
+	is.Equal(m.Kind, devproto.KindPositions)
 	is.Equal(len(m.Positions), 0)
 	is.Equal(m.Reply, gtFrameOf(false, gtGPS, nil, 4))
 	for _, frame := range [][]byte{gtFrameOf(false, gtGPSLBS1, nil, 4), gtFrameOf(false, gtGPS, []byte{1, 2, 3}, 4), binMustHex(t, "787801080d0a")} {
-		m = Message{}
-		is.NoErr(GT06().Decode(frame, &Session{Identifier: "x"}, &m))
-		is.Equal(m.Kind, KindOther)
+		m = devproto.Message{}
+		is.NoErr(GT06().Decode(frame, &devproto.Session{Identifier: "x"}, &m))
+		is.Equal(m.Kind, devproto.KindOther)
 		is.Equal(len(m.Positions), 0)
 		is.Equal(len(m.Reply), 0)
 	}
@@ -468,8 +469,8 @@ func TestGT06NoUsablePosition(t *testing.T) {
 func TestGT06DecodeAllocs(t *testing.T) {
 	is := is.New(t)
 	frame := binMustHex(t, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
-	s := Session{Identifier: "x"}
-	var m Message
+	s := devproto.Session{Identifier: "x"}
+	var m devproto.Message
 	allocs := testing.AllocsPerRun(200, func() {
 		m.Reset()
 		if err := GT06().Decode(frame, &s, &m); err != nil {
@@ -488,8 +489,8 @@ func TestGT06DecodeAllocs(t *testing.T) {
 // (TestGT06DecodeAllocs).
 func BenchmarkGT06Decode(b *testing.B) {
 	frame := binMustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
-	s := Session{Identifier: "x"}
-	var m Message
+	s := devproto.Session{Identifier: "x"}
+	var m devproto.Message
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
@@ -506,7 +507,7 @@ func BenchmarkGT06CRC(b *testing.B) {
 	frame := binMustHex(b, "787826161709130f3a2dcc02c55f2a089f9af9005c210901360481fe066d9b03413e420102035f92fe0d0a")
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
-		CRC16X25(frame[2 : len(frame)-4])
+		devproto.CRC16X25(frame[2 : len(frame)-4])
 	}
 }
 
@@ -524,9 +525,9 @@ func FuzzGT06(f *testing.F) {
 	}
 	f.Add(gtLoginFrame("356789012345678", []byte{0x32, 0x00}, 1), true)
 	f.Add(binMustHex(f, "7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a"), false)
-	var reused Message
+	var reused devproto.Message
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
-		s := Session{Identifier: "356307042441013", Now: corpusNow}
+		s := devproto.Session{Identifier: "356307042441013", Now: corpusNow}
 		if fix && len(b) >= 10 && len(b) <= GT06().MaxFrame() {
 			b = bytes.Clone(b)
 			if b[0] == 0x79 {
@@ -536,11 +537,11 @@ func FuzzGT06(f *testing.F) {
 				b[0], b[1], b[2] = 0x78, 0x78, byte(len(b)-5)
 			}
 			n := len(b)
-			binary.BigEndian.PutUint16(b[n-4:], CRC16X25(b[2:n-4]))
+			binary.BigEndian.PutUint16(b[n-4:], devproto.CRC16X25(b[2:n-4]))
 			b[n-2], b[n-1] = '\r', '\n'
 		}
 		n, err := GT06().Split(b)
-		if n < 0 || n > len(b) || err != nil && err != ErrGarbage || err != nil && n != 0 {
+		if n < 0 || n > len(b) || err != nil && err != devproto.ErrGarbage || err != nil && n != 0 {
 			t.Fatalf("Split: %d, %v of %d bytes", n, err, len(b))
 		}
 		frame := b

@@ -3,6 +3,8 @@ package fleetdevice
 import (
 	"encoding/hex"
 	"strings"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // h02 decodes the H02 protocol (Sinotrack and many other trackers): text
@@ -43,16 +45,16 @@ const (
 // 45-byte frame whose first 32 (or 42) bytes arrive alone is therefore
 // cut short, and the rest of it is garbage.
 func (h h02) Split(buf []byte) (int, error) {
-	i := LeadingCRLF(buf)
+	i := devproto.LeadingCRLF(buf)
 	if i >= h.MaxFrame() {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if i == len(buf) {
 		return 0, nil
 	}
 	switch buf[i] {
 	case '*':
-		n, err := SplitText(buf[i:], h.MaxFrame(), func(byte) bool { return true }, func(c byte) bool { return c == '#' })
+		n, err := devproto.SplitText(buf[i:], h.MaxFrame(), func(byte) bool { return true }, func(c byte) bool { return c == '#' })
 		if n == 0 || err != nil {
 			return 0, err
 		}
@@ -69,7 +71,7 @@ func (h h02) Split(buf []byte) (int, error) {
 		}
 		return i + h02Short, nil
 	}
-	return 0, ErrGarbage
+	return 0, devproto.ErrGarbage
 }
 
 // h02BinaryLength is the length of the binary frame at the start of b, 0
@@ -103,16 +105,16 @@ func h02BinaryLength(b []byte) int {
 }
 
 // Decode decodes one frame (or datagram).
-func (h h02) Decode(frame []byte, s *Session, m *Message) error {
-	frame = frame[LeadingCRLF(frame):]
+func (h h02) Decode(frame []byte, s *devproto.Session, m *devproto.Message) error {
+	frame = frame[devproto.LeadingCRLF(frame):]
 	if len(frame) == 0 || len(frame) > h.MaxFrame() {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	switch frame[0] {
 	case '*':
-		text := TrimLine(frame)
-		if HasTextControl(text) || text[len(text)-1] != '#' {
-			return ErrGarbage
+		text := devproto.TrimLine(frame)
+		if devproto.HasTextControl(text) || text[len(text)-1] != '#' {
+			return devproto.ErrGarbage
 		}
 		h02Text(string(text), s, m)
 		return nil
@@ -120,15 +122,15 @@ func (h h02) Decode(frame []byte, s *Session, m *Message) error {
 		return h02Binary(frame, m)
 	case 'X':
 		// A frame Traccar reads past and decodes nothing of.
-		m.Kind = KindOther
+		m.Kind = devproto.KindOther
 		return nil
 	}
-	return ErrGarbage
+	return devproto.ErrGarbage
 }
 
 // h02Text decodes a text sentence.
-func h02Text(sentence string, s *Session, m *Message) {
-	m.Kind = KindOther
+func h02Text(sentence string, s *devproto.Session, m *devproto.Message) {
+	m.Kind = devproto.KindOther
 	typeStart := indexFrom(sentence, ',', strings.IndexByte(sentence, ',')+1) + 1
 	typeEnd := indexFrom(sentence, ',', typeStart)
 	if typeEnd < 0 {
@@ -139,7 +141,7 @@ func h02Text(sentence string, s *Session, m *Message) {
 	}
 	switch sentence[typeStart:typeEnd] {
 	case "V0", "HTBT":
-		m.Kind = KindHeartbeat
+		m.Kind = devproto.KindHeartbeat
 		m.Identifier = h02IDField(sentence)
 		m.Reply = append(append(m.Reply, sentence[:typeEnd]...), '#')
 	case "NBR", "LINK", "V3", "SMS":
@@ -164,7 +166,7 @@ func h02IDField(sentence string) string {
 	if end < 0 {
 		return ""
 	}
-	if id := rest[:end]; IdentifierOK(id) {
+	if id := rest[:end]; devproto.IdentifierOK(id) {
 		return id
 	}
 	return ""
@@ -181,7 +183,7 @@ func indexFrom(s string, c byte, from int) int {
 	return from + i
 }
 
-var h02Pattern = NewPattern().
+var h02Pattern = devproto.NewPattern().
 	Text("*").
 	Expression("..,"). // manufacturer
 	Number("(d+)?,").  // imei
@@ -245,18 +247,18 @@ var h02Pattern = NewPattern().
 	Whole()
 
 // h02Report decodes a position report (V1, V2, V4, V5, V6, V8, VI1, V19...).
-func h02Report(sentence string, s *Session, m *Message) {
-	f, ok := MatchGroups(h02Pattern, sentence)
+func h02Report(sentence string, s *devproto.Session, m *devproto.Message) {
+	f, ok := devproto.MatchGroups(h02Pattern, sentence)
 	if !ok {
 		return
 	}
 	id := f.Next()
-	if id != "" && !IdentifierOK(id) {
+	if id != "" && !devproto.IdentifierOK(id) {
 		return
 	}
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	if f.HasNext(1) {
-		SetStr(p, "result", f.Next())
+		devproto.SetStr(p, "result", f.Next())
 	}
 	if f.HasNext(1) && f.Next() == "V1" && id != "" {
 		m.Reply = append(m.Reply, "*HQ,"...)
@@ -297,12 +299,12 @@ func h02Report(sentence string, s *Session, m *Message) {
 		p.Longitude = f.NextCoordinateMinMin()
 	}
 
-	p.Speed, p.HasSpeed = f.NextFloat(0)*KnotsToKmh, true
+	p.Speed, p.HasSpeed = f.NextFloat(0)*devproto.KnotsToKmh, true
 	p.Heading, p.HasHeading = f.NextFloat(0), true
 
 	if f.HasNext(3) {
 		day, month, year := f.NextInt(0), f.NextInt(0), f.NextInt(0)
-		SetCivilTime(p, year, month, day, hour, minute, second)
+		devproto.SetCivilTime(p, year, month, day, hour, minute, second)
 	} else {
 		p.Time = s.Now.UTC()
 	}
@@ -313,34 +315,34 @@ func h02Report(sentence string, s *Session, m *Message) {
 	if f.HasNext(6) {
 		// Odometer and fuel in units Traccar does not settle: kept by
 		// its names, as read (H02ProtocolDecoder.java:405-410).
-		SetNum(p, "odometer", float64(f.NextInt(0)))
-		SetNum(p, AttrTempC[0], float64(f.NextInt(0)))
-		SetNum(p, "fuel", f.NextFloat(0))
+		devproto.SetNum(p, "odometer", float64(f.NextInt(0)))
+		devproto.SetNum(p, devproto.AttrTempC[0], float64(f.NextInt(0)))
+		devproto.SetNum(p, "fuel", f.NextFloat(0))
 		p.Altitude, p.HasAltitude = float64(f.NextInt(0)), true
 		f.Skip(2) // lac, cid
 	}
 	if f.HasNext(1) {
 		for i, v := range strings.Split(f.Next(), ",") {
-			if i >= MaxAttrs/2 {
+			if i >= devproto.MaxAttrs/2 {
 				break
 			}
-			if v = strings.TrimSpace(v); v != "" && AttrTextOK(v) {
+			if v = strings.TrimSpace(v); v != "" && devproto.AttrTextOK(v) {
 				// Values of unknown meaning, numbered as Traccar does
 				// (H02ProtocolDecoder.java:416-421): "io1", "io2"...
-				SetAttr(p, Attribute{IO: i + 1, Kind: AttrString, Str: v})
+				devproto.SetAttr(p, devproto.Attribute{IO: i + 1, Kind: devproto.AttrString, Str: v})
 			}
 		}
 	}
 
-	if f.Bad || !Usable(p) {
-		DropPosition(m)
+	if f.Bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 	m.Identifier = id
 }
 
-var h02PatternVP1 = NewPattern().
+var h02PatternVP1 = devproto.NewPattern().
 	Text("*hq,").
 	Number("(d{15}),"). // imei
 	Text("VP1,").
@@ -363,8 +365,8 @@ var h02PatternVP1 = NewPattern().
 	Whole()
 
 // h02VP1 decodes a VP1 sentence: a fix, or cell towers only.
-func h02VP1(sentence string, m *Message) {
-	f, ok := MatchGroups(h02PatternVP1, sentence)
+func h02VP1(sentence string, m *devproto.Message) {
+	f, ok := devproto.MatchGroups(h02PatternVP1, sentence)
 	if !ok {
 		return
 	}
@@ -373,45 +375,45 @@ func h02VP1(sentence string, m *Message) {
 	if f.HasNext(3) {
 		return // cell towers only
 	}
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	p.Valid = true
 	p.Latitude = f.NextCoordinate()
 	p.Longitude = f.NextCoordinate()
-	p.Speed, p.HasSpeed = f.NextFloat(0)*KnotsToKmh, true
+	p.Speed, p.HasSpeed = f.NextFloat(0)*devproto.KnotsToKmh, true
 	p.Heading, p.HasHeading = f.NextFloat(0), true
 	day, month, year := f.NextInt(0), f.NextInt(0), f.NextInt(0)
-	SetCivilTime(p, year, month, day, 0, 0, 0)
-	if f.Bad || !Usable(p) {
-		DropPosition(m)
+	devproto.SetCivilTime(p, year, month, day, 0, 0, 0)
+	if f.Bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 }
 
 // h02Status sets the attributes of the status word (its bits are 0 when
 // set): the first alarm of vibration (bit 0), SOS (1 or 18), overspeed
 // (2) and power cut (19), the ignition (bit 10, 1 when on) and the word
 // itself as "status" (H02ProtocolDecoder.java:80-94 at 9e5c458ad0bf).
-func h02Status(p *Position, status uint32) {
+func h02Status(p *devproto.Position, status uint32) {
 	bit := func(i uint) bool { return status&(1<<i) != 0 }
 	switch {
 	case !bit(0):
-		SetStr(p, AttrAlarm, AlarmVibration)
+		devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmVibration)
 	case !bit(1) || !bit(18):
-		SetStr(p, AttrAlarm, AlarmSOS)
+		devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmSOS)
 	case !bit(2):
-		SetStr(p, AttrAlarm, AlarmOverspeed)
+		devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmOverspeed)
 	case !bit(19):
-		SetStr(p, AttrAlarm, AlarmPowerCut)
+		devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmPowerCut)
 	}
-	SetBool(p, AttrIgnition, bit(10))
-	SetNum(p, "status", float64(status))
+	devproto.SetBool(p, devproto.AttrIgnition, bit(10))
+	devproto.SetNum(p, "status", float64(status))
 }
 
 // h02Binary decodes a binary frame: '$', the identifier (5 bytes of BCD,
 // or 8 bytes holding a 15-digit IMEI in a 42-byte frame), time and date,
 // latitude, battery, longitude and flags, speed and course, status.
-func h02Binary(frame []byte, m *Message) error {
+func h02Binary(frame []byte, m *devproto.Message) error {
 	b := frame[1:]
 	idLen := 5
 	if len(frame) == h02IMEI {
@@ -419,7 +421,7 @@ func h02Binary(frame []byte, m *Message) error {
 	}
 	const fields = 3 + 3 + 4 + 1 + 5 + 3 + 4
 	if len(b) < idLen+fields {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	var idBuf [16]byte
 	hex.Encode(idBuf[:], b[:idLen])
@@ -432,7 +434,7 @@ func h02Binary(frame []byte, m *Message) error {
 	// Every field but the battery, the flags and the status is BCD: a
 	// nibble past 9 is not H02 (a frame cut at the wrong length).
 	if !h02BCD(b[0:10]) || !h02BCD(b[11:15]) || b[15]>>4 > 9 || !h02BCD(b[16:19]) {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	bcd := func(bs []byte) int {
 		v := 0
@@ -464,23 +466,23 @@ func h02Binary(frame []byte, m *Message) error {
 	course := int(sc[1]&0x0f)*100 + bcd(sc[2:3])
 	status := uint32(b[19])<<24 | uint32(b[20])<<16 | uint32(b[21])<<8 | uint32(b[22])
 
-	m.Kind = KindOther
+	m.Kind = devproto.KindOther
 	m.Identifier = id
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	p.Latitude, p.Longitude = lat, lon
 	p.Valid = flags&0x02 != 0
-	SetCivilTime(p, year, month, day, hour, minute, second)
-	p.Speed, p.HasSpeed = float64(speed)*KnotsToKmh, true
+	devproto.SetCivilTime(p, year, month, day, hour, minute, second)
+	p.Speed, p.HasSpeed = float64(speed)*devproto.KnotsToKmh, true
 	p.Heading, p.HasHeading = float64(course), true
 	if level, ok := h02Battery(battery); ok {
-		SetNum(p, AttrBatteryLevel, float64(level))
+		devproto.SetNum(p, devproto.AttrBatteryLevel, float64(level))
 	}
 	h02Status(p, status)
-	if !Usable(p) {
-		DropPosition(m)
+	if !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return nil
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 	return nil
 }
 

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
-func h02Decode(t *testing.T, frame []byte, now time.Time) (Message, error) {
+func h02Decode(t *testing.T, frame []byte, now time.Time) (devproto.Message, error) {
 	t.Helper()
-	var m Message
-	s := Session{Transport: TCP, Now: now}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.TCP, Now: now}
 	err := H02().Decode(frame, &s, &m)
 	if err == nil {
 		checkDecoded(t, m)
@@ -78,7 +79,7 @@ func TestH02V1ReplyCarriesTheServerClock(t *testing.T) {
 	m, err := h02Decode(t, []byte("*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF#"), now)
 	is.NoErr(err)
 	is.Equal(string(m.Reply), "*HQ,4210051415,V4,V1,20240229205958#") // the clock in UTC
-	is.Equal(m.Kind, KindPositions)
+	is.Equal(m.Kind, devproto.KindPositions)
 
 	// Other types are not acknowledged; a V1 without an identifier cannot be.
 	for _, frame := range []string{
@@ -101,7 +102,7 @@ func TestH02HeartbeatsAreEchoed(t *testing.T) {
 	} {
 		m, err := h02Decode(t, []byte(frame), corpusNow)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindHeartbeat)
+		is.Equal(m.Kind, devproto.KindHeartbeat)
 		is.Equal(string(m.Reply), reply)
 		is.Equal(len(m.Positions), 0)
 		is.True(m.Identifier != "")
@@ -165,7 +166,7 @@ func TestH02SentencesWithoutCoordinatesCarryNoPosition(t *testing.T) {
 	} {
 		m, err := h02Decode(t, []byte(frame), corpusNow)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindOther)
+		is.Equal(m.Kind, devproto.KindOther)
 		is.Equal(len(m.Positions), 0)
 		is.Equal(len(m.Reply), 0)
 	}
@@ -175,7 +176,7 @@ func TestH02SentencesWithoutCoordinatesCarryNoPosition(t *testing.T) {
 	// A latitude of 91°: the report is answered, its position dropped.
 	m, err := h02Decode(t, []byte("*HQ,1451316485,V1,121557,A,9123.3408,N,04802.8926,W,0.1,158,241115,FFFFFFFF#"), corpusNow)
 	is.NoErr(err)
-	is.Equal(m.Kind, KindOther)
+	is.Equal(m.Kind, devproto.KindOther)
 	is.Equal(len(m.Positions), 0)
 }
 
@@ -201,7 +202,7 @@ func TestH02Binary(t *testing.T) {
 		is := is.New(t)
 		m, err := h02Decode(t, h02Hex(t, "2441060116601245431311165035313006004318210e000000fffffbffff0024"), corpusNow)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindPositions)
+		is.Equal(m.Kind, devproto.KindPositions)
 		is.Equal(m.Identifier, "4106011660")
 		is.Equal(len(m.Positions), 1)
 		p := m.Positions[0]
@@ -240,9 +241,9 @@ func TestH02Binary(t *testing.T) {
 	t.Run("not BCD", func(t *testing.T) {
 		is := is.New(t)
 		_, err := h02Decode(t, h02Hex(t, "24410601166012454313111650353130060043182a0e000000fffffbffff0024"), corpusNow)
-		is.True(errors.Is(err, ErrGarbage))
+		is.True(errors.Is(err, devproto.ErrGarbage))
 		_, err = h02Decode(t, h02Hex(t, "244106011660124543"), corpusNow)
-		is.True(errors.Is(err, ErrGarbage)) // too short
+		is.True(errors.Is(err, devproto.ErrGarbage)) // too short
 	})
 }
 
@@ -255,14 +256,14 @@ func TestH02DecodeRefusesGarbage(t *testing.T) {
 		"*HQ,4210051415,V1,164549,A",
 	} {
 		_, err := h02Decode(t, []byte(frame), corpusNow)
-		is.True(errors.Is(err, ErrGarbage)) // not H02
+		is.True(errors.Is(err, devproto.ErrGarbage)) // not H02
 	}
 }
 
 func TestH02Datagram(t *testing.T) {
 	is := is.New(t)
-	var m Message
-	s := Session{Transport: UDP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.UDP, Now: corpusNow}
 	err := H02().Decode([]byte("*HQ,2705171109,V1,213324,A,5002.5849,N,01433.7822,E,0.00,000,140613,FFFFFFFF#\r\n"), &s, &m)
 	is.NoErr(err)
 	is.Equal(len(m.Positions), 1)

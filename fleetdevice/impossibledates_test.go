@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
@@ -104,11 +105,11 @@ func TestImpossibleDatesAreNoFix(t *testing.T) {
 				if c.hex {
 					raw = h02Hex(t, f)
 				}
-				var m Message
-				s := Session{Transport: TCP, Identifier: "1", Now: corpusNow}
+				var m devproto.Message
+				s := devproto.Session{Transport: devproto.TCP, Identifier: "1", Now: corpusNow}
 				is.NoErr(c.proto.Decode(raw, &s, &m))
 				checkDecoded(t, m)
-				if m.Kind != KindPositions || len(m.Positions) != 1 {
+				if m.Kind != devproto.KindPositions || len(m.Positions) != 1 {
 					t.Fatalf("%q: kind %v, %d positions; want one position", f, m.Kind, len(m.Positions))
 				}
 				p := m.Positions[0]
@@ -141,7 +142,7 @@ func TestOsmAndImpossibleTimesAreNoFix(t *testing.T) {
 		is := is.New(t)
 		m, _, err := osmAndDecode(t, query("id=1&lat=60&lon=30&timestamp="+c.query))
 		is.NoErr(err)
-		is.Equal(m.Kind, KindPositions)
+		is.Equal(m.Kind, devproto.KindPositions)
 		is.True(!m.Positions[0].Valid)
 		is.True(m.Positions[0].Time.IsZero())
 		if c.json == "" {

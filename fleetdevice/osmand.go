@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // OsmAndRequest is one HTTP request of the OsmAnd protocol (the Traccar
@@ -71,7 +73,7 @@ const (
 // the same (`id` and `deviceid`, `lat` or `lon` and `location`, `bearing`
 // and `heading`), or a member twice in one object of the JSON form (names
 // compared without regard to case, as encoding/json matches them).
-func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (json bool, err error) {
+func DecodeOsmAnd(r OsmAndRequest, s *devproto.Session, m *devproto.Message) (json bool, err error) {
 	if len(r.Body) > OsmAndMaxBody {
 		return false, osmAndError("body over %d bytes", OsmAndMaxBody)
 	}
@@ -86,7 +88,7 @@ func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (json bool, err error
 }
 
 func osmAndError(format string, args ...any) error {
-	return fmt.Errorf("%w: osmand: "+format, append([]any{ErrGarbage}, args...)...)
+	return fmt.Errorf("%w: osmand: "+format, append([]any{devproto.ErrGarbage}, args...)...)
 }
 
 // osmAndEmpty reports whether a query has no parameter.
@@ -95,18 +97,18 @@ func osmAndEmpty(q string) bool {
 }
 
 // osmAndQuery decodes the query (or form) form.
-func osmAndQuery(raw string, s *Session, m *Message) (err error) {
+func osmAndQuery(raw string, s *devproto.Session, m *devproto.Message) (err error) {
 	var (
 		lat, lon       float64
 		hasLat, hasLon bool
 		hasTime        bool
 		n              int
 	)
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	defer func() {
-		if err != nil || m.Kind != KindPositions {
-			DropPosition(m)
-			m.Kind = KindOther
+		if err != nil || m.Kind != devproto.KindPositions {
+			devproto.DropPosition(m)
+			m.Kind = devproto.KindOther
 		}
 	}()
 	p.Valid = true
@@ -144,7 +146,7 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 		}
 		switch key {
 		case "id", "deviceid":
-			if !IdentifierOK(value) {
+			if !devproto.IdentifierOK(value) {
 				return osmAndError("%s %q is not an identifier", key, value)
 			}
 			m.Identifier = value
@@ -186,7 +188,7 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 			if err != nil {
 				return err
 			}
-			p.Speed, p.HasSpeed = v*KnotsToKmh, true
+			p.Speed, p.HasSpeed = v*devproto.KnotsToKmh, true
 		case "bearing", "heading":
 			v, err := osmAndNumber(key, value)
 			if err != nil {
@@ -204,24 +206,24 @@ func osmAndQuery(raw string, s *Session, m *Message) (err error) {
 			if err != nil {
 				return err
 			}
-			name := AttrHDOP
+			name := devproto.AttrHDOP
 			if key == "accuracy" {
-				name = AttrAccuracyM
+				name = devproto.AttrAccuracyM
 			}
-			SetNum(p, name, v)
+			devproto.SetNum(p, name, v)
 		case "batt":
 			v, err := osmAndNumber(key, value)
 			if err != nil {
 				return err
 			}
-			SetNum(p, AttrBatteryLevel, v)
+			devproto.SetNum(p, devproto.AttrBatteryLevel, v)
 		case "charge":
-			SetBool(p, AttrCharging, strings.EqualFold(value, "true"))
+			devproto.SetBool(p, devproto.AttrCharging, strings.EqualFold(value, "true"))
 		case "driverUniqueId":
 			// accuracy, hdop, batt, charge, driverUniqueId: the names of
 			// Traccar's (OsmAndProtocolDecoder.java:155-159) in the
 			// vocabulary's.
-			SetStr(p, AttrDriverIdentifier, value)
+			devproto.SetStr(p, devproto.AttrDriverIdentifier, value)
 		default:
 			osmAndAttr(p, key, value)
 		}
@@ -269,16 +271,16 @@ func (g *osmAndGiven) add(key string) bool {
 
 // osmAndLocate sets the coordinates of p, the request's position, when it
 // has them; the caller drops p when it has not.
-func osmAndLocate(m *Message, p *Position, lat, lon float64, located bool) error {
-	m.Kind = KindOther
+func osmAndLocate(m *devproto.Message, p *devproto.Position, lat, lon float64, located bool) error {
+	m.Kind = devproto.KindOther
 	if !located {
 		return nil
 	}
 	p.Latitude, p.Longitude = lat, lon
-	if !Usable(p) {
+	if !devproto.Usable(p) {
 		return osmAndError("position out of range (coordinates %v, %v)", lat, lon)
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 	return nil
 }
 
@@ -298,7 +300,7 @@ func osmAndCheckParam(key, value string) error {
 
 // osmAndNumber parses a known parameter's number.
 func osmAndNumber(key, value string) (float64, error) {
-	v, ok := JavaDouble(strings.TrimSpace(value))
+	v, ok := devproto.JavaDouble(strings.TrimSpace(value))
 	if !ok {
 		return 0, osmAndError("%s %q is not a number", key, value)
 	}
@@ -311,26 +313,26 @@ func osmAndNumber(key, value string) (float64, error) {
 // out): a number if it is one, true or false, else the string. A name of
 // the common vocabulary (API.md §14: "ignition", "alarm", "power_v"...)
 // takes the vocabulary's type (osmAndVocab).
-func osmAndAttr(p *Position, key, value string) {
-	name, ok := SnakeCase(key)
+func osmAndAttr(p *devproto.Position, key, value string) {
+	name, ok := devproto.SnakeCase(key)
 	if !ok {
 		return
 	}
-	if kind, ok := VocabKind(name); ok {
+	if kind, ok := devproto.VocabKind(name); ok {
 		osmAndVocab(p, name, kind, value)
 		return
 	}
-	if v, ok := JavaDouble(strings.TrimSpace(value)); ok {
-		SetNum(p, name, v)
+	if v, ok := devproto.JavaDouble(strings.TrimSpace(value)); ok {
+		devproto.SetNum(p, name, v)
 		return
 	}
 	switch value {
 	case "true":
-		SetBool(p, name, true)
+		devproto.SetBool(p, name, true)
 	case "false":
-		SetBool(p, name, false)
+		devproto.SetBool(p, name, false)
 	default:
-		SetStr(p, name, value)
+		devproto.SetStr(p, name, value)
 	}
 }
 
@@ -338,25 +340,25 @@ func osmAndAttr(p *Position, key, value string) {
 // the vocabulary's type: a boolean from true, false, 1 or 0 (in any case),
 // a number, or text (alarm words translated by osmAndAlarm); a value that
 // is not of the type is left out.
-func osmAndVocab(p *Position, name string, kind AttrKind, value string) {
+func osmAndVocab(p *devproto.Position, name string, kind devproto.AttrKind, value string) {
 	switch kind {
-	case AttrBool:
+	case devproto.AttrBool:
 		switch strings.ToLower(strings.TrimSpace(value)) {
 		case "true", "1":
-			SetBool(p, name, true)
+			devproto.SetBool(p, name, true)
 		case "false", "0":
-			SetBool(p, name, false)
+			devproto.SetBool(p, name, false)
 		}
-	case AttrNumber:
-		if v, ok := JavaDouble(strings.TrimSpace(value)); ok {
-			SetNum(p, name, v)
+	case devproto.AttrNumber:
+		if v, ok := devproto.JavaDouble(strings.TrimSpace(value)); ok {
+			devproto.SetNum(p, name, v)
 		}
 	default:
-		if name == AttrAlarm {
+		if name == devproto.AttrAlarm {
 			osmAndAlarm(p, value)
 			return
 		}
-		SetStr(p, name, value)
+		devproto.SetStr(p, name, value)
 	}
 }
 
@@ -364,20 +366,20 @@ func osmAndVocab(p *Position, name string, kind AttrKind, value string) {
 // words in the vocabulary (Traccar's words, which Traccar Client and
 // other senders use, translated: "powerCut" → "power_cut"); a word with no
 // common name is "general", an alarm all the same.
-func osmAndAlarm(p *Position, value string) {
+func osmAndAlarm(p *devproto.Position, value string) {
 	var alarms string
 	for _, word := range strings.Split(value, ",") {
 		if word = strings.TrimSpace(word); word == "" {
 			continue
 		}
-		w, ok := TraccarAlarm(word)
+		w, ok := devproto.TraccarAlarm(word)
 		if !ok {
-			w = AlarmGeneral
+			w = devproto.AlarmGeneral
 		}
-		alarms = AlarmJoin(alarms, w)
+		alarms = devproto.AlarmJoin(alarms, w)
 	}
 	if alarms != "" {
-		SetStr(p, AttrAlarm, alarms)
+		devproto.SetStr(p, devproto.AttrAlarm, alarms)
 	}
 }
 
@@ -464,7 +466,7 @@ type osmAndLocation struct {
 }
 
 // osmAndJSON decodes the JSON form.
-func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
+func osmAndJSON(body []byte, s *devproto.Session, m *devproto.Message) (err error) {
 	var root struct {
 		DeviceID json.RawMessage `json:"device_id"`
 		Location *osmAndLocation `json:"location"`
@@ -481,7 +483,7 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 			return osmAndError("device_id: %v", err)
 		}
 	}
-	if !IdentifierOK(id) {
+	if !devproto.IdentifierOK(id) {
 		return osmAndError("device_id %q is not an identifier", id)
 	}
 	m.Identifier = id
@@ -490,11 +492,11 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 		return osmAndError("no location")
 	}
 
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	defer func() {
-		if err != nil || m.Kind != KindPositions {
-			DropPosition(m)
-			m.Kind = KindOther
+		if err != nil || m.Kind != devproto.KindPositions {
+			devproto.DropPosition(m)
+			m.Kind = devproto.KindOther
 		}
 	}()
 	p.Time = s.Now.UTC()
@@ -520,35 +522,35 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 			p.Heading, p.HasHeading = *c.Heading, true
 		}
 		if c.Accuracy != nil && *c.Accuracy >= 0 {
-			SetNum(p, AttrAccuracyM, *c.Accuracy)
+			devproto.SetNum(p, devproto.AttrAccuracyM, *c.Accuracy)
 		}
 		if c.Altitude != nil {
 			p.Altitude, p.HasAltitude = *c.Altitude, true
 		}
 	}
 	if loc.Event != nil {
-		SetStr(p, AttrEvent, *loc.Event)
+		devproto.SetStr(p, devproto.AttrEvent, *loc.Event)
 	}
 	if loc.IsMoving != nil {
-		SetBool(p, AttrMotion, *loc.IsMoving)
+		devproto.SetBool(p, devproto.AttrMotion, *loc.IsMoving)
 	}
 	if loc.Odometer != nil {
 		// Metres, whole as Traccar reads them (OsmAndProtocolDecoder.java:
 		// 254-256).
-		SetNum(p, AttrOdometerKm, math.Trunc(*loc.Odometer)/1000)
+		devproto.SetNum(p, devproto.AttrOdometerKm, math.Trunc(*loc.Odometer)/1000)
 	}
 	if loc.Mock != nil {
-		SetBool(p, "mock", *loc.Mock)
+		devproto.SetBool(p, "mock", *loc.Mock)
 	}
 	if loc.Activity != nil && loc.Activity.Type != nil {
-		SetStr(p, "activity", *loc.Activity.Type)
+		devproto.SetStr(p, "activity", *loc.Activity.Type)
 	}
 	if b := loc.Battery; b != nil {
 		if b.Level != nil && *b.Level >= 0 {
-			SetNum(p, AttrBatteryLevel, math.Trunc(*b.Level*100))
+			devproto.SetNum(p, devproto.AttrBatteryLevel, math.Trunc(*b.Level*100))
 		}
 		if b.IsCharging != nil && *b.IsCharging {
-			SetBool(p, AttrCharging, true)
+			devproto.SetBool(p, devproto.AttrCharging, true)
 		}
 	}
 	if loc.Alarm != nil {
@@ -566,7 +568,7 @@ func osmAndJSON(body []byte, s *Session, m *Message) (err error) {
 // osmAndExtras sets the attributes of the JSON form's extras, in their
 // order, as osmAndAttr does the query's parameters: numbers, booleans and
 // strings (nulls, objects and arrays are read past).
-func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
+func osmAndExtras(p *devproto.Position, extras json.RawMessage, hasAlarm bool) error {
 	if len(extras) == 0 || string(extras) == "null" {
 		return nil
 	}
@@ -603,12 +605,12 @@ func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
 			if len(v) > osmAndMaxValue {
 				return osmAndError("extras %s over %d bytes", key, osmAndMaxValue)
 			}
-			osmAndExtra(p, key, v, AttrString)
+			osmAndExtra(p, key, v, devproto.AttrString)
 		case 't', 'f':
-			osmAndExtra(p, key, string(raw), AttrBool)
+			osmAndExtra(p, key, string(raw), devproto.AttrBool)
 		case 'n', '{', '[':
 		default:
-			osmAndExtra(p, key, string(raw), AttrNumber)
+			osmAndExtra(p, key, string(raw), devproto.AttrNumber)
 		}
 	}
 	return nil
@@ -617,23 +619,23 @@ func osmAndExtras(p *Position, extras json.RawMessage, hasAlarm bool) error {
 // osmAndExtra sets an extra of JSON type kind whose text is value (a
 // string's contents, or the number or boolean as written), under its name
 // in snake_case; a name of the vocabulary takes the vocabulary's type.
-func osmAndExtra(p *Position, key, value string, kind AttrKind) {
-	name, ok := SnakeCase(key)
+func osmAndExtra(p *devproto.Position, key, value string, kind devproto.AttrKind) {
+	name, ok := devproto.SnakeCase(key)
 	if !ok {
 		return
 	}
-	if vocab, ok := VocabKind(name); ok {
+	if vocab, ok := devproto.VocabKind(name); ok {
 		osmAndVocab(p, name, vocab, value)
 		return
 	}
 	switch kind {
-	case AttrString:
-		SetStr(p, name, value)
-	case AttrBool:
-		SetBool(p, name, value == "true")
+	case devproto.AttrString:
+		devproto.SetStr(p, name, value)
+	case devproto.AttrBool:
+		devproto.SetBool(p, name, value == "true")
 	default:
 		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			SetNum(p, name, v)
+			devproto.SetNum(p, name, v)
 		}
 	}
 }

@@ -10,20 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
-func osmAndDecode(t *testing.T, r OsmAndRequest) (Message, bool, error) {
+func osmAndDecode(t *testing.T, r OsmAndRequest) (devproto.Message, bool, error) {
 	t.Helper()
-	var m Message
-	s := Session{Transport: HTTP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.HTTP, Now: corpusNow}
 	isJSON, err := DecodeOsmAnd(r, &s, &m)
 	if err == nil {
 		checkDecoded(t, m)
 		if m.Identifier == "" {
 			t.Fatal("decoded without an identifier")
 		}
-	} else if !errors.Is(err, ErrGarbage) {
+	} else if !errors.Is(err, devproto.ErrGarbage) {
 		t.Fatalf("error %v is not ErrGarbage", err)
 	}
 	return m, isJSON, err
@@ -93,7 +94,7 @@ func osmAndVocabulary(t *testing.T, traccar map[string]any) map[string]any {
 		case "odometer":
 			k, v = "odometer_km", v.(float64)/1000
 		default:
-			name, ok := SnakeCase(k)
+			name, ok := devproto.SnakeCase(k)
 			if !ok {
 				t.Fatalf("corpus attribute %q has no name in snake_case", k)
 			}
@@ -169,7 +170,7 @@ func TestOsmAndParameters(t *testing.T) {
 	is := is.New(t)
 	m, _, err := osmAndDecode(t, query("id=1&location=60.5,-30.25&speed=10&bearing=90&altitude=120.5&accuracy=4&hdop=0.9&batt=87&charge=true&driverUniqueId=D42&cell=257,02,16,2224&wifi=00-14-22-01-23-45,-80&notificationToken=x&timestamp=1377177267"))
 	is.NoErr(err)
-	is.Equal(m.Kind, KindPositions)
+	is.Equal(m.Kind, devproto.KindPositions)
 	p := m.Positions[0]
 	is.Equal(p.Latitude, 60.5)
 	is.Equal(p.Longitude, -30.25)
@@ -211,7 +212,7 @@ func TestOsmAndWithoutCoordinates(t *testing.T) {
 	} {
 		m, _, err := osmAndDecode(t, r)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindOther) // answered 200, and nothing stored
+		is.Equal(m.Kind, devproto.KindOther) // answered 200, and nothing stored
 		is.Equal(m.Identifier, "123456")
 		is.Equal(len(m.Positions), 0)
 	}
@@ -290,8 +291,8 @@ func TestOsmAndRefusesBadRequests(t *testing.T) {
 
 func TestOsmAndReusesTheMessage(t *testing.T) {
 	is := is.New(t)
-	var m Message
-	s := Session{Transport: HTTP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.HTTP, Now: corpusNow}
 	_, err := DecodeOsmAnd(query("id=1&lat=1&lon=2&a=1&b=2&c=3"), &s, &m)
 	is.NoErr(err)
 	m.Reset()
@@ -320,11 +321,11 @@ func FuzzOsmAnd(f *testing.F) {
 	f.Add("id=1&location=60.0,30.0&timestamp=2014-06-04+09%3A10%3A11&rpm=3&x=true&alarm=powerCut,x&ignition=1&fuelRate=2", "", []byte(nil))
 	f.Add("", "application/json", []byte(`{"device_id":1,"location":{"extras":{"a":{"b":[1,2]},"c":1e3},"coords":{"latitude":1,"longitude":2,"speed":-1}}}`))
 	f.Fuzz(func(t *testing.T, q, contentType string, body []byte) {
-		var m Message
-		s := Session{Transport: HTTP, Now: corpusNow}
+		var m devproto.Message
+		s := devproto.Session{Transport: devproto.HTTP, Now: corpusNow}
 		_, err := DecodeOsmAnd(OsmAndRequest{Method: "POST", RawQuery: q, ContentType: contentType, Body: body}, &s, &m)
 		if err != nil {
-			if !errors.Is(err, ErrGarbage) {
+			if !errors.Is(err, devproto.ErrGarbage) {
 				t.Fatalf("error %v is not ErrGarbage", err)
 			}
 			if len(m.Positions) != 0 {
@@ -346,11 +347,11 @@ const (
 
 // osmAndDecoder is a function that decodes r into a message it reuses.
 func osmAndDecoder(b *testing.B, r OsmAndRequest) func() {
-	var m Message
-	s := Session{Transport: HTTP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.HTTP, Now: corpusNow}
 	return func() {
 		m.Reset()
-		if _, err := DecodeOsmAnd(r, &s, &m); err != nil || m.Kind != KindPositions {
+		if _, err := DecodeOsmAnd(r, &s, &m); err != nil || m.Kind != devproto.KindPositions {
 			b.Fatal(err)
 		}
 	}

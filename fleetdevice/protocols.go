@@ -1,8 +1,10 @@
 package fleetdevice
 
+import "github.com/fleetkit/fleetapi/fleetdevice/devproto"
+
 // Protocol is one protocol's decoder and its listener settings.
 type Protocol interface {
-	Decoder
+	devproto.Decoder
 	// Port is the protocol's conventional port.
 	Port() int
 	// UDP reports whether the protocol has a datagram form.

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"regexp"
 	"strings"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // queclink decodes Queclink's @Track text protocol (GL, GV, GB and GMT
@@ -49,35 +51,35 @@ func glHead(b []byte) (ok, more bool) {
 // Split finds a frame: `+RESP:`, `+BUFF:` or `+ACK:` up to and including
 // `$`.
 func (q queclink) Split(buf []byte) (int, error) {
-	i := LeadingCRLF(buf)
+	i := devproto.LeadingCRLF(buf)
 	if i < len(buf) {
 		if ok, more := glHead(buf[i:]); !ok {
-			if !more || HasTextControl(buf[i:]) {
-				return 0, ErrGarbage
+			if !more || devproto.HasTextControl(buf[i:]) {
+				return 0, devproto.ErrGarbage
 			}
 			return 0, nil // the head is not whole yet
 		}
 	}
-	return SplitText(buf, q.MaxFrame(), func(c byte) bool { return c == '+' }, func(c byte) bool { return c == '$' })
+	return devproto.SplitText(buf, q.MaxFrame(), func(c byte) bool { return c == '+' }, func(c byte) bool { return c == '$' })
 }
 
 // Decode decodes one frame (or datagram), with or without its `$`.
-func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
-	frame = TrimLine(frame)
-	if len(frame) == 0 || len(frame) > q.MaxFrame() || HasTextControl(frame) {
-		return ErrGarbage
+func (q queclink) Decode(frame []byte, s *devproto.Session, m *devproto.Message) error {
+	frame = devproto.TrimLine(frame)
+	if len(frame) == 0 || len(frame) > q.MaxFrame() || devproto.HasTextControl(frame) {
+		return devproto.ErrGarbage
 	}
 	if ok, _ := glHead(frame); !ok {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	sentence := strings.TrimSuffix(string(frame), "$")
-	m.Kind = KindOther
+	m.Kind = devproto.KindOther
 	typeIndex := strings.Index(sentence, ":GT")
 	if typeIndex < 0 || typeIndex+6 > len(sentence) {
 		return nil
 	}
 	var buf [64]string
-	v := JavaSplit(buf[:0], sentence, ',')
+	v := devproto.JavaSplit(buf[:0], sentence, ',')
 	typ := sentence[typeIndex+3 : typeIndex+6]
 
 	if strings.HasPrefix(sentence, "+ACK") {
@@ -89,12 +91,12 @@ func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
 		glBasic(typ, v, m)
 	}
 	if len(m.Positions) > start {
-		m.Kind = KindPositions
+		m.Kind = devproto.KindPositions
 		// The report's type, verbatim ("GTFRI", "GTIGN"...: Traccar's
 		// "type" without its "GT", Gl200TextProtocolDecoder.java:1766-1774).
 		event := sentence[typeIndex+1 : typeIndex+6]
 		for i := start; i < len(m.Positions); i++ {
-			SetStr(&m.Positions[i], AttrEvent, event)
+			devproto.SetStr(&m.Positions[i], devproto.AttrEvent, event)
 		}
 	}
 	return nil
@@ -102,13 +104,13 @@ func (q queclink) Decode(frame []byte, s *Session, m *Message) error {
 
 // glAck decodes an answer: the heartbeat's gets its acknowledgement, the
 // others carry nothing.
-func glAck(v []string, m *Message) {
-	if len(v) < 3 || !IdentifierOK(v[2]) {
+func glAck(v []string, m *devproto.Message) {
+	if len(v) < 3 || !devproto.IdentifierOK(v[2]) {
 		return
 	}
 	m.Identifier = v[2]
 	if v[0] == "+ACK:GTHBD" {
-		m.Kind = KindHeartbeat
+		m.Kind = devproto.KindHeartbeat
 		m.Reply = append(m.Reply, "+SACK:GTHBD,"...)
 		m.Reply = append(m.Reply, v[1]...)
 		m.Reply = append(m.Reply, ',')
@@ -120,7 +122,7 @@ func glAck(v []string, m *Message) {
 // glDecodeType decodes a report of a type with a decoder of its own; false
 // when there is none or it does not recognise the report, and the general
 // one (glBasic) is to read it.
-func glDecodeType(typ, sentence string, v []string, m *Message) bool {
+func glDecodeType(typ, sentence string, v []string, m *devproto.Message) bool {
 	switch typ {
 	case "CTN", "FRI", "GEO", "RTL", "DOG", "STR":
 		return glDecodeFri(sentence, m)
@@ -135,16 +137,16 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 	case "OBD":
 		return glOneLocation(glObd, sentence, 13, m, nil)
 	case "LSW", "TSW":
-		return glOneLocation(glLsw, sentence, 3, m, func(p *Position, f *Groups) {
-			in := AttrDin[1]
+		return glOneLocation(glLsw, sentence, 3, m, func(p *devproto.Position, f *devproto.Groups) {
+			in := devproto.AttrDin[1]
 			if strings.Contains(sentence, "LSW") {
-				in = AttrDin[0]
+				in = devproto.AttrDin[0]
 			}
-			SetBool(p, in, f.Group(2) == "1")
+			devproto.SetBool(p, in, f.Group(2) == "1")
 		})
 	case "IDA":
-		return glOneLocation(glIda, sentence, 3, m, func(p *Position, f *Groups) {
-			SetStr(p, AttrDriverIdentifier, f.Group(2))
+		return glOneLocation(glIda, sentence, 3, m, func(p *devproto.Position, f *devproto.Groups) {
+			devproto.SetStr(p, devproto.AttrDriverIdentifier, f.Group(2))
 		})
 	case "DAR":
 		return glOneLocation(glDar, sentence, 4, m, nil)
@@ -180,20 +182,20 @@ func glDecodeType(typ, sentence string, v []string, m *Message) bool {
 }
 
 // glIdentify takes the identifier of a report decoded by its fields.
-func glIdentify(v []string, m *Message) {
-	if len(v) > 2 && IdentifierOK(v[2]) {
+func glIdentify(v []string, m *devproto.Message) {
+	if len(v) > 2 && devproto.IdentifierOK(v[2]) {
 		m.Identifier = v[2]
 	}
 }
 
 // glNoLocation identifies a report that carries no coordinates, when re
 // recognises it.
-func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
-	f, ok := MatchGroups(re, sentence)
+func glNoLocation(re *regexp.Regexp, sentence string, m *devproto.Message) bool {
+	f, ok := devproto.MatchGroups(re, sentence)
 	if !ok {
 		return false
 	}
-	if id := f.Group(1); IdentifierOK(id) {
+	if id := f.Group(1); devproto.IdentifierOK(id) {
 		m.Identifier = id
 	}
 	return true
@@ -201,20 +203,20 @@ func glNoLocation(re *regexp.Regexp, sentence string, m *Message) bool {
 
 // glOneLocation decodes a report of one location whose groups start at
 // group at of re; more, if any, sets what the report adds.
-func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more func(*Position, *Groups)) bool {
-	f, ok := MatchGroups(re, sentence)
+func glOneLocation(re *regexp.Regexp, sentence string, at int, m *devproto.Message, more func(*devproto.Position, *devproto.Groups)) bool {
+	f, ok := devproto.MatchGroups(re, sentence)
 	if !ok {
 		return false
 	}
 	id := f.Group(1)
-	if !IdentifierOK(id) {
+	if !devproto.IdentifierOK(id) {
 		return true
 	}
 	m.Identifier = id
 	f.Seek(at)
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	if !glLocationFields(p, &f) || f.Bad {
-		DropPosition(m)
+		devproto.DropPosition(m)
 		return true
 	}
 	if more != nil {
@@ -225,10 +227,10 @@ func glOneLocation(re *regexp.Regexp, sentence string, at int, m *Message, more 
 
 // glLocationFields reads the 20 groups of glLocation into p; false when
 // they hold no coordinates.
-func glLocationFields(p *Position, f *Groups) bool {
+func glLocationFields(p *devproto.Position, f *devproto.Groups) bool {
 	hdop, hasHdop := f.NextFloatOK()
 	if hasHdop {
-		SetNum(p, AttrHDOP, hdop)
+		devproto.SetNum(p, devproto.AttrHDOP, hdop)
 	}
 	p.Speed, p.HasSpeed = f.NextFloat(0), true
 	p.Heading, p.HasHeading = f.NextFloat(0), true
@@ -249,20 +251,20 @@ func glLocationFields(p *Position, f *Groups) bool {
 	// odometer (km) on others (Gl200TextProtocolDecoder.java:346,393-395):
 	// a decimal is kept as Traccar's "odometer", in metres.
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "odometer", v*1000)
+		devproto.SetNum(p, "odometer", v*1000)
 	}
-	return located && Usable(p)
+	return located && devproto.Usable(p)
 }
 
 // glDecodeFri decodes GTFRI and the reports of the same form (GTGEO, GTRTL,
 // GTDOG, GTCTN, GTSTR): one or more locations, then the device's state.
-func glDecodeFri(sentence string, m *Message) bool {
-	f, ok := MatchGroups(glFri, sentence)
+func glDecodeFri(sentence string, m *devproto.Message) bool {
+	f, ok := devproto.MatchGroups(glFri, sentence)
 	if !ok {
 		return false
 	}
 	id := f.Next()
-	if !IdentifierOK(id) {
+	if !devproto.IdentifierOK(id) {
 		return true
 	}
 	m.Identifier = id
@@ -274,12 +276,12 @@ func glDecodeFri(sentence string, m *Message) bool {
 
 	last := -1 // the index of the last location's position, -1 when it had none
 	for _, idx := range glLocationFind.FindAllStringSubmatchIndex(items, glMaxPositions) {
-		item := NewGroups(items, idx)
-		p := NextPosition(m)
+		item := devproto.NewGroups(items, idx)
+		p := devproto.NextPosition(m)
 		if glLocationFields(p, &item) && !item.Bad {
 			last = len(m.Positions) - 1
 		} else {
-			DropPosition(m)
+			devproto.DropPosition(m)
 			last = -1
 		}
 	}
@@ -298,61 +300,61 @@ func glDecodeFri(sentence string, m *Message) bool {
 	// has) and the status word have one reading whatever the layout.
 	p := &m.Positions[last]
 	if hasPower && power > 10 {
-		SetNum(p, "power", float64(power)/1000)
+		devproto.SetNum(p, "power", float64(power)/1000)
 	}
 	if hasBattery {
-		SetNum(p, AttrBatteryLevel, float64(battery))
+		devproto.SetNum(p, devproto.AttrBatteryLevel, float64(battery))
 	}
 	if f.HasNext(1) {
-		SetNum(p, "battery", float64(f.NextInt(0))/1000)
+		devproto.SetNum(p, "battery", float64(f.NextInt(0))/1000)
 	}
 	if v, ok := f.NextIntOK(); ok {
-		SetNum(p, AttrBatteryLevel, float64(v))
+		devproto.SetNum(p, devproto.AttrBatteryLevel, float64(v))
 	}
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "temp1", v)
+		devproto.SetNum(p, "temp1", v)
 	}
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "odometer", v*1000)
+		devproto.SetNum(p, "odometer", v*1000)
 	}
 	if h := f.Next(); h != "" {
 		if hours, ok := glHours(h); ok {
-			SetNum(p, AttrEngineHours, hours)
+			devproto.SetNum(p, devproto.AttrEngineHours, hours)
 		}
 	}
 	// Analogue inputs in hexadecimal, whose scale depends on the
 	// model: kept as text, by Traccar's names.
 	if a := f.Next(); a != "" {
-		SetStr(p, "adc1", a)
+		devproto.SetStr(p, "adc1", a)
 	}
 	if a := f.Next(); a != "" {
-		SetStr(p, "adc2", a)
+		devproto.SetStr(p, "adc2", a)
 	}
 	if v, ok := f.NextIntOK(); ok {
-		SetNum(p, AttrBatteryLevel, float64(v))
+		devproto.SetNum(p, devproto.AttrBatteryLevel, float64(v))
 	}
 	if f.HasNext(1) {
 		glStatus(p, f.NextHex(64, 0))
 	}
 	if v, ok := f.NextIntOK(); ok {
-		SetNum(p, AttrRPM, float64(v))
+		devproto.SetNum(p, devproto.AttrRPM, float64(v))
 	}
 	if v, ok := f.NextIntOK(); ok {
-		SetNum(p, "fuel", float64(v)) // a level whose unit the report does not say
+		devproto.SetNum(p, "fuel", float64(v)) // a level whose unit the report does not say
 	}
 	if f.HasNext(2) {
 		if hasReportType {
-			SetBool(p, AttrMotion, reportType&1 != 0)
-			SetBool(p, AttrCharging, reportType&2 != 0)
+			devproto.SetBool(p, devproto.AttrMotion, reportType&1 != 0)
+			devproto.SetBool(p, devproto.AttrCharging, reportType&2 != 0)
 		}
-		SetNum(p, AttrRSSI, float64(f.NextInt(0)))
-		SetNum(p, AttrBatteryLevel, float64(f.NextInt(0)))
+		devproto.SetNum(p, devproto.AttrRSSI, float64(f.NextInt(0)))
+		devproto.SetNum(p, devproto.AttrBatteryLevel, float64(f.NextInt(0)))
 	}
 	if v, ok := f.NextFloatOK(); ok {
-		SetNum(p, "odometer", v*1000)
+		devproto.SetNum(p, "odometer", v*1000)
 	}
 	if v, ok := f.NextIntOK(); ok {
-		SetNum(p, AttrBatteryLevel, float64(v))
+		devproto.SetNum(p, devproto.AttrBatteryLevel, float64(v))
 	}
 	return true
 }
@@ -362,7 +364,7 @@ func glHours(s string) (float64, bool) {
 	var hours float64
 	scale := [...]float64{1, 60, 3600}
 	for i, part := range strings.SplitN(s, ":", 3) {
-		v, ok := JavaInt(part)
+		v, ok := devproto.JavaInt(part)
 		if !ok {
 			return 0, false
 		}
@@ -373,20 +375,20 @@ func glHours(s string) (float64, bool) {
 
 // glStatus sets the attributes of a device status word: ignition, inputs
 // and outputs (Gl200TextProtocolDecoder.java:788-803).
-func glStatus(p *Position, value int) {
+func glStatus(p *devproto.Position, value int) {
 	ignition := value >> 16 & 0xff
 	if ignition&(1<<4) != 0 {
-		SetBool(p, AttrIgnition, false)
+		devproto.SetBool(p, devproto.AttrIgnition, false)
 	} else if ignition&(1<<5) != 0 {
-		SetBool(p, AttrIgnition, true)
+		devproto.SetBool(p, devproto.AttrIgnition, true)
 	}
 	input, output := value>>8&0xff, value&0xff
-	SetNum(p, "input", float64(input))
-	SetBool(p, AttrDin[0], input&2 != 0)
-	SetBool(p, AttrDin[1], input&4 != 0)
-	SetNum(p, "output", float64(output))
-	SetBool(p, AttrDout[0], output&1 != 0)
-	SetBool(p, AttrDout[1], output&2 != 0)
+	devproto.SetNum(p, "input", float64(input))
+	devproto.SetBool(p, devproto.AttrDin[0], input&2 != 0)
+	devproto.SetBool(p, devproto.AttrDin[1], input&4 != 0)
+	devproto.SetNum(p, "output", float64(output))
+	devproto.SetBool(p, devproto.AttrDout[0], output&1 != 0)
+	devproto.SetBool(p, devproto.AttrDout[1], output&2 != 0)
 }
 
 // glModel is the model a protocol version names, as Traccar's table has
@@ -506,7 +508,7 @@ func (r *glValues) opt(i int) string {
 }
 
 func (r *glValues) float(i int) float64 {
-	v, ok := JavaDouble(r.at(i))
+	v, ok := devproto.JavaDouble(r.at(i))
 	if !ok {
 		r.bad = true
 	}
@@ -514,7 +516,7 @@ func (r *glValues) float(i int) float64 {
 }
 
 func (r *glValues) int(i int) int {
-	v, ok := JavaInt(r.at(i))
+	v, ok := devproto.JavaInt(r.at(i))
 	if !ok {
 		r.bad = true
 	}
@@ -523,7 +525,7 @@ func (r *glValues) int(i int) int {
 
 // hex reads a hexadecimal number of bits bits.
 func (r *glValues) hex(i, bits int) int {
-	v, ok := JavaIntBase(r.at(i), 16, bits)
+	v, ok := devproto.JavaIntBase(r.at(i), 16, bits)
 	if !ok {
 		r.bad = true
 	}
@@ -535,13 +537,13 @@ func (r *glValues) hex(i, bits int) int {
 // latitude, time, the cell, then (but on some models) a mask of what
 // follows, satellites first. It appends the position if it has
 // coordinates, and returns the index after the location.
-func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
-	p := NextPosition(m)
+func glArrayLocation(r *glValues, model string, i int, m *devproto.Message) (int, bool) {
+	p := devproto.NextPosition(m)
 	hdop := 0.0
 	if r.at(i) != "" {
 		hdop = r.float(i)
 	}
-	SetNum(p, AttrHDOP, hdop)
+	devproto.SetNum(p, devproto.AttrHDOP, hdop)
 	if r.at(i+1) != "" {
 		p.Speed = r.float(i + 1)
 	}
@@ -561,7 +563,7 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 		if r.at(i+1) != "" {
 			p.Latitude = r.float(i + 1)
 		}
-		t, ok := ParseCompactTime(r.at(i + 2))
+		t, ok := devproto.ParseCompactTime(r.at(i + 2))
 		if !ok {
 			r.bad = true
 		}
@@ -593,8 +595,8 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 			}
 		}
 	}
-	if !located || r.bad || !Usable(p) {
-		DropPosition(m)
+	if !located || r.bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return i, false
 	}
 	return i, true
@@ -602,11 +604,11 @@ func glArrayLocation(r *glValues, model string, i int, m *Message) (int, bool) {
 
 // glEri decodes GTERI: GTFRI with a mask of the attached devices, and a
 // count of locations.
-func glEri(v []string, m *Message) {
+func glEri(v []string, m *devproto.Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !IdentifierOK(id) {
+	if !ok || r.bad || !devproto.IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -631,7 +633,7 @@ func glEri(v []string, m *Message) {
 	}
 	p := &m.Positions[len(m.Positions)-1]
 	if hasPower {
-		SetNum(p, AttrPowerV, power)
+		devproto.SetNum(p, devproto.AttrPowerV, power)
 	}
 	glEriState(&r, model, i, p)
 }
@@ -639,17 +641,17 @@ func glEri(v []string, m *Message) {
 // glEriState sets the attributes that follow GTERI's locations, which
 // differ by model: odometer, hour meter, battery level, the status word.
 // They are optional: what does not parse is left out.
-func glEriState(r *glValues, model string, i int, p *Position) {
+func glEriState(r *glValues, model string, i int, p *devproto.Position) {
 	gl5 := strings.HasPrefix(model, "GL5")
 	if !gl5 {
-		if km, ok := JavaDouble(r.opt(i)); ok {
-			SetNum(p, AttrOdometerKm, km)
+		if km, ok := devproto.JavaDouble(r.opt(i)); ok {
+			devproto.SetNum(p, devproto.AttrOdometerKm, km)
 		}
 		i++
 	}
 	if !gl5 && model != "GL320M" {
 		if hours, ok := glHours(r.opt(i)); ok {
-			SetNum(p, AttrEngineHours, hours)
+			devproto.SetNum(p, devproto.AttrEngineHours, hours)
 		}
 		i += 2 // hour meter, adc 1
 	}
@@ -664,25 +666,25 @@ func glEriState(r *glValues, model string, i int, p *Position) {
 	}
 	switch {
 	case gl5:
-		if level, ok := JavaInt(r.opt(i)); ok {
-			SetNum(p, AttrBatteryLevel, float64(level))
+		if level, ok := devproto.JavaInt(r.opt(i)); ok {
+			devproto.SetNum(p, devproto.AttrBatteryLevel, float64(level))
 		}
-		if motion, ok := JavaInt(r.opt(i + 2)); ok {
-			SetBool(p, AttrMotion, motion > 0)
+		if motion, ok := devproto.JavaInt(r.opt(i + 2)); ok {
+			devproto.SetBool(p, devproto.AttrMotion, motion > 0)
 		}
 	case model == "GV200":
-		if in, ok := JavaIntBase(r.opt(i), 16, 32); ok {
-			SetNum(p, "input", float64(in))
+		if in, ok := devproto.JavaIntBase(r.opt(i), 16, 32); ok {
+			devproto.SetNum(p, "input", float64(in))
 		}
-		if out, ok := JavaIntBase(r.opt(i+1), 16, 32); ok {
-			SetNum(p, "output", float64(out))
+		if out, ok := devproto.JavaIntBase(r.opt(i+1), 16, 32); ok {
+			devproto.SetNum(p, "output", float64(out))
 		}
 	default:
-		if level, ok := JavaInt(r.opt(i)); ok {
-			SetNum(p, AttrBatteryLevel, float64(level))
+		if level, ok := devproto.JavaInt(r.opt(i)); ok {
+			devproto.SetNum(p, devproto.AttrBatteryLevel, float64(level))
 		}
 		if model != "GL320M" {
-			if status, ok := JavaIntBase(r.opt(i+1), 16, 64); ok {
+			if status, ok := devproto.JavaIntBase(r.opt(i+1), 16, 64); ok {
 				glStatus(p, status)
 			}
 		}
@@ -690,11 +692,11 @@ func glEriState(r *glValues, model string, i int, p *Position) {
 }
 
 // glIgn decodes GTIGN, GTIGF, GTVGN and GTVGF: ignition on or off.
-func glIgn(v []string, typ string, m *Message) {
+func glIgn(v []string, typ string, m *devproto.Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !IdentifierOK(id) {
+	if !ok || r.bad || !devproto.IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -708,41 +710,41 @@ func glIgn(v []string, typ string, m *Message) {
 		return
 	}
 	p := &m.Positions[len(m.Positions)-1]
-	SetBool(p, AttrIgnition, strings.Contains(typ, "GN"))
+	devproto.SetBool(p, devproto.AttrIgnition, strings.Contains(typ, "GN"))
 	if h := r.at(i); h != "" {
 		if hours, ok := glHours(h); ok {
-			SetNum(p, AttrEngineHours, hours)
+			devproto.SetNum(p, devproto.AttrEngineHours, hours)
 		}
 	}
 	if s := r.at(i + 1); s != "" {
-		if km, ok := JavaDouble(s); ok {
-			SetNum(p, AttrOdometerKm, km)
+		if km, ok := devproto.JavaDouble(s); ok {
+			devproto.SetNum(p, devproto.AttrOdometerKm, km)
 		}
 	}
 }
 
 // glDat decodes GTDAT: data of an attached device, and a location.
-func glDat(v []string, m *Message) {
+func glDat(v []string, m *devproto.Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !IdentifierOK(id) {
+	if !ok || r.bad || !devproto.IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
 	data := r.at(7)
 	if _, kept := glArrayLocation(&r, model, 8, m); kept {
-		SetStr(&m.Positions[len(m.Positions)-1], "data", data)
+		devproto.SetStr(&m.Positions[len(m.Positions)-1], "data", data)
 	}
 }
 
 // glCan decodes GTCAN: the vehicle's CAN bus values, a mask saying which
 // are present, and (bit 30) a location.
-func glCan(v []string, m *Message) {
+func glCan(v []string, m *devproto.Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	model, ok := glModel(r.at(1))
-	if !ok || r.bad || !IdentifierOK(id) {
+	if !ok || r.bad || !devproto.IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -787,18 +789,18 @@ func glCan(v []string, m *Message) {
 	if r.bad || r.at(i) == "" {
 		return
 	}
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 	p.Valid = valid
 	p.Speed, p.HasSpeed = r.float(i), true
 	p.Heading, p.HasHeading = float64(r.int(i+1)), true
 	p.Altitude, p.HasAltitude = r.float(i+2), true
 	p.Longitude = r.float(i + 3)
 	p.Latitude = r.float(i + 4)
-	t, ok := ParseCompactTime(r.at(i + 5))
+	t, ok := devproto.ParseCompactTime(r.at(i + 5))
 	p.Time = t
 	p.Valid = p.Valid && !t.IsZero() // no fix at a time that cannot exist
-	if !ok || r.bad || !Usable(p) {
-		DropPosition(m)
+	if !ok || r.bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 	}
 }
 
@@ -807,11 +809,11 @@ func glCan(v []string, m *Message) {
 // those their own does not recognise: it finds the longitude and latitude
 // among the fields, and reads the hdop, speed, course and altitude before
 // them and the time after.
-func glBasic(typ string, v []string, m *Message) {
+func glBasic(typ string, v []string, m *devproto.Message) {
 	r := glValues{v: v}
 	id := r.at(2)
 	r.at(5)
-	if r.bad || !IdentifierOK(id) {
+	if r.bad || !devproto.IdentifierOK(id) {
 		return
 	}
 	m.Identifier = id
@@ -828,54 +830,54 @@ func glBasic(typ string, v []string, m *Message) {
 		return
 	}
 	i -= 4
-	p := NextPosition(m)
-	SetNum(p, AttrHDOP, float64(r.int(i)))
+	p := devproto.NextPosition(m)
+	devproto.SetNum(p, devproto.AttrHDOP, float64(r.int(i)))
 	p.Speed, p.HasSpeed = r.float(i+1), true
 	p.Heading, p.HasHeading = float64(r.int(i+2)), true
 	p.Altitude, p.HasAltitude = r.float(i+3), true
 	p.Longitude = r.float(i + 4)
 	p.Latitude = r.float(i + 5)
-	t, ok := ParseCompactTime(r.at(i + 6))
+	t, ok := devproto.ParseCompactTime(r.at(i + 6))
 	p.Time = t
 	p.Valid = !t.IsZero() // no fix at a time that cannot exist
-	if !ok || r.bad || !Usable(p) {
-		DropPosition(m)
+	if !ok || r.bad || !devproto.Usable(p) {
+		devproto.DropPosition(m)
 		return
 	}
 
 	if n := r.at(5); len(n) >= 1 && len(n) <= 2 && glHexDigits(n) {
-		report, _ := JavaIntBase(n, 16, 32)
+		report, _ := devproto.JavaIntBase(n, 16, 32)
 		switch typ {
 		case "NMR":
-			SetBool(p, AttrMotion, report == 1)
+			devproto.SetBool(p, devproto.AttrMotion, report == 1)
 		case "DIS":
 			// An input changed: its number, then its state.
-			if in := report / 0x10; in >= 1 && in <= len(AttrDin) {
-				SetBool(p, AttrDin[in-1], report%0x10 == 1)
+			if in := report / 0x10; in >= 1 && in <= len(devproto.AttrDin) {
+				devproto.SetBool(p, devproto.AttrDin[in-1], report%0x10 == 1)
 			} else {
-				SetBool(p, "in"+CodeString(in), report%0x10 == 1)
+				devproto.SetBool(p, "in"+devproto.CodeString(in), report%0x10 == 1)
 			}
 		case "IGL":
-			SetBool(p, AttrIgnition, report%0x10 == 1)
+			devproto.SetBool(p, devproto.AttrIgnition, report%0x10 == 1)
 		case "HBM":
 			switch report % 0x10 {
 			case 0, 3:
-				SetStr(p, AttrAlarm, AlarmHardBraking)
+				devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmHardBraking)
 			case 1, 4:
-				SetStr(p, AttrAlarm, AlarmHardAcceleration)
+				devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmHardAcceleration)
 			case 2:
-				SetStr(p, AttrAlarm, AlarmHardCornering)
+				devproto.SetStr(p, devproto.AttrAlarm, devproto.AlarmHardCornering)
 			}
 		}
 	}
 	if len(v[len(v)-2]) == 14 {
-		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && AllDigits(b) {
-			level, _ := JavaInt(b)
-			SetNum(p, AttrBatteryLevel, float64(level))
+		if b := v[len(v)-3]; len(b) >= 1 && len(b) <= 3 && devproto.AllDigits(b) {
+			level, _ := devproto.JavaInt(b)
+			devproto.SetNum(p, devproto.AttrBatteryLevel, float64(level))
 		}
 	}
 	if alarm := glAlarm(typ); alarm != "" {
-		SetStr(p, AttrAlarm, alarm)
+		devproto.SetStr(p, devproto.AttrAlarm, alarm)
 	}
 }
 
@@ -887,23 +889,23 @@ func glBasic(typ string, v []string, m *Message) {
 func glAlarm(typ string) string {
 	switch typ {
 	case "SOS":
-		return AlarmSOS
+		return devproto.AlarmSOS
 	case "SPD":
-		return AlarmOverspeed
+		return devproto.AlarmOverspeed
 	case "TOW":
-		return AlarmTow
+		return devproto.AlarmTow
 	case "EPN", "MPN":
-		return AlarmPowerRestored
+		return devproto.AlarmPowerRestored
 	case "EPF", "MPF":
-		return AlarmPowerCut
+		return devproto.AlarmPowerCut
 	case "BPL":
-		return AlarmLowBattery
+		return devproto.AlarmLowBattery
 	case "STT":
-		return AlarmMovement
+		return devproto.AlarmMovement
 	case "TMP", "TEM":
-		return AlarmTemperature
+		return devproto.AlarmTemperature
 	case "JDR", "JDS":
-		return AlarmJamming
+		return devproto.AlarmJamming
 	}
 	return ""
 }
@@ -913,7 +915,7 @@ func glAlarm(typ string) string {
 func glDegrees(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	dot := strings.IndexByte(s, '.')
-	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && AllDigits(s[:dot]) && AllDigits(s[dot+1:])
+	return dot >= 1 && dot <= 3 && len(s)-dot-1 == 6 && devproto.AllDigits(s[:dot]) && devproto.AllDigits(s[dot+1:])
 }
 
 func glHexDigits(s string) bool {

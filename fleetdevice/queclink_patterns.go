@@ -1,11 +1,15 @@
 package fleetdevice
 
+import (
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
+)
+
 // The regular expressions of Queclink's @Track reports, as Traccar's
 // Gl200TextProtocolDecoder spells them.
 
 // glEnd ends a report's pattern as most end: the device's time, the count
 // number, the `$`.
-var glEnd = NewPattern().
+var glEnd = devproto.NewPattern().
 	Number("(dddd)(dd)(dd)").           // date (yyyymmdd)
 	Number("(dd)(dd)(dd)").Optional(2). // time (hhmmss)
 	Text(",").
@@ -14,7 +18,7 @@ var glEnd = NewPattern().
 	String()
 
 var (
-	glLocation = NewPattern().
+	glLocation = devproto.NewPattern().
 			Number("(d{1,2}.?d?)?,").           // hdop
 			Number("(d{1,3}.d)?,").             // speed
 			Number("(d{1,3}.?d?)?,").           // course
@@ -41,7 +45,7 @@ var (
 
 	glLocationFind = glLocation.Anywhere()
 
-	glVer = NewPattern().
+	glVer = devproto.NewPattern().
 		Text("+").Expression("(?:RESP|BUFF):GTVER,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei
@@ -55,7 +59,7 @@ var (
 		Text("$").Optional(1).
 		Whole()
 
-	glObd = NewPattern().
+	glObd = devproto.NewPattern().
 		Text("+RESP:GTOBD,").
 		Expression("(?:.{6}|.{10})?,").   // protocol version
 		Number("(d{15}|x{14}),").         // imei
@@ -85,7 +89,7 @@ var (
 		Number("(d{1,7}.d)?,").           // odometer
 		Expression(glEnd).Whole()
 
-	glFri = NewPattern().
+	glFri = devproto.NewPattern().
 		Text("+").Expression("(?:RESP|BUFF):GT...,").
 		Expression("(?:.{6}|.{10})?,").     // protocol version
 		Number("(d{15}|x{14}),").           // imei
@@ -97,7 +101,7 @@ var (
 		Number("d*,").Optional(1).          // reserved
 		Number("(d+),").Optional(1).        // battery
 		Expression("((?:").
-		Expression(NonCapturing(glLocation.String())). // read again by glLocationFind
+		Expression(devproto.NonCapturing(glLocation.String())). // read again by glLocationFind
 		Expression(")+)").
 		GroupBegin().
 		Number("d{1,2},").
@@ -127,7 +131,7 @@ var (
 		Any().
 		Expression(glEnd).Whole()
 
-	glLsw = NewPattern().
+	glLsw = devproto.NewPattern().
 		Text("+RESP:").Expression("GT[LT]SW,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei
@@ -137,7 +141,7 @@ var (
 		Expression(glLocation.String()).
 		Expression(glEnd).Whole()
 
-	glIda = NewPattern().
+	glIda = devproto.NewPattern().
 		Text("+RESP:GTIDA,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei
@@ -150,7 +154,7 @@ var (
 		Text(",,,,").
 		Expression(glEnd).Whole()
 
-	glWif = NewPattern().
+	glWif = devproto.NewPattern().
 		Text("+RESP:GTWIF,").
 		Expression("(?:.{6}|.{10})?,").      // protocol version
 		Number("(d{15}|x{14}),").            // imei
@@ -160,7 +164,7 @@ var (
 		Number("(d{1,3}),").                 // battery
 		Expression(glEnd).Whole()
 
-	glGsm = NewPattern().
+	glGsm = devproto.NewPattern().
 		Text("+RESP:GTGSM,").
 		Expression("(?:.{6}|.{10})?,").     // protocol version
 		Number("(d{15}|x{14}),").           // imei
@@ -168,14 +172,14 @@ var (
 		Expression("(.*)").                 // cells
 		Expression(glEnd).Whole()
 
-	glPna = NewPattern().
+	glPna = devproto.NewPattern().
 		Text("+RESP:GT").Expression("P[NF]A,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei
 		Expression("[^,]*,").           // device name
 		Expression(glEnd).Whole()
 
-	glDar = NewPattern().
+	glDar = devproto.NewPattern().
 		Text("+RESP:GTDAR,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei
@@ -186,7 +190,7 @@ var (
 		Any().
 		Expression(glEnd).Whole()
 
-	glDtt = NewPattern().
+	glDtt = devproto.NewPattern().
 		Text("+RESP:GTDTT,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei
@@ -196,7 +200,7 @@ var (
 		Number("(x+),").                // data
 		Expression(glEnd).Whole()
 
-	glBaa = NewPattern().
+	glBaa = devproto.NewPattern().
 		Text("+RESP:GTBAA,").
 		Expression("(?:.{6}|.{10})?,").  // protocol version
 		Number("(d{15}|x{14}),").        // imei
@@ -211,7 +215,7 @@ var (
 		Any().
 		Expression(glEnd).Whole()
 
-	glBid = NewPattern().
+	glBid = devproto.NewPattern().
 		Text("+RESP:GTBID,").
 		Expression("(?:.{6}|.{10})?,").  // protocol version
 		Number("(d{15}|x{14}),").        // imei
@@ -224,7 +228,7 @@ var (
 		Any().
 		Expression(glEnd).Whole()
 
-	glLsa = NewPattern().
+	glLsa = devproto.NewPattern().
 		Text("+RESP:GTLSA,").
 		Expression("(?:.{6}|.{10})?,"). // protocol version
 		Number("(d{15}|x{14}),").       // imei

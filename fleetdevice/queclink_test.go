@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
-func queclinkDecode(t *testing.T, frame string) (Message, error) {
+func queclinkDecode(t *testing.T, frame string) (devproto.Message, error) {
 	t.Helper()
-	var m Message
-	s := Session{Transport: TCP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.TCP, Now: corpusNow}
 	err := Queclink().Decode([]byte(frame), &s, &m)
 	if err == nil {
 		checkDecoded(t, m)
@@ -49,7 +50,7 @@ func TestQueclinkSeveralPositions(t *testing.T) {
 	is := is.New(t)
 	m, err := queclinkDecode(t, "+RESP:GTFRI,1A0900,860599000306845,G3-313,0,0,4,1,2.1,0,426.7,8.611466,47.681639,20181214134603,0228,0001,077F,4812,25.2,1,5.7,34,437.3,8.611600,47.681846,20181214134619,0228,0001,077F,4812,25.2,1,4.4,62,438.2,8.611893,47.681983,20181214134633,0228,0001,077F,4812,25.2,1,4.8,78,436.6,8.612236,47.682040,20181214134648,0228,0001,077F,4812,25.2,83,20181214134702,0654$")
 	is.NoErr(err)
-	is.Equal(m.Kind, KindPositions)
+	is.Equal(m.Kind, devproto.KindPositions)
 	is.Equal(m.Identifier, "860599000306845")
 	is.Equal(len(m.Positions), 4)
 	for i, want := range []struct {
@@ -82,7 +83,7 @@ func TestQueclinkBufferedReportsAreReports(t *testing.T) {
 	is.NoErr(err)
 	buff, err := queclinkDecode(t, strings.Replace(resp, "+RESP", "+BUFF", 1))
 	is.NoErr(err)
-	is.Equal(buff.Kind, KindPositions)
+	is.Equal(buff.Kind, devproto.KindPositions)
 	is.Equal(buff.Positions, live.Positions)
 }
 
@@ -94,14 +95,14 @@ func TestQueclinkHeartbeatIsAcknowledged(t *testing.T) {
 	} {
 		m, err := queclinkDecode(t, frame)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindHeartbeat)
+		is.Equal(m.Kind, devproto.KindHeartbeat)
 		is.Equal(m.Identifier, "135790246811220")
 		is.Equal(string(m.Reply), "+SACK:GTHBD,1A0401,11F0$")
 	}
 	// Other answers are not acknowledged, and carry no position.
 	m, err := queclinkDecode(t, "+ACK:GTGEO,1A0102,135790246811220,,0,0008,20100310172830,11F0$")
 	is.NoErr(err)
-	is.Equal(m.Kind, KindOther)
+	is.Equal(m.Kind, devproto.KindOther)
 	is.Equal(len(m.Reply), 0)
 	is.Equal(m.Identifier, "135790246811220")
 }
@@ -186,7 +187,7 @@ func TestQueclinkReportTypes(t *testing.T) {
 			is := is.New(t)
 			m, err := queclinkDecode(t, c.frame)
 			is.NoErr(err)
-			is.Equal(m.Kind, KindPositions)
+			is.Equal(m.Kind, devproto.KindPositions)
 			is.Equal(len(m.Positions), 1)
 			p := m.Positions[0]
 			is.Equal(p.Latitude, c.lat)
@@ -212,7 +213,7 @@ func TestQueclinkReportsWithoutCoordinates(t *testing.T) {
 	} {
 		m, err := queclinkDecode(t, frame)
 		is.NoErr(err)
-		is.Equal(m.Kind, KindOther)
+		is.Equal(m.Kind, devproto.KindOther)
 		is.Equal(len(m.Positions), 0)
 		is.Equal(len(m.Reply), 0)
 		is.True(m.Identifier != "") // the device is known alive
@@ -229,7 +230,7 @@ func TestQueclinkDecodeRefusesGarbage(t *testing.T) {
 		"+RESP:GTFRI," + strings.Repeat("1,", 2100) + "$",
 	} {
 		_, err := queclinkDecode(t, frame)
-		is.True(errors.Is(err, ErrGarbage))
+		is.True(errors.Is(err, devproto.ErrGarbage))
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // telematicsRow is one row of testdata/telematics/*.jsonl (see its
@@ -65,29 +67,29 @@ func loadTelematics(t testing.TB) []telematicsRow {
 // the same connection where the row has one, then the message, cut into
 // frames by Split on a stream. It returns the identifier the message
 // names (or the connection's) and the messages decoded.
-func decodeTelematics(t *testing.T, row telematicsRow) (string, []Message) {
+func decodeTelematics(t *testing.T, row telematicsRow) (string, []devproto.Message) {
 	t.Helper()
 	if row.Protocol == "osmand" {
 		h := row.HTTP
-		var m Message
-		s := Session{Transport: HTTP, Now: corpusNow}
+		var m devproto.Message
+		s := devproto.Session{Transport: devproto.HTTP, Now: corpusNow}
 		r := OsmAndRequest{Method: h.Method, RawQuery: h.Query, ContentType: h.Headers["Content-Type"], Body: []byte(h.Body)}
 		if _, err := DecodeOsmAnd(r, &s, &m); err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		return m.Identifier, []Message{m}
+		return m.Identifier, []devproto.Message{m}
 	}
 	proto := protocolNamed(row.Protocol)
 	if proto == nil {
 		t.Fatalf("no protocol %q", row.Protocol)
 	}
-	s := Session{Now: corpusNow}
+	s := devproto.Session{Now: corpusNow}
 	if row.Transport == "udp" {
-		s.Transport = UDP
+		s.Transport = devproto.UDP
 	}
 	if row.Expect.LoginHex != "" {
-		var login Message
-		if err := proto.Decode(binMustHex(t, row.Expect.LoginHex), &s, &login); err != nil || login.Kind != KindLogin {
+		var login devproto.Message
+		if err := proto.Decode(binMustHex(t, row.Expect.LoginHex), &s, &login); err != nil || login.Kind != devproto.KindLogin {
 			t.Fatalf("login: %v, kind %v", err, login.Kind)
 		}
 	}
@@ -96,13 +98,13 @@ func decodeTelematics(t *testing.T, row telematicsRow) (string, []Message) {
 		raw = binMustHex(t, row.RawHex)
 	}
 	frames := [][]byte{raw}
-	if s.Transport == TCP {
+	if s.Transport == devproto.TCP {
 		frames = binSplitAll(t, proto, raw)
 	}
-	var msgs []Message
+	var msgs []devproto.Message
 	id := ""
 	for _, frame := range frames {
-		var m Message
+		var m devproto.Message
 		if err := proto.Decode(frame, &s, &m); err != nil {
 			t.Fatalf("decode %q: %v", frame, err)
 		}
@@ -132,7 +134,7 @@ func TestTelematicsRows(t *testing.T) {
 			if id != row.Expect.IMEI {
 				t.Errorf("identifier %q, want %q", id, row.Expect.IMEI)
 			}
-			var last *Position
+			var last *devproto.Position
 			for i := range msgs {
 				if n := len(msgs[i].Positions); n > 0 {
 					last = &msgs[i].Positions[n-1]
@@ -173,7 +175,7 @@ func TestTelematicsRows(t *testing.T) {
 
 // checkTelematicsAttr compares one expected attribute with p's, as the
 // rows' README says.
-func checkTelematicsAttr(t *testing.T, p Position, name string, want any) {
+func checkTelematicsAttr(t *testing.T, p devproto.Position, name string, want any) {
 	t.Helper()
 	got, ok := attr(p, name)
 	if !ok {
@@ -212,7 +214,7 @@ func checkTelematicsAttr(t *testing.T, p Position, name string, want any) {
 }
 
 // attrList is p's attributes, for a message.
-func attrList(p Position) string {
+func attrList(p devproto.Position) string {
 	var b strings.Builder
 	for i, a := range p.Attrs {
 		if i > 0 {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // teltonika decodes Teltonika's AVL protocol (FMB, FMC, FMM... trackers):
@@ -88,7 +90,7 @@ func (teltonika) Split(buf []byte) (int, error) {
 		return 1, nil
 	case 0x00:
 	default:
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if len(buf) < 2 {
 		return 0, nil
@@ -97,7 +99,7 @@ func (teltonika) Split(buf []byte) (int, error) {
 		end := 2 + n
 		for i := 2; i < len(buf) && i < end; i++ {
 			if !tkIDByte(buf[i]) {
-				return 0, ErrGarbage
+				return 0, devproto.ErrGarbage
 			}
 		}
 		if len(buf) < end {
@@ -107,18 +109,18 @@ func (teltonika) Split(buf []byte) (int, error) {
 	}
 	for i := 2; i < 4 && i < len(buf); i++ {
 		if buf[i] != 0 {
-			return 0, ErrGarbage
+			return 0, devproto.ErrGarbage
 		}
 	}
 	if len(buf) < 8 {
 		return 0, nil
 	}
-	l := BE32(buf[4:])
+	l := devproto.BE32(buf[4:])
 	if l < 3 || l > tkMaxFrame-12 {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if len(buf) > 8 && !tkKnownCodec(buf[8]) {
-		return 0, ErrGarbage
+		return 0, devproto.ErrGarbage
 	}
 	if total := 12 + int(l); len(buf) >= total {
 		return total, nil
@@ -128,46 +130,46 @@ func (teltonika) Split(buf []byte) (int, error) {
 
 // Decode decodes a keep-alive, a login or a data frame (TCP), or a
 // datagram (UDP).
-func (teltonika) Decode(frame []byte, s *Session, m *Message) error {
-	if s.Transport == UDP {
+func (teltonika) Decode(frame []byte, s *devproto.Session, m *devproto.Message) error {
+	if s.Transport == devproto.UDP {
 		return tkDecodeUDP(frame, s, m)
 	}
 	if len(frame) == 1 && frame[0] == 0xFF {
-		m.Kind = KindHeartbeat
+		m.Kind = devproto.KindHeartbeat
 		return nil
 	}
 	if len(frame) < 3 || frame[0] != 0 {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	if n := int(frame[1]); n != 0 {
 		if len(frame) != 2+n {
-			return ErrGarbage
+			return devproto.ErrGarbage
 		}
 		id := frame[2:]
 		for _, c := range id {
 			if !tkIDByte(c) {
-				return ErrGarbage
+				return devproto.ErrGarbage
 			}
 		}
-		m.Kind = KindLogin
-		m.Identifier = IdentifierOf(id, s.Identifier)
+		m.Kind = devproto.KindLogin
+		m.Identifier = devproto.IdentifierOf(id, s.Identifier)
 		s.Identifier = m.Identifier
 		m.Reply = append(m.Reply[:0], 1)
 		m.Reject = append(m.Reject[:0], 0)
 		return nil
 	}
 	if len(frame) < 12 || frame[2] != 0 || frame[3] != 0 || !tkKnownCodec(frame[8]) {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	// A frame whose length does not match what arrived cannot be
 	// verified: like one whose CRC fails, it is not acknowledged.
-	l := uint64(BE32(frame[4:]))
+	l := uint64(devproto.BE32(frame[4:]))
 	if l+12 != uint64(len(frame)) {
-		return ErrChecksum
+		return devproto.ErrChecksum
 	}
 	body := frame[8 : 8+l]
-	if uint32(CRC16ARC(body)) != BE32(frame[8+l:]) {
-		return ErrChecksum
+	if uint32(devproto.CRC16ARC(body)) != devproto.BE32(frame[8+l:]) {
+		return devproto.ErrChecksum
 	}
 	n, ack, err := tkDecodeData(body, m)
 	if err != nil {
@@ -181,26 +183,26 @@ func (teltonika) Decode(frame []byte, s *Session, m *Message) error {
 
 // tkDecodeUDP decodes a datagram: its header names the device, and the
 // reply echoes its packet ids.
-func tkDecodeUDP(d []byte, s *Session, m *Message) error {
-	r := BinReader{Buf: d}
+func tkDecodeUDP(d []byte, s *devproto.Session, m *devproto.Message) error {
+	r := devproto.BinReader{Buf: d}
 	r.U16() // length (Traccar does not rely on it, nor do we)
 	packetID := r.Take(2)
 	r.U8() // packet type
 	avlID := r.U8()
 	imei := r.Take(int(r.U16()))
 	if r.Bad || len(imei) == 0 || len(imei) > 64 || r.Left() < 3 || !tkKnownCodec(d[r.Off]) {
-		return ErrGarbage
+		return devproto.ErrGarbage
 	}
 	for _, c := range imei {
 		if !tkIDByte(c) {
-			return ErrGarbage
+			return devproto.ErrGarbage
 		}
 	}
 	n, ack, err := tkDecodeData(d[r.Off:], m)
 	if err != nil {
 		return err
 	}
-	m.Identifier = IdentifierOf(imei, s.Identifier)
+	m.Identifier = devproto.IdentifierOf(imei, s.Identifier)
 	if ack {
 		m.Reply = append(m.Reply[:0], 0x00, 0x05, packetID[0], packetID[1], 0x01, avlID, n)
 	}
@@ -210,24 +212,24 @@ func tkDecodeUDP(d []byte, s *Session, m *Message) error {
 // tkDecodeData decodes codec, N, the records and N again (the whole of
 // body), and returns N and whether the frame is acknowledged (data
 // frames are, command responses are not).
-func tkDecodeData(body []byte, m *Message) (n byte, ack bool, err error) {
+func tkDecodeData(body []byte, m *devproto.Message) (n byte, ack bool, err error) {
 	if len(body) < 3 {
-		return 0, false, ErrGarbage
+		return 0, false, devproto.ErrGarbage
 	}
 	codec, n := body[0], body[1]
 	if body[len(body)-1] != n {
-		return 0, false, ErrGarbage
+		return 0, false, devproto.ErrGarbage
 	}
 	switch codec {
 	case tkCodec12, tkCodec13, tkCodec14:
 		// A command's response (or a camera's data): no position.
-		m.Kind = KindOther
+		m.Kind = devproto.KindOther
 		return n, false, nil
 	case tkCodecGH3000, tkCodec8, tkCodec8E, tkCodec16:
 	default:
-		return 0, false, ErrGarbage
+		return 0, false, devproto.ErrGarbage
 	}
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 	records := body[2 : len(body)-1]
 	if tkRecords(records, codec, int(n), false, m) {
 		return n, true, nil
@@ -238,14 +240,14 @@ func tkDecodeData(body []byte, m *Message) (n byte, ack bool, err error) {
 	if codec != tkCodecGH3000 && tkRecords(records, codec, int(n), true, m) {
 		return n, true, nil
 	}
-	return 0, false, ErrGarbage
+	return 0, false, devproto.ErrGarbage
 }
 
 // tkRecords decodes n records that make up the whole of b, or reports
 // false (and leaves no position) when they do not.
-func tkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
+func tkRecords(b []byte, codec byte, n int, extended bool, m *devproto.Message) bool {
 	m.Positions = m.Positions[:0]
-	r := BinReader{Buf: b}
+	r := devproto.BinReader{Buf: b}
 	for i := 0; i < n; i++ {
 		var ok bool
 		if codec == tkCodecGH3000 {
@@ -268,10 +270,10 @@ func tkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
 // tkRecord decodes one record of codec 8, 8E or 16 into a new position (or
 // none, when its coordinates are not on Earth). It reports false when the
 // record runs past the frame.
-func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
+func tkRecord(r *devproto.BinReader, codec byte, extended bool, m *devproto.Message) bool {
 	wide := codec == tkCodec8E // two-byte counts
 	wideID := wide || codec == tkCodec16
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 
 	ms := r.U64()
 	priority := r.U8()
@@ -289,7 +291,7 @@ func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 	if r.Bad {
 		return false
 	}
-	*p = Position{
+	*p = devproto.Position{
 		Time:      time.UnixMilli(int64(ms)).UTC(),
 		Latitude:  lat,
 		Longitude: lon,
@@ -300,8 +302,8 @@ func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 		Valid: sats != 0,
 		Attrs: p.Attrs,
 	}
-	AddNum(p, "priority", float64(priority))
-	p.Attrs = AppendAttr(p.Attrs, Attribute{Key: AttrEvent, Kind: AttrString, Str: CodeString(event)})
+	devproto.AddNum(p, "priority", float64(priority))
+	p.Attrs = devproto.AppendAttr(p.Attrs, devproto.Attribute{Key: devproto.AttrEvent, Kind: devproto.AttrString, Str: devproto.CodeString(event)})
 	st := tkState{alarm: -1, odometer: -1, hours: -1, m: m}
 
 	attrs := p.Attrs // kept in a register across the elements
@@ -343,10 +345,10 @@ func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 					if e.div != 1 { // a division costs more than the branch
 						n /= e.div
 					}
-					attrs = AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: n})
+					attrs = devproto.AppendAttr(attrs, devproto.Attribute{Key: e.name, Kind: devproto.AttrNumber, Num: n})
 					continue
 				case tkBool:
-					attrs = AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrBool, Num: float64(min(tkField(v, size, int(e.width)), 1))})
+					attrs = devproto.AppendAttr(attrs, devproto.Attribute{Key: e.name, Kind: devproto.AttrBool, Num: float64(min(tkField(v, size, int(e.width)), 1))})
 					continue
 				case tkNumbered:
 				default:
@@ -357,7 +359,7 @@ func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 			// Numbered: unsigned as Traccar reads it, an 8-byte value
 			// signed.
 			if x := int64(v); x <= 1<<53 && x >= -(1<<53) {
-				attrs = AppendAttr(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(x)})
+				attrs = devproto.AppendAttr(attrs, devproto.Attribute{IO: id, Kind: devproto.AttrNumber, Num: float64(x)})
 			} else {
 				attrs = tkBig(attrs, st.m, id, x)
 			}
@@ -372,7 +374,7 @@ func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 			if r.Bad {
 				return false
 			}
-			p.Attrs = AppendAttr(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: Hex(v)})
+			p.Attrs = devproto.AppendAttr(p.Attrs, devproto.Attribute{IO: id, Kind: devproto.AttrString, Str: devproto.Hex(v)})
 		}
 	}
 	if wide {
@@ -389,8 +391,8 @@ func tkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 	if r.Bad {
 		return false
 	}
-	if !OnEarth(lat, lon) {
-		DropPosition(m)
+	if !devproto.OnEarth(lat, lon) {
+		devproto.DropPosition(m)
 	}
 	return true
 }
@@ -412,16 +414,16 @@ type tkState struct {
 	alarm                     int // the index of the alarm attribute, -1 before one
 	odometer, hours           int // the index of odometer_km, engine_hours, -1 before one
 	odometerCAN, hoursVehicle bool
-	m                         *Message // for the strings it keeps
+	m                         *devproto.Message // for the strings it keeps
 }
 
 // prefer sets the number key at *at of attrs (-1: adds it), unless the
 // value there came from a preferred source (*had) and this one does not.
-func (st *tkState) prefer(attrs []Attribute, at *int, had *bool, key string, v float64, preferred bool) []Attribute {
+func (st *tkState) prefer(attrs []devproto.Attribute, at *int, had *bool, key string, v float64, preferred bool) []devproto.Attribute {
 	switch {
 	case *at < 0:
 		*at = len(attrs)
-		attrs = AppendAttr(attrs, Attribute{Key: key, Kind: AttrNumber, Num: v})
+		attrs = devproto.AppendAttr(attrs, devproto.Attribute{Key: key, Kind: devproto.AttrNumber, Num: v})
 	case preferred || !*had:
 		attrs[*at].Num = v
 	default:
@@ -464,43 +466,43 @@ type tkName struct {
 var tkNames = func() (t [256]tkName) {
 	num := func(id int, width uint8, div float64, name string) { t[id] = tkName{tkUnsigned, width, div, name} }
 	for i := range 4 {
-		t[1+i] = tkName{tkBool, 1, 1, AttrDin[i]} // digital inputs
+		t[1+i] = tkName{tkBool, 1, 1, devproto.AttrDin[i]} // digital inputs
 	}
-	num(9, 2, 1000, AttrAin[0]) // analogue inputs, mV (11 is the SIM's ICCID: numbered)
-	num(10, 2, 1000, AttrAin[1])
-	t[16] = tkName{tkSpecial, 4, 1000, AttrOdometerKm} // total odometer, m (the device's)
-	num(21, 1, 1, AttrRSSI)
-	t[32] = tkName{tkSigned8, 1, 1, AttrCoolantTempC} // °C
-	num(66, 2, 1000, AttrPowerV)                      // external voltage, mV
-	num(67, 2, 1000, AttrBatteryV)                    // battery voltage, mV
+	num(9, 2, 1000, devproto.AttrAin[0]) // analogue inputs, mV (11 is the SIM's ICCID: numbered)
+	num(10, 2, 1000, devproto.AttrAin[1])
+	t[16] = tkName{tkSpecial, 4, 1000, devproto.AttrOdometerKm} // total odometer, m (the device's)
+	num(21, 1, 1, devproto.AttrRSSI)
+	t[32] = tkName{tkSigned8, 1, 1, devproto.AttrCoolantTempC} // °C
+	num(66, 2, 1000, devproto.AttrPowerV)                      // external voltage, mV
+	num(67, 2, 1000, devproto.AttrBatteryV)                    // battery voltage, mV
 	for i := range 4 {
-		t[72+i] = tkName{tkSpecial, 4, 10, AttrTempC[i]} // Dallas temperatures, 0.1 °C
+		t[72+i] = tkName{tkSpecial, 4, 10, devproto.AttrTempC[i]} // Dallas temperatures, 0.1 °C
 	}
-	t[78] = tkName{tkSpecial, 8, 1, AttrDriverIdentifier} // iButton
-	num(81, 1, 1, AttrOBDSpeedKmh)                        // km/h
-	num(83, 4, 10, AttrFuelUsedL)                         // 0.1 l
-	num(84, 2, 10, AttrFuelL)                             // 0.1 l
-	num(85, 2, 1, AttrRPM)
-	t[87] = tkName{tkSpecial, 4, 1000, AttrOdometerKm} // total mileage from the CAN bus, m
-	num(89, 1, 1, AttrFuelLevel)                       // %
-	t[102] = tkName{tkSpecial, 4, 60, AttrEngineHours} // engine worktime, minutes
-	t[103] = tkName{tkSpecial, 4, 60, AttrEngineHours} // engine worktime counted, minutes
-	num(113, 1, 1, AttrBatteryLevel)                   // %
-	t[179] = tkName{tkBool, 1, 1, AttrDout[0]}
-	t[180] = tkName{tkBool, 1, 1, AttrDout[1]}
-	num(181, 2, 10, AttrPDOP)
-	num(182, 2, 10, AttrHDOP)
-	num(199, 4, 1000, AttrTripOdometerKm) // m
-	t[239] = tkName{tkBool, 1, 1, AttrIgnition}
-	t[240] = tkName{tkBool, 1, 1, AttrMotion}
+	t[78] = tkName{tkSpecial, 8, 1, devproto.AttrDriverIdentifier} // iButton
+	num(81, 1, 1, devproto.AttrOBDSpeedKmh)                        // km/h
+	num(83, 4, 10, devproto.AttrFuelUsedL)                         // 0.1 l
+	num(84, 2, 10, devproto.AttrFuelL)                             // 0.1 l
+	num(85, 2, 1, devproto.AttrRPM)
+	t[87] = tkName{tkSpecial, 4, 1000, devproto.AttrOdometerKm} // total mileage from the CAN bus, m
+	num(89, 1, 1, devproto.AttrFuelLevel)                       // %
+	t[102] = tkName{tkSpecial, 4, 60, devproto.AttrEngineHours} // engine worktime, minutes
+	t[103] = tkName{tkSpecial, 4, 60, devproto.AttrEngineHours} // engine worktime counted, minutes
+	num(113, 1, 1, devproto.AttrBatteryLevel)                   // %
+	t[179] = tkName{tkBool, 1, 1, devproto.AttrDout[0]}
+	t[180] = tkName{tkBool, 1, 1, devproto.AttrDout[1]}
+	num(181, 2, 10, devproto.AttrPDOP)
+	num(182, 2, 10, devproto.AttrHDOP)
+	num(199, 4, 1000, devproto.AttrTripOdometerKm) // m
+	t[239] = tkName{tkBool, 1, 1, devproto.AttrIgnition}
+	t[240] = tkName{tkBool, 1, 1, devproto.AttrMotion}
 	// Alarms (the word is the name).
-	t[236] = tkName{tkAlarmSet, 1, 1, AlarmGeneral}   // alarm
-	t[246] = tkName{tkAlarmSet, 1, 1, AlarmTow}       // towing
-	t[247] = tkName{tkAlarmSet, 1, 1, AlarmAccident}  // crash detection
-	t[249] = tkName{tkAlarmOne, 1, 1, AlarmJamming}   // jamming: 1 started, 0 ended
-	t[252] = tkName{tkAlarmOne, 1, 1, AlarmPowerCut}  // unplug: 1 power cut, 0 present
-	t[253] = tkName{tkSpecial, 1, 1, ""}              // green driving
-	t[255] = tkName{tkAlarmSet, 1, 1, AlarmOverspeed} // overspeeding (the value is the speed)
+	t[236] = tkName{tkAlarmSet, 1, 1, devproto.AlarmGeneral}   // alarm
+	t[246] = tkName{tkAlarmSet, 1, 1, devproto.AlarmTow}       // towing
+	t[247] = tkName{tkAlarmSet, 1, 1, devproto.AlarmAccident}  // crash detection
+	t[249] = tkName{tkAlarmOne, 1, 1, devproto.AlarmJamming}   // jamming: 1 started, 0 ended
+	t[252] = tkName{tkAlarmOne, 1, 1, devproto.AlarmPowerCut}  // unplug: 1 power cut, 0 present
+	t[253] = tkName{tkSpecial, 1, 1, ""}                       // green driving
+	t[255] = tkName{tkAlarmSet, 1, 1, devproto.AlarmOverspeed} // overspeeding (the value is the speed)
 	return t
 }()
 
@@ -508,19 +510,19 @@ var tkNames = func() (t [256]tkName) {
 // a position's, by its name e in the common vocabulary, in its unit, for
 // the elements tkRecord does not add itself (it adds the plain numbers
 // and booleans, and those with no common name).
-func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName) []Attribute {
+func tkElement(attrs []devproto.Attribute, st *tkState, id, size int, v uint64, e *tkName) []devproto.Attribute {
 	x := tkField(v, size, int(e.width))
 	switch e.op {
 	case tkSigned8:
-		return AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(int8(x)) / e.div})
+		return devproto.AppendAttr(attrs, devproto.Attribute{Key: e.name, Kind: devproto.AttrNumber, Num: float64(int8(x)) / e.div})
 	case tkAlarmSet:
 		if x > 0 {
-			attrs = AppendAlarm(attrs, &st.alarm, e.name)
+			attrs = devproto.AppendAlarm(attrs, &st.alarm, e.name)
 		}
 		return attrs
 	case tkAlarmOne:
 		if x == 1 {
-			attrs = AppendAlarm(attrs, &st.alarm, e.name)
+			attrs = devproto.AppendAlarm(attrs, &st.alarm, e.name)
 		}
 		return attrs
 	}
@@ -534,23 +536,23 @@ func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName
 		// a status (3000 not ready, 4000 not found, 5000 failed...), not a
 		// temperature: it stays numbered.
 		if t := int32(x); t >= -550 && t <= 1250 {
-			return AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrNumber, Num: float64(t) / e.div})
+			return devproto.AppendAttr(attrs, devproto.Attribute{Key: e.name, Kind: devproto.AttrNumber, Num: float64(t) / e.div})
 		}
-		return AppendAttr(attrs, Attribute{IO: id, Kind: AttrNumber, Num: float64(v)})
+		return devproto.AppendAttr(attrs, devproto.Attribute{IO: id, Kind: devproto.AttrNumber, Num: float64(v)})
 	case 78:
 		// 8 bytes little-endian, in hexadecimal as Traccar writes it; 0
 		// is no key.
 		if size == 8 && v != 0 {
-			attrs = AppendAttr(attrs, Attribute{Key: e.name, Kind: AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
+			attrs = devproto.AppendAttr(attrs, devproto.Attribute{Key: e.name, Kind: devproto.AttrString, Str: tkHexUpper(st.m, bits.ReverseBytes64(v))})
 		}
 	case 253:
 		switch x {
 		case 1:
-			attrs = AppendAlarm(attrs, &st.alarm, AlarmHardAcceleration)
+			attrs = devproto.AppendAlarm(attrs, &st.alarm, devproto.AlarmHardAcceleration)
 		case 2:
-			attrs = AppendAlarm(attrs, &st.alarm, AlarmHardBraking)
+			attrs = devproto.AppendAlarm(attrs, &st.alarm, devproto.AlarmHardBraking)
 		case 3:
-			attrs = AppendAlarm(attrs, &st.alarm, AlarmHardCornering)
+			attrs = devproto.AppendAlarm(attrs, &st.alarm, devproto.AlarmHardCornering)
 		}
 	}
 	return attrs
@@ -559,14 +561,14 @@ func tkElement(attrs []Attribute, st *tkState, id, size int, v uint64, e *tkName
 // tkBig adds a numbered element whose value a float64 would not hold
 // exactly (11, the SIM's ICCID) as its decimal text, the string the
 // connection made last time when it is the same value.
-func tkBig(attrs []Attribute, m *Message, id int, x int64) []Attribute {
+func tkBig(attrs []devproto.Attribute, m *devproto.Message, id int, x int64) []devproto.Attribute {
 	s := m.InternNumber(uint64(x), 'd', func(b []byte) []byte { return strconv.AppendInt(b, x, 10) })
-	return AppendAttr(attrs, Attribute{IO: id, Kind: AttrString, Str: s})
+	return devproto.AppendAttr(attrs, devproto.Attribute{IO: id, Kind: devproto.AttrString, Str: s})
 }
 
 // tkHexUpper is v as 16 upper-case hexadecimal digits (Traccar's form of
 // an iButton), the string m made last time when it is the same.
-func tkHexUpper(m *Message, v uint64) string {
+func tkHexUpper(m *devproto.Message, v uint64) string {
 	return m.InternNumber(v, 'X', func(b []byte) []byte {
 		const digits = "0123456789ABCDEF"
 		for i := 60; i >= 0; i -= 4 {
@@ -581,19 +583,19 @@ func tkHexUpper(m *Message, v uint64) string {
 // snake_case (values Fleet reads out of the element, not the element's
 // value), or the bytes in hexadecimal, numbered ("io" and id). A value
 // longer than an attribute holds (64 characters) is left out.
-func tkVariable(p *Position, id int, v []byte) {
+func tkVariable(p *devproto.Position, id int, v []byte) {
 	switch id {
 	case 256, 325:
-		AddStr(p, "vin", string(v))
+		devproto.AddStr(p, "vin", string(v))
 	case 281:
-		AddStr(p, "dtcs", strings.ReplaceAll(string(v), ",", " "))
+		devproto.AddStr(p, "dtcs", strings.ReplaceAll(string(v), ",", " "))
 	case 385:
 		tkBeacons(p, v)
 	case 548, 10828, 10829, 10831, 11317:
 		tkTags(p, v)
 	default:
-		if 2*len(v) <= AttrMaxText {
-			p.Attrs = AppendAttr(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: Hex(v)})
+		if 2*len(v) <= devproto.AttrMaxText {
+			p.Attrs = devproto.AppendAttr(p.Attrs, devproto.Attribute{IO: id, Kind: devproto.AttrString, Str: devproto.Hex(v)})
 		}
 	}
 }
@@ -601,8 +603,8 @@ func tkVariable(p *Position, id int, v []byte) {
 // tkBeacons adds the beacons an element 385 lists (iBeacon or Eddystone):
 // beacon1_uuid, beacon1_major, beacon1_minor or beacon1_namespace,
 // beacon1_instance; beacon1_rssi, beacon1_battery, beacon1_temp...
-func tkBeacons(p *Position, v []byte) {
-	r := BinReader{Buf: v}
+func tkBeacons(p *devproto.Position, v []byte) {
+	r := devproto.BinReader{Buf: v}
 	r.U8() // data part
 	for i := 1; r.Left() > 0 && !r.Bad; i++ {
 		name := func(s string) string { return "beacon" + strconv.Itoa(i) + "_" + s }
@@ -613,28 +615,28 @@ func tkBeacons(p *Position, v []byte) {
 			if r.Bad {
 				return
 			}
-			AddStr(p, name("uuid"), Hex(uuid))
-			AddNum(p, name("major"), float64(major))
-			AddNum(p, name("minor"), float64(minor))
+			devproto.AddStr(p, name("uuid"), devproto.Hex(uuid))
+			devproto.AddNum(p, name("major"), float64(major))
+			devproto.AddNum(p, name("minor"), float64(minor))
 		} else {
 			namespace, instance := r.Take(10), r.Take(6)
 			if r.Bad {
 				return
 			}
-			AddStr(p, name("namespace"), Hex(namespace))
-			AddStr(p, name("instance"), Hex(instance))
+			devproto.AddStr(p, name("namespace"), devproto.Hex(namespace))
+			devproto.AddStr(p, name("instance"), devproto.Hex(instance))
 		}
 		if rssi := int8(r.U8()); !r.Bad {
-			AddNum(p, name("rssi"), float64(rssi))
+			devproto.AddNum(p, name("rssi"), float64(rssi))
 		}
 		if flags&2 != 0 {
 			if battery := r.U16(); !r.Bad {
-				AddNum(p, name("battery"), float64(battery)/100)
+				devproto.AddNum(p, name("battery"), float64(battery)/100)
 			}
 		}
 		if flags&4 != 0 {
 			if temp := r.U16(); !r.Bad {
-				AddNum(p, name("temp"), float64(temp))
+				devproto.AddNum(p, name("temp"), float64(temp))
 			}
 		}
 	}
@@ -643,54 +645,54 @@ func tkBeacons(p *Position, v []byte) {
 // tkTags adds the Bluetooth tags (EYE sensors...) an element 548 and its
 // kin list, each a sequence of parameters: tag1_rssi, tag1_id,
 // tag1_low_battery, tag1_voltage, tag1_name, tag1_temp, tag1_humidity...
-func tkTags(p *Position, v []byte) {
-	r := BinReader{Buf: v}
+func tkTags(p *devproto.Position, v []byte) {
+	r := devproto.BinReader{Buf: v}
 	r.U8() // header
 	for i := 1; r.Left() > 0 && !r.Bad; i++ {
 		name := func(s string) string { return "tag" + strconv.Itoa(i) + "_" + s }
-		tag := BinReader{Buf: r.Take(int(r.U8()))}
+		tag := devproto.BinReader{Buf: r.Take(int(r.U8()))}
 		for tag.Left() > 0 && !tag.Bad {
 			id := tag.U8()
-			value := BinReader{Buf: tag.Take(int(tag.U8()))}
+			value := devproto.BinReader{Buf: tag.Take(int(tag.U8()))}
 			if tag.Bad {
 				break
 			}
 			switch id {
 			case 0:
-				AddNum(p, name("rssi"), float64(int8(value.U8())))
+				devproto.AddNum(p, name("rssi"), float64(int8(value.U8())))
 			case 1:
-				AddStr(p, name("id"), Hex(value.Buf))
+				devproto.AddStr(p, name("id"), devproto.Hex(value.Buf))
 			case 2:
 				flags := value.U8()
 				if flags&(1<<6) != 0 {
-					AddBool(p, name("low_battery"), true)
+					devproto.AddBool(p, name("low_battery"), true)
 				}
 				if flags&(1<<7) != 0 {
-					AddNum(p, name("voltage"), float64(value.U8())*10+2000)
+					devproto.AddNum(p, name("voltage"), float64(value.U8())*10+2000)
 				}
 			case 5:
-				AddStr(p, name("name"), strings.TrimRight(string(value.Buf), "\x00"))
+				devproto.AddStr(p, name("name"), strings.TrimRight(string(value.Buf), "\x00"))
 			case 6:
-				AddNum(p, name("temp"), float64(int16(value.U16())))
+				devproto.AddNum(p, name("temp"), float64(int16(value.U16())))
 			case 7:
-				AddNum(p, name("humidity"), float64(value.U8()))
+				devproto.AddNum(p, name("humidity"), float64(value.U8()))
 			case 8:
-				AddBool(p, name("magnet"), value.U8() > 0)
+				devproto.AddBool(p, name("magnet"), value.U8() > 0)
 			case 9:
-				AddBool(p, name("motion"), value.U8() > 0)
+				devproto.AddBool(p, name("motion"), value.U8() > 0)
 			case 10:
-				AddNum(p, name("motion_count"), float64(value.U16()))
+				devproto.AddNum(p, name("motion_count"), float64(value.U16()))
 			case 11:
-				AddNum(p, name("pitch"), float64(int8(value.U8())))
+				devproto.AddNum(p, name("pitch"), float64(int8(value.U8())))
 			case 12:
-				AddNum(p, name("angle_roll"), float64(int16(value.U16())))
+				devproto.AddNum(p, name("angle_roll"), float64(int16(value.U16())))
 			case 13:
-				AddNum(p, name("low_battery"), float64(value.U8()))
+				devproto.AddNum(p, name("low_battery"), float64(value.U8()))
 			case 14:
-				AddNum(p, name("battery"), float64(value.U16()))
+				devproto.AddNum(p, name("battery"), float64(value.U16()))
 			case 15:
 				if mac := value.Take(6); mac != nil {
-					AddStr(p, name("mac"), Hex(mac))
+					devproto.AddStr(p, name("mac"), devproto.Hex(mac))
 				}
 			}
 		}
@@ -704,18 +706,18 @@ const tkGH3000Epoch = 1167609600
 // since 2007, a mask of the groups present, a location whose fields are
 // present by a mask of their own, and I/O groups of 1, 2 and 4 bytes. A
 // record without a location (only I/O values) gives no position.
-func tkRecordGH3000(r *BinReader, m *Message) bool {
-	p := NextPosition(m)
+func tkRecordGH3000(r *devproto.BinReader, m *devproto.Message) bool {
+	p := devproto.NextPosition(m)
 	t := int64(r.U32()&0x3FFFFFFF) + tkGH3000Epoch
 	global := r.U8()
 	located := false
 	if global&1 != 0 {
 		mask := r.U8()
-		*p = Position{Time: time.Unix(t, 0).UTC(), Valid: true, Attrs: p.Attrs}
+		*p = devproto.Position{Time: time.Unix(t, 0).UTC(), Valid: true, Attrs: p.Attrs}
 		if mask&1 != 0 {
 			p.Latitude = float64(math.Float32frombits(r.U32()))
 			p.Longitude = float64(math.Float32frombits(r.U32()))
-			located = Finite(p.Latitude) && Finite(p.Longitude) && OnEarth(p.Latitude, p.Longitude)
+			located = devproto.Finite(p.Latitude) && devproto.Finite(p.Longitude) && devproto.OnEarth(p.Latitude, p.Longitude)
 		}
 		if mask&2 != 0 {
 			p.Altitude, p.HasAltitude = float64(r.U16()), true
@@ -740,14 +742,14 @@ func tkRecordGH3000(r *BinReader, m *Message) bool {
 			}
 		} else {
 			if mask&64 != 0 {
-				AddNum(p, AttrRSSI, float64(r.U8()))
+				devproto.AddNum(p, devproto.AttrRSSI, float64(r.U8()))
 			}
 			if mask&128 != 0 {
-				AddNum(p, "operator", float64(r.U32()))
+				devproto.AddNum(p, "operator", float64(r.U32()))
 			}
 		}
 	} else {
-		*p = Position{Attrs: p.Attrs}
+		*p = devproto.Position{Attrs: p.Attrs}
 	}
 	alarm := -1
 	for i, size := range [3]int{1, 2, 4} {
@@ -768,7 +770,7 @@ func tkRecordGH3000(r *BinReader, m *Message) bool {
 		return false
 	}
 	if !located {
-		DropPosition(m)
+		devproto.DropPosition(m)
 	}
 	return true
 }
@@ -777,25 +779,25 @@ func tkRecordGH3000(r *BinReader, m *Message) bool {
 // trackers, whose ids are not the FMB families' of API.md §14): by the
 // common name of what Traccar's decoder names it
 // (TeltonikaProtocolDecoder.java:294-313), else numbered.
-func tkElementGH3000(p *Position, alarm *int, id int, v uint64) {
+func tkElementGH3000(p *devproto.Position, alarm *int, id int, v uint64) {
 	switch id {
 	case 1:
-		AddNum(p, AttrBatteryLevel, float64(v))
+		devproto.AddNum(p, devproto.AttrBatteryLevel, float64(v))
 	case 20:
-		AddNum(p, AttrHDOP, float64(v)/10)
+		devproto.AddNum(p, devproto.AttrHDOP, float64(v)/10)
 	case 22:
-		AddNum(p, AttrPDOP, float64(v)/10)
+		devproto.AddNum(p, devproto.AttrPDOP, float64(v)/10)
 	case 67:
-		AddNum(p, AttrBatteryV, float64(v)/1000)
+		devproto.AddNum(p, devproto.AttrBatteryV, float64(v)/1000)
 	case 222:
 		if v == 1 {
-			AddAlarmAt(p, alarm, AlarmSOS)
+			devproto.AddAlarmAt(p, alarm, devproto.AlarmSOS)
 		}
 	case 240:
-		AddBool(p, AttrMotion, v == 1)
+		devproto.AddBool(p, devproto.AttrMotion, v == 1)
 	default:
 		// 2 (USB connected), 5 (uptime), 21 (vdop), 221 (button), 244
 		// (roaming) have no common name.
-		AddIO(p, id, int64(v))
+		devproto.AddIO(p, id, int64(v))
 	}
 }

@@ -1,6 +1,10 @@
 package fleetdevice
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
+)
 
 // A Teltonika encoder for the tests: it builds the frames a device sends,
 // so that tests and benchmarks can state records by their values.
@@ -94,7 +98,7 @@ func tkFrame(body []byte) []byte {
 	b := make([]byte, 8, 12+len(body))
 	binary.BigEndian.PutUint32(b[4:], uint32(len(body)))
 	b = append(b, body...)
-	return binary.BigEndian.AppendUint32(b, uint32(CRC16ARC(body)))
+	return binary.BigEndian.AppendUint32(b, uint32(devproto.CRC16ARC(body)))
 }
 
 // tkDatagram wraps a body in a UDP datagram.

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 )
 
 // The record decoding of Teltonika's frames as it was before the
@@ -14,17 +16,17 @@ import (
 // same run. Not used by the decoder.
 
 // prevTkDecode decodes a TCP data frame as Decode did.
-func prevTkDecode(frame []byte, m *Message) bool {
-	l := uint64(BE32(frame[4:]))
+func prevTkDecode(frame []byte, m *devproto.Message) bool {
+	l := uint64(devproto.BE32(frame[4:]))
 	if l+12 != uint64(len(frame)) {
 		return false
 	}
 	body := frame[8 : 8+l]
-	if uint32(CRC16ARC(body)) != BE32(frame[8+l:]) {
+	if uint32(devproto.CRC16ARC(body)) != devproto.BE32(frame[8+l:]) {
 		return false
 	}
 	codec, n := body[0], body[1]
-	m.Kind = KindPositions
+	m.Kind = devproto.KindPositions
 	if !prevTkRecords(body[2:len(body)-1], codec, int(n), false, m) {
 		return false
 	}
@@ -34,9 +36,9 @@ func prevTkDecode(frame []byte, m *Message) bool {
 
 // tkRecords decodes n records that make up the whole of b, or reports
 // false (and leaves no position) when they do not.
-func prevTkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool {
+func prevTkRecords(b []byte, codec byte, n int, extended bool, m *devproto.Message) bool {
 	m.Positions = m.Positions[:0]
-	r := BinReader{Buf: b}
+	r := devproto.BinReader{Buf: b}
 	for i := 0; i < n; i++ {
 		var ok bool
 		if codec == tkCodecGH3000 {
@@ -59,10 +61,10 @@ func prevTkRecords(b []byte, codec byte, n int, extended bool, m *Message) bool 
 // tkRecord decodes one record of codec 8, 8E or 16 into a new position (or
 // none, when its coordinates are not on Earth). It reports false when the
 // record runs past the frame.
-func prevTkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
+func prevTkRecord(r *devproto.BinReader, codec byte, extended bool, m *devproto.Message) bool {
 	wide := codec == tkCodec8E // two-byte counts
 	wideID := wide || codec == tkCodec16
-	p := NextPosition(m)
+	p := devproto.NextPosition(m)
 
 	ms := r.U64()
 	priority := r.U8()
@@ -80,7 +82,7 @@ func prevTkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 	if r.Bad {
 		return false
 	}
-	*p = Position{
+	*p = devproto.Position{
 		Time:      time.UnixMilli(int64(ms)).UTC(),
 		Latitude:  lat,
 		Longitude: lon,
@@ -91,8 +93,8 @@ func prevTkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 		Valid: sats != 0,
 		Attrs: p.Attrs,
 	}
-	AddNum(p, "priority", float64(priority))
-	AddNum(p, "event", float64(event))
+	devproto.AddNum(p, "priority", float64(priority))
+	devproto.AddNum(p, "event", float64(event))
 	alarm := -1 // the index of the alarm attribute, once there is one
 
 	for _, size := range [4]int{1, 2, 4, 8} {
@@ -114,7 +116,7 @@ func prevTkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 			if r.Bad {
 				return false
 			}
-			p.Attrs = append(p.Attrs, Attribute{IO: id, Kind: AttrString, Str: Hex(v)})
+			p.Attrs = append(p.Attrs, devproto.Attribute{IO: id, Kind: devproto.AttrString, Str: devproto.Hex(v)})
 		}
 	}
 	if wide {
@@ -131,85 +133,85 @@ func prevTkRecord(r *BinReader, codec byte, extended bool, m *Message) bool {
 	if r.Bad {
 		return false
 	}
-	if !OnEarth(lat, lon) {
-		DropPosition(m)
+	if !devproto.OnEarth(lat, lon) {
+		devproto.DropPosition(m)
 	}
 	return true
 }
 
 // tkElement adds the I/O element id of size bytes and value v: by the name
 // Traccar gives it, else numbered.
-func prevTkElement(p *Position, alarm *int, id, size int, v uint64) {
+func prevTkElement(p *devproto.Position, alarm *int, id, size int, v uint64) {
 	u8 := func() uint64 { return tkField(v, size, 1) }
 	u16 := func() uint64 { return tkField(v, size, 2) }
 	u32 := func() uint64 { return tkField(v, size, 4) }
 	switch id {
 	case 1:
-		AddBool(p, "in1", u8() > 0)
+		devproto.AddBool(p, "in1", u8() > 0)
 	case 2:
-		AddBool(p, "in2", u8() > 0)
+		devproto.AddBool(p, "in2", u8() > 0)
 	case 3:
-		AddBool(p, "in3", u8() > 0)
+		devproto.AddBool(p, "in3", u8() > 0)
 	case 4:
-		AddBool(p, "in4", u8() > 0)
+		devproto.AddBool(p, "in4", u8() > 0)
 	case 16:
-		AddNum(p, "odometer", float64(u32()))
+		devproto.AddNum(p, "odometer", float64(u32()))
 	case 17:
-		AddNum(p, "axisX", float64(int16(u16())))
+		devproto.AddNum(p, "axisX", float64(int16(u16())))
 	case 18:
-		AddNum(p, "axisY", float64(int16(u16())))
+		devproto.AddNum(p, "axisY", float64(int16(u16())))
 	case 19:
-		AddNum(p, "axisZ", float64(int16(u16())))
+		devproto.AddNum(p, "axisZ", float64(int16(u16())))
 	case 21:
-		AddNum(p, "rssi", float64(u8()))
+		devproto.AddNum(p, "rssi", float64(u8()))
 	case 25:
-		AddNum(p, "bleTemp1", float64(int16(u16()))/100)
+		devproto.AddNum(p, "bleTemp1", float64(int16(u16()))/100)
 	case 26:
-		AddNum(p, "bleTemp2", float64(int16(u16()))/100)
+		devproto.AddNum(p, "bleTemp2", float64(int16(u16()))/100)
 	case 27:
-		AddNum(p, "bleTemp3", float64(int16(u16()))/100)
+		devproto.AddNum(p, "bleTemp3", float64(int16(u16()))/100)
 	case 28:
-		AddNum(p, "bleTemp4", float64(int16(u16()))/100)
+		devproto.AddNum(p, "bleTemp4", float64(int16(u16()))/100)
 	case 66:
-		AddNum(p, "power", float64(u16())/1000)
+		devproto.AddNum(p, "power", float64(u16())/1000)
 	case 67:
-		AddNum(p, "battery", float64(u16())/1000)
+		devproto.AddNum(p, "battery", float64(u16())/1000)
 	case 78:
 		if size == 8 && v != 0 {
-			AddStr(p, "driverUniqueId", prevTkHexUpper(bits.ReverseBytes64(v)))
+			devproto.AddStr(p, "driverUniqueId", prevTkHexUpper(bits.ReverseBytes64(v)))
 		}
 	case 179:
-		AddBool(p, "out1", u8() > 0)
+		devproto.AddBool(p, "out1", u8() > 0)
 	case 180:
-		AddBool(p, "out2", u8() > 0)
+		devproto.AddBool(p, "out2", u8() > 0)
 	case 181:
-		AddNum(p, "pdop", float64(u16())/10)
+		devproto.AddNum(p, "pdop", float64(u16())/10)
 	case 182:
-		AddNum(p, "hdop", float64(u16())/10)
+		devproto.AddNum(p, "hdop", float64(u16())/10)
 	case 199:
-		AddNum(p, "tripOdometer", float64(u32()))
+		devproto.AddNum(p, "tripOdometer", float64(u32()))
 	case 236:
 		if u8() > 0 {
-			AddAlarmAt(p, alarm, "general")
+			devproto.AddAlarmAt(p, alarm, "general")
 		}
 	case 239:
-		AddBool(p, "ignition", u8() > 0)
+		devproto.AddBool(p, "ignition", u8() > 0)
 	case 240:
-		AddBool(p, "motion", u8() > 0)
+		devproto.AddBool(p, "motion", u8() > 0)
 	case 241:
-		AddNum(p, "operator", float64(u32()))
+		devproto.AddNum(p, "operator", float64(u32()))
 	case 253:
 		switch u8() {
 		case 1:
-			AddAlarmAt(p, alarm, "hardAcceleration")
+			devproto.AddAlarmAt(p, alarm, "hardAcceleration")
 		case 2:
-			AddAlarmAt(p, alarm, "hardBraking")
+			devproto.AddAlarmAt(p, alarm, "hardBraking")
 		case 3:
-			AddAlarmAt(p, alarm, "hardCornering")
+			devproto.AddAlarmAt(p, alarm, "hardCornering")
 		}
 	default:
 		// Unsigned as Traccar reads it, an 8-byte value signed.
-		AddIO(p, id, int64(v))
+		devproto.AddIO(p, id, int64(v))
 	}
 }
 

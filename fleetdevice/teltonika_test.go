@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
@@ -24,14 +25,14 @@ func TestTeltonikaCorpus(t *testing.T) {
 	if len(ios) != len(rows) {
 		t.Fatalf("%d rows, %d read again", len(rows), len(ios))
 	}
-	var m Message // reused across rows, as a listener does
+	var m devproto.Message // reused across rows, as a listener does
 	for i, row := range rows {
 		t.Run(row.Source, func(t *testing.T) {
 			is := is.New(t)
 			raw := row.raw(t)
-			s := Session{Now: corpusNow}
+			s := devproto.Session{Now: corpusNow}
 			if row.Transport == "udp" {
-				s.Transport = UDP
+				s.Transport = devproto.UDP
 			} else {
 				// A stream frame is what Split finds.
 				n, err := Teltonika().Split(raw)
@@ -44,21 +45,21 @@ func TestTeltonikaCorpus(t *testing.T) {
 			m.Reset()
 			err := Teltonika().Decode(raw, &s, &m)
 			if row.Expect.CRCOK != nil && !*row.Expect.CRCOK {
-				is.Equal(err, ErrChecksum)
+				is.Equal(err, devproto.ErrChecksum)
 				return
 			}
 			is.NoErr(err)
 			switch {
 			case row.Expect.Kind == "login":
-				is.Equal(m.Kind, KindLogin)
+				is.Equal(m.Kind, devproto.KindLogin)
 				is.Equal(m.Identifier, *row.Expect.IMEI)
 				is.Equal(s.Identifier, *row.Expect.IMEI) // the connection is named
 				is.Equal(m.Reject, []byte{0})
 			case row.Expect.IMEI != nil:
-				is.Equal(m.Kind, KindPositions)
+				is.Equal(m.Kind, devproto.KindPositions)
 				is.Equal(m.Identifier, *row.Expect.IMEI) // a datagram names its sender
 			default:
-				is.Equal(m.Kind, KindPositions)
+				is.Equal(m.Kind, devproto.KindPositions)
 				is.Equal(m.Identifier, "") // named by the login
 				is.Equal(s.Identifier, binLoginIMEI)
 			}
@@ -84,7 +85,7 @@ type teltonikaIO struct {
 // checkTeltonikaIO compares the I/O values a row states (in the corpus's
 // names and units) with the attributes decoded (in the common vocabulary's
 // names and units, API.md §14), and the record's priority and event.
-func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Position) {
+func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []devproto.Position) {
 	t.Helper()
 	names := map[string]struct {
 		key   string
@@ -105,7 +106,7 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 		if i >= len(got) {
 			return
 		}
-		attrs := map[string]Attribute{}
+		attrs := map[string]devproto.Attribute{}
 		for _, a := range got[i].Attrs {
 			attrs[a.Name()] = a
 		}
@@ -119,11 +120,11 @@ func checkTeltonikaIO(t *testing.T, row corpusRow, io teltonikaIO, got []Positio
 			case !ok:
 				t.Errorf("%s point %d: no %s", row.Source, i, n.key)
 			case n.bool:
-				if a.Kind != AttrBool || a.Value() != (v != 0) {
+				if a.Kind != devproto.AttrBool || a.Value() != (v != 0) {
 					t.Errorf("%s point %d: %s = %v, want %v", row.Source, i, n.key, a.Value(), v != 0)
 				}
 			default:
-				if a.Kind != AttrNumber || math.Abs(a.Num-v/n.scale) > 1e-9 {
+				if a.Kind != devproto.AttrNumber || math.Abs(a.Num-v/n.scale) > 1e-9 {
 					t.Errorf("%s point %d: %s = %v, want %v", row.Source, i, n.key, a.Value(), v/n.scale)
 				}
 			}
@@ -188,7 +189,7 @@ func TestTeltonikaSplitGarbage(t *testing.T) {
 		"0000000000000002",       // a length no frame has
 	} {
 		n, err := Teltonika().Split(binMustHex(t, b))
-		is.Equal(err, ErrGarbage) // b
+		is.Equal(err, devproto.ErrGarbage) // b
 		is.Equal(n, 0)
 	}
 	for _, b := range []string{"", "00", "000000", "00000000000000", "000f3132", "00000000000000110801"} {
@@ -202,7 +203,7 @@ func TestTeltonikaSplitGarbage(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(n, 17)
 	_, err = Teltonika().Split(stream[n:])
-	is.Equal(err, ErrGarbage)
+	is.Equal(err, devproto.ErrGarbage)
 }
 
 // TestTeltonikaSplitHugeLength: a length beyond MaxFrame is garbage at
@@ -214,7 +215,7 @@ func TestTeltonikaSplitHugeLength(t *testing.T) {
 	var n int
 	var err error
 	allocs := testing.AllocsPerRun(100, func() { n, err = Teltonika().Split(huge) })
-	is.Equal(err, ErrGarbage)
+	is.Equal(err, devproto.ErrGarbage)
 	is.Equal(n, 0)
 	is.Equal(allocs, 0.0)
 
@@ -225,7 +226,7 @@ func TestTeltonikaSplitHugeLength(t *testing.T) {
 	is.Equal(n, 0)
 	header = binary.BigEndian.AppendUint32([]byte{0, 0, 0, 0}, uint32(max-11))
 	_, err = Teltonika().Split(append(header, tkCodec8))
-	is.Equal(err, ErrGarbage) // one byte more
+	is.Equal(err, devproto.ErrGarbage) // one byte more
 }
 
 // TestTeltonikaKeepAliveAndLogin: the keep-alive has no answer; a login
@@ -233,19 +234,19 @@ func TestTeltonikaSplitHugeLength(t *testing.T) {
 // of its identifier; a login that is not one is garbage.
 func TestTeltonikaKeepAliveAndLogin(t *testing.T) {
 	is := is.New(t)
-	var s Session
-	var m Message
+	var s devproto.Session
+	var m devproto.Message
 	is.NoErr(Teltonika().Decode([]byte{0xFF}, &s, &m))
-	is.Equal(m.Kind, KindHeartbeat)
+	is.Equal(m.Kind, devproto.KindHeartbeat)
 	is.Equal(len(m.Reply), 0)
 
 	for _, id := range []string{"356307042441013", "35630704244101", "FMB920-7", "1234567890123456", strings.Repeat("7", 255)} {
 		n, err := Teltonika().Split(tkLogin(id))
 		is.NoErr(err)
 		is.Equal(n, 2+len(id))
-		s, m = Session{}, Message{}
+		s, m = devproto.Session{}, devproto.Message{}
 		is.NoErr(Teltonika().Decode(tkLogin(id), &s, &m))
-		is.Equal(m.Kind, KindLogin)
+		is.Equal(m.Kind, devproto.KindLogin)
 		is.Equal(m.Identifier, id)
 		is.Equal(s.Identifier, id)
 		is.Equal(m.Reply, []byte{1})
@@ -258,8 +259,8 @@ func TestTeltonikaKeepAliveAndLogin(t *testing.T) {
 		tkLogin("12 45"),                         // a space
 		tkLogin(string([]byte{'1', 0xC3, 0xA9})), // not ASCII
 	} {
-		s, m = Session{}, Message{}
-		is.Equal(Teltonika().Decode(b, &s, &m), ErrGarbage) // b
+		s, m = devproto.Session{}, devproto.Message{}
+		is.Equal(Teltonika().Decode(b, &s, &m), devproto.ErrGarbage) // b
 		is.Equal(s.Identifier, "")
 	}
 }
@@ -294,13 +295,13 @@ func TestTeltonikaEncodedRecords(t *testing.T) {
 			}
 			body := tkBody(codec, recs)
 			for _, udp := range []bool{false, true} {
-				s := Session{Identifier: "x"}
+				s := devproto.Session{Identifier: "x"}
 				frame := tkFrame(body)
 				if udp {
-					s = Session{Transport: UDP}
+					s = devproto.Session{Transport: devproto.UDP}
 					frame = tkDatagram(0xBEEF, 7, "352093081452251", body)
 				}
-				var m Message
+				var m devproto.Message
 				if err := Teltonika().Decode(frame, &s, &m); err != nil {
 					t.Fatalf("codec %#x: %v", codec, err)
 				}
@@ -318,14 +319,14 @@ func TestTeltonikaEncodedRecords(t *testing.T) {
 }
 
 // tkCheckEncoded compares decoded positions with the records encoded.
-func tkCheckEncoded(t *testing.T, codec byte, recs []tkRec, m *Message) {
+func tkCheckEncoded(t *testing.T, codec byte, recs []tkRec, m *devproto.Message) {
 	t.Helper()
-	if m.Kind != KindPositions || len(m.Positions) != len(recs) {
+	if m.Kind != devproto.KindPositions || len(m.Positions) != len(recs) {
 		t.Fatalf("kind %v, %d positions, want %d", m.Kind, len(m.Positions), len(recs))
 	}
 	for i, r := range recs {
 		p := m.Positions[i]
-		want := Position{
+		want := devproto.Position{
 			Time:     time.UnixMilli(r.ms).UTC(),
 			Latitude: float64(r.lat) / 1e7, Longitude: float64(r.lon) / 1e7,
 			Speed: float64(r.speed), HasSpeed: true,
@@ -377,8 +378,8 @@ func TestTeltonikaOffEarth(t *testing.T) {
 	bad := tkRealistic(0)
 	bad.lat = 950_000_000 // 95°
 	frame := tkFrame(tkBody(tkCodec8, []tkRec{tkRealistic(1), bad, tkRealistic(2)}))
-	var m Message
-	is.NoErr(Teltonika().Decode(frame, &Session{Identifier: "x"}, &m))
+	var m devproto.Message
+	is.NoErr(Teltonika().Decode(frame, &devproto.Session{Identifier: "x"}, &m))
 	is.Equal(len(m.Positions), 2)
 	is.Equal(m.Positions[1].Time, time.UnixMilli(tkRealistic(2).ms).UTC())
 	is.Equal(m.Reply, []byte{0, 0, 0, 3})
@@ -390,9 +391,9 @@ func TestTeltonikaCommandResponse(t *testing.T) {
 	is := is.New(t)
 	for _, codec := range []byte{tkCodec12, tkCodec13, tkCodec14} {
 		body := []byte{codec, 1, 0x06, 0, 0, 0, 2, 'O', 'K', 1}
-		var m Message
-		is.NoErr(Teltonika().Decode(tkFrame(body), &Session{Identifier: "x"}, &m))
-		is.Equal(m.Kind, KindOther)
+		var m devproto.Message
+		is.NoErr(Teltonika().Decode(tkFrame(body), &devproto.Session{Identifier: "x"}, &m))
+		is.Equal(m.Kind, devproto.KindOther)
 		is.Equal(len(m.Positions), 0)
 		is.Equal(len(m.Reply), 0)
 	}
@@ -410,17 +411,17 @@ func TestTeltonikaMalformedRecords(t *testing.T) {
 		"count too high": append([]byte{tkCodec8, 3}, append(bytes.Clone(body[2:len(body)-1]), 3)...),
 		"unknown codec":  append([]byte{0x09}, body[1:]...),
 	} {
-		var m Message
-		err := Teltonika().Decode(tkFrame(b), &Session{Identifier: "x"}, &m)
-		is.Equal(err, ErrGarbage) // name
+		var m devproto.Message
+		err := Teltonika().Decode(tkFrame(b), &devproto.Session{Identifier: "x"}, &m)
+		is.Equal(err, devproto.ErrGarbage) // name
 		is.Equal(len(m.Positions), 0)
 		_ = name
 	}
 	// A datagram cut short, or naming no device.
 	d := tkDatagram(1, 1, "352093081452251", body)
 	for _, b := range [][]byte{d[:len(d)-1], d[:9], tkDatagram(1, 1, "", body)} {
-		var m Message
-		is.Equal(Teltonika().Decode(b, &Session{Transport: UDP}, &m), ErrGarbage)
+		var m devproto.Message
+		is.Equal(Teltonika().Decode(b, &devproto.Session{Transport: devproto.UDP}, &m), devproto.ErrGarbage)
 	}
 }
 
@@ -434,8 +435,8 @@ func TestTeltonikaReusedMessage(t *testing.T) {
 	}
 	small := tkRealistic(20)
 	small.io = [4][]tkIOValue{{{239, 0}}}
-	var reused, fresh Message
-	s := Session{Identifier: "x"}
+	var reused, fresh devproto.Message
+	s := devproto.Session{Identifier: "x"}
 	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, big)), &s, &reused))
 	reused.Reset()
 	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{small})), &s, &reused))
@@ -452,8 +453,8 @@ func TestTeltonikaDecodeAllocs(t *testing.T) {
 	for i := range 10 {
 		recs = append(recs, tkRealistic(i))
 	}
-	allocs := func(frame []byte, s Session) float64 {
-		var m Message
+	allocs := func(frame []byte, s devproto.Session) float64 {
+		var m devproto.Message
 		return testing.AllocsPerRun(200, func() {
 			m.Reset()
 			if err := Teltonika().Decode(frame, &s, &m); err != nil {
@@ -461,12 +462,12 @@ func TestTeltonikaDecodeAllocs(t *testing.T) {
 			}
 		})
 	}
-	one := allocs(tkFrame(tkBody(tkCodec8, recs[:1])), Session{Identifier: "x"})
-	ten := allocs(tkFrame(tkBody(tkCodec8, recs)), Session{Identifier: "x"})
+	one := allocs(tkFrame(tkBody(tkCodec8, recs[:1])), devproto.Session{Identifier: "x"})
+	ten := allocs(tkFrame(tkBody(tkCodec8, recs)), devproto.Session{Identifier: "x"})
 	is.Equal(one, ten)
 	is.Equal(ten, 0.0)
 	udp := allocs(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec8E, recs)),
-		Session{Transport: UDP, Identifier: "352093081452251"})
+		devproto.Session{Transport: devproto.UDP, Identifier: "352093081452251"})
 	is.Equal(udp, 0.0)
 }
 
@@ -489,8 +490,8 @@ func benchTeltonika(b *testing.B, n int) {
 		recs = append(recs, tkRealistic(i))
 	}
 	frame := tkFrame(tkBody(tkCodec8, recs))
-	s := Session{Identifier: "356307042441013"}
-	var m Message
+	s := devproto.Session{Identifier: "356307042441013"}
+	var m devproto.Message
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
@@ -511,15 +512,15 @@ func benchTeltonika(b *testing.B, n int) {
 // The figures are in docs/performance.md.
 func BenchmarkTeltonikaVocabulary(b *testing.B) {
 	frame := tkFullIOFrame()
-	s := Session{Identifier: "356307042441013"}
-	decode := func(m *Message) bool { return Teltonika().Decode(frame, &s, m) == nil }
+	s := devproto.Session{Identifier: "356307042441013"}
+	decode := func(m *devproto.Message) bool { return Teltonika().Decode(frame, &s, m) == nil }
 	for _, c := range []struct {
 		name   string
-		decode func(m *Message) bool
+		decode func(m *devproto.Message) bool
 	}{
 		{"vocabulary", decode},
 		{"numbered", decode},
-		{"before", func(m *Message) bool { return prevTkDecode(frame, m) }},
+		{"before", func(m *devproto.Message) bool { return prevTkDecode(frame, m) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			if c.name == "numbered" {
@@ -527,7 +528,7 @@ func BenchmarkTeltonikaVocabulary(b *testing.B) {
 				tkNames = [len(tkNames)]tkName{}
 				defer func() { tkNames = saved }()
 			}
-			var m Message
+			var m devproto.Message
 			b.ReportAllocs()
 			b.SetBytes(int64(len(frame)))
 			for b.Loop() {
@@ -546,8 +547,8 @@ func BenchmarkTeltonikaVocabulary(b *testing.B) {
 // time a frame and the decoder's against the two others.
 func BenchmarkTeltonikaVocabularyRatio(b *testing.B) {
 	frame := tkFullIOFrame()
-	s := Session{Identifier: "356307042441013"}
-	var m Message
+	s := devproto.Session{Identifier: "356307042441013"}
+	var m devproto.Message
 	run := func(decode func() bool) time.Duration {
 		const batch = 32
 		t0 := time.Now()
@@ -604,8 +605,8 @@ func TestTeltonikaFullIOAllocs(t *testing.T) {
 		recs = append(recs, tkFullIO(i))
 	}
 	allocs := func(frame []byte) float64 {
-		var m Message
-		s := Session{Identifier: "x"}
+		var m devproto.Message
+		s := devproto.Session{Identifier: "x"}
 		return testing.AllocsPerRun(200, func() {
 			m.Reset()
 			if err := Teltonika().Decode(frame, &s, &m); err != nil {
@@ -628,7 +629,7 @@ func BenchmarkTeltonikaCRC10(b *testing.B) {
 	body := tkBody(tkCodec8, recs)
 	b.SetBytes(int64(len(body) + 12))
 	for b.Loop() {
-		CRC16ARC(body)
+		devproto.CRC16ARC(body)
 	}
 }
 
@@ -652,21 +653,21 @@ func FuzzTeltonika(f *testing.F) {
 	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{full, tkFullIO(1)})), false, true)
 	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{tkRealistic(0)})), false, true)
 	f.Add(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec16, []tkRec{tkRealistic(0)})), true, false)
-	var reused Message
+	var reused devproto.Message
 	f.Fuzz(func(t *testing.T, b []byte, udp, fix bool) {
-		s := Session{Identifier: "356307042441013", Now: corpusNow}
+		s := devproto.Session{Identifier: "356307042441013", Now: corpusNow}
 		if udp {
-			s.Transport = UDP
+			s.Transport = devproto.UDP
 		} else if fix && len(b) >= 12 && len(b) <= Teltonika().MaxFrame() {
 			b = bytes.Clone(b)
 			copy(b, []byte{0, 0, 0, 0})
 			binary.BigEndian.PutUint32(b[4:], uint32(len(b)-12))
-			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(CRC16ARC(b[8:len(b)-4])))
+			binary.BigEndian.PutUint32(b[len(b)-4:], uint32(devproto.CRC16ARC(b[8:len(b)-4])))
 		}
 		frame := b
 		if !udp {
 			n, err := Teltonika().Split(b)
-			if n < 0 || n > len(b) || err != nil && err != ErrGarbage || err != nil && n != 0 {
+			if n < 0 || n > len(b) || err != nil && err != devproto.ErrGarbage || err != nil && n != 0 {
 				t.Fatalf("Split: %d, %v of %d bytes", n, err, len(b))
 			}
 			if n > 0 {
@@ -696,8 +697,8 @@ func TestTeltonikaManyAlarms(t *testing.T) {
 	}
 	frame := tkFrame(tkBody(tkCodec8E, []tkRec{r}))
 	is.True(len(frame) <= Teltonika().MaxFrame())
-	var m Message
-	is.NoErr(Teltonika().Decode(frame, &Session{Identifier: "x"}, &m))
+	var m devproto.Message
+	is.NoErr(Teltonika().Decode(frame, &devproto.Session{Identifier: "x"}, &m))
 	alarm, ok := binAttr(m.Positions[0], "alarm")
 	is.True(ok)
 	is.Equal(alarm.Str, "general,hard_braking,hard_acceleration,hard_cornering")
@@ -728,8 +729,8 @@ func TestTeltonikaGH3000(t *testing.T) {
 	body = append(body, 0x04, 1, 67)
 	body = binary.BigEndian.AppendUint16(body, 3950) // battery, mV
 	body = append(body, 2)
-	var m Message
-	is.NoErr(Teltonika().Decode(tkFrame(body), &Session{Identifier: "x"}, &m))
+	var m devproto.Message
+	is.NoErr(Teltonika().Decode(tkFrame(body), &devproto.Session{Identifier: "x"}, &m))
 	is.Equal(m.Reply, []byte{0, 0, 0, 2})
 	is.Equal(len(m.Positions), 1)
 	p := m.Positions[0]
@@ -753,8 +754,8 @@ func TestTeltonikaGH3000(t *testing.T) {
 // numbered.
 func TestTeltonikaVocabulary(t *testing.T) {
 	for _, codec := range []byte{tkCodec8, tkCodec8E, tkCodec16} {
-		var m Message
-		if err := Teltonika().Decode(tkFrame(tkBody(codec, []tkRec{tkFullIO(1)})), &Session{Identifier: "x"}, &m); err != nil {
+		var m devproto.Message
+		if err := Teltonika().Decode(tkFrame(tkBody(codec, []tkRec{tkFullIO(1)})), &devproto.Session{Identifier: "x"}, &m); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]any{}
@@ -805,8 +806,8 @@ func TestTeltonikaVocabularyAlarms(t *testing.T) {
 	} {
 		r := tkRealistic(0)
 		r.io = [4][]tkIOValue{{{c.id, c.value}}}
-		var m Message
-		is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+		var m devproto.Message
+		is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &devproto.Session{Identifier: "x"}, &m))
 		alarm, ok := binAttr(m.Positions[0], "alarm")
 		is.Equal(ok, c.want != "") // c.id, c.value
 		is.Equal(alarm.Str, c.want)
@@ -815,8 +816,8 @@ func TestTeltonikaVocabularyAlarms(t *testing.T) {
 	}
 	r := tkRealistic(0)
 	r.io = [4][]tkIOValue{{{252, 1}, {246, 1}, {253, 2}, {252, 1}}}
-	var m Message
-	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+	var m devproto.Message
+	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &devproto.Session{Identifier: "x"}, &m))
 	alarm, _ := binAttr(m.Positions[0], "alarm")
 	is.Equal(alarm.Str, "power_cut,tow,hard_braking")
 }
@@ -826,14 +827,14 @@ func TestTeltonikaVocabularyAlarms(t *testing.T) {
 // 103) whichever comes first, and either alone is used.
 func TestTeltonikaVehicleCountsPrevail(t *testing.T) {
 	is := is.New(t)
-	decode := func(elements []tkIOValue) Position {
+	decode := func(elements []tkIOValue) devproto.Position {
 		r := tkRealistic(0)
 		r.io = [4][]tkIOValue{nil, nil, elements}
-		var m Message
-		is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+		var m devproto.Message
+		is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &devproto.Session{Identifier: "x"}, &m))
 		return m.Positions[0]
 	}
-	value := func(p Position, name string) any {
+	value := func(p devproto.Position, name string) any {
 		n := 0
 		var v any
 		for _, a := range p.Attrs {
@@ -870,8 +871,8 @@ func TestTeltonikaDriverAndTemperatures(t *testing.T) {
 		{{72, uint64(uint32(0xFFFFFE0C))}, {73, 4000}, {74, 1250}, {75, 1251}},
 		{{78, 0}},
 	}
-	var m Message
-	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &Session{Identifier: "x"}, &m))
+	var m devproto.Message
+	is.NoErr(Teltonika().Decode(tkFrame(tkBody(tkCodec8, []tkRec{r})), &devproto.Session{Identifier: "x"}, &m))
 	p := m.Positions[0]
 	_, ok := binAttr(p, "driver_identifier")
 	is.True(!ok)
@@ -893,8 +894,8 @@ func TestTeltonikaDriverStringIsKept(t *testing.T) {
 		r.io = [4][]tkIOValue{nil, nil, nil, {{78, key}}}
 		return tkFrame(tkBody(tkCodec8, []tkRec{r, r}))
 	}
-	var m Message
-	s := Session{Identifier: "x"}
+	var m devproto.Message
+	s := devproto.Session{Identifier: "x"}
 	same := frame(0x0102030405060708)
 	is.NoErr(Teltonika().Decode(same, &s, &m))
 	a, _ := binAttr(m.Positions[0], "driver_identifier")

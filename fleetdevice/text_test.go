@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"github.com/matryer/is"
 )
 
@@ -81,7 +82,7 @@ func corpusSeeds(f *testing.F, name string) [][]byte {
 
 // checkIdentifier compares a message's identifier with the row's imei,
 // where the row states one (null: none in the frame).
-func checkIdentifier(t *testing.T, row corpusRow, m Message) {
+func checkIdentifier(t *testing.T, row corpusRow, m devproto.Message) {
 	t.Helper()
 	if !row.Expect.Has["imei"] {
 		return
@@ -97,17 +98,17 @@ func checkIdentifier(t *testing.T, row corpusRow, m Message) {
 
 // checkKind compares a message's kind with the row's: its kind member
 // where it has one, else positions when it expects points.
-func checkKind(t *testing.T, row corpusRow, m Message) {
+func checkKind(t *testing.T, row corpusRow, m devproto.Message) {
 	t.Helper()
-	want := KindOther
+	want := devproto.KindOther
 	switch row.Expect.Kind {
 	case "handshake", "login":
-		want = KindLogin
+		want = devproto.KindLogin
 	case "heartbeat":
-		want = KindHeartbeat
+		want = devproto.KindHeartbeat
 	case "":
 		if len(row.Expect.Points) > 0 {
-			want = KindPositions
+			want = devproto.KindPositions
 		}
 	default:
 		t.Fatalf("%s: kind %q unknown to the test", row.Source, row.Expect.Kind)
@@ -118,7 +119,7 @@ func checkKind(t *testing.T, row corpusRow, m Message) {
 }
 
 // attr is the attribute name of p, ok false when p has none.
-func attr(p Position, name string) (any, bool) {
+func attr(p devproto.Position, name string) (any, bool) {
 	for _, a := range p.Attrs {
 		if a.Name() == name {
 			return a.Value(), true
@@ -128,7 +129,7 @@ func attr(p Position, name string) (any, bool) {
 }
 
 // checkAttrs compares the attributes a row's point states with p's.
-func checkAttrs(t *testing.T, source string, want map[string]any, p Position) {
+func checkAttrs(t *testing.T, source string, want map[string]any, p devproto.Position) {
 	t.Helper()
 	for k, w := range want {
 		g, ok := attr(p, k)
@@ -217,7 +218,7 @@ func checkStream(t *testing.T, p Protocol, frames [][]byte) {
 // checkGarbage checks that Split refuses buf.
 func checkGarbage(t *testing.T, p Protocol, buf []byte) {
 	t.Helper()
-	if _, err := p.Split(buf); !errors.Is(err, ErrGarbage) {
+	if _, err := p.Split(buf); !errors.Is(err, devproto.ErrGarbage) {
 		t.Errorf("Split(%q): %v, want ErrGarbage", buf, err)
 	}
 }
@@ -225,14 +226,14 @@ func checkGarbage(t *testing.T, p Protocol, buf []byte) {
 // checkDecoded checks what any decoded message must be: positions in range
 // with finite values and times JSON can write, attributes the API accepts
 // (checkAttrsSound), and an identifier that could be one.
-func checkDecoded(t *testing.T, m Message) {
+func checkDecoded(t *testing.T, m devproto.Message) {
 	t.Helper()
 	checkAttrsSound(t, &m)
-	if m.Identifier != "" && !IdentifierOK(m.Identifier) {
+	if m.Identifier != "" && !devproto.IdentifierOK(m.Identifier) {
 		t.Fatalf("identifier %q", m.Identifier)
 	}
 	for _, p := range m.Positions {
-		if !Usable(&p) {
+		if !devproto.Usable(&p) {
 			t.Fatalf("position %+v out of range", p)
 		}
 		if _, err := p.Time.MarshalJSON(); err != nil {
@@ -244,7 +245,7 @@ func checkDecoded(t *testing.T, m Message) {
 			}
 		}
 	}
-	if len(m.Positions) > 0 && m.Kind != KindPositions {
+	if len(m.Positions) > 0 && m.Kind != devproto.KindPositions {
 		t.Fatalf("kind %v with %d positions", m.Kind, len(m.Positions))
 	}
 }
@@ -265,10 +266,10 @@ func fuzzStream(t *testing.T, p Protocol, data []byte) {
 		t.Fatalf("Split = %d with %v", n, err)
 	}
 	decode := func(frame []byte) {
-		var m Message
-		s := Session{Transport: UDP, Now: corpusNow}
+		var m devproto.Message
+		s := devproto.Session{Transport: devproto.UDP, Now: corpusNow}
 		if err := p.Decode(frame, &s, &m); err != nil {
-			if !errors.Is(err, ErrGarbage) && !errors.Is(err, ErrChecksum) {
+			if !errors.Is(err, devproto.ErrGarbage) && !errors.Is(err, devproto.ErrChecksum) {
 				t.Fatalf("Decode: %v", err)
 			}
 			return
@@ -300,7 +301,7 @@ func fuzzProtocol(f *testing.F, p Protocol, corpus string, extra ...[]byte) {
 
 // checkRow compares a decoded message with a corpus row: identifier,
 // kind, positions and reply.
-func checkRow(t *testing.T, row corpusRow, m Message) {
+func checkRow(t *testing.T, row corpusRow, m devproto.Message) {
 	t.Helper()
 	checkIdentifier(t, row, m)
 	checkKind(t, row, m)
@@ -312,7 +313,7 @@ func checkRow(t *testing.T, row corpusRow, m Message) {
 // string, cut at its commas. The benchmarks' ratios are to it.
 func textBaseline(frame []byte) int {
 	var buf [64]string
-	return len(JavaSplit(buf[:0], string(frame), ','))
+	return len(devproto.JavaSplit(buf[:0], string(frame), ','))
 }
 
 // benchmarkDecode measures decoding frame, allocations included.
@@ -326,11 +327,11 @@ func benchmarkDecode(b *testing.B, p Protocol, frame []byte) {
 
 // decoder is a function that decodes frame into a message it reuses.
 func decoder(b *testing.B, p Protocol, frame []byte) func() {
-	var m Message
-	s := Session{Transport: TCP, Now: corpusNow}
+	var m devproto.Message
+	s := devproto.Session{Transport: devproto.TCP, Now: corpusNow}
 	return func() {
 		m.Reset()
-		if err := p.Decode(frame, &s, &m); err != nil || m.Kind != KindPositions {
+		if err := p.Decode(frame, &s, &m); err != nil || m.Kind != devproto.KindPositions {
 			b.Fatalf("%v %v", err, m.Kind)
 		}
 	}
@@ -372,8 +373,8 @@ func benchmarkTextRatio(b *testing.B, p Protocol, frame []byte) {
 
 func TestNonCapturing(t *testing.T) {
 	is := is.New(t)
-	is.Equal(NonCapturing(`(a)\((b)[(](?:c)(d|(e))`), `(?:a)\((?:b)[(](?:c)(?:d|(?:e))`)
-	re := regexp.MustCompile(NonCapturing(glLocation.String()))
+	is.Equal(devproto.NonCapturing(`(a)\((b)[(](?:c)(d|(e))`), `(?:a)\((?:b)[(](?:c)(?:d|(?:e))`)
+	re := regexp.MustCompile(devproto.NonCapturing(glLocation.String()))
 	is.Equal(re.NumSubexp(), 0)
 	// The same matches as the pattern with its groups.
 	loc := "1,5.7,34,437.3,8.611600,47.681846,20181214134619,0228,0001,077F,4812,25.2,"

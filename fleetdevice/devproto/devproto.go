@@ -1,17 +1,19 @@
-// Package fleetdevice is the device edge of Fleet: GPS trackers and phone
-// apps that report positions in their own protocols (API.md §13).
+// Package devproto is what the decoders of device protocols share: the
+// Message a frame decodes to (positions in the API's units, attributes in
+// the common vocabulary of API.md §14, the acknowledgement the device
+// expects), the Session a listener hands a decoder, the Decoder interface
+// every stream protocol implements, its error values, and the helpers of
+// framing and decoding: a bounds-checked big-endian reader (BinReader) and
+// the CRCs of the binary protocols, the text protocols' frame splitter,
+// patterns and group reader (SplitText, Pattern, Groups), the civil-date
+// check that makes an impossible date no fix (CivilTime), and the
+// vocabulary's names and checks (AttrIgnition, AttrTextOK, AlarmJoin...).
 //
-// It has two halves. Decoders are pure functions from bytes to messages,
-// one Protocol a protocol: Split finds a frame in a stream, Decode turns
-// one frame (or one datagram) into a Message of positions, in the API's
-// units, with the acknowledgement the device expects. They know nothing of
-// connections, stores or time beyond what the Session hands them, and are
-// table-tested on real captures (testdata/) and fuzzed. Listeners own the
-// connections (TCP, UDP and OsmAnd's HTTP), and reach the domain only
-// through fleet.Service's device edge: a protocol never decides what is
-// stored, fleet's rules do, and a device is acknowledged only once what it
-// sent is durable.
-package fleetdevice
+// A decoder is a pure function from bytes to a Message: it knows nothing
+// of connections, stores or time beyond what the Session hands it. The
+// listeners of package fleetdevice own the connections; this package
+// imports nothing of Fleet.
+package devproto
 
 import (
 	"errors"
@@ -45,11 +47,11 @@ var (
 	// ErrGarbage: the bytes cannot start or continue a frame of the
 	// protocol, or claim an impossible length. The listener closes the
 	// connection (a datagram is dropped).
-	ErrGarbage = errors.New("fleetdevice: not a frame of the protocol")
+	ErrGarbage = errors.New("devproto: not a frame of the protocol")
 	// ErrChecksum: a whole frame whose checksum does not verify. It is
 	// neither decoded nor acknowledged (the device sends it again); the
 	// connection stays open.
-	ErrChecksum = errors.New("fleetdevice: checksum mismatch")
+	ErrChecksum = errors.New("devproto: checksum mismatch")
 )
 
 // Kind is what a message is, for the listener's handling of it.

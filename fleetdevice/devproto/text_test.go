@@ -1,8 +1,9 @@
-package fleetdevice
+package devproto
 
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"testing"
 
 	"github.com/matryer/is"
@@ -57,4 +58,27 @@ func TestTakePositionReusesAttributes(t *testing.T) {
 	is.Equal(len(p.Attrs), 0)  // a fresh position
 	is.True(cap(p.Attrs) >= 2) // that keeps the array of the one before
 	is.Equal(p.Latitude, 0.0)
+}
+
+func TestNonCapturing(t *testing.T) {
+	is := is.New(t)
+	is.Equal(NonCapturing(`(a)\((b)[(](?:c)(d|(e))`), `(?:a)\((?:b)[(](?:c)(?:d|(?:e))`)
+	p := NewPattern().Number("(d+),").Number("(d+.d)?,").Expression("([NS])").Optional(1).Text("$")
+	re := regexp.MustCompile(NonCapturing(p.String()))
+	is.Equal(re.NumSubexp(), 0)
+	// The same matches as the pattern with its groups.
+	for _, s := range []string{"12,3.5,N$", "12,,$", "x12,3.5,S$y", "12,3.5,E$"} {
+		is.Equal(re.FindStringIndex(s), p.Anywhere().FindStringIndex(s))
+	}
+}
+
+// OnEarth is false for coordinates out of range and for those that are
+// no number at all.
+func TestOnEarth(t *testing.T) {
+	is := is.New(t)
+	is.True(OnEarth(90, -180))
+	is.True(OnEarth(-90, 180))
+	for _, c := range [][2]float64{{90.1, 0}, {0, -180.1}, {math.NaN(), 0}, {0, math.NaN()}, {math.Inf(1), 0}, {0, math.Inf(-1)}} {
+		is.True(!OnEarth(c[0], c[1])) // off Earth
+	}
 }

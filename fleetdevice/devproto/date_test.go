@@ -1,4 +1,4 @@
-package fleetdevice
+package devproto
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package fleetdevice
+package devproto
 
 import (
 	"regexp"
@@ -11,6 +11,17 @@ import (
 
 // apiAttrName is API.md §14's rule for an attribute's name.
 var apiAttrName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// vocabAlarms is §14's list of alarm words.
+var vocabAlarms = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`sos power_cut power_restored low_power low_battery vibration
+		movement overspeed tow tampering jamming door hard_acceleration hard_braking hard_cornering
+		accident fall_down fatigue_driving temperature geofence_enter geofence_exit general`) {
+		vocabAlarms[w] = true
+	}
+}
 
 func TestAttrNameAndText(t *testing.T) {
 	is := is.New(t)
