@@ -52,7 +52,7 @@ type binCaptureCheck struct {
 // binTestCaptures runs the captures of testdata/traccar/file through proto
 // as a listener would: each label's behaviour (see the file's header),
 // every position on Earth, and the values checks assert.
-func binTestCaptures(t *testing.T, proto Protocol, file string, checks []binCaptureCheck) {
+func binTestCaptures(t *testing.T, proto Decoder, file string, checks []binCaptureCheck) {
 	b, err := os.ReadFile(filepath.Join("testdata", "traccar", file))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func binHasValue(positions []devproto.Position, name string, want any) bool {
 
 // binSplitAll cuts a stream into the frames Split finds, failing unless they
 // make up the whole of it.
-func binSplitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
+func binSplitAll(t *testing.T, proto Decoder, stream []byte) [][]byte {
 	t.Helper()
 	var frames [][]byte
 	for len(stream) > 0 {
@@ -169,7 +169,7 @@ func binSplitAll(t *testing.T, proto Protocol, stream []byte) [][]byte {
 
 // binSplitChunks feeds a stream to Split the way a listener does, in the
 // given chunks, and returns the frames it finds.
-func binSplitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
+func binSplitChunks(proto Decoder, chunks [][]byte) ([][]byte, error) {
 	var frames [][]byte
 	var pending []byte
 	for _, c := range chunks {
@@ -198,7 +198,7 @@ func binSplitChunks(proto Protocol, chunks [][]byte) ([][]byte, error) {
 // binTestSplitStream checks that the frames, sent as one stream, come out of
 // Split the same whether the stream arrives whole, a byte at a time, or in
 // random chunks.
-func binTestSplitStream(t *testing.T, proto Protocol, frames [][]byte) {
+func binTestSplitStream(t *testing.T, proto Decoder, frames [][]byte) {
 	t.Helper()
 	stream := bytes.Join(frames, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -276,7 +276,7 @@ func binCorpusRaw(tb testing.TB, name string) [][]byte {
 // binFuzzDecode decodes frame into a fresh Message and into a reused one:
 // no panic, only the contract's errors, a message that binCheckMessage
 // accepts, and the same result both ways.
-func binFuzzDecode(t *testing.T, proto Protocol, frame []byte, s devproto.Session, reused *devproto.Message) {
+func binFuzzDecode(t *testing.T, proto Decoder, frame []byte, s devproto.Session, reused *devproto.Message) {
 	t.Helper()
 	s1, s2 := s, s
 	var fresh devproto.Message

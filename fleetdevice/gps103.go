@@ -28,8 +28,6 @@ import (
 type gps103 struct{}
 
 func (gps103) Name() string  { return "gps103" }
-func (gps103) Port() int     { return 5001 }
-func (gps103) UDP() bool     { return false }
 func (gps103) MaxFrame() int { return 2048 }
 
 // gps103Start reports whether c can start a frame: `imei:`, the `##`

@@ -36,8 +36,6 @@ import (
 type gt06 struct{}
 
 func (gt06) Name() string  { return "gt06" }
-func (gt06) Port() int     { return 5023 }
-func (gt06) UDP() bool     { return false }
 func (gt06) MaxFrame() int { return gtMaxFrame }
 
 const gtMaxFrame = 2048

@@ -22,8 +22,6 @@ import (
 type h02 struct{}
 
 func (h02) Name() string  { return "h02" }
-func (h02) Port() int     { return 5013 }
-func (h02) UDP() bool     { return true }
 func (h02) MaxFrame() int { return 2048 }
 
 // Binary frame lengths: 32 bytes; 45 bytes (newer devices, the same

@@ -25,7 +25,7 @@ func TestImpossibleDatesAreNoFix(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		proto Protocol
+		proto Decoder
 		frame string
 		want  time.Time // the frame as sent
 		bad   []variant // each made impossible

@@ -24,8 +24,6 @@ import (
 type queclink struct{}
 
 func (queclink) Name() string  { return "queclink" }
-func (queclink) Port() int     { return 5004 }
-func (queclink) UDP() bool     { return true }
 func (queclink) MaxFrame() int { return 4096 }
 
 const (

@@ -79,7 +79,8 @@ func decodeTelematics(t *testing.T, row telematicsRow) (string, []devproto.Messa
 		}
 		return m.Identifier, []devproto.Message{m}
 	}
-	proto := protocolNamed(row.Protocol)
+	p, _ := ProtocolNamed(row.Protocol)
+	proto := p.Decoder
 	if proto == nil {
 		t.Fatalf("no protocol %q", row.Protocol)
 	}

@@ -51,8 +51,6 @@ import (
 type teltonika struct{}
 
 func (teltonika) Name() string  { return "teltonika" }
-func (teltonika) Port() int     { return 5027 }
-func (teltonika) UDP() bool     { return true }
 func (teltonika) MaxFrame() int { return tkMaxFrame }
 
 const tkMaxFrame = 65536

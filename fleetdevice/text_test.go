@@ -153,7 +153,7 @@ func checkAttrs(t *testing.T, source string, want map[string]any, p devproto.Pos
 // sizes (the last repeated): after each read, Split until it asks for
 // more. It returns the frames, trimmed of their line ends, and the bytes
 // left.
-func splitAll(t *testing.T, p Protocol, data []byte, chunk func() int) ([]string, []byte) {
+func splitAll(t *testing.T, p Decoder, data []byte, chunk func() int) ([]string, []byte) {
 	t.Helper()
 	var frames []string
 	var buf []byte
@@ -182,7 +182,7 @@ func splitAll(t *testing.T, p Protocol, data []byte, chunk func() int) ([]string
 // checkStream joins frames with line ends or nothing between them, and
 // checks that Split finds them again whether the stream arrives whole,
 // one byte at a time, or in random chunks.
-func checkStream(t *testing.T, p Protocol, frames [][]byte) {
+func checkStream(t *testing.T, p Decoder, frames [][]byte) {
 	t.Helper()
 	is := is.New(t)
 	var data []byte
@@ -216,7 +216,7 @@ func checkStream(t *testing.T, p Protocol, frames [][]byte) {
 }
 
 // checkGarbage checks that Split refuses buf.
-func checkGarbage(t *testing.T, p Protocol, buf []byte) {
+func checkGarbage(t *testing.T, p Decoder, buf []byte) {
 	t.Helper()
 	if _, err := p.Split(buf); !errors.Is(err, devproto.ErrGarbage) {
 		t.Errorf("Split(%q): %v, want ErrGarbage", buf, err)
@@ -254,7 +254,7 @@ func checkDecoded(t *testing.T, m devproto.Message) {
 // within the buffer and asks for more only below its bounds, and Decode,
 // of what Split finds and of the bytes as one datagram, never panics and
 // gives only sound messages.
-func fuzzStream(t *testing.T, p Protocol, data []byte) {
+func fuzzStream(t *testing.T, p Decoder, data []byte) {
 	n, err := p.Split(data)
 	if n < 0 || n > len(data) {
 		t.Fatalf("Split = %d of %d bytes", n, len(data))
@@ -284,7 +284,7 @@ func fuzzStream(t *testing.T, p Protocol, data []byte) {
 
 // fuzzProtocol runs fuzzStream on a stream protocol, seeded from every row
 // of its corpus and from extra frames.
-func fuzzProtocol(f *testing.F, p Protocol, corpus string, extra ...[]byte) {
+func fuzzProtocol(f *testing.F, p Decoder, corpus string, extra ...[]byte) {
 	for _, seed := range corpusSeeds(f, corpus) {
 		f.Add(seed)
 	}
@@ -317,7 +317,7 @@ func textBaseline(frame []byte) int {
 }
 
 // benchmarkDecode measures decoding frame, allocations included.
-func benchmarkDecode(b *testing.B, p Protocol, frame []byte) {
+func benchmarkDecode(b *testing.B, p Decoder, frame []byte) {
 	b.ReportAllocs()
 	decode := decoder(b, p, frame)
 	for b.Loop() {
@@ -326,7 +326,7 @@ func benchmarkDecode(b *testing.B, p Protocol, frame []byte) {
 }
 
 // decoder is a function that decodes frame into a message it reuses.
-func decoder(b *testing.B, p Protocol, frame []byte) func() {
+func decoder(b *testing.B, p Decoder, frame []byte) func() {
 	var m devproto.Message
 	s := devproto.Session{Transport: devproto.TCP, Now: corpusNow}
 	return func() {
@@ -363,7 +363,7 @@ func benchmarkRatio(b *testing.B, f, baseline func()) {
 }
 
 // benchmarkTextRatio measures decoding frame against textBaseline.
-func benchmarkTextRatio(b *testing.B, p Protocol, frame []byte) {
+func benchmarkTextRatio(b *testing.B, p Decoder, frame []byte) {
 	n := 0
 	benchmarkRatio(b, decoder(b, p, frame), func() { n += textBaseline(frame) })
 	if n == 0 {
