@@ -1,6 +1,15 @@
 package fleetdevice
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/gps103"
+	"github.com/fleetkit/fleetapi/fleetdevice/gt06"
+	"github.com/fleetkit/fleetapi/fleetdevice/h02"
+	"github.com/fleetkit/fleetapi/fleetdevice/osmand"
+	"github.com/fleetkit/fleetapi/fleetdevice/queclink"
+	"github.com/fleetkit/fleetapi/fleetdevice/teltonika"
+)
 
 // Protocol is how one protocol is served: the listener's settings of it
 // beside its decoder. The table of every protocol (Protocols) is what
@@ -27,11 +36,11 @@ func (p Protocol) Serves(t Transport) bool { return slices.Contains(p.Transports
 // protocols is every protocol, in the order of API.md §13.
 var protocols = []Protocol{
 	{Name: OsmAndName, Port: 5055, Transports: []Transport{HTTP}},
-	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika{}},
-	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06{}},
-	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02{}},
-	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink{}},
-	{Name: "gps103", Port: 5001, Transports: []Transport{TCP}, Decoder: gps103{}},
+	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika.Decoder{}},
+	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06.Decoder{}},
+	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02.Decoder{}},
+	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink.Decoder{}},
+	{Name: "gps103", Port: 5001, Transports: []Transport{TCP}, Decoder: gps103.Decoder{}},
 }
 
 // Protocols returns every protocol's settings, in the order of API.md
@@ -57,16 +66,28 @@ func ProtocolNamed(name string) (p Protocol, ok bool) {
 }
 
 // Teltonika returns the teltonika protocol's decoder.
-func Teltonika() Decoder { return teltonika{} }
+func Teltonika() Decoder { return teltonika.Decoder{} }
 
 // GT06 returns the gt06 protocol's decoder.
-func GT06() Decoder { return gt06{} }
+func GT06() Decoder { return gt06.Decoder{} }
 
 // H02 returns the h02 protocol's decoder.
-func H02() Decoder { return h02{} }
+func H02() Decoder { return h02.Decoder{} }
 
 // Queclink returns the queclink protocol's decoder.
-func Queclink() Decoder { return queclink{} }
+func Queclink() Decoder { return queclink.Decoder{} }
 
 // GPS103 returns the gps103 protocol's decoder.
-func GPS103() Decoder { return gps103{} }
+func GPS103() Decoder { return gps103.Decoder{} }
+
+// OsmAndRequest is one HTTP request of the OsmAnd protocol (osmand.Request).
+type OsmAndRequest = osmand.Request
+
+// OsmAndMaxBody bounds the body of an OsmAnd request (osmand.MaxBody).
+const OsmAndMaxBody = osmand.MaxBody
+
+// DecodeOsmAnd decodes one OsmAnd request into m (osmand.Decode), and
+// reports whether it was the JSON form.
+func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (bool, error) {
+	return osmand.Decode(r, s, m)
+}

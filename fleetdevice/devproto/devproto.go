@@ -9,10 +9,12 @@
 // check that makes an impossible date no fix (CivilTime), and the
 // vocabulary's names and checks (AttrIgnition, AttrTextOK, AlarmJoin...).
 //
-// A decoder is a pure function from bytes to a Message: it knows nothing
-// of connections, stores or time beyond what the Session hands it. The
-// listeners of package fleetdevice own the connections; this package
-// imports nothing of Fleet.
+// Each protocol is a package beside this one (fleetdevice/teltonika,
+// fleetdevice/gt06...) that imports it, and nothing else of Fleet; the
+// listeners of package fleetdevice serve them. A decoder is a pure
+// function from bytes to a Message: it knows nothing of connections,
+// stores or time beyond what the Session hands it. This package imports
+// nothing of Fleet.
 package devproto
 
 import (
