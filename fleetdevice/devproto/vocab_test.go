@@ -12,17 +12,6 @@ import (
 // apiAttrName is API.md §14's rule for an attribute's name.
 var apiAttrName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
-// vocabAlarms is §14's list of alarm words.
-var vocabAlarms = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`sos power_cut power_restored low_power low_battery vibration
-		movement overspeed tow tampering jamming door hard_acceleration hard_braking hard_cornering
-		accident fall_down fatigue_driving temperature geofence_enter geofence_exit general`) {
-		vocabAlarms[w] = true
-	}
-}
-
 func TestAttrNameAndText(t *testing.T) {
 	is := is.New(t)
 	for _, ok := range []string{"a", "ignition", "io65535", "temp1_c", strings.Repeat("x", 32)} {
@@ -76,24 +65,6 @@ func TestAlarmJoin(t *testing.T) {
 	}
 	is.Equal(len(long), 64)
 	is.Equal(long, "hard_acceleration,hard_braking,hard_cornering,accident,overspeed") // tow, sos would pass 64 bytes
-}
-
-func TestTraccarAlarmWords(t *testing.T) {
-	is := is.New(t)
-	for in, want := range map[string]string{
-		"sos": "sos", "powerCut": "power_cut", "powerRestored": "power_restored", "lowBattery": "low_battery",
-		"hardBraking": "hard_braking", "fallDown": "fall_down", "geofenceEnter": "geofence_enter",
-		"power_cut": "power_cut", "general": "general",
-	} {
-		got, ok := TraccarAlarm(in)
-		is.True(ok)
-		is.Equal(got, want)
-		is.True(vocabAlarms[got])
-	}
-	for _, none := range []string{"geofence", "removing", "powerOff", "fuelLeak", "idle", ""} {
-		_, ok := TraccarAlarm(none)
-		is.True(!ok) // none
-	}
 }
 
 // TestStrCacheReusesStrings: the same bytes again give the same string

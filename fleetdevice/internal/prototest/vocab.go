@@ -75,3 +75,6 @@ func CheckAttrsSound(t testing.TB, m *devproto.Message) {
 		}
 	}
 }
+
+// IsVocabAlarm reports whether w is one of §14's alarm words.
+func IsVocabAlarm(w string) bool { return vocabAlarms[w] }
