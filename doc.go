@@ -27,6 +27,12 @@
 //   - fleetwire: the API's JSON bodies that are not fleet types (the
 //     envelope, the error table, the key and account answers, the request
 //     bodies), one definition for the handler and the client.
+//   - fleetdevice: the device edge: listeners (TCP, UDP, OsmAnd's HTTP)
+//     that hand what trackers report to the service's device edge, and
+//     the table of protocols. Each protocol's decoder is a package of its
+//     own (fleetdevice/teltonika, gt06, h02, queclink, gps103, osmand)
+//     that imports only fleetdevice/devproto, what the decoders share;
+//     fleetdevice/devicetest simulates the devices.
 //   - cmd/fleetserver: the reference server.
 //   - examples: programs to copy from.
 //

@@ -9,8 +9,8 @@ import (
 
 // Endpoint is where one protocol is served.
 type Endpoint struct {
-	// Protocol is the protocol's name: one of Protocols()' names, or
-	// OsmAndName ("osmand", served over HTTP).
+	// Protocol is the protocol's name: one of Protocols()' names
+	// (OsmAndName, "osmand", is served over HTTP).
 	Protocol string
 	// Addr is the host:port listened on (TCP, and UDP when UDP is set).
 	Addr string
@@ -19,26 +19,19 @@ type Endpoint struct {
 	UDP bool
 }
 
-// Decoder is the endpoint's stream protocol, or nil for OsmAnd.
-func (e Endpoint) Decoder() Protocol {
-	return protocolNamed(e.Protocol)
+// Decoder is the decoder of the endpoint's stream protocol, or nil for
+// OsmAnd.
+func (e Endpoint) Decoder() Decoder {
+	p, _ := ProtocolNamed(e.Protocol)
+	return p.Decoder
 }
 
-func protocolNamed(name string) Protocol {
-	for _, p := range Protocols() {
-		if p.Name() == name {
-			return p
-		}
-	}
-	return nil
-}
-
-// ProtocolNames are the names ParseEndpoints knows, in the order of "all":
-// OsmAnd, then Protocols().
+// ProtocolNames are the names ParseEndpoints knows, in the order of "all"
+// (Protocols()): OsmAnd, then the stream protocols.
 func ProtocolNames() []string {
-	names := []string{OsmAndName}
-	for _, p := range Protocols() {
-		names = append(names, p.Name())
+	var names []string
+	for _, p := range protocols {
+		names = append(names, p.Name)
 	}
 	return names
 }
@@ -65,9 +58,8 @@ func ParseEndpoints(spec, defaultHost string) ([]Endpoint, error) {
 		if err := checkHost(defaultHost); err != nil {
 			return nil, fmt.Errorf("devices: all: the host of --addr %q: %v", defaultHost, err)
 		}
-		eps = append(eps, Endpoint{Protocol: OsmAndName, Addr: net.JoinHostPort(defaultHost, strconv.Itoa(OsmAndPort))})
-		for _, p := range Protocols() {
-			eps = append(eps, Endpoint{Protocol: p.Name(), Addr: net.JoinHostPort(defaultHost, strconv.Itoa(p.Port())), UDP: p.UDP()})
+		for _, p := range protocols {
+			eps = append(eps, Endpoint{Protocol: p.Name, Addr: net.JoinHostPort(defaultHost, strconv.Itoa(p.Port)), UDP: p.Serves(UDP)})
 		}
 		return eps, nil
 	}
@@ -89,14 +81,11 @@ func ParseEndpoints(spec, defaultHost string) ([]Endpoint, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("devices: %q: want protocol=host:port, or all", entry)
 		}
-		udp := false
-		if name != OsmAndName {
-			p := protocolNamed(name)
-			if p == nil {
-				return nil, fmt.Errorf("devices: %q: unknown protocol %q (known: %s)", entry, name, strings.Join(ProtocolNames(), ", "))
-			}
-			udp = p.UDP()
+		p, known := ProtocolNamed(name)
+		if !known {
+			return nil, fmt.Errorf("devices: %q: unknown protocol %q (known: %s)", entry, name, strings.Join(ProtocolNames(), ", "))
 		}
+		udp := p.Serves(UDP)
 		if prev, dup := seen[name]; dup {
 			return nil, fmt.Errorf("devices: %q: %s is already served (%q)", entry, name, prev)
 		}

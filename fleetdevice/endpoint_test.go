@@ -105,6 +105,7 @@ func TestEndpointDecoder(t *testing.T) {
 			continue
 		}
 		is.Equal(e.Decoder().Name(), e.Protocol)
-		is.Equal(e.Decoder().UDP(), e.UDP)
+		p, _ := ProtocolNamed(e.Protocol)
+		is.Equal(p.Serves(UDP), e.UDP)
 	}
 }

@@ -77,7 +77,7 @@ func TestUnknownHeartbeatsAreNotAnswered(t *testing.T) {
 // unknown identifiers: H02's HTBT, GPS103's bare IMEI, Queclink's GTHBD.
 func TestProtocolHeartbeatsOfUnknownDevicesAreNotAnswered(t *testing.T) {
 	for _, c := range []struct {
-		proto     Protocol
+		proto     Decoder
 		of        func(id string) string
 		wantReply func(id string) string
 	}{

@@ -36,8 +36,6 @@ import (
 type lineProto struct{ max int }
 
 func (lineProto) Name() string { return "line" }
-func (lineProto) Port() int    { return 0 }
-func (lineProto) UDP() bool    { return true }
 func (p lineProto) MaxFrame() int {
 	if p.max == 0 {
 		return 256
@@ -257,7 +255,7 @@ type rig struct {
 	done  chan error // ServeTCP's result
 }
 
-func newRig(t testing.TB, ing *fakeIngest, opts Options, p Protocol) *rig {
+func newRig(t testing.TB, ing *fakeIngest, opts Options, p Decoder) *rig {
 	t.Helper()
 	r := &rig{t: t, ing: ing, clock: testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)), log: &testlog.Buffer{}, done: make(chan error, 1)}
 	opts.Now = r.clock.Now
@@ -280,7 +278,7 @@ func newRig(t testing.TB, ing *fakeIngest, opts Options, p Protocol) *rig {
 }
 
 // serveUDP serves p on a UDP socket of loopback too.
-func (r *rig) serveUDP(p Protocol) net.Addr {
+func (r *rig) serveUDP(p Decoder) net.Addr {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		r.t.Fatal(err)

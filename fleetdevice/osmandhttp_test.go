@@ -207,3 +207,25 @@ func TestOsmAndShutdown(t *testing.T) {
 	is.NoErr(s.Shutdown(context.Background()))
 	is.Equal(<-done, ErrServerClosed)
 }
+
+// Through the listener: 400, and nothing reported.
+func TestOsmAndListenerRefusesValuesGivenTwice(t *testing.T) {
+	is := is.New(t)
+	ing := newFakeIngest("111", "222")
+	r, base := osmandRig(t, ing, Options{})
+	r.s.decodeOsmAnd = DecodeOsmAnd
+	for _, target := range []string{"/?id=111&id=222&lat=1&lon=2", "/?id=222;id=111&lat=1&lon=2", "/?id=111&deviceid=222&lat=1&lon=2",
+		"/?id=111&lat=1&lon=2&lat=3", "/?id=111&lat=1&lon=2&timestamp=1377177267&timestamp=1377177268"} {
+		res, err := http.Get(base + target)
+		is.NoErr(err)
+		res.Body.Close()
+		is.Equal(res.StatusCode, http.StatusBadRequest)
+	}
+	res, err := http.Post(base+"/", "application/json", strings.NewReader(`{"device_id":"111","device_id":"222","location":{"coords":{"latitude":1,"longitude":2}}}`))
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusBadRequest)
+	asked, reports := ing.recorded()
+	is.Equal(len(asked), 0)
+	is.Equal(len(reports), 0) // nothing stored
+}

@@ -1,10 +1,93 @@
 package fleetdevice
 
-// Protocols returns every stream protocol's decoder, in the order of
-// API.md §13. OsmAnd, which is HTTP, is DecodeOsmAnd.
-func Protocols() []Protocol {
-	return []Protocol{Teltonika(), GT06(), H02(), Queclink(), GPS103()}
+import (
+	"slices"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/gps103"
+	"github.com/fleetkit/fleetapi/fleetdevice/gt06"
+	"github.com/fleetkit/fleetapi/fleetdevice/h02"
+	"github.com/fleetkit/fleetapi/fleetdevice/osmand"
+	"github.com/fleetkit/fleetapi/fleetdevice/queclink"
+	"github.com/fleetkit/fleetapi/fleetdevice/teltonika"
+)
+
+// Protocol is how one protocol is served: the listener's settings of it
+// beside its decoder. The table of every protocol (Protocols) is what
+// --devices, ParseEndpoints, the load tool and docs/devices.md's table of
+// ports read.
+type Protocol struct {
+	// Name is the protocol's name in --devices and the API ("teltonika").
+	Name string
+	// Port is its conventional port (Traccar's, so that a device set up
+	// for a Traccar server needs only its host changed).
+	Port int
+	// Transports are how its devices reach the server: TCP, and UDP on
+	// the same port where the protocol has a datagram form; HTTP for
+	// OsmAnd.
+	Transports []Transport
+	// Decoder decodes its frames (TCP) and datagrams (UDP); nil for
+	// OsmAnd, whose requests the Server's OsmAnd handler decodes.
+	Decoder Decoder
 }
 
-// OsmAndPort is the OsmAnd protocol's conventional port (HTTP).
-const OsmAndPort = 5055
+// Serves reports whether the protocol is served over t.
+func (p Protocol) Serves(t Transport) bool { return slices.Contains(p.Transports, t) }
+
+// protocols is every protocol, in the order of API.md §13.
+var protocols = []Protocol{
+	{Name: OsmAndName, Port: 5055, Transports: []Transport{HTTP}},
+	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika.Decoder{}},
+	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06.Decoder{}},
+	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02.Decoder{}},
+	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink.Decoder{}},
+	{Name: "gps103", Port: 5001, Transports: []Transport{TCP}, Decoder: gps103.Decoder{}},
+}
+
+// Protocols returns every protocol's settings, in the order of API.md
+// §13: OsmAnd (HTTP), then the stream protocols.
+func Protocols() []Protocol {
+	ps := slices.Clone(protocols)
+	for i := range ps {
+		ps[i].Transports = slices.Clone(ps[i].Transports)
+	}
+	return ps
+}
+
+// ProtocolNamed returns the settings of the protocol called name, ok false
+// when there is none.
+func ProtocolNamed(name string) (p Protocol, ok bool) {
+	for _, p := range protocols {
+		if p.Name == name {
+			p.Transports = slices.Clone(p.Transports)
+			return p, true
+		}
+	}
+	return Protocol{}, false
+}
+
+// Teltonika returns the teltonika protocol's decoder.
+func Teltonika() Decoder { return teltonika.Decoder{} }
+
+// GT06 returns the gt06 protocol's decoder.
+func GT06() Decoder { return gt06.Decoder{} }
+
+// H02 returns the h02 protocol's decoder.
+func H02() Decoder { return h02.Decoder{} }
+
+// Queclink returns the queclink protocol's decoder.
+func Queclink() Decoder { return queclink.Decoder{} }
+
+// GPS103 returns the gps103 protocol's decoder.
+func GPS103() Decoder { return gps103.Decoder{} }
+
+// OsmAndRequest is one HTTP request of the OsmAnd protocol (osmand.Request).
+type OsmAndRequest = osmand.Request
+
+// OsmAndMaxBody bounds the body of an OsmAnd request (osmand.MaxBody).
+const OsmAndMaxBody = osmand.MaxBody
+
+// DecodeOsmAnd decodes one OsmAnd request into m (osmand.Decode), and
+// reports whether it was the JSON form.
+func DecodeOsmAnd(r OsmAndRequest, s *Session, m *Message) (bool, error) {
+	return osmand.Decode(r, s, m)
+}

@@ -33,7 +33,7 @@ const (
 // points allowance or the store refused is not answered, and the
 // connection is closed: the device keeps the records and resends them
 // once it has reconnected, rather than at once into the same refusal.
-func (s *Server) ServeTCP(ln net.Listener, p Protocol) error {
+func (s *Server) ServeTCP(ln net.Listener, p Decoder) error {
 	if !s.register(func() { s.listeners[ln] = struct{}{} }) {
 		ln.Close()
 		return ErrServerClosed
@@ -69,7 +69,7 @@ func (s *Server) ServeTCP(ln net.Listener, p Protocol) error {
 // pause waits before trying again after a failed accept or read, twice
 // as long as the last time in a row (delay), and reports false if the
 // Server is closed meanwhile.
-func (s *Server) pause(delay *time.Duration, msg string, p Protocol, err error) bool {
+func (s *Server) pause(delay *time.Duration, msg string, p Decoder, err error) bool {
 	*delay = min(max(2**delay, 5*time.Millisecond), time.Second)
 	s.log.Warn(msg, "protocol", p.Name(), "error", err, "retry_in", *delay)
 	t := time.NewTimer(*delay)
@@ -83,7 +83,7 @@ func (s *Server) pause(delay *time.Duration, msg string, p Protocol, err error) 
 }
 
 // serveConn admits c and serves it in a goroutine of its own.
-func (s *Server) serveConn(c net.Conn, p Protocol) {
+func (s *Server) serveConn(c net.Conn, p Decoder) {
 	ip := hostOf(c.RemoteAddr())
 	slot := new(connSlot)
 	if !s.admit(slot, ip, c) {
@@ -113,7 +113,7 @@ func (s *Server) serveConn(c net.Conn, p Protocol) {
 type tcpConn struct {
 	s    *Server
 	c    net.Conn
-	p    Protocol
+	p    Decoder
 	max  int // p.MaxFrame()
 	pr   peer
 	sess Session

@@ -22,7 +22,7 @@ const maxDatagram = 65535
 // identifier is answered with the protocol's Reject. At most
 // Options.MaxUDPInFlight datagrams are handled at once; beyond it one is
 // dropped (the device resends what is not acknowledged).
-func (s *Server) ServeUDP(pc net.PacketConn, p Protocol) error {
+func (s *Server) ServeUDP(pc net.PacketConn, p Decoder) error {
 	if !s.register(func() {
 		s.packets[pc] = struct{}{}
 		s.wg.Add(1)
@@ -92,7 +92,7 @@ func (s *Server) ServeUDP(pc net.PacketConn, p Protocol) error {
 }
 
 // datagram decodes and handles one datagram, replying to its sender.
-func (s *Server) datagram(pc net.PacketConn, addr net.Addr, p Protocol, d []byte) {
+func (s *Server) datagram(pc net.PacketConn, addr net.Addr, p Decoder, d []byte) {
 	pr := peer{proto: p.Name(), remote: addr.String(), ip: hostOf(addr), brake: s.datagramBrake}
 	defer func() {
 		if v := recover(); v != nil {

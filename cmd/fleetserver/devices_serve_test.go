@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -460,12 +461,11 @@ func TestServeDemoWithDevices(t *testing.T) {
 }
 
 // The protocol table of docs/devices.md names each protocol's port and
-// transports as --devices all serves them.
+// transports as fleetdevice's table of protocols (what --devices all
+// serves) has them.
 func TestConventionalPortsAreDocumented(t *testing.T) {
 	is := is.New(t)
 	doc, err := os.ReadFile("../../docs/devices.md")
-	is.NoErr(err)
-	eps, err := fleetdevice.ParseEndpoints("all", "127.0.0.1")
 	is.NoErr(err)
 	row := regexp.MustCompile("(?m)^\\| `([a-z0-9]+)` \\| (\\d+) \\| ([^|]+) \\|")
 	rows := map[string][]string{}
@@ -474,15 +474,20 @@ func TestConventionalPortsAreDocumented(t *testing.T) {
 			rows[m[1]] = m[2:]
 		}
 	}
-	is.Equal(len(rows), len(eps)) // a row a protocol
-	for _, e := range eps {
-		r := rows[e.Protocol]
+	ps := fleetdevice.Protocols()
+	is.Equal(len(rows), len(ps)) // a row a protocol
+	for _, p := range ps {
+		r := rows[p.Name]
 		if r == nil {
-			t.Errorf("docs/devices.md has no row for %s", e.Protocol)
+			t.Errorf("docs/devices.md has no row for %s", p.Name)
 			continue
 		}
-		_, port, _ := net.SplitHostPort(e.Addr)
-		is.Equal(r[0], port)                           // the documented port
-		is.Equal(strings.Contains(r[1], "UDP"), e.UDP) // and transports
+		is.Equal(r[0], strconv.Itoa(p.Port)) // the documented port
+		for _, tr := range []fleetdevice.Transport{fleetdevice.TCP, fleetdevice.UDP, fleetdevice.HTTP} {
+			word := strings.ToUpper(tr.String())
+			if strings.Contains(r[1], word) != p.Serves(tr) {
+				t.Errorf("docs/devices.md: %s's transports %q, served over %s: %v", p.Name, r[1], word, p.Serves(tr))
+			}
+		}
 	}
 }

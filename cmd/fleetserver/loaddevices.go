@@ -31,15 +31,8 @@ func loadProtocols() []string {
 
 // devicePort is a protocol's conventional port.
 func devicePort(protocol string) int {
-	if protocol == fleetdevice.OsmAndName {
-		return fleetdevice.OsmAndPort
-	}
-	for _, p := range fleetdevice.Protocols() {
-		if p.Name() == protocol {
-			return p.Port()
-		}
-	}
-	return 0
+	p, _ := fleetdevice.ProtocolNamed(protocol)
+	return p.Port
 }
 
 // loadIdentifier is the identifier of simulated device i of protocol: 15

@@ -23,7 +23,8 @@ import (
 var _ = []Device{(*Teltonika)(nil), (*GT06)(nil), (*H02)(nil), (*Queclink)(nil), (*GPS103)(nil)}
 
 // The captures these tests rebuild are fleetdevice's corpus
-// (../testdata/corpus, whose README gives their source and licence).
+// (../PROTOCOL/testdata/corpus.jsonl, whose README gives their source and
+// licence).
 
 type row struct {
 	Transport string `json:"transport"`
@@ -101,7 +102,7 @@ func (r row) point(t *testing.T, i int) Point {
 
 func corpus(t *testing.T, name string) []row {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", name+".jsonl"))
+	b, err := os.ReadFile(filepath.Join("..", name, "testdata", "corpus.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
