@@ -8,6 +8,7 @@
 // Vehicles with their location history (Points), maintenance WorkOrders and
 // Schedules, alert rules, geofences and alerts, webhook endpoints, Devices
 // (trackers and phone apps that report a vehicle's positions themselves),
+// ShareLinks (a public page of one vehicle's live position, for a while),
 // and the Events that record each change. A Key holds Permissions; a request made
 // with it becomes a Principal, which every use case takes first and checks:
 // a Principal reaches only its own account's data, and another account's
@@ -41,11 +42,13 @@
 //   - Service.Operator: the operator's use cases — accounts, and keys by
 //     account or id — as the command line does them, with no principal.
 //   - Service.Jobs: the background work one step at a time (status sweep,
-//     offline alerts, maintenance check, usage flush, streams of keys no
-//     longer valid, purges) and the webhook delivery queue a sender works.
+//     offline alerts, maintenance check, usage flush, streams of keys and
+//     share links no longer valid, purges) and the webhook delivery queue a sender works.
 //     Run does all of the background work on a clock until its context ends.
 //   - Service.Edge: what an adapter serving the API does around each use
-//     case — admitting requests against the quotas, making POSTs idempotent.
+//     case — admitting requests against the quotas, making POSTs idempotent
+//     — and what the public page of a share link reads (SharedVehicle,
+//     SubscribeShared).
 //   - Service.DeviceEdge: what a listener of trackers and phone apps calls
 //     — whether an identifier is registered (Known), and a device's
 //     message of positions (Report), stored by the rules of the API.
@@ -155,6 +158,9 @@
 //   - devices (DeviceStore, DeviceTx): trackers and phone apps, their
 //     identifiers unique across accounts, and the operator's record of
 //     unknown identifiers; storetest.RunDevices.
+//   - share links (ShareLinkStore, ShareLinkTx): links to one vehicle's
+//     public page, found by the hash of their token across accounts;
+//     storetest.RunShareLinks.
 //
 // storetest.Run runs them all; a store's own test is three lines calling it.
 // Each method's comment says what it returns (not_found, conflict) and what

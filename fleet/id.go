@@ -22,6 +22,7 @@ const (
 	PrefixDelivery  = "del"
 	PrefixTrip      = "trip"
 	PrefixDevice    = "dev"
+	PrefixShareLink = "shr"
 )
 
 // idEncoding is lower-case Crockford base32: its alphabet is in ASCII order,

@@ -26,6 +26,7 @@ type tenant struct {
 	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
 	tripID                                                    string
 	deviceID, spareDeviceID                                   string
+	shareLinkID, spareShareLinkID                             string
 }
 
 func (e *env) tenant() *tenant {
@@ -54,6 +55,10 @@ func (e *env) tenant() *tenant {
 	tn.alerts(e)
 	for _, dst := range []*string{&tn.deviceID, &tn.spareDeviceID} {
 		*dst = e.do("POST", "/v1/devices", key, map[string]any{"identifier": newIdentifier(), "vehicle_id": tn.vehicleID}).data()["device_id"].(string)
+	}
+	for _, dst := range []*string{&tn.shareLinkID, &tn.spareShareLinkID} {
+		*dst = e.do("POST", "/v1/share_links", key, map[string]any{"vehicle_id": tn.vehicleID,
+			"expires_at": e.clock.Now().Add(time.Hour)}).data()["share_link_id"].(string)
 	}
 	return tn
 }
@@ -159,6 +164,12 @@ var routeCases = map[string]routeCase{
 	"GET /v1/devices/{device_id}":    {},
 	"PATCH /v1/devices/{device_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Trailer unit"} }},
 	"DELETE /v1/devices/{device_id}": {spare: true},
+	"GET /v1/share_links":            {},
+	"POST /v1/share_links": {foreign: http.StatusNotFound, body: func(tn *tenant, now time.Time) any {
+		return map[string]any{"vehicle_id": tn.vehicleID, "expires_at": now.Add(8 * time.Hour)}
+	}},
+	"GET /v1/share_links/{share_link_id}":    {},
+	"DELETE /v1/share_links/{share_link_id}": {spare: true},
 }
 
 // alerts gives the tenant an alert, a geofence named by a rule, and a
@@ -176,13 +187,13 @@ func (tn *tenant) alerts(e *env) {
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID, whID, ruleID, geoID, devID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID
+	keyID, vehID, schID, whID, ruleID, geoID, devID, shrID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID, tn.shareLinkID
 	if spare {
-		keyID, vehID, schID, whID, ruleID, geoID, devID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID
+		keyID, vehID, schID, whID, ruleID, geoID, devID, shrID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID, tn.spareShareLinkID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
-		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID).Replace(pattern)
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{share_link_id}", shrID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -235,7 +246,7 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
 			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries",
-			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices"} {
+			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/share_links"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -261,10 +272,10 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/share_links"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
 		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
-			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID} {
+			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.shareLinkID, bob.spareShareLinkID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

@@ -46,6 +46,7 @@ var (
 	exDelivery  = exampleID(fleet.PrefixDelivery, 12)
 	exTrip      = exampleID(fleet.PrefixTrip, 13)
 	exDevice    = exampleID(fleet.PrefixDevice, 14)
+	exShareLink = exampleID(fleet.PrefixShareLink, 16)
 )
 
 // exWebhookURL is the endpoint of the webhook examples.
@@ -124,6 +125,8 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 	device := fleet.Device{ID: exDevice, Identifier: "356307042441013", VehicleID: exVehicle, Name: "FMB920 in Truck 7", Protocol: "teltonika",
 		CreatedAt: created, UpdatedAt: created, LastSeenAt: ptr(exampleAt(-time.Minute)),
 		LastReport: &fleet.LastReport{ReceivedAt: exampleAt(-time.Minute), Protocol: "teltonika", Position: position, Stored: true}}
+	shareLink := fleetwire.ShareLink{ShareLinkID: exShareLink, VehicleID: exVehicle, Status: string(fleet.ShareLinkActive),
+		ExpiresAt: exampleAt(8 * time.Hour), CreatedAt: exampleAt(-time.Minute)}
 	mergePatch := func(s string) fleet.Optional[string] { return fleet.Some(s) }
 	clear := fleet.Optional[string]{Set: true}
 
@@ -192,6 +195,10 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 			Data: json.RawMessage(`{"webhook_id":"` + exWebhook + `"}`)},
 			Delivery: fleet.Delivery{ID: exDelivery, WebhookID: exWebhook, EventID: exEvent,
 				Attempt: 1, Status: fleet.DeliveryPending, NextAttemptAt: ptr(exampleTime), CreatedAt: exampleTime}},
+
+		shareLink,
+		fleetwire.NewShareLink{ShareLink: shareLink, URL: fleet.ShareLinkURL("https://fleet.example.com", "q3Vb9Xw2LmTz7RkYp4NcA8sD1fGhJ6uE0iOa5WeQxZw")},
+		fleetwire.ShareLinkInput{VehicleID: exVehicle, ExpiresAt: ptr(exampleAt(8 * time.Hour))},
 
 		device,
 		fleetwire.DeviceInput{Identifier: "356307042441013", VehicleID: &exVehicle, Name: ptr("FMB920 in Truck 7")},

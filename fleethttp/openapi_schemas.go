@@ -309,6 +309,7 @@ func registerComponents(g *generator) {
 	registerWebhookComponents(g)
 	registerTripComponents(g)
 	registerDeviceComponents(g)
+	registerShareLinkComponents(g)
 }
 
 func minutes(d time.Duration) string {

@@ -41,6 +41,7 @@ type Store struct {
 	tr         tripTables
 	us         userTables
 	dv         *deviceTables
+	sh         *shareLinkTables
 
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
@@ -95,6 +96,7 @@ func New() *Store {
 		tr: newTripTables(),
 		us: newUserTables(),
 		dv: newDeviceTables(),
+		sh: newShareLinkTables(),
 	}
 }
 
