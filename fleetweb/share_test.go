@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/fleetweb"
 	"github.com/fleetkit/fleetapi/internal/pgtest"
 	"github.com/fleetkit/fleetapi/internal/testclock"
@@ -220,8 +221,16 @@ func (rd *sseReader) next(t *testing.T, within time.Duration) (string, string) {
 	return "", ""
 }
 
-// closedWithin reports whether the stream ended within d.
+// closedWithin reports whether the stream ended within d (0: by now).
 func (rd *sseReader) closedWithin(d time.Duration) bool {
+	if d == 0 {
+		select {
+		case <-rd.done:
+			return true
+		default:
+			return false
+		}
+	}
 	select {
 	case <-rd.done:
 		return true
@@ -230,9 +239,13 @@ func (rd *sseReader) closedWithin(d time.Duration) bool {
 	}
 }
 
+// The stream carries its vehicle's reports only, and ends at once when the
+// link is revoked with the API's DELETE on the same server.
 func TestShareStreamCarriesItsVehicleAndEndsOnRevoke(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t, fleetweb.Options{})
+	api := httptest.NewServer(fleethttp.NewHandler(e.svc))
+	t.Cleanup(api.Close)
 	s := e.share(t, time.Hour)
 	rd := openShareStream(t, e.client(t), s.url(e)+"/events")
 
@@ -244,8 +257,12 @@ func TestShareStreamCarriesItsVehicleAndEndsOnRevoke(t *testing.T) {
 	is.Equal(ev, "position")
 	is.Equal(data, `{"latitude":47.3769,"longitude":8.5417,"timestamp":"`+now.Truncate(time.Microsecond).Format(time.RFC3339Nano)+`"}`) // where and when, no id
 
-	_, err := e.svc.RevokeShareLink(context.Background(), s.pa, s.link.Link.ID)
+	req, _ := http.NewRequest("DELETE", api.URL+"/v1/share_links/"+s.link.Link.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+e.keyA.Secret)
+	res, err := api.Client().Do(req)
 	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusOK) // revoked
 	ev, _ = rd.next(t, 5*time.Second)
 	is.Equal(ev, "ended")                     // the page is told
 	is.True(rd.closedWithin(5 * time.Second)) // and the stream ends, at once on the server that revoked it
@@ -272,8 +289,10 @@ func TestShareStreamEndsOnEveryServer(t *testing.T) {
 	t.Cleanup(func() { stop(); <-ran })
 	srvB := httptest.NewServer(fleetweb.New(b, fleetweb.Options{}))
 	t.Cleanup(srvB.Close)
+	apiA := httptest.NewServer(fleethttp.NewHandler(a))
+	t.Cleanup(apiA.Close)
 
-	acc, _, err := a.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	acc, key, err := a.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
 	is.NoErr(err)
 	p := fleet.SystemPrincipal(acc)
 	v, err := a.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Van 3"})
@@ -288,14 +307,25 @@ func TestShareStreamEndsOnEveryServer(t *testing.T) {
 	is.Equal(page.status, http.StatusOK) // server B shows what server A made
 	rd := openShareStream(t, srvB.Client(), srvB.URL+fleet.ShareLinkPath(link.Token)+"/events")
 	other := openShareStream(t, srvB.Client(), srvB.URL+fleet.ShareLinkPath(kept.Token)+"/events")
-	is.True(!rd.closedWithin(1500 * time.Millisecond)) // open while the link stands, across B's checks
-
-	_, err = a.RevokeShareLink(ctx, p, link.Link.ID) // on server A
+	n, err := b.Jobs().CheckShareStreams(ctx)
 	is.NoErr(err)
-	ev, _ := rd.next(t, 5*time.Second)
+	is.Equal(n, 0)                  // B's check, as Run makes it every second, leaves standing links open
+	is.True(!rd.closedWithin(0))    // open
+	is.True(!other.closedWithin(0)) // open
+
+	req, _ := http.NewRequest("DELETE", apiA.URL+"/v1/share_links/"+link.Link.ID, nil) // on server A
+	req.Header.Set("Authorization", "Bearer "+key.Secret)
+	res, err := apiA.Client().Do(req)
+	is.NoErr(err)
+	res.Body.Close()
+	is.Equal(res.StatusCode, http.StatusOK)
+	ev, _ := rd.next(t, 5*time.Second) // B's Run ends it
 	is.Equal(ev, "ended")
 	is.True(rd.closedWithin(time.Second))
-	is.True(!other.closedWithin(100 * time.Millisecond)) // the other link's stream stays
+	n, err = b.Jobs().CheckShareStreams(ctx)
+	is.NoErr(err)
+	is.Equal(n, 0)
+	is.True(!other.closedWithin(0)) // the other link's stream stays
 	is.Equal(do(t, srvB.Client(), "GET", srvB.URL+fleet.ShareLinkPath(link.Token), nil).status, http.StatusNotFound)
 }
 
