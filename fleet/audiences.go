@@ -28,8 +28,9 @@ func (s *Service) Jobs() Jobs { return Jobs{s} }
 // Edge is what an adapter serving the API does around each use case:
 // admitting a request against its key's hourly allowance (or its address's,
 // for a request without a valid key), making a POST with an
-// Idempotency-Key run once, and spending the stream token that stands in
-// for a key on the live stream.
+// Idempotency-Key run once, spending the stream token that stands in
+// for a key on the live stream, and reading what the public page of a
+// share link shows (SharedVehicle, SubscribeShared).
 type Edge struct{ s *Service }
 
 // Edge returns the per-request plumbing of an adapter.

@@ -9,7 +9,8 @@
 // Schedules, alert rules, geofences and alerts, webhook endpoints, Devices
 // (trackers and phone apps that report a vehicle's positions themselves),
 // Drivers (who drives which vehicle, by hand or from the key a device
-// reads), and the Events that record each change. A Key holds Permissions; a request made
+// reads), ShareLinks (a public page of one vehicle's live position, for a
+// while), and the Events that record each change. A Key holds Permissions; a request made
 // with it becomes a Principal, which every use case takes first and checks:
 // a Principal reaches only its own account's data, and another account's
 // resource is not_found, never forbidden.
@@ -42,11 +43,13 @@
 //   - Service.Operator: the operator's use cases — accounts, and keys by
 //     account or id — as the command line does them, with no principal.
 //   - Service.Jobs: the background work one step at a time (status sweep,
-//     offline alerts, maintenance check, usage flush, streams of keys no
-//     longer valid, purges) and the webhook delivery queue a sender works.
+//     offline alerts, maintenance check, usage flush, streams of keys and
+//     share links no longer valid, purges) and the webhook delivery queue a sender works.
 //     Run does all of the background work on a clock until its context ends.
 //   - Service.Edge: what an adapter serving the API does around each use
-//     case — admitting requests against the quotas, making POSTs idempotent.
+//     case — admitting requests against the quotas, making POSTs idempotent
+//     — and what the public page of a share link reads (SharedVehicle,
+//     SubscribeShared).
 //   - Service.DeviceEdge: what a listener of trackers and phone apps calls
 //     — whether an identifier is registered (Known), and a device's
 //     message of positions (Report), stored by the rules of the API.
@@ -159,6 +162,9 @@
 //   - drivers (DriverTx): drivers, their identifiers and external ids
 //     unique per account, and who drives which vehicle (the vehicle's
 //     DriverID, written by SetVehicleDriver alone); storetest.RunDrivers.
+//   - share links (ShareLinkStore, ShareLinkTx): links to one vehicle's
+//     public page, found by the hash of their token across accounts;
+//     storetest.RunShareLinks.
 //
 // storetest.Run runs them all; a store's own test is three lines calling it.
 // Each method's comment says what it returns (not_found, conflict) and what

@@ -23,6 +23,7 @@ const (
 	PrefixTrip      = "trip"
 	PrefixDevice    = "dev"
 	PrefixDriver    = "drv"
+	PrefixShareLink = "shr"
 )
 
 // idEncoding is lower-case Crockford base32: its alphabet is in ASCII order,

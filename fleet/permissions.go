@@ -27,6 +27,12 @@ var useCases = map[string]Permission{
 	"UpdateVehicle": PermVehiclesWrite,
 	"DeleteVehicle": PermVehiclesWrite,
 
+	// Share links show one vehicle on a public page.
+	"ListShareLinks":  PermVehiclesRead,
+	"ShareLink":       PermVehiclesRead,
+	"CreateShareLink": PermVehiclesWrite,
+	"RevokeShareLink": PermVehiclesWrite,
+
 	"ListLocations":   PermLocationsRead,
 	"ListHistory":     PermLocationsRead,
 	"Subscribe":       PermLocationsRead,

@@ -95,6 +95,8 @@ type Service struct {
 	// the records of unknown identifiers per address.
 	devices      deviceCache
 	unknownLimit unknownLimit
+	// shares are the share streams open on this service (service_sharelinks.go).
+	shares shareStreams
 }
 
 // NewService returns a Service over store.
@@ -154,7 +156,8 @@ func (s *Service) Now() time.Time { return Timestamp(s.now()) }
 func (s *Service) Store() Store { return s.store }
 
 // Run does the service's background work until ctx ends: every second it
-// flushes request usage and ends the live streams of keys no longer valid;
+// flushes request usage and ends the live streams of keys no longer valid
+// and of share links no longer standing (CheckStreams, CheckShareStreams);
 // every SweepEvery it sweeps vehicle statuses and checks maintenance
 // schedules against the calendar; every minute it purges expired records.
 // When the store is a LiveFeed (PostgreSQL), it follows the feed shared by
@@ -193,9 +196,12 @@ func (s *Service) Run(ctx context.Context) {
 			}
 			t = time.Now()
 			_, err = s.Jobs().CheckStreams(ctx)
+			if _, serr := s.Jobs().CheckShareStreams(ctx); err == nil {
+				err = serr
+			}
 			s.stats.job(jobCheckStreams, t, err)
 			if err != nil {
-				s.log.Error("check the keys of live streams", "err", err)
+				s.log.Error("check the keys and share links of live streams", "err", err)
 			}
 		case <-sweep.C:
 			t := time.Now()
@@ -226,7 +232,8 @@ func (s *Service) Run(ctx context.Context) {
 // counts older than the usage endpoint reaches, expired stream tokens, events and webhook delivery
 // attempts after 30 days, the shared live feed (LiveFeed) after the
 // replay window, ended dashboard sessions and sign-in links, records of
-// unknown device identifiers unseen for UnknownDeviceRetention, and
+// unknown device identifiers unseen for UnknownDeviceRetention, share
+// links ShareLinkRetention after they expired, and
 // location points older than the longest plan reach.
 func (j Jobs) Maintain(ctx context.Context) error {
 	s := j.s
@@ -258,6 +265,9 @@ func (j Jobs) Maintain(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.store.PurgeUnknownDevices(ctx, now.Add(-UnknownDeviceRetention)); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeShareLinks(ctx, now.Add(-ShareLinkRetention)); err != nil {
 		return err
 	}
 	_, err := s.store.PurgePoints(ctx, now.Add(-MaxHistoryReach()))

@@ -233,7 +233,8 @@ type VehicleDeleted struct {
 // schedules; work orders and alerts stay as history. In the same
 // transaction the vehicle leaves every alert rule that lists it, and a rule
 // that listed only it is disabled (see dropVehicleFromRules), and its
-// devices are detached (vehicle_id null).
+// devices are detached (vehicle_id null), and its share links are deleted
+// (their open streams end).
 func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (VehicleDeleted, error) {
 	if err := p.allow("DeleteVehicle"); err != nil {
 		return VehicleDeleted{}, err
@@ -255,12 +256,16 @@ func (s *Service) DeleteVehicle(ctx context.Context, p Principal, id string) (Ve
 		if err := s.detachDevices(tx, v.AccountID, v.ID, now); err != nil {
 			return err
 		}
+		if _, err := tx.DeleteShareLinks(v.AccountID, v.ID); err != nil {
+			return err
+		}
 		return s.emit(tx, v.AccountID, EventVehicleDeleted, now, out)
 	})
 	if err != nil {
 		return VehicleDeleted{}, err
 	}
 	s.devices.forgetVehicle(id)
+	s.shares.endVehicle(p.Account.ID, id, ErrShareLinkEnded)
 	return out, nil
 }
 

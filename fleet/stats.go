@@ -28,7 +28,7 @@ type Stats struct {
 }
 
 // JobNames name the background jobs of Run: usage flush, the check of live
-// streams' keys, the vehicle status sweep (with the offline alerts),
+// streams' keys and share links, the vehicle status sweep (with the offline alerts),
 // maintenance schedule checks, and purges.
 var JobNames = [...]string{"flush", "check_streams", "sweep", "check_maintenance", "purge"}
 

@@ -14,7 +14,7 @@ import "context"
 // the store, which the API reports as internal_error.
 //
 // The contract is grouped by area — keys, vehicles, locations, events,
-// maintenance, alerts, webhooks, stream tokens, devices, drivers — each with a Store part (what runs outside
+// maintenance, alerts, webhooks, stream tokens, devices, drivers, share links — each with a Store part (what runs outside
 // a transaction: the per-request path, the delivery queue, purges) and a Tx
 // part, and each with its section of the conformance suite
 // (fleet/storetest: RunKeys, RunVehicles...), so that a new store can be
@@ -43,6 +43,7 @@ type Store interface {
 	WebhookStore
 	StreamTokenStore
 	DeviceStore
+	ShareLinkStore
 }
 
 // Tx is what a transaction can read and write. Methods of a Tx are only
@@ -63,6 +64,7 @@ type Tx interface {
 	UserTx
 	DeviceTx
 	DriverTx
+	ShareLinkTx
 }
 
 // WriteCost describes a write transaction to the store that runs it: whose

@@ -33,6 +33,9 @@ var ErrStreamClosed = broker.ErrClosed
 // subscription; Close may be called from any.
 type Subscription struct {
 	sub *broker.Subscription[StreamItem]
+	// closed, if set, is called by Close (a share stream leaves its
+	// link's list).
+	closed func()
 }
 
 // Ready is signalled when reports may be waiting for Next.
@@ -45,7 +48,12 @@ func (sub *Subscription) Done() <-chan struct{} { return sub.sub.Done() }
 func (sub *Subscription) Err() error { return sub.sub.Err() }
 
 // Close ends the subscription and frees its key's stream slot.
-func (sub *Subscription) Close() { sub.sub.Close() }
+func (sub *Subscription) Close() {
+	sub.sub.Close()
+	if sub.closed != nil {
+		sub.closed()
+	}
+}
 
 // Next returns up to max reports that arrived since the last call, oldest
 // first (nil when none is waiting). When more are waiting, Ready is

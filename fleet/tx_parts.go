@@ -84,3 +84,11 @@ type ingestTx interface {
 	scheduleTx
 	trackTx
 }
+
+// sharedTx is what the public page of a share link reads: the link, its
+// account's name and its vehicle.
+type sharedTx interface {
+	ShareLinkTx
+	KeyTx
+	VehicleTx
+}

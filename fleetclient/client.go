@@ -170,6 +170,30 @@ func decodeEnvelope(res *http.Response, raw []byte, out any) (*fleetwire.Paginat
 	return env.Pagination, nil
 }
 
+// page reads one page of a list: query's filters with q's cursor and
+// limit (0: the server's default).
+func page[T any](ctx context.Context, c *Client, path string, query url.Values, q fleet.ListQuery) (fleet.List[T], error) {
+	if q.Cursor != "" {
+		query.Set("cursor", q.Cursor)
+	}
+	if q.Limit != 0 {
+		query.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var items []T
+	pg, err := c.do(ctx, http.MethodGet, path, query, nil, &items)
+	if err != nil {
+		return fleet.List[T]{}, err
+	}
+	l := fleet.List[T]{Items: items}
+	if l.Items == nil {
+		l.Items = []T{}
+	}
+	if pg != nil && pg.HasMore && pg.NextCursor != nil {
+		l.HasMore, l.NextCursor = true, *pg.NextCursor
+	}
+	return l, nil
+}
+
 // walk yields every item of a list endpoint, page by page, asking for pages
 // of the client's page size up to maxLimit, the endpoint's largest.
 func walk[T any](ctx context.Context, c *Client, path string, query url.Values, maxLimit int) iter.Seq2[T, error] {

@@ -5,7 +5,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetwire"
@@ -32,32 +31,7 @@ func (c *Client) Devices(ctx context.Context, f fleet.DeviceFilter) iter.Seq2[fl
 // q.Cursor is the NextCursor of the page before ("" for the first), q.Limit
 // its size (0 for the server's default). Devices walks every page.
 func (c *Client) ListDevices(ctx context.Context, f fleet.DeviceFilter, q fleet.ListQuery) (fleet.List[fleet.Device], error) {
-	return listPage[fleet.Device](ctx, c, "/devices", deviceQuery(f), q)
-}
-
-// listPage returns one page of a list: v is its filters, q.Cursor the
-// NextCursor of the page before ("" for the first), q.Limit its size (0
-// for the server's default).
-func listPage[T any](ctx context.Context, c *Client, path string, v url.Values, q fleet.ListQuery) (fleet.List[T], error) {
-	if q.Cursor != "" {
-		v.Set("cursor", q.Cursor)
-	}
-	if q.Limit != 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
-	}
-	var items []T
-	pg, err := c.do(ctx, http.MethodGet, path, v, nil, &items)
-	if err != nil {
-		return fleet.List[T]{}, err
-	}
-	l := fleet.List[T]{Items: items}
-	if l.Items == nil {
-		l.Items = []T{}
-	}
-	if pg != nil && pg.HasMore && pg.NextCursor != nil {
-		l.HasMore, l.NextCursor = true, *pg.NextCursor
-	}
-	return l, nil
+	return page[fleet.Device](ctx, c, "/devices", deviceQuery(f), q)
 }
 
 // CreateDevice registers a device from d's Identifier, VehicleID ("" for

@@ -31,7 +31,7 @@ func (c *Client) Drivers(ctx context.Context, f fleet.DriverFilter) iter.Seq2[fl
 // q.Cursor is the NextCursor of the page before ("" for the first), q.Limit
 // its size (0 for the server's default). Drivers walks every page.
 func (c *Client) ListDrivers(ctx context.Context, f fleet.DriverFilter, q fleet.ListQuery) (fleet.List[fleet.Driver], error) {
-	return listPage[fleet.Driver](ctx, c, "/drivers", driverQuery(f), q)
+	return page[fleet.Driver](ctx, c, "/drivers", driverQuery(f), q)
 }
 
 // CreateDriver adds a driver from d's Name, Identifier, Phone, Email,

@@ -82,6 +82,7 @@ type Handler struct {
 	deprecations map[string]http.Header
 	tokenPaths   map[string]bool // paths of the routes that take a stream token
 	corsExpose   string
+	publicURL    string   // the dashboard's address (WithPublicURL); "": the request's
 	gzip         gzipPool // compressors, reused across answers
 	openAPITag   string   // the OpenAPI document's ETag
 }

@@ -27,6 +27,7 @@ type tenant struct {
 	tripID                                                    string
 	deviceID, spareDeviceID                                   string
 	driverID, spareDriverID                                   string
+	shareLinkID, spareShareLinkID                             string
 }
 
 func (e *env) tenant() *tenant {
@@ -58,6 +59,10 @@ func (e *env) tenant() *tenant {
 	}
 	for _, dst := range []*string{&tn.driverID, &tn.spareDriverID} {
 		*dst = e.do("POST", "/v1/drivers", key, map[string]any{"name": "Ana", "identifier": newIdentifier()}).data()["driver_id"].(string)
+	}
+	for _, dst := range []*string{&tn.shareLinkID, &tn.spareShareLinkID} {
+		*dst = e.do("POST", "/v1/share_links", key, map[string]any{"vehicle_id": tn.vehicleID,
+			"expires_at": e.clock.Now().Add(time.Hour)}).data()["share_link_id"].(string)
 	}
 	return tn
 }
@@ -174,6 +179,12 @@ var routeCases = map[string]routeCase{
 	"PUT /v1/vehicles/{vehicle_id}/driver": {body: func(tn *tenant, _ time.Time) any {
 		return map[string]any{"driver_id": tn.driverID}
 	}},
+	"GET /v1/share_links": {},
+	"POST /v1/share_links": {foreign: http.StatusNotFound, body: func(tn *tenant, now time.Time) any {
+		return map[string]any{"vehicle_id": tn.vehicleID, "expires_at": now.Add(8 * time.Hour)}
+	}},
+	"GET /v1/share_links/{share_link_id}":    {},
+	"DELETE /v1/share_links/{share_link_id}": {spare: true},
 }
 
 // alerts gives the tenant an alert, a geofence named by a rule, and a
@@ -191,13 +202,13 @@ func (tn *tenant) alerts(e *env) {
 }
 
 func fill(pattern string, tn *tenant, spare bool) string {
-	keyID, vehID, schID, whID, ruleID, geoID, devID, drvID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID, tn.driverID
+	keyID, vehID, schID, whID, ruleID, geoID, devID, drvID, shrID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID, tn.driverID, tn.shareLinkID
 	if spare {
-		keyID, vehID, schID, whID, ruleID, geoID, devID, drvID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID, tn.spareDriverID
+		keyID, vehID, schID, whID, ruleID, geoID, devID, drvID, shrID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID, tn.spareDriverID, tn.spareShareLinkID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
-		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{driver_id}", drvID).Replace(pattern)
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{driver_id}", drvID, "{share_link_id}", shrID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -250,7 +261,7 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
 			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries",
-			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/vehicles/" + bob.vehicleID} {
+			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/share_links", "/v1/vehicles/" + bob.vehicleID} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -276,10 +287,10 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/share_links"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
 		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
-			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.driverID, bob.spareDriverID} {
+			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.driverID, bob.spareDriverID, bob.shareLinkID, bob.spareShareLinkID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

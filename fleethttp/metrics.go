@@ -176,7 +176,7 @@ var (
 	descDeviceReports = desc("fleet_device_reports_total", "Messages of positions from registered devices (trackers and phone apps) handled, acknowledged or not.")
 	descUnknown       = desc("fleet_device_unknown_total", "Logins and messages of device identifiers no device is registered with.")
 	descUnknownKept   = desc("fleet_device_unknown_recorded_total", "Of the attempts of unknown identifiers, those recorded in the operator's list (fleetserver devices unknown); the others came from an address past its rate.")
-	descJobDuration   = desc("fleet_job_duration_seconds", "How long the background jobs' runs took: flush (usage counts), check_streams (keys of live streams), sweep (vehicle statuses and offline alerts), check_maintenance, purge.", "job")
+	descJobDuration   = desc("fleet_job_duration_seconds", "How long the background jobs' runs took: flush (usage counts), check_streams (keys and share links of live streams), sweep (vehicle statuses and offline alerts), check_maintenance, purge.", "job")
 	descJobFailures   = desc("fleet_job_failures_total", "Background job runs that failed (the log says why).", "job")
 )
 

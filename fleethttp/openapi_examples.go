@@ -47,6 +47,7 @@ var (
 	exTrip      = exampleID(fleet.PrefixTrip, 13)
 	exDevice    = exampleID(fleet.PrefixDevice, 14)
 	exDriver    = exampleID(fleet.PrefixDriver, 16)
+	exShareLink = exampleID(fleet.PrefixShareLink, 17)
 )
 
 // exWebhookURL is the endpoint of the webhook examples.
@@ -130,6 +131,8 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		VehicleID: exVehicle, CreatedAt: created, UpdatedAt: created}
 	summary := fleet.SummaryRow{VehicleID: exVehicle, Day: "2026-11-23", DistanceKm: 128.45, Trips: 6, DrivingSeconds: 14220, StoppedSeconds: 9840,
 		MaxSpeed: 88, FirstDeparture: ptr(exampleAt(-3 * time.Hour)), LastArrival: ptr(exampleAt(-62 * time.Minute))}
+	shareLink := fleetwire.ShareLink{ShareLinkID: exShareLink, VehicleID: exVehicle, Status: string(fleet.ShareLinkActive),
+		ExpiresAt: exampleAt(8 * time.Hour), CreatedAt: exampleAt(-time.Minute)}
 	mergePatch := func(s string) fleet.Optional[string] { return fleet.Some(s) }
 	clear := fleet.Optional[string]{Set: true}
 
@@ -197,6 +200,10 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 			Data: json.RawMessage(`{"webhook_id":"` + exWebhook + `"}`)},
 			Delivery: fleet.Delivery{ID: exDelivery, WebhookID: exWebhook, EventID: exEvent,
 				Attempt: 1, Status: fleet.DeliveryPending, NextAttemptAt: ptr(exampleTime), CreatedAt: exampleTime}},
+
+		shareLink,
+		fleetwire.NewShareLink{ShareLink: shareLink, URL: fleet.ShareLinkURL("https://fleet.example.com", "q3Vb9Xw2LmTz7RkYp4NcA8sD1fGhJ6uE0iOa5WeQxZw")},
+		fleetwire.ShareLinkInput{VehicleID: exVehicle, ExpiresAt: ptr(exampleAt(8 * time.Hour))},
 
 		device,
 		fleetwire.DeviceInput{Identifier: "356307042441013", VehicleID: &exVehicle, Name: ptr("FMB920 in Truck 7")},

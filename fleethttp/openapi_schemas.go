@@ -312,6 +312,7 @@ func registerComponents(g *generator) {
 	registerTripComponents(g)
 	registerDeviceComponents(g)
 	registerDriverComponents(g)
+	registerShareLinkComponents(g)
 }
 
 func minutes(d time.Duration) string {

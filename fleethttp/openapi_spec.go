@@ -185,6 +185,7 @@ const (
 	tagTrips       = "Trips"
 	tagDevices     = "Devices"
 	tagDrivers     = "Drivers"
+	tagShareLinks  = "Share links"
 )
 
 var tagDescriptions = map[string]string{
@@ -200,6 +201,7 @@ var tagDescriptions = map[string]string{
 	tagTrips:       "Trips, stops and the daily summary, derived from the location reports as they arrive; each also as CSV (`Accept: text/csv`).",
 	tagDevices:     "Trackers and phone apps that report positions in their own protocols, and what each last sent.",
 	tagDrivers:     "The people who drive the fleet's vehicles, who drives which vehicle now, by hand or from the driver key a device reads.",
+	tagShareLinks:  "Links that show one vehicle's live position and today's route on a public page, for a while, and nothing else.",
 }
 
 // byPlan writes a per-plan figure of the plan table: "free 20, pro 200,
@@ -649,7 +651,7 @@ func descStreamToken() string {
 		"The body, if any, is `{}`."
 }
 
-const descDeleteVehicle = "Removes the vehicle, its location history and its schedules; work orders and alerts stay as history. Emits vehicle.deleted.\n\n" +
+const descDeleteVehicle = "Removes the vehicle, its location history, its schedules and its share links (their pages answer 404, their live streams end); work orders and alerts stay as history. Emits vehicle.deleted.\n\n" +
 	"In the same change the vehicle leaves the `vehicle_ids` of every alert rule that lists it (their `updated_at` moves; rule changes emit no event). " +
 	"A rule that listed only this vehicle is left with empty `vehicle_ids` and is disabled (`enabled: false`): empty means every vehicle, " +
 	"and a rule scoped to one vehicle must not widen to the whole fleet. It stays, with its id and settings, to be pointed at other vehicles " +

@@ -119,6 +119,22 @@ func (h *Handler) routeTable() []route {
 		{method: "DELETE", pattern: "/v1/vehicles/{vehicle_id}", useCase: "DeleteVehicle", serve: h.deleteVehicle, doc: opDoc{id: "deleteVehicle", summary: "Delete a vehicle", tag: tagVehicles,
 			out: fleet.VehicleDeleted{}, outDesc: "Deleted.", desc: descDeleteVehicle}},
 
+		{method: "GET", pattern: "/v1/share_links", useCase: "ListShareLinks", serve: h.listShareLinks, doc: opDoc{id: "listShareLinks", summary: "List share links", tag: tagShareLinks,
+			query: listParams(idFilter("vehicle_id", "Only this vehicle's links."), enumParam("status", "ShareLinkStatus")),
+			out:   []fleetwire.ShareLink{}, list: true, outDesc: "A page of share links, oldest first, without their url: the token is never shown again.",
+			desc: "Expired and revoked links are listed too (`status`) until " + num(int(fleet.ShareLinkRetention/(24*time.Hour))) + " days after they expired. " +
+				"An unknown status, or a vehicle_id that is not a vehicle id, is 400 invalid_request."}},
+		{method: post, pattern: "/v1/share_links", useCase: "CreateShareLink", serve: h.createShareLink, doc: opDoc{id: "createShareLink", summary: "Create a share link", tag: tagShareLinks,
+			in: fleetwire.ShareLinkInput{}, out: fleetwire.NewShareLink{}, status: http.StatusCreated, outDesc: "The link with its url, shown this once.",
+			errs:     []string{codeValidation, codeConflict, fleet.CodeNotFound},
+			errNotes: map[string]string{fleet.CodeNotFound: "`vehicle_id` names no vehicle of the account (another account's vehicle included)."},
+			desc:     descShareLinks()}},
+		{method: "GET", pattern: "/v1/share_links/{share_link_id}", useCase: "ShareLink", serve: h.getShareLink, doc: opDoc{id: "getShareLink", summary: "Get a share link", tag: tagShareLinks,
+			out: fleetwire.ShareLink{}, outDesc: "The link, without its url."}},
+		{method: "DELETE", pattern: "/v1/share_links/{share_link_id}", useCase: "RevokeShareLink", serve: h.revokeShareLink, doc: opDoc{id: "revokeShareLink", summary: "Revoke a share link", tag: tagShareLinks,
+			out: fleetwire.ShareLink{}, outDesc: "The revoked link. Revoking a revoked or expired link changes nothing.",
+			desc: "Its page answers 404 from now on, as an unknown link's does; the live streams open on it end at once on this server, and within 5 seconds on every server sharing the store."}},
+
 		{method: "GET", pattern: "/v1/vehicles/locations", useCase: "ListLocations", serve: h.snapshot, doc: opDoc{id: "listLocations", summary: "Latest location of every vehicle", tag: tagTracking,
 			query: listParams(repeatedIDs("vehicle_id"), enumParam("status", "VehicleStatus"), tagFilter()),
 			out:   []fleet.LocationRecord{}, list: true, outDesc: "A page of location records of vehicles that have reported, in vehicle id order."}},

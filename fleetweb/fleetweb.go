@@ -2,8 +2,9 @@
 // of an account sign in, make, rotate and revoke API keys, watch each key's
 // usage, manage their people, find their vehicles and each one's day of
 // trips and stops, manage their drivers and who drives which vehicle, work
-// through alerts, manage webhook endpoints and follow the fleet on a live
-// map.
+// through alerts, manage webhook endpoints, follow the fleet on a live map
+// and share a vehicle's live location with a link; and the public page such
+// a link opens, with no sign-in (share.go).
 //
 // It is an adapter beside fleethttp over the same fleet.Service (it takes
 // only fleethttp's table of error code to HTTP status, so a page fails with
@@ -179,13 +180,15 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "error"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "error"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
 		}
 		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, files...))
 	}
+	// A share link's public page is a layout of its own: no dashboard around it.
+	h.pages["share"] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/share.html"))
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.FileServerFS(static)
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", cacheStatic(files)))
@@ -238,6 +241,12 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /webhooks/{webhook_id}/delete", h.auth(h.deleteWebhook))
 	h.mux.HandleFunc("GET /map", h.auth(h.mapPage))
 	h.mux.HandleFunc("GET /map/events", h.mapEvents)
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/share", h.auth(h.shareLinksPage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/share", h.auth(h.createShareLink))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/share/{share_link_id}/revoke", h.auth(h.revokeShareLink))
+	// A share link's public page and its stream: no session (share.go).
+	h.mux.HandleFunc("GET "+fleet.ShareLinkPath("{token}"), h.sharePage)
+	h.mux.HandleFunc("GET "+fleet.ShareLinkPath("{token}")+"/events", h.shareEvents)
 	h.mux.HandleFunc("/", h.notFound)
 
 	// Every state-changing request must come from the dashboard's own
@@ -442,7 +451,7 @@ var fieldLabels = map[string]string{
 	"current_password": "The current password you typed", "company_name": "Company name", "company": "Company name", "role": "Role",
 	"grace_period_seconds": "Grace period", "token": "The sign-in link",
 	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day", "tz": "Time zone",
-	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection",
+	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection", "duration": "How long",
 	"identifier": "Driver key", "phone": "Phone", "license_number": "Licence number", "license_expires_on": "Licence expiry date",
 	"notes": "Notes", "external_id": "External id", "driver_id": "Driver",
 }

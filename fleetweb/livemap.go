@@ -95,13 +95,8 @@ func (h *Handler) mapEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sub.Close()
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 3000\n\n")
-	if err := rc.Flush(); err != nil {
+	rc, ok := startEvents(w)
+	if !ok {
 		return
 	}
 	beat := time.NewTicker(mapHeartbeat)
@@ -139,6 +134,19 @@ func (h *Handler) mapEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// startEvents answers with an event stream: its headers and the client's
+// reconnection delay, flushed. It returns what flushes the events that
+// follow, and false when the client is gone.
+func startEvents(w http.ResponseWriter) (*http.ResponseController, bool) {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 3000\n\n")
+	return rc, rc.Flush() == nil
 }
 
 // refuseStream answers a live map's stream that cannot open: to an

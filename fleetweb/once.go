@@ -113,3 +113,20 @@ func (h *Handler) takeNotice(r *http.Request) (any, bool) {
 	}
 	return h.once.take(h.sessionSecret(r), token, h.svc.Now())
 }
+
+// takeOnce takes what a page's ?shown= and ?notice= tokens hold for r's
+// session: the value shown once (nil when none), whether the page had
+// shown it already (viewed again), and the notice, which it sets on p.
+func (h *Handler) takeOnce(r *http.Request, p *page) (shown any, gone bool) {
+	if v, ok, had := h.takeShown(r); ok {
+		shown = v
+	} else if had {
+		gone = true
+	}
+	if v, ok := h.takeNotice(r); ok {
+		if s, ok := v.(string); ok {
+			p.Notice = s
+		}
+	}
+	return shown, gone
+}

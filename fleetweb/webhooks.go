@@ -69,18 +69,11 @@ const deliveriesPerPage = 20
 func (h *Handler) webhooksPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	p := page{Title: "Webhooks", Nav: "webhooks", User: &us}
 	d := webhooksData{Form: webhookForm{Events: map[string]bool{"*": true}}}
-	if v, ok, had := h.takeShown(r); ok {
-		if s, ok := v.(shownSecret); ok {
-			d.Shown = &s
-		}
-	} else if had {
-		d.Gone = true
+	v, gone := h.takeOnce(r, &p)
+	if s, ok := v.(shownSecret); ok {
+		d.Shown = &s
 	}
-	if v, ok := h.takeNotice(r); ok {
-		if s, ok := v.(string); ok {
-			p.Notice = s
-		}
-	}
+	d.Gone = gone
 	h.showWebhooks(w, r, us, http.StatusOK, p, d)
 }
 

@@ -1,7 +1,7 @@
 // Package fleetwire holds the JSON bodies of the Fleet HTTP API that are
 // not fleet types: the envelope every answer comes in, its pagination and
-// error, the answers about accounts, keys and stream tokens, and the
-// request bodies of the operations that create things. Vehicles, locations,
+// error, the answers about accounts, keys, stream tokens and share links,
+// and the request bodies of the operations that create things. Vehicles, locations,
 // events, work orders, alerts, webhooks, devices and drivers travel as the fleet
 // types themselves (fleet.Vehicle, fleet.Point...), whose JSON is the API's.
 //

@@ -42,6 +42,7 @@ type Store struct {
 	us         userTables
 	dv         *deviceTables
 	dr         *driverTables
+	sh         *shareLinkTables
 
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
@@ -97,6 +98,7 @@ func New() *Store {
 		us: newUserTables(),
 		dv: newDeviceTables(),
 		dr: newDriverTables(),
+		sh: newShareLinkTables(),
 	}
 }
 

@@ -54,7 +54,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	corsOrigins := fs.String("cors-origins", "", "let browser pages from these `ORIGINS` call the API (comma-separated, e.g. https://app.example.com; none by default)")
 	signup := fs.Bool("signup", false, "open the dashboard's sign-up page: anyone may open a free account with its first admin")
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
-	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links and the API's address shown on the dashboard are made from it rather than from a request's Host")
+	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links, share links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol on its conventional port on the host of --addr ("+conventionalPorts()+"; off when empty)")
 	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: at most `N` device connections open, all listeners together; those not yet logged in hold three quarters at most, the oldest making way for a new connection")
@@ -168,7 +168,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		}
 		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout),
-			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins))
+			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins), fleethttp.WithPublicURL(*publicURL))
 		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL, Logger: log})
 		if *insecureCookies {
 			log.Warn("--dashboard-insecure-cookies is on" + byDemo["dashboard-insecure-cookies"] + ": the dashboard's session cookie travels over plain http; development only")

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	RunUsers(t, open)
 	RunDevices(t, open)
 	RunDrivers(t, open)
+	RunShareLinks(t, open)
 }
 
 // RunTransactions checks Store.Update and Store.View: all or nothing,

@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +88,26 @@ type world struct {
 	account fleet.Account
 	seedKey string
 	vehicle fleet.Vehicle
+	// tileReferers are the Referer headers the tile server was sent.
+	tileReferers *recorder
+}
+
+// recorder keeps strings that several goroutines add.
+type recorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.seen = append(r.seen, s)
+	r.mu.Unlock()
+}
+
+func (r *recorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.seen)
 }
 
 // setup is what a test's world differs in.
@@ -145,6 +167,7 @@ func serveWith(t *testing.T, cfg setup) *world {
 	}
 	api := fleethttp.NewHandler(svc)
 	var web http.Handler
+	referers := &recorder{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := r.URL.Path
 		switch {
@@ -153,6 +176,7 @@ func serveWith(t *testing.T, cfg setup) *world {
 		case strings.HasPrefix(path, "/tiles/") && cfg.brokenTiles:
 			http.NotFound(w, r)
 		case strings.HasPrefix(path, "/tiles/"):
+			referers.add(r.Header.Get("Referer"))
 			w.Header().Set("Content-Type", "image/png")
 			w.Write(tile)
 		default:
@@ -163,7 +187,7 @@ func serveWith(t *testing.T, cfg setup) *world {
 	t.Cleanup(srv.Close)
 	web = fleetweb.New(svc, fleetweb.Options{InsecureCookies: true, MapTiles: srv.URL + "/tiles/{z}/{x}/{y}.png", MapAttribution: "test tiles",
 		Signup: cfg.signup})
-	return &world{now: now, svc: svc, srv: srv, account: a, seedKey: nk.Secret, vehicle: v}
+	return &world{now: now, svc: svc, srv: srv, account: a, seedKey: nk.Secret, vehicle: v, tileReferers: referers}
 }
 
 // testZone is the time zone the browser tests live in (the browser's, by

@@ -117,6 +117,15 @@ func (sub *Subscription[T]) Close() {
 	sub.b.end(sub, ErrClosed)
 }
 
+// End ends the subscription with why (unless it has ended already) and
+// frees its slot: for the owner of a subscription that stopped being
+// allowed for a reason of its own (a share link revoked, say).
+func (sub *Subscription[T]) End(why error) {
+	sub.b.mu.Lock()
+	defer sub.b.mu.Unlock()
+	sub.b.end(sub, why)
+}
+
 // Next returns up to max items that arrived since the last call, oldest
 // first (nil when none is waiting). When more are waiting, Ready is
 // signalled again. It returns the subscription's Err once it has ended;
