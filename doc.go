@@ -33,9 +33,13 @@
 //     own (fleetdevice/teltonika, gt06, h02, queclink, gps103, osmand)
 //     that imports only fleetdevice/devproto, what the decoders share;
 //     fleetdevice/devicetest simulates the devices.
+//   - fleetmail: the e-mail edge: renders notifications, digests and
+//     scheduled reports (text and HTML, the report's CSV attached) and
+//     sends them over SMTP from the domain's outbox, claimed through the
+//     Service like webhook deliveries.
 //   - cmd/fleetserver: the reference server.
 //   - examples: programs to copy from.
 //
-// Only cmd and examples wire a store to fleethttp; adapters never import
+// Only cmd and examples wire a store to fleethttp and fleetmail; adapters never import
 // each other, and fleetclient imports no adapter.
 package fleetapi

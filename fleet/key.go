@@ -117,6 +117,10 @@ const (
 	PermDevicesWrite     Permission = "devices:write"
 	PermDriversRead      Permission = "drivers:read"
 	PermDriversWrite     Permission = "drivers:write"
+	// PermNotificationsRead and PermNotificationsWrite are the people's
+	// notification rules and report schedules (API.md §17).
+	PermNotificationsRead  Permission = "notifications:read"
+	PermNotificationsWrite Permission = "notifications:write"
 )
 
 // AllPermissions lists every permission other than "*".
@@ -124,7 +128,7 @@ var allPermissions = []Permission{
 	PermVehiclesRead, PermVehiclesWrite, PermLocationsRead, PermLocationsWrite,
 	PermMaintenanceRead, PermMaintenanceWrite, PermAlertsRead, PermAlertsWrite,
 	PermWebhooksRead, PermWebhooksWrite, PermEventsRead, PermKeysRead, PermKeysWrite,
-	PermDevicesRead, PermDevicesWrite, PermDriversRead, PermDriversWrite,
+	PermDevicesRead, PermDevicesWrite, PermDriversRead, PermDriversWrite, PermNotificationsRead, PermNotificationsWrite,
 }
 
 // AllPermissions returns every permission other than "*", in a fresh slice.

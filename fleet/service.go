@@ -97,6 +97,10 @@ type Service struct {
 	unknownLimit unknownLimit
 	// shares are the share streams open on this service (service_sharelinks.go).
 	shares shareStreams
+	// notify keeps accounts' notification rules; mailWake wakes the mail
+	// sender when a transaction that queued mail commits.
+	notify   notifyCache
+	mailWake chan struct{}
 }
 
 // NewService returns a Service over store.
@@ -113,6 +117,7 @@ func NewService(store Store, opts Options) *Service {
 	s.devices.init()
 	s.unknownLimit.init()
 	s.stream = newBroker(time.Now())
+	s.mailWake = make(chan struct{}, 1)
 	return s
 }
 
@@ -256,6 +261,9 @@ func (j Jobs) Maintain(ctx context.Context) error {
 	if _, err := s.store.PurgeDeliveries(ctx, now.Add(-EventRetention)); err != nil {
 		return err
 	}
+	if _, err := s.store.PurgeMail(ctx, now.Add(-MailRetention)); err != nil {
+		return err
+	}
 	if feed, ok := s.store.(LiveFeed); ok {
 		if _, err := feed.PurgeLive(ctx, now.Add(-StreamReplayWindow)); err != nil {
 			return err
@@ -295,7 +303,20 @@ func (p Principal) Require(perm Permission) error {
 }
 
 func (s *Service) update(ctx context.Context, fn func(Tx) error) error {
-	return s.store.Update(ctx, fn)
+	queued := false
+	err := s.store.Update(ctx, func(tx Tx) error {
+		st := &svcTx{Tx: tx}
+		err := fn(st)
+		if err == nil {
+			err = st.flushMail()
+		}
+		queued = st.queued
+		return err
+	})
+	if err == nil && queued {
+		s.wakeMail()
+	}
+	return err
 }
 
 func (s *Service) view(ctx context.Context, fn func(Tx) error) error {

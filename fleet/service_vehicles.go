@@ -20,7 +20,10 @@ func (s *Service) emit(tx emitTx, accountID, typ string, now time.Time, data any
 	if err := tx.AppendEvent(e); err != nil {
 		return err
 	}
-	return s.enqueueDeliveries(tx, e, nil)
+	if err := s.enqueueDeliveries(tx, e, nil); err != nil {
+		return err
+	}
+	return s.queueNotifications(tx, e, data)
 }
 
 // Optional is a field of a patch: Set reports whether the client named it;

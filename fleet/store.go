@@ -44,6 +44,7 @@ type Store interface {
 	StreamTokenStore
 	DeviceStore
 	ShareLinkStore
+	NotifyStore
 }
 
 // Tx is what a transaction can read and write. Methods of a Tx are only
@@ -63,6 +64,7 @@ type Tx interface {
 	TripTx
 	UserTx
 	DeviceTx
+	NotifyTx
 	DriverTx
 	ShareLinkTx
 }

@@ -6,11 +6,15 @@ package fleet
 // what needs them. A helper's signature says what it touches, and a test's
 // fake of it implements that much. TestHelpersTakeTheirAreas keeps the rule.
 
-// emitTx is what emit needs: the event, and a pending delivery of it to
-// each endpoint that takes it.
+// emitTx is what emit needs: the event, a pending delivery of it to each
+// endpoint that takes it, and the outbox write of each notification rule
+// that takes it (the account's configuration version, its rules, and a
+// vehicle's tags when a rule filters by them).
 type emitTx interface {
 	EventTx
 	WebhookTx
+	notifyReadTx
+	VehicleTx
 }
 
 // openAlertTx is what opening an alert needs: the alert and its

@@ -186,6 +186,19 @@ func fieldCases(at string, schema *openapi3.Schema, body map[string]any, set fun
 	return cases
 }
 
+// objectOrNull reports whether p is a oneOf whose branches take no string.
+func objectOrNull(p *openapi3.Schema) bool {
+	if (p.Type != nil && !p.Type.IsEmpty()) || len(p.OneOf) == 0 {
+		return false
+	}
+	for _, b := range p.OneOf {
+		if b.Value == nil || b.Value.Type == nil || b.Value.Type.IsEmpty() || b.Value.Type.Includes("string") {
+			return false
+		}
+	}
+	return true
+}
+
 // controlCases puts a control character into every string a field can
 // hold: the field itself, the first item of an array of strings, a member
 // of a free-form object and its name. Each is 422 naming where it is (a
@@ -194,6 +207,9 @@ func controlCases(at, name string, p *openapi3.Schema, set func(any) any) []badI
 	validation := []string{"validation_error"}
 	var cases []badInput
 	switch {
+	case objectOrNull(p):
+		// a nullable object (oneOf of a reference and null): a string is
+		// of the wrong type, a case of its own
 	case permits(p, "") && p.Format == "date-time":
 		cases = append(cases, badInput{name: fmt.Sprintf("%s%s with U+0000", at, name), body: set(withControl), status: 400, codes: []string{"invalid_request"}})
 	case permits(p, ""):

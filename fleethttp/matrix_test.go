@@ -18,22 +18,28 @@ import (
 
 // tenant is one account with a resource of every kind, to call routes on.
 type tenant struct {
-	key                                                       string // every permission
-	keyID, vehicleID, eventID                                 string
-	workOrderID, scheduleID                                   string
-	spareKeyID, spareVehicleID, spareScheduleID               string // for routes that delete or rotate
-	webhookID, spareWebhookID, deliveryID                     string
-	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID string
-	tripID                                                    string
-	deviceID, spareDeviceID                                   string
-	driverID, spareDriverID                                   string
-	shareLinkID, spareShareLinkID                             string
+	key                                                        string // every permission
+	keyID, vehicleID, eventID                                  string
+	workOrderID, scheduleID                                    string
+	spareKeyID, spareVehicleID, spareScheduleID                string // for routes that delete or rotate
+	webhookID, spareWebhookID, deliveryID                      string
+	alertID, ruleID, geofenceID, spareRuleID, spareGeofenceID  string
+	tripID                                                     string
+	deviceID, spareDeviceID                                    string
+	driverID, spareDriverID                                    string
+	shareLinkID, spareShareLinkID                              string
+	userID, ntfRuleID, spareNtfRuleID, reportID, spareReportID string
 }
 
 func (e *env) tenant() *tenant {
 	e.t.Helper()
-	_, key := e.account(fleet.PlanEnterprise)
+	a, key := e.account(fleet.PlanEnterprise)
 	tn := &tenant{key: key}
+	u, _, err := e.svc.Operator().CreateUser(context.Background(), a.ID, fleet.UserParams{Email: a.ID + "@example.com", Name: "Ana", Role: fleet.RoleViewer}, "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tn.userID = u.ID
 	keys := e.do("GET", "/v1/api_keys", key, nil).list()
 	tn.keyID = keys[0].(map[string]any)["key_id"].(string)
 	// keys:read, so that a key holding only keys:write may rotate and
@@ -63,6 +69,22 @@ func (e *env) tenant() *tenant {
 	for _, dst := range []*string{&tn.shareLinkID, &tn.spareShareLinkID} {
 		*dst = e.do("POST", "/v1/share_links", key, map[string]any{"vehicle_id": tn.vehicleID,
 			"expires_at": e.clock.Now().Add(time.Hour)}).data()["share_link_id"].(string)
+	}
+	// Through the service: the routes' own calls are the matrices' cases.
+	p := fleet.SystemPrincipal(a)
+	for _, dst := range []*string{&tn.ntfRuleID, &tn.spareNtfRuleID} {
+		r, err := e.svc.CreateNotificationRule(context.Background(), p, fleet.NotificationRuleInput{UserID: tn.userID, Events: []string{fleet.EventAlertCreated}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		*dst = r.ID
+	}
+	for _, dst := range []*string{&tn.reportID, &tn.spareReportID} {
+		r, err := e.svc.CreateReportSchedule(context.Background(), p, fleet.ReportScheduleInput{UserID: tn.userID, Frequency: fleet.FrequencyDaily, Hour: 7, Report: fleet.ReportTrips})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		*dst = r.ID
 	}
 	return tn
 }
@@ -185,6 +207,23 @@ var routeCases = map[string]routeCase{
 	}},
 	"GET /v1/share_links/{share_link_id}":    {},
 	"DELETE /v1/share_links/{share_link_id}": {spare: true},
+	"GET /v1/users":                          {},
+	"GET /v1/notification_rules":             {},
+	"POST /v1/notification_rules": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"user_id": tn.userID, "events": []string{"alert.created", "vehicle.status_changed"}, "vehicle_ids": []string{tn.vehicleID},
+			"quiet_hours": map[string]any{"tz": "Europe/Berlin", "from": "22:00", "to": "07:00"}}
+	}},
+	"GET /v1/notification_rules/{notification_rule_id}":    {},
+	"PATCH /v1/notification_rules/{notification_rule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"digest_minutes": 15, "quiet_hours": nil} }},
+	"DELETE /v1/notification_rules/{notification_rule_id}": {spare: true},
+	"GET /v1/report_schedules":                             {},
+	"POST /v1/report_schedules": {foreign: http.StatusUnprocessableEntity, body: func(tn *tenant, _ time.Time) any {
+		return map[string]any{"user_id": tn.userID, "frequency": "weekly", "weekday": "friday", "hour": 17, "tz": "Europe/Berlin",
+			"report": "summary", "vehicle_ids": []string{tn.vehicleID}}
+	}},
+	"GET /v1/report_schedules/{report_schedule_id}":    {},
+	"PATCH /v1/report_schedules/{report_schedule_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"hour": 6} }},
+	"DELETE /v1/report_schedules/{report_schedule_id}": {spare: true},
 }
 
 // alerts gives the tenant an alert, a geofence named by a rule, and a
@@ -203,12 +242,15 @@ func (tn *tenant) alerts(e *env) {
 
 func fill(pattern string, tn *tenant, spare bool) string {
 	keyID, vehID, schID, whID, ruleID, geoID, devID, drvID, shrID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID, tn.driverID, tn.shareLinkID
+	ntfID, rptID := tn.ntfRuleID, tn.reportID
 	if spare {
 		keyID, vehID, schID, whID, ruleID, geoID, devID, drvID, shrID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID, tn.spareDriverID, tn.spareShareLinkID
+		ntfID, rptID = tn.spareNtfRuleID, tn.spareReportID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
-		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{driver_id}", drvID, "{share_link_id}", shrID).Replace(pattern)
+		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{driver_id}", drvID,
+		"{share_link_id}", shrID, "{notification_rule_id}", ntfID, "{report_schedule_id}", rptID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -261,7 +303,8 @@ func TestTenantIsolationMatrix(t *testing.T) {
 		for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 			"/v1/vehicles/" + bob.vehicleID + "/locations", "/v1/api_keys/" + bob.spareKeyID,
 			"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/webhooks/" + bob.webhookID + "/deliveries",
-			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/share_links", "/v1/vehicles/" + bob.vehicleID} {
+			"/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/share_links", "/v1/vehicles/" + bob.vehicleID,
+			"/v1/users", "/v1/notification_rules", "/v1/report_schedules"} {
 			b.Write(e.do("GET", p, bob.key, nil).body)
 		}
 		return b.String()
@@ -287,10 +330,12 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	}
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
-		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers", "/v1/share_links"} {
+		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers",
+		"/v1/share_links", "/v1/users", "/v1/notification_rules", "/v1/report_schedules"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
 		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
-			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.driverID, bob.spareDriverID, bob.shareLinkID, bob.spareShareLinkID} {
+			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.driverID, bob.spareDriverID,
+			bob.shareLinkID, bob.spareShareLinkID, bob.userID, bob.ntfRuleID, bob.reportID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

@@ -48,6 +48,9 @@ var (
 	exDevice    = exampleID(fleet.PrefixDevice, 14)
 	exDriver    = exampleID(fleet.PrefixDriver, 16)
 	exShareLink = exampleID(fleet.PrefixShareLink, 17)
+	exUser      = exampleID(fleet.PrefixUser, 18)
+	exNtfRule   = exampleID(fleet.PrefixNotificationRule, 19)
+	exReport    = exampleID(fleet.PrefixReportSchedule, 20)
 )
 
 // exWebhookURL is the endpoint of the webhook examples.
@@ -218,6 +221,24 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		fleet.AssignTo(exDriver),
 		fleet.VehicleDriver{VehicleID: exVehicle, DriverID: exDriver},
 		fleet.DriverChange{VehicleID: exVehicle, To: &exDriver, Identifier: ptr("01A2B3C4D5E6F708"), At: exampleAt(-time.Minute)},
+
+		fleet.Person{UserID: exUser, Email: "ana.lima@example.com", Name: "Ana Lima", Role: fleet.RoleAdmin},
+		fleet.NotificationRule{ID: exNtfRule, UserID: exUser, Events: []string{fleet.EventAlertCreated},
+			AlertTypes: []fleet.AlertType{fleet.AlertSpeeding}, VehicleIDs: []string{}, Tags: []string{"north"}, Channel: fleet.ChannelEmail,
+			QuietHours: &fleet.QuietHours{TZ: "Europe/Berlin", From: "22:00", To: "07:00"}, DigestMinutes: 5, Enabled: true, CreatedAt: created},
+		fleet.QuietHours{TZ: "Europe/Berlin", From: "22:00", To: "07:00"},
+		fleetwire.NotificationRuleInput{Email: ptr("ana.lima@example.com"), Events: []string{fleet.EventAlertCreated},
+			AlertTypes: []fleet.AlertType{fleet.AlertSpeeding}, Tags: []string{"north"},
+			QuietHours: &fleet.QuietHours{TZ: "Europe/Berlin", From: "22:00", To: "07:00"}, DigestMinutes: ptr(10)},
+		fleet.NotificationRulePatch{DigestMinutes: fleet.Some(ptr(15)), QuietHours: fleet.Optional[*fleet.QuietHours]{Set: true}},
+		fleet.NotificationRuleDeleted{NotificationRuleID: exNtfRule, Deleted: true},
+		fleet.ReportSchedule{ID: exReport, UserID: exUser, Frequency: fleet.FrequencyWeekly, Weekday: "monday", Hour: 7, TZ: "Europe/Berlin",
+			Report: fleet.ReportSummary, GroupBy: fleet.GroupByVehicle, VehicleIDs: []string{}, Tags: []string{"north"}, Enabled: true,
+			CreatedAt: created, NextRunAt: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)},
+		fleetwire.ReportScheduleInput{Email: ptr("ana.lima@example.com"), Frequency: fleet.FrequencyWeekly, Weekday: ptr("monday"),
+			Hour: ptr(7), TZ: ptr("Europe/Berlin"), Report: fleet.ReportSummary, GroupBy: ptr(fleet.GroupByVehicle), Tags: []string{"north"}},
+		fleet.ReportSchedulePatch{Hour: fleet.Some(ptr(8))},
+		fleet.ReportScheduleDeleted{ReportScheduleID: exReport, Deleted: true},
 		struct{}{},
 	}
 	out := make(map[reflect.Type]any, len(values))

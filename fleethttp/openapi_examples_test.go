@@ -1,6 +1,7 @@
 package fleethttp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -99,7 +100,11 @@ func TestOpenAPIExamples(t *testing.T) {
 func TestOpenAPIExampleRequestsAreAccepted(t *testing.T) {
 	e := newEnv(t)
 	e.clock.Set(fleethttp.ExampleTime)
-	_, key := e.account(fleet.PlanPro)
+	a, key := e.account(fleet.PlanPro)
+	// The person the notification examples address by e-mail.
+	if _, _, err := e.svc.Operator().CreateUser(context.Background(), a.ID, fleet.UserParams{Email: "ana.lima@example.com", Name: "Ana Lima", Role: fleet.RoleAdmin}, ""); err != nil {
+		t.Fatal(err)
+	}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(receiver.Close)
 

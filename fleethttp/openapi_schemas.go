@@ -313,6 +313,7 @@ func registerComponents(g *generator) {
 	registerDeviceComponents(g)
 	registerDriverComponents(g)
 	registerShareLinkComponents(g)
+	registerNotifyComponents(g)
 }
 
 func minutes(d time.Duration) string {

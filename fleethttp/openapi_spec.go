@@ -185,23 +185,27 @@ const (
 	tagTrips       = "Trips"
 	tagDevices     = "Devices"
 	tagDrivers     = "Drivers"
-	tagShareLinks  = "Share links"
+	// tagNotifications: the people, their notification rules and their
+	// scheduled reports.
+	tagNotifications = "Notifications"
+	tagShareLinks    = "Share links"
 )
 
 var tagDescriptions = map[string]string{
-	tagAccount:     "The account of the key; any valid key may read it.",
-	tagKeys:        "Keys of the account: create, rotate, revoke, and hourly usage.",
-	tagVehicles:    "The fleet's vehicles.",
-	tagTracking:    "Location ingest, the latest location of every vehicle, history, and the live stream.",
-	tagEvents:      "The log of changes, kept 30 days.",
-	tagMaintenance: "Work orders and recurring service schedules.",
-	tagWebhooks:    "Endpoints that receive every event, signed per Standard Webhooks, and the log of each delivery attempt.",
-	tagAlerts:      "Alerts, the rules that open them, and geofences.",
-	tagMeta:        "This document, liveness and readiness.",
-	tagTrips:       "Trips, stops and the daily summary, derived from the location reports as they arrive; each also as CSV (`Accept: text/csv`).",
-	tagDevices:     "Trackers and phone apps that report positions in their own protocols, and what each last sent.",
-	tagDrivers:     "The people who drive the fleet's vehicles, who drives which vehicle now, by hand or from the driver key a device reads.",
-	tagShareLinks:  "Links that show one vehicle's live position and today's route on a public page, for a while, and nothing else.",
+	tagAccount:       "The account of the key; any valid key may read it.",
+	tagKeys:          "Keys of the account: create, rotate, revoke, and hourly usage.",
+	tagVehicles:      "The fleet's vehicles.",
+	tagTracking:      "Location ingest, the latest location of every vehicle, history, and the live stream.",
+	tagEvents:        "The log of changes, kept 30 days.",
+	tagMaintenance:   "Work orders and recurring service schedules.",
+	tagWebhooks:      "Endpoints that receive every event, signed per Standard Webhooks, and the log of each delivery attempt.",
+	tagAlerts:        "Alerts, the rules that open them, and geofences.",
+	tagMeta:          "This document, liveness and readiness.",
+	tagTrips:         "Trips, stops and the daily summary, derived from the location reports as they arrive; each also as CSV (`Accept: text/csv`).",
+	tagDevices:       "Trackers and phone apps that report positions in their own protocols, and what each last sent.",
+	tagNotifications: "E-mail notifications and scheduled reports for the account's people.",
+	tagDrivers:       "The people who drive the fleet's vehicles, who drives which vehicle now, by hand or from the driver key a device reads.",
+	tagShareLinks:    "Links that show one vehicle's live position and today's route on a public page, for a while, and nothing else.",
 }
 
 // byPlan writes a per-plan figure of the plan table: "free 20, pro 200,

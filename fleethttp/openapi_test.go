@@ -335,6 +335,13 @@ func TestOpenAPIShapesForGenerators(t *testing.T) {
 			if ts, ok := p["type"].([]any); ok {
 				nullable = slices.Contains(ts, any("null"))
 			}
+			if branches, ok := p["oneOf"].([]any); ok { // a nullable reference: oneOf [{$ref}, {type: null}]
+				for _, b := range branches {
+					if b, ok := b.(map[string]any); ok && b["type"] == "null" {
+						nullable = true
+					}
+				}
+			}
 			if goType, _ := p["x-go-type"].(string); nullable != strings.HasPrefix(goType, "nullable.Nullable[") {
 				t.Errorf("%s.%s: nullable %v, x-go-type %q", name, member, nullable, goType)
 			}

@@ -2,7 +2,6 @@ package fleethttp
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -36,14 +35,11 @@ func wantsCSV(r *http.Request) bool {
 // writeCSV writes a header row and rows (RFC 4180: CRLF line ends, fields
 // quoted where they must be).
 func (c *call) writeCSV(header []string, rows [][]string, next string) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.UseCRLF = true
-	w.Write(header)
-	w.WriteAll(rows)
-	if err := w.Error(); err != nil {
+	b, err := fleet.WriteCSV(header, rows)
+	if err != nil {
 		return err
 	}
+	buf := bytes.NewBuffer(b)
 	h := c.w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8; header=present")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
@@ -53,29 +49,6 @@ func (c *call) writeCSV(header []string, rows [][]string, next string) error {
 	c.w.WriteHeader(http.StatusOK)
 	c.w.Write(buf.Bytes())
 	return nil
-}
-
-func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-func csvOptFloat(f *float64) string {
-	if f == nil {
-		return ""
-	}
-	return csvFloat(*f)
-}
-
-func csvText(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func csvTime(t *time.Time) string {
-	if t == nil {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // tripQuery reads from, to, cursor and limit.
@@ -103,9 +76,7 @@ func tripQuery(q url.Values) (fleet.TripQuery, error) {
 	return tq, nil
 }
 
-var tripCSVHeader = []string{"trip_id", "vehicle_id", "status", "start_timestamp", "start_latitude", "start_longitude",
-	"end_timestamp", "end_latitude", "end_longitude", "distance_km", "duration_seconds", "moving_seconds", "max_speed",
-	"avg_speed", "start_odometer_km", "end_odometer_km", "points", "ignored_points", "driver_id"}
+var tripCSVHeader = fleet.TripCSVHeader
 
 func (h *Handler) listTrips(c *call) error {
 	tq, err := vehicleTripQuery(c)
@@ -116,16 +87,10 @@ func (h *Handler) listTrips(c *call) error {
 	if err != nil {
 		return err
 	}
-	return listOrCSV(c, l, tripCSVHeader, func(t fleet.Trip) []string {
-		return []string{t.ID, t.VehicleID, string(t.Status), csvTime(&t.Start.Timestamp), csvFloat(t.Start.Latitude),
-			csvFloat(t.Start.Longitude), csvTime(&t.End.Timestamp), csvFloat(t.End.Latitude), csvFloat(t.End.Longitude),
-			csvFloat(t.DistanceKm), csvFloat(t.DurationSeconds), csvFloat(t.MovingSeconds), csvFloat(t.MaxSpeed),
-			csvFloat(t.AvgSpeed), csvOptFloat(t.StartOdometerKm), csvOptFloat(t.EndOdometerKm),
-			strconv.Itoa(t.Points), strconv.Itoa(t.IgnoredPoints), csvText(t.DriverID)}
-	})
+	return listOrCSV(c, l, tripCSVHeader, fleet.TripCSVRow)
 }
 
-var stopCSVHeader = []string{"vehicle_id", "start", "end", "duration_seconds", "latitude", "longitude"}
+var stopCSVHeader = fleet.StopCSVHeader
 
 func (h *Handler) listStops(c *call) error {
 	tq, err := vehicleTripQuery(c)
@@ -136,10 +101,7 @@ func (h *Handler) listStops(c *call) error {
 	if err != nil {
 		return err
 	}
-	return listOrCSV(c, l, stopCSVHeader, func(s fleet.Stop) []string {
-		return []string{s.VehicleID, csvTime(&s.Start), csvTime(s.End), csvFloat(s.DurationSeconds),
-			csvFloat(s.Location.Latitude), csvFloat(s.Location.Longitude)}
-	})
+	return listOrCSV(c, l, stopCSVHeader, fleet.StopCSVRow)
 }
 
 // vehicleTripQuery reads the query of a vehicle's trips or stops.
@@ -199,13 +161,9 @@ func (h *Handler) getTrip(c *call) error {
 	return c.ok(http.StatusOK, d)
 }
 
-// The summary's CSV columns: new ones go last, so that a spreadsheet
-// reading columns by position goes on working.
-var summaryCSVHeader = []string{"vehicle_id", "day", "distance_km", "trips", "driving_seconds", "stopped_seconds",
-	"max_speed", "first_departure", "last_arrival", "idling_seconds"}
+var summaryCSVHeader = fleet.SummaryCSVHeader
 
-var driverSummaryCSVHeader = []string{"driver_id", "day", "distance_km", "trips", "driving_seconds", "idling_seconds",
-	"max_speed", "first_departure", "last_arrival"}
+var driverSummaryCSVHeader = fleet.DriverSummaryCSVHeader
 
 // summaryItem is a row of the summary in the document: a SummaryRow, or
 // with group_by=driver a DriverSummaryRow.
@@ -234,19 +192,13 @@ func (h *Handler) summary(c *call) error {
 		if err != nil {
 			return err
 		}
-		return listOrCSV(c, l, driverSummaryCSVHeader, func(r fleet.DriverSummaryRow) []string {
-			return []string{csvText(r.DriverID), r.Day, csvFloat(r.DistanceKm), strconv.Itoa(r.Trips), csvFloat(r.DrivingSeconds),
-				csvFloat(r.IdlingSeconds), csvFloat(r.MaxSpeed), csvTime(r.FirstDeparture), csvTime(r.LastArrival)}
-		})
+		return listOrCSV(c, l, driverSummaryCSVHeader, fleet.DriverSummaryCSVRow)
 	}
 	l, err := h.svc.Summary(c.r.Context(), c.p, sq)
 	if err != nil {
 		return err
 	}
-	return listOrCSV(c, l, summaryCSVHeader, func(r fleet.SummaryRow) []string {
-		return []string{r.VehicleID, r.Day, csvFloat(r.DistanceKm), strconv.Itoa(r.Trips), csvFloat(r.DrivingSeconds),
-			csvFloat(r.StoppedSeconds), csvFloat(r.MaxSpeed), csvTime(r.FirstDeparture), csvTime(r.LastArrival), csvFloat(r.IdlingSeconds)}
-	})
+	return listOrCSV(c, l, summaryCSVHeader, fleet.SummaryCSVRow)
 }
 
 func tripParams() []param {

@@ -111,6 +111,9 @@ type Options struct {
 	// server can be reached under a name it does not control. New panics
 	// on one that ParsePublicURL refuses.
 	PublicURL string
+	// MailNote, when set, says on the Notifications page that e-mail is
+	// not sent ("no --smtp-url: rules are kept and nothing is sent").
+	MailNote string
 }
 
 // ParsePublicURL checks a dashboard's public address (Options.PublicURL):
@@ -180,7 +183,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "error"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
@@ -239,6 +242,16 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /webhooks/{webhook_id}/rotate-secret", h.auth(h.rotateWebhookSecret))
 	h.mux.HandleFunc("GET /webhooks/{webhook_id}/delete", h.auth(h.deleteWebhookPage))
 	h.mux.HandleFunc("POST /webhooks/{webhook_id}/delete", h.auth(h.deleteWebhook))
+	h.mux.HandleFunc("GET /notifications", h.auth(h.notificationsPage))
+	h.mux.HandleFunc("POST /notifications/rules", h.auth(h.addRule))
+	h.mux.HandleFunc("POST /notifications/rules/{notification_rule_id}/enable", h.auth(h.setRule("enable")))
+	h.mux.HandleFunc("POST /notifications/rules/{notification_rule_id}/disable", h.auth(h.setRule("disable")))
+	h.mux.HandleFunc("POST /notifications/rules/{notification_rule_id}/delete", h.auth(h.setRule("delete")))
+	h.mux.HandleFunc("POST /notifications/reports", h.auth(h.addReport))
+	h.mux.HandleFunc("POST /notifications/reports/{report_schedule_id}/delete", h.auth(h.deleteReport))
+	// One-click unsubscribe (RFC 8058): no session, the token is the proof.
+	h.mux.HandleFunc("GET /unsubscribe/{token}", h.unsubscribePage)
+	h.mux.HandleFunc("POST /unsubscribe/{token}", h.unsubscribe)
 	h.mux.HandleFunc("GET /map", h.auth(h.mapPage))
 	h.mux.HandleFunc("GET /map/events", h.mapEvents)
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/share", h.auth(h.shareLinksPage))
@@ -454,6 +467,9 @@ var fieldLabels = map[string]string{
 	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection", "duration": "How long",
 	"identifier": "Driver key", "phone": "Phone", "license_number": "Licence number", "license_expires_on": "Licence expiry date",
 	"notes": "Notes", "external_id": "External id", "driver_id": "Driver",
+	"user_id": "Send to", "digest_minutes": "Digest window", "alert_types": "Alert types", "vehicle_ids": "Vehicles",
+	"quiet_hours.tz": "Quiet hours' time zone", "quiet_hours.from": "Quiet hours' start", "quiet_hours.to": "Quiet hours' end",
+	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",
 }
 
 // fieldSentence words a field's error as a sentence about the form's

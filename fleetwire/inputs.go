@@ -145,3 +145,34 @@ type DriverInput struct {
 	Notes            *string `json:"notes"`
 	ExternalID       *string `json:"external_id"`
 }
+
+// NotificationRuleInput is the body of POST /v1/notification_rules: the
+// person by user_id or by email (one of them), what they hear about, and
+// how.
+type NotificationRuleInput struct {
+	UserID        *string           `json:"user_id"`
+	Email         *string           `json:"email"`
+	Events        []string          `json:"events"`
+	AlertTypes    []fleet.AlertType `json:"alert_types"`
+	VehicleIDs    []string          `json:"vehicle_ids"`
+	Tags          []string          `json:"tags"`
+	Channel       *string           `json:"channel"`
+	QuietHours    *fleet.QuietHours `json:"quiet_hours"`
+	DigestMinutes *int              `json:"digest_minutes"`
+	Enabled       *bool             `json:"enabled"`
+}
+
+// ReportScheduleInput is the body of POST /v1/report_schedules.
+type ReportScheduleInput struct {
+	UserID     *string  `json:"user_id"`
+	Email      *string  `json:"email"`
+	Frequency  string   `json:"frequency"`
+	Weekday    *string  `json:"weekday"`
+	Hour       *int     `json:"hour"`
+	TZ         *string  `json:"tz"`
+	Report     string   `json:"report"`
+	GroupBy    *string  `json:"group_by"`
+	VehicleIDs []string `json:"vehicle_ids"`
+	Tags       []string `json:"tags"`
+	Enabled    *bool    `json:"enabled"`
+}

@@ -41,6 +41,7 @@ type Store struct {
 	tr         tripTables
 	us         userTables
 	dv         *deviceTables
+	nt         notifyTables
 	dr         *driverTables
 	sh         *shareLinkTables
 
@@ -97,6 +98,7 @@ func New() *Store {
 		tr: newTripTables(),
 		us: newUserTables(),
 		dv: newDeviceTables(),
+		nt: newNotifyTables(),
 		dr: newDriverTables(),
 		sh: newShareLinkTables(),
 	}

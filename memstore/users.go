@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -88,6 +89,20 @@ func (t *tx) DeleteUser(accountID, id string) error {
 	}
 	if _, err := t.DeleteSignInLinks(id); err != nil {
 		return err
+	}
+	for _, rid := range slices.Clone(t.s.nt.rules.order[accountID]) { // their notification rules and schedules go too
+		if t.s.nt.rules.byID[rid].UserID == id {
+			if err := t.s.nt.rules.delete(t.txn, accountID, rid); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sid := range slices.Clone(t.s.nt.schedules.order[accountID]) {
+		if t.s.nt.schedules.byID[sid].UserID == id {
+			if err := t.s.nt.schedules.delete(t.txn, accountID, sid); err != nil {
+				return err
+			}
+		}
 	}
 	if err := t.s.us.users.delete(t.txn, accountID, id); err != nil {
 		return err

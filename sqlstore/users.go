@@ -100,6 +100,12 @@ func (t *tx) DeleteUser(accountID, id string) error {
 	if _, err := t.update(`DELETE FROM sign_in_links WHERE user_id = ? AND account_id = ?`, id, accountID); err != nil {
 		return wrap(err, "delete user")
 	}
+	if _, err := t.update(`DELETE FROM notification_rules WHERE user_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return wrap(err, "delete user")
+	}
+	if _, err := t.update(`DELETE FROM report_schedules WHERE user_id = ? AND account_id = ?`, id, accountID); err != nil {
+		return wrap(err, "delete user")
+	}
 	n, err := t.update(`DELETE FROM users WHERE id = ? AND account_id = ?`, id, accountID)
 	if err != nil {
 		return wrap(err, "delete user")

@@ -77,6 +77,9 @@ func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("seed the demo user: %w", err)
 	}
+	if err := seedDemoNotifications(ctx, svc, p); err != nil {
+		return fmt.Errorf("seed the demo's notification rule: %w", err)
+	}
 	again := ""
 	if found {
 		again = " (the one of an earlier --demo run on this store: its vehicles move again, and its earlier keys are revoked)"
@@ -147,4 +150,21 @@ func seedDemoAlerts(ctx context.Context, svc *fleet.Service, p fleet.Principal) 
 		}
 	}
 	return nil
+}
+
+// seedDemoNotifications gives the demo admin a notification rule of the
+// alerts (unless an earlier run did): the first of a burst is e-mailed at
+// once, the rest come as a digest every 5 minutes, printed or sent to the
+// local SMTP server as the server's banner says.
+func seedDemoNotifications(ctx context.Context, svc *fleet.Service, p fleet.Principal) error {
+	u, err := svc.Operator().UserByEmail(ctx, demoEmail)
+	if err != nil {
+		return err
+	}
+	l, err := svc.ListNotificationRules(ctx, p, u.ID, fleet.ListQuery{Limit: 1})
+	if err != nil || len(l.Items) > 0 {
+		return err
+	}
+	_, err = svc.CreateNotificationRule(ctx, p, fleet.NotificationRuleInput{UserID: u.ID, Events: []string{fleet.EventAlertCreated}})
+	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetdevice"
 	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetmail"
 	"github.com/fleetkit/fleetapi/fleetstore"
 	"github.com/fleetkit/fleetapi/fleetweb"
 	"github.com/fleetkit/fleetapi/internal/logbuf"
@@ -60,6 +61,8 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	deviceMaxConns := fs.Int("device-max-connections", fleetdevice.DefaultMaxConns, "with --devices: at most `N` device connections open, all listeners together; those not yet logged in hold three quarters at most, the oldest making way for a new connection")
 	deviceMaxPerAddr := fs.Int("device-max-connections-per-address", fleetdevice.DefaultMaxConnsPerAddr, "with --devices: at most `N` device connections open from one IP address (IPv6: one /64), the oldest not yet logged in making way for a new one; a fleet behind a carrier's NAT may need more")
 	secretsKeyFile := fs.String("secrets-key-file", "", "the key file (`PATH`) that seals webhook signing secrets in the store: base64 keys, newest first (SQLite: the database's path + .key, made on first start; PostgreSQL: required once a webhook exists)")
+	smtpURL := fs.String("smtp-url", "", "send notification e-mails and scheduled reports through this SMTP server, `URL` smtp://user:password@host:port (STARTTLS whenever the server offers it; default port 587) or smtps://... (TLS from the first byte; default port 465); without it rules are kept and nothing is sent")
+	mailFrom := fs.String("mail-from", "", "the sender of notification e-mails, `ADDRESS` such as \"Fleet <fleet@example.com>\" (needed with --smtp-url)")
 	fs.VisitAll(func(fl *flag.Flag) { f.fromEnv(fl.Name) }) // every serve flag has its FLEET_* variable
 
 	return func(ctx context.Context, args []string) error {
@@ -95,6 +98,22 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		}
 		if *deviceMaxConns < 1 || *deviceMaxPerAddr < 1 {
 			return usagef("serve", "--device-max-connections and --device-max-connections-per-address must be at least 1")
+		}
+		var smtpServer *fleetmail.Server
+		if *smtpURL != "" {
+			srv, err := fleetmail.ParseServerURL(*smtpURL)
+			if err != nil {
+				return usagef("serve", "--smtp-url: %v", err)
+			}
+			smtpServer = &srv
+			if *mailFrom == "" {
+				return usagef("serve", "--mail-from is needed with --smtp-url: the address e-mails come from, e.g. \"Fleet <fleet@example.com>\"")
+			}
+		}
+		if *mailFrom != "" {
+			if err := fleetmail.CheckFrom(*mailFrom); err != nil {
+				return usagef("serve", "--mail-from %v", err)
+			}
 		}
 		if *publicURL != "" {
 			u, err := fleetweb.ParsePublicURL(*publicURL)
@@ -169,7 +188,22 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		sender := fleethttp.NewSender(svc, fleethttp.SenderOptions{Insecure: *insecure, Logger: log})
 		handler := fleethttp.NewHandler(svc, fleethttp.WithLogger(log), fleethttp.WithBodyTimeouts(*bodyTimeout, *batchBodyTimeout),
 			fleethttp.WithVersion(buildVersion()), fleethttp.WithCORSOrigins(origins), fleethttp.WithPublicURL(*publicURL))
-		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL, Logger: log})
+		// E-mail: through --smtp-url; for a local --demo without it, printed
+		// to stdout instead; otherwise not at all (rules are kept).
+		mailOpts := fleetmail.Options{Server: smtpServer, From: *mailFrom, Logger: log}
+		mailNote := "E-mail is off: this server has no --smtp-url, so notification rules are kept and nothing is sent."
+		switch {
+		case smtpServer != nil:
+			mailNote = ""
+		case *demo && loopback(*addr):
+			mailOpts.Print = c.stdout
+			if mailOpts.From == "" {
+				mailOpts.From = "Fleet demo <fleet@localhost>"
+			}
+			mailNote = "This demo has no --smtp-url: notification e-mails are printed on the server's standard output instead of sent."
+		}
+		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL,
+			Logger: log, MailNote: mailNote})
 		if *insecureCookies {
 			log.Warn("--dashboard-insecure-cookies is on" + byDemo["dashboard-insecure-cookies"] + ": the dashboard's session cookie travels over plain http; development only")
 		}
@@ -179,6 +213,17 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			return err
 		}
 		base := "http://" + ln.Addr().String()
+		var mailer *fleetmail.Sender
+		if mailOpts.Server != nil || mailOpts.Print != nil {
+			mailOpts.PublicURL = *publicURL
+			if mailOpts.PublicURL == "" {
+				mailOpts.PublicURL = base
+			}
+			if mailer, err = fleetmail.NewSender(svc, mailOpts); err != nil {
+				ln.Close()
+				return err
+			}
+		}
 		ln = handler.LimitConnections(ln, *maxConns) // 0: no cap
 		srv := &http.Server{
 			// The API bounds its own request bodies (--body-timeout); the
@@ -199,6 +244,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			defer close(bgDone)
 			var wg sync.WaitGroup
 			wg.Go(func() { sender.Run(bg) }) // webhook deliveries
+			if mailer != nil {
+				wg.Go(func() { mailer.Run(bg) }) // e-mail
+			}
 			svc.Run(bg)
 			wg.Wait()
 		}()
@@ -207,6 +255,15 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 		if *demo {
 			if len(localDemo) > 0 {
 				fmt.Fprintf(c.stdout, "Local demo: %s; never expose this address.\n", strings.Join(localDemo, ", and "))
+			}
+			switch {
+			case smtpServer != nil && loopback(net.JoinHostPort(smtpServer.Host, "0")):
+				fmt.Fprintf(c.stdout, "E-mail: notifications are sent to the local SMTP server at %s (a Mailpit there shows them on its web page, http://%s:8025 by default).\n",
+					smtpServer.Redacted(), smtpServer.Host)
+			case smtpServer != nil:
+				fmt.Fprintf(c.stdout, "E-mail: notifications are sent through %s.\n", smtpServer.Redacted())
+			case mailOpts.Print != nil:
+				fmt.Fprintln(c.stdout, "E-mail: no --smtp-url, so the notification e-mails are printed here instead of sent (--smtp-url smtp://127.0.0.1:1025 sends them to a local Mailpit).")
 			}
 			if err := seedDemo(bg, svc, base, c.stdout); err != nil {
 				stop()

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	RunTrips(t, open)
 	RunUsers(t, open)
 	RunDevices(t, open)
+	RunNotify(t, open)
 	RunDrivers(t, open)
 	RunShareLinks(t, open)
 }
