@@ -178,6 +178,13 @@ type Message struct {
 	Reject []byte
 	// Close asks the listener to close the connection after Reply.
 	Close bool
+	// CommandResult is the device's answer to a command the connection
+	// wrote (its text, as the protocol carries it), when HasResult is set;
+	// Seq is the command's Seq when the protocol echoes it, else 0 (the
+	// oldest command written and not yet answered).
+	CommandResult string
+	HasResult     bool
+	ResultSeq     uint32
 
 	// strs keeps the strings decoding made of bytes (a driver's key), for
 	// the next records and frames of the connection.
