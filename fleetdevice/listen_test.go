@@ -47,7 +47,7 @@ func TestPositionsAreAcknowledgedOnlyOnceStored(t *testing.T) {
 	is.Equal(rep.Positions[1].Timestamp.Location(), time.UTC)
 	is.Equal(*rep.Positions[0].Speed, 36.0)
 	is.Equal(*rep.Positions[0].Satellites, 7)
-	is.True(rep.Positions[0].Heading == nil)    // not sent, not set
+	is.True(rep.Positions[0].Heading == nil)                                       // not sent, not set
 	is.Equal(rep.Positions[0].Attrs, fleet.Attributes{fleet.NumberAttr("seq", 0)}) // each position its own
 	is.Equal(rep.Positions[1].Attrs, fleet.Attributes{fleet.NumberAttr("seq", 1)})
 	expectOpen(t, c) // the connection handles its frames in order: the count is up to date
