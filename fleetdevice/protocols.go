@@ -28,6 +28,9 @@ type Protocol struct {
 	// Decoder decodes its frames (TCP) and datagrams (UDP); nil for
 	// OsmAnd, whose requests the Server's OsmAnd handler decodes.
 	Decoder Decoder
+	// Encoder encodes the commands sent to its devices (nil: none yet);
+	// its Commands are the types the protocol carries.
+	Encoder Encoder
 }
 
 // Serves reports whether the protocol is served over t.
@@ -36,7 +39,7 @@ func (p Protocol) Serves(t Transport) bool { return slices.Contains(p.Transports
 // protocols is every protocol, in the order of API.md §13.
 var protocols = []Protocol{
 	{Name: OsmAndName, Port: 5055, Transports: []Transport{HTTP}},
-	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika.Decoder{}},
+	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika.Decoder{}, Encoder: teltonika.Encoder{}},
 	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06.Decoder{}},
 	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02.Decoder{}},
 	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink.Decoder{}},
@@ -63,6 +66,29 @@ func ProtocolNamed(name string) (p Protocol, ok bool) {
 		}
 	}
 	return Protocol{}, false
+}
+
+// CommandTypes returns, for each protocol that carries commands, the
+// types of API.md §16 it carries, in its order: plain data for fleet,
+// which refuses a command its device's protocol cannot carry.
+func CommandTypes() map[string][]string {
+	types := make(map[string][]string, len(protocols))
+	for _, p := range protocols {
+		if p.Encoder != nil {
+			types[p.Name] = p.Encoder.Commands()
+		}
+	}
+	return types
+}
+
+// EncoderNamed returns the encoder of commands of the protocol called
+// name, ok false when it has none.
+func EncoderNamed(name string) (e Encoder, ok bool) {
+	p, ok := ProtocolNamed(name)
+	if !ok || p.Encoder == nil {
+		return nil, false
+	}
+	return p.Encoder, true
 }
 
 // Teltonika returns the teltonika protocol's decoder.

@@ -155,3 +155,15 @@ func degMin(v float64, decimals int) (int, float64) {
 
 // knots is km/h in knots.
 func knots(kmh float64) float64 { return kmh / 1.852 }
+
+// Commanded is a simulated device that answers the commands a server
+// writes to it, as the real device does.
+type Commanded interface {
+	// Command recognises a command frame of the server at the start of b
+	// (an Expect, for Read).
+	Command(b []byte) (int, error)
+	// Answer is the device's answer to the command frame cmd (one that
+	// Command recognised); nil when the device answers none. It returns
+	// ErrUnexpected for bytes that are not a command it reads.
+	Answer(cmd []byte) ([]byte, error)
+}

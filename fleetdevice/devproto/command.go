@@ -1,6 +1,10 @@
 package devproto
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
 
 // The command types of API.md §16, as fleet names them.
 const (
@@ -55,4 +59,71 @@ type Encoder interface {
 	// ErrCommandUnsupported for a type not in Commands and a
 	// *CommandError for a command the protocol cannot carry as given.
 	Encode(dst []byte, c Command, s *Session) ([]byte, error)
+}
+
+// CheckText checks the text of a custom command for a protocol that
+// carries printable ASCII: present, at most max bytes, without control
+// characters, bytes above 0x7E, or any byte of refuse (a protocol's own
+// delimiters). A command with Hex is refused when the protocol carries
+// text only (hexOK false). It returns nil or a *CommandError.
+func CheckText(c Command, max int, refuse string, hexOK bool) error {
+	if len(c.Hex) > 0 {
+		if !hexOK {
+			return &CommandError{Field: "hex", Message: "is not carried by this protocol: send text"}
+		}
+		if len(c.Hex) > max {
+			return &CommandError{Field: "hex", Message: "is longer than the " + strconv.Itoa(max) + " bytes this protocol carries"}
+		}
+		return nil
+	}
+	if c.Text == "" {
+		return &CommandError{Field: "text", Message: "is required"}
+	}
+	if len(c.Text) > max {
+		return &CommandError{Field: "text", Message: "is longer than the " + strconv.Itoa(max) + " bytes this protocol carries"}
+	}
+	for i := 0; i < len(c.Text); i++ {
+		b := c.Text[i]
+		if b < 0x20 || b > 0x7E {
+			return &CommandError{Field: "text", Message: "holds a control or non-ASCII byte at " + strconv.Itoa(i)}
+		}
+		if strings.IndexByte(refuse, b) >= 0 {
+			return &CommandError{Field: "text", Message: "holds " + strconv.Quote(string(b)) + ", which this protocol reserves"}
+		}
+	}
+	return nil
+}
+
+// Supports reports whether typ is one of the types cmds lists.
+func Supports(cmds []string, typ string) bool {
+	for _, c := range cmds {
+		if c == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// PrintableResult returns b as a command's result: its text, trimmed of
+// spaces, line ends and NUL padding, when it is printable ASCII, else its
+// bytes in lower-case hex (Traccar's rule for an answer it cannot read).
+func PrintableResult(b []byte) string {
+	t := bytesTrim(b)
+	for _, c := range t {
+		if c < 0x20 || c > 0x7E {
+			return Hex(b)
+		}
+	}
+	return string(t)
+}
+
+func bytesTrim(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\r' || c == '\n' || c == '\t' || c == 0 }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -1,0 +1,90 @@
+package fleetdevice
+
+import (
+	"bufio"
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/fleetkit/fleetapi/fleetdevice/devicetest"
+)
+
+// TestCommandTypesTable: each protocol's encoder is in the table, and
+// CommandTypes hands its types on as plain data.
+func TestCommandTypesTable(t *testing.T) {
+	is := is.New(t)
+	types := CommandTypes()
+	for _, p := range Protocols() {
+		e, ok := EncoderNamed(p.Name)
+		if !ok {
+			is.True(types[p.Name] == nil)
+			continue
+		}
+		is.Equal(types[p.Name], e.Commands())
+		is.True(len(types[p.Name]) > 0)
+	}
+	types["teltonika"][0] = "changed" // the caller's own copy
+	is.Equal(CommandTypes()["teltonika"][0], "engine_stop")
+	_, ok := EncoderNamed("traccar")
+	is.True(!ok)
+}
+
+// simulated is, for each protocol with an encoder, a simulated device
+// that answers commands, and the identifier its session has.
+func simulated() map[string]devicetest.Commanded {
+	return map[string]devicetest.Commanded{
+		"teltonika": &devicetest.Teltonika{IMEI: "356307042441013"},
+	}
+}
+
+// TestSimulatorsAnswerCommands: every command type of every protocol,
+// encoded by the protocol's encoder, is read by the simulated device as a
+// command, and its answer (when the device sends one) decodes as the
+// command's result.
+func TestSimulatorsAnswerCommands(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	sims := simulated()
+	for _, p := range Protocols() {
+		if p.Encoder == nil {
+			continue
+		}
+		sim, ok := sims[p.Name]
+		if !ok {
+			t.Errorf("%s: no simulated device answers its commands", p.Name)
+			continue
+		}
+		for i, typ := range p.Encoder.Commands() {
+			t.Run(p.Name+"/"+typ, func(t *testing.T) {
+				is := is.New(t)
+				c := Command{Type: typ, Seconds: 60, Index: 1, On: true, Text: "status", Seq: uint32(7 + i)}
+				s := Session{Transport: TCP, Identifier: "356307042441013", Now: now}
+				if p.Name == OsmAndName {
+					s.Transport = HTTP
+				}
+				b, err := p.Encoder.Encode(nil, c, &s)
+				is.NoErr(err)
+				got, err := devicetest.Read(bufio.NewReader(bytes.NewReader(b)), sim.Command)
+				is.NoErr(err)
+				is.Equal(got, b) // the device reads one command, all of it
+				answer, err := sim.Answer(b)
+				is.NoErr(err)
+				if answer == nil || p.Decoder == nil {
+					return // the device answers none (or over HTTP)
+				}
+				n, err := p.Decoder.Split(answer)
+				is.NoErr(err)
+				is.Equal(n, len(answer))
+				var m Message
+				is.NoErr(p.Decoder.Decode(answer, &s, &m))
+				is.Equal(m.Kind, KindOther)
+				is.True(m.HasResult)
+				is.True(m.CommandResult != "")
+				if m.ResultSeq != 0 {
+					is.Equal(m.ResultSeq, c.Seq) // echoed: the command's own
+				}
+			})
+		}
+	}
+}
