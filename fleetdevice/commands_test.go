@@ -36,6 +36,7 @@ func TestCommandTypesTable(t *testing.T) {
 func simulated() map[string]devicetest.Commanded {
 	return map[string]devicetest.Commanded{
 		"teltonika": &devicetest.Teltonika{IMEI: "356307042441013"},
+		"gt06":      &devicetest.GT06{IMEI: "356307042441013"},
 	}
 }
 

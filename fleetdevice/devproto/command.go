@@ -32,6 +32,10 @@ type Command struct {
 	On      bool   // output: switched on (true) or off
 	Text    string // custom: the protocol's own text
 	Hex     []byte // custom: the protocol's own bytes
+	// Password is the device's password, for protocols whose commands
+	// carry one (GT06's engine commands, Queclink's); empty: the
+	// protocol's factory default.
+	Password string
 	// Seq numbers the commands a connection writes, for protocols whose
 	// frames carry a serial number or a server flag that the answer echoes.
 	Seq uint32
@@ -126,4 +130,23 @@ func bytesTrim(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// CheckPassword returns c's password, or def when it has none, and a
+// *CommandError when it is not 1 to 16 letters and digits (what the
+// devices accept, and never a protocol's delimiter).
+func CheckPassword(c Command, def string) (string, error) {
+	if c.Password == "" {
+		return def, nil
+	}
+	if len(c.Password) > 16 {
+		return "", &CommandError{Field: "password", Message: "is longer than 16 characters"}
+	}
+	for i := 0; i < len(c.Password); i++ {
+		b := c.Password[i]
+		if !('0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z') {
+			return "", &CommandError{Field: "password", Message: "must be letters and digits"}
+		}
+	}
+	return c.Password, nil
 }
