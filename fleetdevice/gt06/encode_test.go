@@ -89,26 +89,9 @@ func TestGT06Answers(t *testing.T) {
 }
 
 func FuzzGT06Encode(f *testing.F) {
-	prototest.EncodeSeeds(f, gtEncodeCases(f))
-	accept := func(b []byte) error {
-		if err := prototest.SplitsWhole(Decoder{})(b); err != nil {
-			return err
-		}
-		var m devproto.Message
-		return Decoder{}.Decode(b, &devproto.Session{Identifier: "1"}, &m)
-	}
-	f.Fuzz(func(t *testing.T, typ string, seconds, index int, on bool, text string, hex []byte, seq uint32) {
-		c := devproto.Command{Type: typ, Seconds: seconds, Index: index, On: on, Text: text, Hex: hex, Seq: seq}
-		prototest.FuzzEncode(t, Encoder{}, devproto.Session{Identifier: "123456789012345"}, c, accept)
-	})
+	prototest.FuzzEncoder(f, Encoder{}, devproto.Session{Identifier: "123456789012345"}, gtEncodeCases(f), prototest.DecodesWhole(Decoder{}))
 }
 
 func BenchmarkGT06Encode(b *testing.B) {
-	c := devproto.Command{Type: devproto.CmdEngineStop, Seq: 1}
-	s := devproto.Session{Identifier: "123456789012345"}
-	dst := make([]byte, 0, 256)
-	b.ReportAllocs()
-	for b.Loop() {
-		dst, _ = Encoder{}.Encode(dst[:0], c, &s)
-	}
+	prototest.BenchmarkEncode(b, Encoder{}, devproto.Command{Type: devproto.CmdEngineStop, Seq: 1}, devproto.Session{Identifier: "123456789012345"})
 }

@@ -88,26 +88,9 @@ func TestTeltonikaAnswers(t *testing.T) {
 }
 
 func FuzzTeltonikaEncode(f *testing.F) {
-	prototest.EncodeSeeds(f, tkEncodeCases(f))
-	accept := func(b []byte) error {
-		if err := prototest.SplitsWhole(Decoder{})(b); err != nil {
-			return err
-		}
-		var m devproto.Message
-		return Decoder{}.Decode(b, &devproto.Session{Identifier: "1"}, &m)
-	}
-	f.Fuzz(func(t *testing.T, typ string, seconds, index int, on bool, text string, hex []byte, seq uint32) {
-		c := devproto.Command{Type: typ, Seconds: seconds, Index: index, On: on, Text: text, Hex: hex, Seq: seq}
-		prototest.FuzzEncode(t, Encoder{}, devproto.Session{Identifier: "356307042441013"}, c, accept)
-	})
+	prototest.FuzzEncoder(f, Encoder{}, devproto.Session{Identifier: "356307042441013"}, tkEncodeCases(f), prototest.DecodesWhole(Decoder{}))
 }
 
 func BenchmarkTeltonikaEncode(b *testing.B) {
-	c := devproto.Command{Type: devproto.CmdCustom, Text: "setdigout 11"}
-	s := devproto.Session{Identifier: "356307042441013"}
-	dst := make([]byte, 0, 256)
-	b.ReportAllocs()
-	for b.Loop() {
-		dst, _ = Encoder{}.Encode(dst[:0], c, &s)
-	}
+	prototest.BenchmarkEncode(b, Encoder{}, devproto.Command{Type: devproto.CmdCustom, Text: "setdigout 11"}, devproto.Session{Identifier: "356307042441013"})
 }

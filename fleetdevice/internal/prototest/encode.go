@@ -90,14 +90,40 @@ func CheckEncoder(t *testing.T, enc devproto.Encoder, s devproto.Session, cases 
 	}
 }
 
-// EncodeSeeds are the fuzz seeds of cases: their commands' members in the
-// order FuzzEncode's arguments take them.
-func EncodeSeeds(f *testing.F, cases []EncodeCase) {
+// FuzzEncoder is the body of a protocol's fuzz target of its encoder:
+// the cases' commands as seeds, and each command FuzzEncode checks.
+func FuzzEncoder(f *testing.F, enc devproto.Encoder, s devproto.Session, cases []EncodeCase, accept func([]byte) error) {
 	for _, c := range cases {
 		f.Add(c.Cmd.Type, c.Cmd.Seconds, c.Cmd.Index, c.Cmd.On, c.Cmd.Text, c.Cmd.Hex, c.Cmd.Seq)
 	}
 	f.Add("custom", 0, 0, false, "a\x00b", []byte(nil), uint32(0))
 	f.Add("set_interval", -1, -1, true, "", []byte{0xFF}, ^uint32(0))
+	f.Fuzz(func(t *testing.T, typ string, seconds, index int, on bool, text string, hex []byte, seq uint32) {
+		c := devproto.Command{Type: typ, Seconds: seconds, Index: index, On: on, Text: text, Hex: hex, Seq: seq}
+		FuzzEncode(t, enc, s, c, accept)
+	})
+}
+
+// BenchmarkEncode encodes c into a reused dst.
+func BenchmarkEncode(b *testing.B, enc devproto.Encoder, c devproto.Command, s devproto.Session) {
+	dst := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst, _ = enc.Encode(dst[:0], c, &s)
+	}
+}
+
+// DecodesWhole is an accept of FuzzEncode for a protocol whose device
+// frames as the server does: dec.Split finds one frame of all of b, which
+// dec.Decode takes.
+func DecodesWhole(dec devproto.Decoder) func([]byte) error {
+	return func(b []byte) error {
+		if err := SplitsWhole(dec)(b); err != nil {
+			return err
+		}
+		var m devproto.Message
+		return dec.Decode(b, &devproto.Session{Identifier: "1"}, &m)
+	}
 }
 
 // FuzzEncode encodes the command: no panic, only ErrCommandUnsupported or
