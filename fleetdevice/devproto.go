@@ -48,4 +48,7 @@ var (
 	ErrChecksum = devproto.ErrChecksum
 	// ErrCommandUnsupported: the protocol cannot carry the command's type.
 	ErrCommandUnsupported = devproto.ErrCommandUnsupported
+	// ErrNoIdentifier: the command names the device, and the session has
+	// no identifier.
+	ErrNoIdentifier = devproto.ErrNoIdentifier
 )

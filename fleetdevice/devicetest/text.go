@@ -1,7 +1,9 @@
 package devicetest
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -11,6 +13,8 @@ type H02 struct {
 	ID string // the terminal id (10 digits, or 15)
 	// Status is the 8 hex digits of status bits; FFFFFBFF when empty.
 	Status string
+	// Last is the position the answers to commands carry.
+	Last Point
 }
 
 func (*H02) Protocol() string { return "h02" }
@@ -175,4 +179,42 @@ func hemisphere(v float64, pos, neg string) string {
 		return neg
 	}
 	return pos
+}
+
+// sentenceCommand recognises a server's command sentence from first to
+// the first last.
+func sentenceCommand(b []byte, first, last byte) (int, error) {
+	if len(b) > 0 && b[0] != first {
+		return 0, fmt.Errorf("%w: %q is not a command", ErrUnexpected, b)
+	}
+	if i := bytes.IndexByte(b, last); i >= 0 {
+		return i + 1, nil
+	}
+	if len(b) > 1024 {
+		return 0, fmt.Errorf("%w: %q: no end of command", ErrUnexpected, b)
+	}
+	return 0, nil
+}
+
+// Command recognises a command sentence (`*` to `#`).
+func (*H02) Command(b []byte) (int, error) { return sentenceCommand(b, '*', '#') }
+
+// Answer reads a command sentence `*HQ,<id>,<command>,<hhmmss>,...#`
+// and answers as the device does, with a V4 sentence that names the
+// command, its outcome and its time, then the device's last position
+// (Last): `*HQ,<id>,V4,S20,DONE,<hhmmss>,<time>,A,...#`.
+func (d *H02) Answer(cmd []byte) ([]byte, error) {
+	f := strings.Split(strings.TrimSuffix(string(cmd), "#"), ",")
+	if n, err := d.Command(cmd); err != nil || n != len(cmd) || len(f) < 4 || f[0] != "*HQ" || f[1] != d.ID {
+		return nil, fmt.Errorf("%w: %q is not a command to %s", ErrUnexpected, cmd, d.ID)
+	}
+	p := d.Last
+	t := p.Time.UTC()
+	status := d.Status
+	if status == "" {
+		status = "FFFFFBFF"
+	}
+	return fmt.Appendf(nil, "*HQ,%s,V4,%s,DONE,%s,%s,%s,%s,%s,%.2f,%03.0f,%s,%s#",
+		d.ID, f[2], f[3], t.Format("150405"), validity(p.Valid), nmeaLat(p.Latitude), nmeaLon(p.Longitude),
+		knots(p.Speed), p.Heading, t.Format("020106"), status), nil
 }

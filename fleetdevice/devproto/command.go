@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The command types of API.md §16, as fleet names them.
@@ -20,6 +21,19 @@ const (
 // ErrCommandUnsupported is what Encoder.Encode returns for a command type
 // its protocol cannot carry (Encoder.Commands lists those it can).
 var ErrCommandUnsupported = errors.New("devproto: the protocol cannot carry this command")
+
+// ErrNoIdentifier is what Encoder.Encode returns when the protocol's
+// command names the device and the Session has no identifier that can
+// (IdentifierOK).
+var ErrNoIdentifier = errors.New("devproto: the command names the device, and the session has no identifier")
+
+// SessionIdentifier returns s's identifier, or ErrNoIdentifier.
+func SessionIdentifier(s *Session) (string, error) {
+	if s == nil || !IdentifierOK(s.Identifier) {
+		return "", ErrNoIdentifier
+	}
+	return s.Identifier, nil
+}
 
 // Command is a command fleet decided to send, with what an encoder needs
 // of it. Fleet has checked its fields against the contract; an encoder
@@ -149,4 +163,20 @@ func CheckPassword(c Command, def string) (string, error) {
 		}
 	}
 	return c.Password, nil
+}
+
+// AppendClock appends t's hour, minute and second as hhmmss.
+func AppendClock(dst []byte, t time.Time) []byte {
+	h, m, sec := t.Clock()
+	return append(dst, byte('0'+h/10), byte('0'+h%10), byte('0'+m/10), byte('0'+m%10),
+		byte('0'+sec/10), byte('0'+sec%10))
+}
+
+// CheckSeconds returns a *CommandError unless c.Seconds is within
+// [lo, hi], what the protocol's interval command carries.
+func CheckSeconds(c Command, lo, hi int) error {
+	if c.Seconds < lo || c.Seconds > hi {
+		return &CommandError{Field: "seconds", Message: "must be " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + " for this protocol"}
+	}
+	return nil
 }
