@@ -3,6 +3,7 @@ package fleetdevice
 import (
 	"bufio"
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,22 +36,27 @@ func TestCommandTypesTable(t *testing.T) {
 const simulatedID = "356307042441013"
 
 // simulated is, for each protocol with an encoder, a simulated device
-// that answers commands, a custom command's text it reads, and whether
-// its answer echoes the command's Seq.
+// that answers commands, a custom command's text it reads, whether its
+// answer echoes the command's Seq, and the types whose answers are no
+// acknowledgement (the device answers by their effect: a report).
 func simulated() map[string]struct {
-	dev    devicetest.Commanded
-	custom string
-	echoes bool
+	dev     devicetest.Commanded
+	custom  string
+	echoes  bool
+	unacked []string
 } {
 	type sim = struct {
-		dev    devicetest.Commanded
-		custom string
-		echoes bool
+		dev     devicetest.Commanded
+		custom  string
+		echoes  bool
+		unacked []string
 	}
 	return map[string]sim{
-		"teltonika": {&devicetest.Teltonika{IMEI: simulatedID}, "getver", false},
-		"gt06":      {&devicetest.GT06{IMEI: simulatedID}, "STATUS#", true},
-		"h02":       {&devicetest.H02{ID: simulatedID}, "*HQ," + simulatedID + ",R1,120000#", false},
+		"teltonika": {&devicetest.Teltonika{IMEI: simulatedID}, "getver", false, nil},
+		"gt06":      {&devicetest.GT06{IMEI: simulatedID}, "STATUS#", true, nil},
+		"h02":       {&devicetest.H02{ID: simulatedID}, "*HQ," + simulatedID + ",R1,120000#", false, nil},
+		"gps103": {&devicetest.GPS103{IMEI: simulatedID}, "H,080", false,
+			[]string{"position_request", "set_interval", "custom"}},
 	}
 }
 
@@ -94,6 +100,10 @@ func TestSimulatorsAnswerCommands(t *testing.T) {
 				is.Equal(n, len(answer))
 				var m Message
 				is.NoErr(p.Decoder.Decode(answer, &s, &m))
+				if slices.Contains(sim.unacked, typ) {
+					is.True(!m.HasResult)
+					return
+				}
 				is.True(m.Kind == KindOther || m.Kind == KindPositions) // some answers carry a position
 				is.True(m.HasResult)
 				is.True(m.CommandResult != "")

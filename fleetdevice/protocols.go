@@ -43,7 +43,7 @@ var protocols = []Protocol{
 	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06.Decoder{}, Encoder: gt06.Encoder{}},
 	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02.Decoder{}, Encoder: h02.Encoder{}},
 	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink.Decoder{}},
-	{Name: "gps103", Port: 5001, Transports: []Transport{TCP}, Decoder: gps103.Decoder{}},
+	{Name: "gps103", Port: 5001, Transports: []Transport{TCP}, Decoder: gps103.Decoder{}, Encoder: gps103.Encoder{}},
 }
 
 // Protocols returns every protocol's settings, in the order of API.md

@@ -118,6 +118,8 @@ type GPS103 struct {
 	// Offset is the device clock's offset from UTC: its sentences carry
 	// the local date and time beside the UTC time of the fix.
 	Offset time.Duration
+	// Last is the position the answers to commands carry.
+	Last Point
 }
 
 func (*GPS103) Protocol() string { return "gps103" }
@@ -217,4 +219,23 @@ func (d *H02) Answer(cmd []byte) ([]byte, error) {
 	return fmt.Appendf(nil, "*HQ,%s,V4,%s,DONE,%s,%s,%s,%s,%s,%.2f,%03.0f,%s,%s#",
 		d.ID, f[2], f[3], t.Format("150405"), validity(p.Valid), nmeaLat(p.Latitude), nmeaLon(p.Longitude),
 		knots(p.Speed), p.Heading, t.Format("020106"), status), nil
+}
+
+// Command recognises a command sentence (`**,imei:...;`).
+func (*GPS103) Command(b []byte) (int, error) { return sentenceCommand(b, '*', ';') }
+
+// Answer reads a command sentence `**,imei:<imei>,<command>;` and
+// answers as a Coban tracker does: J (cut the oil) and K (restore it)
+// with a report of its last position (Last) whose keyword is jt or kt, B
+// with a tracker report; the others with none.
+func (d *GPS103) Answer(cmd []byte) ([]byte, error) {
+	text, ok := strings.CutPrefix(string(cmd), "**,imei:"+d.IMEI+",")
+	if n, err := d.Command(cmd); err != nil || n != len(cmd) || !ok {
+		return nil, fmt.Errorf("%w: %q is not a command to %s", ErrUnexpected, cmd, d.IMEI)
+	}
+	keyword := map[string]string{"J;": "jt", "K;": "kt", "B;": "tracker"}[text]
+	if keyword == "" {
+		return nil, nil
+	}
+	return []byte(strings.Replace(d.Sentence(d.Last), ",tracker,", ","+keyword+",", 1)), nil
 }
