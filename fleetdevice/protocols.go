@@ -42,7 +42,7 @@ var protocols = []Protocol{
 	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika.Decoder{}, Encoder: teltonika.Encoder{}},
 	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06.Decoder{}, Encoder: gt06.Encoder{}},
 	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02.Decoder{}, Encoder: h02.Encoder{}},
-	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink.Decoder{}},
+	{Name: "queclink", Port: 5004, Transports: []Transport{TCP, UDP}, Decoder: queclink.Decoder{}, Encoder: queclink.Encoder{}},
 	{Name: "gps103", Port: 5001, Transports: []Transport{TCP}, Decoder: gps103.Decoder{}, Encoder: gps103.Encoder{}},
 }
 

@@ -239,3 +239,40 @@ func (d *GPS103) Answer(cmd []byte) ([]byte, error) {
 	}
 	return []byte(strings.Replace(d.Sentence(d.Last), ",tracker,", ","+keyword+",", 1)), nil
 }
+
+// Command recognises an AT command (`AT+GT...$`).
+func (*Queclink) Command(b []byte) (int, error) {
+	if len(b) > 0 && !bytes.HasPrefix([]byte("AT+GT"), b[:min(len(b), 5)]) {
+		return 0, fmt.Errorf("%w: %q is not an AT command", ErrUnexpected, b)
+	}
+	return sentenceCommand(b, 'A', '$')
+}
+
+// Answer reads an AT command `AT+GTxxx=<password>,...,<serial>$` and
+// answers as the device does, `+ACK:GTxxx,<version>,<imei>,<name>,
+// [<what>,]<serial>,<send time>,<count>$`, echoing its serial number;
+// GTRTO names what it did (1 RTL, 3 REBOOT, 8 VER...).
+func (d *Queclink) Answer(cmd []byte) ([]byte, error) {
+	n, err := d.Command(cmd)
+	text := strings.TrimSuffix(string(cmd), "$")
+	name, params, ok := strings.Cut(strings.TrimPrefix(text, "AT+"), "=")
+	f := strings.Split(params, ",")
+	if err != nil || n != len(cmd) || !ok || len(f) < 2 {
+		return nil, fmt.Errorf("%w: %q is not one AT command", ErrUnexpected, cmd)
+	}
+	serial := f[len(f)-1]
+	what := ""
+	if name == "GTRTO" {
+		sub, known := map[string]string{"0": "GPS", "1": "RTL", "2": "READ", "3": "REBOOT", "8": "VER"}[f[1]]
+		if !known {
+			return nil, nil // a subcommand the device does not know: no answer
+		}
+		what = sub + ","
+	}
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	return fmt.Appendf(nil, "+ACK:%s,%s,%s,%s,%s%s,%s,%s$", name, d.version(), d.IMEI, d.Name, what, serial,
+		now().UTC().Format("20060102150405"), d.count()), nil
+}
