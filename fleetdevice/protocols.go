@@ -28,8 +28,10 @@ type Protocol struct {
 	// Decoder decodes its frames (TCP) and datagrams (UDP); nil for
 	// OsmAnd, whose requests the Server's OsmAnd handler decodes.
 	Decoder Decoder
-	// Encoder encodes the commands sent to its devices (nil: none yet);
-	// its Commands are the types the protocol carries.
+	// Encoder encodes the commands sent to its devices (OsmAnd's: the
+	// body of the answer to the next request); its Commands are the types
+	// the protocol carries. A device's answer to a command is read by the
+	// Decoder (Message.HasResult).
 	Encoder Encoder
 }
 
@@ -38,7 +40,7 @@ func (p Protocol) Serves(t Transport) bool { return slices.Contains(p.Transports
 
 // protocols is every protocol, in the order of API.md §13.
 var protocols = []Protocol{
-	{Name: OsmAndName, Port: 5055, Transports: []Transport{HTTP}},
+	{Name: OsmAndName, Port: 5055, Transports: []Transport{HTTP}, Encoder: osmand.Encoder{}},
 	{Name: "teltonika", Port: 5027, Transports: []Transport{TCP, UDP}, Decoder: teltonika.Decoder{}, Encoder: teltonika.Encoder{}},
 	{Name: "gt06", Port: 5023, Transports: []Transport{TCP}, Decoder: gt06.Decoder{}, Encoder: gt06.Encoder{}},
 	{Name: "h02", Port: 5013, Transports: []Transport{TCP, UDP}, Decoder: h02.Decoder{}, Encoder: h02.Encoder{}},
