@@ -105,7 +105,7 @@ func CheckText(c Command, max int, refuse string, hexOK bool) error {
 		if b < 0x20 || b > 0x7E {
 			return &CommandError{Field: "text", Message: "holds a control or non-ASCII byte at " + strconv.Itoa(i)}
 		}
-		if strings.IndexByte(refuse, b) >= 0 {
+		if refuse != "" && strings.IndexByte(refuse, b) >= 0 {
 			return &CommandError{Field: "text", Message: "holds " + strconv.Quote(string(b)) + ", which this protocol reserves"}
 		}
 	}
