@@ -17,6 +17,15 @@
 //	frame, want := d.Report(points)
 //	conn.Write(frame)
 //	devicetest.Read(rd, want) // the record count, once they are stored
+//
+// Each stream device is also Commanded: it reads a command the server
+// writes and answers it as the real device does (Teltonika a codec 12
+// response, GT06 a 0x15 frame echoing the server flag, H02 a V4 sentence,
+// GPS103 a jt or kt report, Queclink a +ACK echoing the serial number):
+//
+//	cmd, _ := devicetest.Read(rd, d.Command)
+//	answer, _ := d.Answer(cmd)
+//	conn.Write(answer)
 package devicetest
 
 import (
