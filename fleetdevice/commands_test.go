@@ -3,6 +3,7 @@ package fleetdevice
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -114,4 +115,33 @@ func TestSimulatorsAnswerCommands(t *testing.T) {
 			})
 		}
 	}
+}
+
+// CommandSupports hands on each protocol's types and custom text bound;
+// CheckCommand judges a command as the protocol's encoder does.
+func TestCheckCommand(t *testing.T) {
+	is := is.New(t)
+	cs := CommandSupports()
+	is.Equal(cs["gt06"].MaxText, 245)
+	is.Equal(cs["osmand"].Types, []string{"custom"})
+	custom := map[string]string{"h02": "*HQ,1,R1#", "queclink": "AT+GTRTO=gl300,1,,,,,,FFFF$"}
+	for name, c := range cs {
+		is.True(c.MaxText > 0 && c.MaxText <= 1024)
+		text := custom[name]
+		if text == "" {
+			text = "status"
+		}
+		for _, typ := range c.Types {
+			is.NoErr(CheckCommand(name, Command{Type: typ, Seconds: 60, Index: 1, Text: text}))
+		}
+	}
+	is.Equal(CheckCommand("gt06", Command{Type: "reboot"}), ErrCommandUnsupported)
+	is.Equal(CheckCommand("traccar", Command{Type: "custom", Text: "x"}), ErrCommandUnsupported)
+	var ce *CommandError
+	is.True(errors.As(CheckCommand("gps103", Command{Type: "set_interval", Seconds: 90}), &ce))
+	is.Equal(ce.Field, "seconds")
+	is.True(errors.As(CheckCommand("h02", Command{Type: "custom", Text: "S20,1,1"}), &ce))
+	is.Equal(ce.Field, "text")
+	is.True(errors.As(CheckCommand("teltonika", Command{Type: "custom", Text: "caf\u00e9"}), &ce))
+	is.Equal(ce.Field, "text")
 }
