@@ -112,16 +112,6 @@ func CheckText(c Command, max int, refuse string, hexOK bool) error {
 	return nil
 }
 
-// Supports reports whether typ is one of the types cmds lists.
-func Supports(cmds []string, typ string) bool {
-	for _, c := range cmds {
-		if c == typ {
-			return true
-		}
-	}
-	return false
-}
-
 // PrintableResult returns b as a command's result: its text, trimmed of
 // spaces, line ends and NUL padding, when it is printable ASCII, else its
 // bytes in lower-case hex (Traccar's rule for an answer it cannot read).
