@@ -310,6 +310,15 @@ func appendJSONNumber(b []byte, f float64) []byte {
 		return append(b, '0')
 	}
 	abs := math.Abs(f)
+	if abs < 1e12 && !(f == 0 && math.Signbit(f)) {
+		// The usual reading (a count, a voltage, a percentage): up to
+		// three decimals say it exactly, and are its shortest form.
+		for d, p := range pow10 {
+			if r := math.Round(f * p); r/p == f {
+				return appendDecimal(b, int64(r), d)
+			}
+		}
+	}
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -322,6 +331,26 @@ func appendJSONNumber(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// appendDecimal appends n/10^d (d at most 3, n not a multiple of 10 unless
+// d is 0) in decimal.
+func appendDecimal(b []byte, n int64, d int) []byte {
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	if d == 0 {
+		return strconv.AppendInt(b, n, 10)
+	}
+	p := int64(pow10[d])
+	b = strconv.AppendInt(b, n/p, 10)
+	b = append(b, '.')
+	frac := n % p
+	for q := p / 10; q > frac && q > 1; q /= 10 {
+		b = append(b, '0') // leading zeros of the fraction
+	}
+	return strconv.AppendInt(b, frac, 10)
 }
 
 // appendJSONString appends s as a JSON string.

@@ -150,3 +150,41 @@ func TestAttributesBinaryFormRoundTripsAndIsCompact(t *testing.T) {
 	}
 	is.True(back.UnmarshalBinary([]byte{9, 1, 2}) != nil)
 }
+
+// TestPointAppendJSONIsEncodingJSONs: a point written by AppendJSON is
+// byte for byte what encoding/json writes, whatever its values.
+func TestPointAppendJSONIsEncodingJSONs(t *testing.T) {
+	is := is.New(t)
+	at := time.Date(2026, 11, 22, 10, 15, 30, 250_000_000, time.UTC)
+	f := func(v float64) *float64 { return &v }
+	pts := []fleet.Point{
+		{Latitude: 52.520008, Longitude: 13.404954, Timestamp: at},
+		{Latitude: -0.000001, Longitude: 179.9999999, Timestamp: at.Add(750 * time.Millisecond), Speed: f(0), Heading: f(359.99), OdometerKm: f(1e7)},
+		{Latitude: 1e-7, Longitude: -1e-9, Timestamp: at.Add(time.Microsecond), Speed: f(123.456), OdometerKm: f(99999999.999),
+			Attributes: fleet.Attributes{fleet.TextAttr("alarm", "sos,tow"), fleet.NumberAttr("big", 1e21), fleet.TextAttr("esc", `"<é>"\`),
+				fleet.BoolAttr("ignition", false), fleet.NumberAttr("tiny", -1.5e-7)}},
+	}
+	for _, p := range pts {
+		want, err := json.Marshal(p)
+		is.NoErr(err)
+		is.Equal(string(p.AppendJSON(nil)), string(want))
+	}
+}
+
+// TestAttributeNumbersAreEncodingJSONs: every number is written as
+// encoding/json writes a float64.
+func TestAttributeNumbersAreEncodingJSONs(t *testing.T) {
+	is := is.New(t)
+	vals := []float64{0, 1, -1, 0.5, 0.05, 0.005, 0.001, 0.0001, 12.634, -12.634, 123456.789, 1e11 + 0.125, 999999999999.999,
+		1e12, 1e15, 1e20, 1e21, 1e-6, 1e-7, math.Pi, -math.E, 100, 1000.1, 0.1 + 0.2, 4.1, 97, 850.25, -0.015}
+	for i := range 2000 {
+		vals = append(vals, float64(i)*0.017-13, float64(i*i)/7, float64(i)/1000)
+	}
+	for _, v := range vals {
+		want, err := json.Marshal(v)
+		is.NoErr(err)
+		got, err := json.Marshal(fleet.Attributes{fleet.NumberAttr("x", v)})
+		is.NoErr(err)
+		is.Equal(string(got), `{"x":`+string(want)+`}`) // v
+	}
+}

@@ -110,3 +110,33 @@ func (v *Vehicle) Record() (LocationRecord, bool) {
 		Location: RecordPoint{Latitude: v.LastLocation.Latitude, Longitude: v.LastLocation.Longitude, Timestamp: v.LastLocation.Timestamp},
 	}, true
 }
+
+// AppendJSON appends the point as JSON to b, byte for byte as
+// encoding/json writes it, without reflection or the re-reading of a
+// Marshaler's output: what a page of history is written with.
+func (p *Point) AppendJSON(b []byte) []byte {
+	b = append(b, `{"latitude":`...)
+	b = appendJSONNumber(b, p.Latitude)
+	b = append(b, `,"longitude":`...)
+	b = appendJSONNumber(b, p.Longitude)
+	b = append(b, `,"timestamp":"`...)
+	b = p.Timestamp.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","speed":`...)
+	b = appendJSONOptional(b, p.Speed)
+	b = append(b, `,"heading":`...)
+	b = appendJSONOptional(b, p.Heading)
+	b = append(b, `,"odometer_km":`...)
+	b = appendJSONOptional(b, p.OdometerKm)
+	if len(p.Attributes) > 0 {
+		b = append(b, `,"attributes":`...)
+		b = p.Attributes.AppendJSON(b)
+	}
+	return append(b, '}')
+}
+
+func appendJSONOptional(b []byte, f *float64) []byte {
+	if f == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONNumber(b, *f)
+}
