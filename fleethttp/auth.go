@@ -46,7 +46,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 		writeError(w, h.log, st.requestID, err)
 		return false
 	}
-	setQuotaHeaders(w.Header(), q, h.svc.Now())
+	setQuotaHeaders(w.Header(), &st.quotaHdr, q, h.svc.Now())
 	if !q.Allowed {
 		h.tooMany(w, st, q, "Too many requests without a valid API key from this address; retry after %d seconds.")
 		return false
@@ -64,7 +64,7 @@ func (h *Handler) admitKey(w http.ResponseWriter, r *http.Request, st *state, p 
 		return false
 	}
 	st.principal, st.authed = p, true
-	setQuotaHeaders(w.Header(), q, h.svc.Now())
+	setQuotaHeaders(w.Header(), &st.quotaHdr, q, h.svc.Now())
 	if !q.Allowed {
 		h.tooMany(w, st, q, "Rate limit exceeded. Retry after %d seconds.")
 		return false
@@ -91,11 +91,11 @@ func bearer(header string) (string, bool) {
 
 // setQuotaHeaders writes the rate-limit headers, spelled exactly as the
 // contract writes them (so they are set on the map, not canonicalised).
-func setQuotaHeaders(hd http.Header, q fleet.Quota, now time.Time) {
+func setQuotaHeaders(hd http.Header, backing *[6]string, q fleet.Quota, now time.Time) {
 	limit := strconv.Itoa(q.Limit)
 	remaining := strconv.Itoa(q.Remaining)
-	// One backing array for the six values (one allocation, not six).
-	v := make([]string, 6)
+	// One backing array for the six values, the request's own.
+	v := backing[:]
 	v[0], v[1], v[2], v[3] = limit, remaining, strconv.Itoa(q.Used), strconv.FormatInt(q.ResetUnix(), 10)
 	v[4] = `"hourly";q=` + limit + ";w=3600"
 	v[5] = `"hourly";r=` + remaining + ";t=" + strconv.Itoa(q.SecondsToReset(now))
