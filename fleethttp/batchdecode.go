@@ -297,6 +297,11 @@ func decodeBatch(body []byte) ([]rawPoint, error) {
 			return rps, nil
 		}
 	}
+	return decodeBatchStrict(body)
+}
+
+// decodeBatchStrict decodes a location batch with the strict decoder.
+func decodeBatchStrict(body []byte) ([]rawPoint, error) {
 	req, err := decode[fleetwire.LocationBatch](body, false)
 	if err != nil {
 		return nil, err

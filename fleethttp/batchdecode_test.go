@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -161,6 +163,41 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			b.Fatal("not the fast path")
 		}
 	}
+}
+
+// BenchmarkDecodeBatchPaths decodes the same batch of 10,000 points
+// through the fast path and through the strict decoder (decodeBatch's
+// fallback, its points converted alike), and the four readings the strict
+// decoder replaced (oracleDecode), interleaved: ratio is the fast path's
+// time over the strict decoder's (below 1, the fast path pays), and
+// strict/oracle the strict decoder's over the four readings'.
+func BenchmarkDecodeBatchPaths(b *testing.B) {
+	body := batchBody(10_000)
+	batchType := reflect.TypeFor[fleetwire.LocationBatch]()
+	var tFast, tStrict, tOracle time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, ok := decodeBatchFast(body); !ok {
+			b.Fatal("not the fast path")
+		}
+		t1 := time.Now()
+		if _, err := decodeBatchStrict(body); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if _, err := oracleDecode(body, batchType, false); err != nil {
+			b.Fatal(err)
+		}
+		tOracle += time.Since(t2)
+		tStrict += t2.Sub(t1)
+		tFast += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tFast.Nanoseconds())/n, "fast-ns/batch")
+	b.ReportMetric(float64(tStrict.Nanoseconds())/n, "strict-ns/batch")
+	b.ReportMetric(float64(tOracle.Nanoseconds())/n, "oracle-ns/batch")
+	b.ReportMetric(float64(tFast)/float64(tStrict), "ratio")
+	b.ReportMetric(float64(tStrict)/float64(tOracle), "strict/oracle")
 }
 
 // duplicateByTokens is the duplicate check's reference: encoding/json's
