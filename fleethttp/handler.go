@@ -140,8 +140,9 @@ func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*stat
 
 // Header values every answer carries, made once.
 var (
-	nosniff = []string{"nosniff"}
-	noStore = []string{"no-store"}
+	nosniff            = []string{"nosniff"}
+	noStore            = []string{"no-store"}
+	varyAcceptEncoding = []string{"Accept-Encoding"}
 )
 
 // ServeHTTP runs every request through: request id, recover, access log,
@@ -158,7 +159,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// set their own Cache-Control).
 	hd["X-Content-Type-Options"] = nosniff
 	hd["Cache-Control"] = noStore
-	addVary(hd, "Accept-Encoding") // any answer may be compressed
+	hd["Vary"] = varyAcceptEncoding // any answer may be compressed (addVary adds to it)
 	st.sw.ResponseWriter = w
 	gzipping := r.Method != http.MethodHead && acceptsGzip(r)
 	if gzipping {
