@@ -324,13 +324,7 @@ func (d *strictDecoder) value(v reflect.Value, p *plan) error {
 			v = v.Field(p.valueIdx)
 		}
 		return d.value(v, p.elem)
-	case kindStruct:
-		if c != '{' {
-			d.skip()
-			return d.wrongType("an object")
-		}
-		return d.object(v, p)
-	case kindMap:
+	case kindStruct, kindMap:
 		if c != '{' {
 			d.skip()
 			return d.wrongType("an object")
@@ -863,7 +857,18 @@ func (d *strictDecoder) str() bool {
 
 // number reads a number in JSON's grammar.
 func (d *strictDecoder) number() bool {
-	b, i := d.b, d.i
+	end, ok := numberEnd(d.b, d.i)
+	if !ok {
+		d.stop()
+		return false
+	}
+	d.i = end
+	return true
+}
+
+// numberEnd returns where the number at b[i:] ends, in JSON's grammar,
+// and whether there is one.
+func numberEnd(b []byte, i int) (int, bool) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -875,8 +880,7 @@ func (d *strictDecoder) number() bool {
 			i++
 		}
 	default:
-		d.stop()
-		return false
+		return i, false
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
@@ -885,8 +889,7 @@ func (d *strictDecoder) number() bool {
 			i++
 		}
 		if i == start {
-			d.stop()
-			return false
+			return i, false
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -899,12 +902,10 @@ func (d *strictDecoder) number() bool {
 			i++
 		}
 		if i == start {
-			d.stop()
-			return false
+			return i, false
 		}
 	}
-	d.i = i
-	return true
+	return i, true
 }
 
 // unquoteBytes is unquote without a copy when the token has nothing to
