@@ -662,21 +662,13 @@ func (d *strictDecoder) object(v reflect.Value, p *plan) error {
 		if err != nil && (best == nil || bytes.Compare(key, bestKey) < 0) {
 			best, bestKey = err, key
 		}
-		d.ws()
-		if d.i >= len(d.b) {
-			d.stop()
+		if d.next('}') {
+			continue
+		}
+		if d.done() {
 			return nil
 		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return best
-		default:
-			d.stop()
-			return nil
-		}
+		return best
 	}
 }
 
@@ -749,25 +741,35 @@ func (d *strictDecoder) array(v reflect.Value, p *plan) error {
 		if err != nil && best == nil {
 			best = err
 		}
-		d.ws()
-		if d.i >= len(d.b) {
-			d.stop()
+		if d.next(']') {
+			continue
+		}
+		if d.done() {
 			return nil
 		}
+		if v.IsValid() {
+			v.SetLen(n + 1)
+		}
+		return best
+	}
+}
+
+// next reads what follows a member or an element: a comma, when more
+// follow, or close, the end; anything else is not JSON.
+func (d *strictDecoder) next(close byte) (more bool) {
+	d.ws()
+	if d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ',':
 			d.i++
-		case ']':
+			return true
+		case close:
 			d.i++
-			if v.IsValid() {
-				v.SetLen(n + 1)
-			}
-			return best
-		default:
-			d.stop()
-			return nil
+			return false
 		}
 	}
+	d.stop()
+	return false
 }
 
 // skip reads any value, checking only that it is JSON and gives no
