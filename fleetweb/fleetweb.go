@@ -183,7 +183,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
@@ -224,6 +224,12 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /vehicles", h.auth(h.vehiclesPage))
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/driver", h.auth(h.assignDriver))
+	h.mux.HandleFunc("GET /vehicles/new", h.auth(h.newVehiclePage))
+	h.mux.HandleFunc("POST /vehicles", h.auth(h.addVehicle))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/edit", h.auth(h.editVehiclePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/edit", h.auth(h.saveVehicle))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehiclePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehicle))
 	h.mux.HandleFunc("GET /drivers", h.auth(h.driversPage))
 	h.mux.HandleFunc("POST /drivers", h.auth(h.addDriver))
 	h.mux.HandleFunc("GET /drivers/{driver_id}", h.auth(h.driverPage))
@@ -445,7 +451,7 @@ func statusOf(err error) int { return fleethttp.StatusOf(fleet.ErrorCode(err)) }
 func errorPage(p *page, err error) {
 	p.Error = fleet.ErrorMessage(err)
 	if fleet.ErrorCode(err) == fleet.CodeInsufficientPermissions && p.User != nil && !p.User.IsAdmin() {
-		p.Error = "Your role is viewer: you can see everything but change nothing. Ask an admin of your account."
+		p.Error = roleRefusal(p.User.User.Role)
 	}
 	var fe *fleet.Error
 	if errors.As(err, &fe) {
@@ -454,6 +460,14 @@ func errorPage(p *page, err error) {
 	if fleet.ErrorCode(err) == fleet.CodeValidation && len(p.Fields) > 0 {
 		p.Error = "Please correct the form:"
 	}
+}
+
+// roleRefusal says why a person's role refused a change.
+func roleRefusal(r fleet.Role) string {
+	if r == fleet.RoleManager {
+		return "Your role is manager: you run the fleet, but people, API keys and webhooks are changed by an admin. Ask an admin of your account."
+	}
+	return "Your role is viewer: you can see everything but change nothing. Ask an admin of your account."
 }
 
 // fieldLabels are the labels of the form fields that the use cases name

@@ -399,7 +399,7 @@ func (h *Handler) vehicleDriver(ctx context.Context, us fleet.UserSession, v fle
 		}
 		d.Driver = dr
 	}
-	if !us.IsAdmin() {
+	if !us.Can(fleet.PermDriversWrite) {
 		return nil
 	}
 	drivers, more, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Driver], error) {

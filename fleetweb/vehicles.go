@@ -220,6 +220,11 @@ func (d vehiclesData) SortBy(key string) column {
 // at a time.
 func (h *Handler) vehiclesPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	p := page{Title: "Vehicles", Nav: "vehicles", User: &us}
+	if n, ok := h.takeNotice(r); ok {
+		if s, ok := n.(string); ok {
+			p.Notice = s
+		}
+	}
 	vq, qerr := readVehicleQuery(r.URL.Query())
 	loc, _, zerr := zoneOf(r)
 	status := http.StatusOK
