@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetweb"
+	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/matryer/is"
 )
 
@@ -187,4 +189,33 @@ func TestRolesOfferAndRefuse(t *testing.T) {
 	is.Equal(do(t, manager, "POST", e.srv.URL+"/vehicles/"+v.ID+"/edit", url.Values{"name": {"Truck 1b"}}).status, http.StatusSeeOther)
 	r := do(t, manager, "POST", e.srv.URL+"/drivers", url.Values{"name": {"Ana Lima"}})
 	is.Equal(r.status, http.StatusSeeOther)
+}
+
+// A status says how old its report is, and a report older than
+// StaleAfter is marked stale wherever the status is shown, until the
+// vehicle goes offline.
+func TestStatusSaysHowOldItIs(t *testing.T) {
+	is := is.New(t)
+	clock := testclock.New(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, fleet.Options{Now: clock.Now}, fleetweb.Options{MapTiles: "off"})
+	ctx := context.Background()
+	p := fleet.SystemPrincipal(e.accA)
+	v, err := e.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Truck 7"})
+	is.NoErr(err)
+	sp := 42.0
+	_, err = e.svc.IngestLocations(ctx, p, v.ID, []fleet.Point{{Latitude: 52.5, Longitude: 13.4, Timestamp: clock.Now(), Speed: &sp}})
+	is.NoErr(err)
+	c := e.signedIn(t, "viewer@acme.test", viewerPassword)
+
+	list := do(t, c, "GET", e.srv.URL+"/vehicles", nil).body
+	is.True(strings.Contains(list, "just now"))
+	is.True(!strings.Contains(list, ">stale<"))
+
+	clock.Advance(fleetweb.StaleAfter + time.Minute)
+	list = do(t, c, "GET", e.srv.URL+"/vehicles", nil).body
+	is.True(strings.Contains(list, `st-moving">moving</span> <span class="badge st-stale"`))
+	is.True(strings.Contains(list, "6 min ago"))
+	one := do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID, nil).body
+	is.True(strings.Contains(one, "stale: as of 6 min ago"))
+	is.True(strings.Contains(one, "42 km/h</strong> <span class=\"hint\">at the last report</span>"))
 }

@@ -158,6 +158,7 @@ type vehicleRow struct {
 	Status          fleet.VehicleStatus
 	LastReport      string // in the person's time zone, "—" when none
 	Ago             string // "5 min ago"
+	Stale           bool   // the last report is older than StaleAfter
 	Speed           string // "42 km/h", "—"
 	Tags            []string
 }
@@ -298,6 +299,7 @@ func (h *Handler) vehicles(r *http.Request, us fleet.UserSession, vq vehicleQuer
 		if v.LastLocation != nil {
 			row.LastReport = localTime(v.LastLocation.Timestamp, loc)
 			row.Ago = ago(v.LastLocation.Timestamp, now)
+			row.Stale = v.Status != fleet.StatusOffline && stale(v.LastLocation.Timestamp, now)
 		}
 		if v.Speed != nil {
 			row.Speed = speed(*v.Speed)
@@ -345,7 +347,11 @@ func rowsHTML(rows []vehicleRow) template.HTML {
 		}
 		b.WriteString("</td>\n")
 		st := e(string(r.Status))
-		b.WriteString(`      <td data-label="Status"><span class="badge st-` + st + `">` + st + "</span></td>\n")
+		b.WriteString(`      <td data-label="Status"><span class="badge st-` + st + `">` + st + "</span>")
+		if r.Stale {
+			b.WriteString(` <span class="badge st-stale" title="The last report is ` + e(r.Ago) + `: the status is what it said.">stale</span>`)
+		}
+		b.WriteString("</td>\n")
 		b.WriteString(`      <td data-label="Last report"><span>` + e(r.LastReport))
 		if r.Ago != "" {
 			b.WriteString(` <span class="hint nowrap">` + e(r.Ago) + `</span>`)
