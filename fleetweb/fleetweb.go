@@ -114,6 +114,13 @@ type Options struct {
 	// MailNote, when set, says on the Notifications page that e-mail is
 	// not sent ("no --smtp-url: rules are kept and nothing is sent").
 	MailNote string
+	// DeviceListeners returns the protocols the server listens on for
+	// trackers and phone apps, with their ports: the devices' pages show
+	// them, with the server's host (PublicURL's, or the request's), as
+	// what to type into a tracker. Nil when the server runs no listener
+	// (the pages then say so). It is called for each page, after the
+	// listeners are bound (a port 0 is known by then).
+	DeviceListeners func() []DeviceListener
 }
 
 // ParsePublicURL checks a dashboard's public address (Options.PublicURL):
@@ -183,10 +190,13 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
+		}
+		if name == "device" || name == "deviceform" {
+			files = append(files, "templates/connect.html") // what to type into a tracker, shared
 		}
 		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, files...))
 	}
@@ -230,6 +240,12 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/edit", h.auth(h.saveVehicle))
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehicle))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/devices/new", h.auth(h.newDevicePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/devices", h.auth(h.addDevice))
+	h.mux.HandleFunc("GET /devices/{device_id}", h.auth(h.devicePage))
+	h.mux.HandleFunc("POST /devices/{device_id}", h.auth(h.saveDevice))
+	h.mux.HandleFunc("GET /devices/{device_id}/delete", h.auth(h.deleteDevicePage))
+	h.mux.HandleFunc("POST /devices/{device_id}/delete", h.auth(h.deleteDevice))
 	h.mux.HandleFunc("GET /drivers", h.auth(h.driversPage))
 	h.mux.HandleFunc("POST /drivers", h.auth(h.addDriver))
 	h.mux.HandleFunc("GET /drivers/{driver_id}", h.auth(h.driverPage))
@@ -480,7 +496,7 @@ var fieldLabels = map[string]string{
 	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day", "tz": "Time zone",
 	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection", "duration": "How long",
 	"identifier": "Driver key", "phone": "Phone", "license_number": "Licence number", "license_expires_on": "Licence expiry date",
-	"notes": "Notes", "external_id": "External id", "driver_id": "Driver",
+	"notes": "Notes", "external_id": "External id", "driver_id": "Driver", "device_identifier": "Identifier", "vehicle_id": "Vehicle",
 	"user_id": "Send to", "digest_minutes": "Digest window", "alert_types": "Alert types", "vehicle_ids": "Vehicles",
 	"quiet_hours.tz": "Quiet hours' time zone", "quiet_hours.from": "Quiet hours' start", "quiet_hours.to": "Quiet hours' end",
 	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",

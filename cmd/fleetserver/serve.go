@@ -202,8 +202,11 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			}
 			mailNote = "This demo has no --smtp-url: notification e-mails are printed on the server's standard output instead of sent."
 		}
+		// The device listeners are bound below, before the dashboard serves
+		// its first page: it then shows their ports.
+		var deviceListenersShown []fleetweb.DeviceListener
 		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL,
-			Logger: log, MailNote: mailNote})
+			Logger: log, MailNote: mailNote, DeviceListeners: func() []fleetweb.DeviceListener { return deviceListenersShown }})
 		if *insecureCookies {
 			log.Warn("--dashboard-insecure-cookies is on" + byDemo["dashboard-insecure-cookies"] + ": the dashboard's session cookie travels over plain http; development only")
 		}
@@ -287,6 +290,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 				stop()
 				return err
 			}
+			deviceListenersShown = devices.web
 			defer dsrv.Close()
 			handler.Registry().MustRegister(deviceCollector{devices})
 		}
