@@ -190,7 +190,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
@@ -252,6 +252,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /drivers/{driver_id}", h.auth(h.saveDriver))
 	h.mux.HandleFunc("GET /drivers/{driver_id}/delete", h.auth(h.deleteDriverPage))
 	h.mux.HandleFunc("POST /drivers/{driver_id}/delete", h.auth(h.deleteDriver))
+	h.mux.HandleFunc("GET /reports", h.auth(h.reportsPage))
 	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
 	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
