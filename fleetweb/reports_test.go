@@ -52,7 +52,7 @@ func TestReports(t *testing.T) {
 	trips := get(url.Values{"report": {"trips"}, "vehicle_id": {v.ID}, "from": {"2026-11-23"}, "to": {"2026-11-23"}, "tz": {"UTC"}})
 	is.Equal(trips.status, http.StatusOK)
 	is.True(strings.Contains(trips.body, "1 row"))
-	is.True(strings.Contains(trips.body, "Truck &lt;7&gt;"))       // by name, as text
+	is.True(strings.Contains(trips.body, "Truck &lt;7&gt;"))      // by name, as text
 	is.True(strings.Contains(trips.body, "2026-11-23 08:00 UTC")) // in the zone's words
 	is.True(strings.Contains(trips.body, "Download CSV"))
 	csv := do(t, c, "GET", e.srv.URL+"/reports?"+url.Values{"report": {"trips"}, "vehicle_id": {v.ID}, "from": {"2026-11-23"}, "to": {"2026-11-23"}, "tz": {"UTC"}, "format": {"csv"}}.Encode(), nil)
