@@ -190,7 +190,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
@@ -235,6 +235,8 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/driver", h.auth(h.assignDriver))
 	h.mux.HandleFunc("GET /vehicles/new", h.auth(h.newVehiclePage))
+	h.mux.HandleFunc("GET /vehicles/import", h.auth(h.importVehiclesPage))
+	h.mux.HandleFunc("POST /vehicles/import", h.auth(h.importVehicles))
 	h.mux.HandleFunc("POST /vehicles", h.auth(h.addVehicle))
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/edit", h.auth(h.editVehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/edit", h.auth(h.saveVehicle))

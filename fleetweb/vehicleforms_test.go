@@ -1,8 +1,11 @@
 package fleetweb_test
 
 import (
+	"bytes"
 	"context"
 	"html"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -218,4 +221,97 @@ func TestStatusSaysHowOldItIs(t *testing.T) {
 	one := do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID, nil).body
 	is.True(strings.Contains(one, "stale: as of 6 min ago"))
 	is.True(strings.Contains(one, "42 km/h</strong> <span class=\"hint\">at the last report</span>"))
+}
+
+// Importing vehicles from CSV previews what would be created and each bad
+// row with its reason, creates nothing until confirmed, and is idempotent
+// on the external id: the same file again creates nothing.
+func TestImportVehicles(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	ctx := context.Background()
+	_, err := e.svc.CreateVehicle(ctx, fleet.SystemPrincipal(e.accA), fleet.Vehicle{Name: "Old truck", ExternalID: "T-1"})
+	is.NoErr(err)
+	c := e.manager(t)
+	is.Equal(do(t, c, "GET", e.srv.URL+"/vehicles/import", nil).status, http.StatusOK)
+
+	bad := "name,license_plate,external_id,tags,year\n" +
+		"Truck 7,B-FL 7,T-7,north;cold,2021\n" +
+		",B-FL 8,T-8,,\n" +
+		"Van 2,B-FL 22,T-7,,nineteen\n" +
+		"<script>alert(1)</script>,,T-9,,\n"
+	r := do(t, c, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {bad}})
+	is.Equal(r.status, http.StatusOK)
+	body := html.UnescapeString(r.body)
+	is.True(strings.Contains(body, "Preview: 2 vehicles to create, 0 existing, 2 bad rows"))
+	is.True(strings.Contains(body, "Name is required, 1 to 100 characters."))
+	is.True(strings.Contains(body, `External id "T-7" is on line 2 too.`))
+	is.True(strings.Contains(body, "Year must be a whole number, such as 2021."))
+	is.True(!strings.Contains(r.body, "<script>alert(1)"))
+	is.True(!strings.Contains(body, "Import 2 vehicles")) // nothing to confirm while a row is bad
+	// A confirmation posted by hand with bad rows creates nothing either.
+	r = do(t, c, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {bad}, "confirm": {"1"}})
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(len(e.vehicles(t, e.accA)), 1)
+
+	good := "name,license_plate,external_id,tags,year\n" +
+		"Truck 7,B-FL 7,T-7,north;cold,2021\n" +
+		"Old truck,,T-1,,\n" +
+		"Van 2,B-FL 22,V-2,,2019\n"
+	r = do(t, c, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {good}})
+	is.Equal(r.status, http.StatusOK)
+	is.True(strings.Contains(r.body, "Preview: 2 vehicles to create, 1 existing, 0 bad rows"))
+	is.True(strings.Contains(r.body, "exists already: skipped"))
+	is.True(strings.Contains(r.body, ">Import 2 vehicles</button>"))
+	is.Equal(len(e.vehicles(t, e.accA)), 1) // nothing until confirmed
+
+	r = do(t, c, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {good}, "confirm": {"1"}})
+	is.Equal(r.status, http.StatusSeeOther)
+	is.True(strings.Contains(follow(t, c, e.srv.URL, r).body, "2 vehicles are imported; 1 existed already."))
+	vs := e.vehicles(t, e.accA)
+	is.Equal(len(vs), 3)
+	is.Equal(vs[1].Tags, []string{"north", "cold"})
+	r = do(t, c, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {good}, "confirm": {"1"}})
+	is.True(strings.Contains(follow(t, c, e.srv.URL, r).body, "0 vehicles are imported; 3 existed already.")) // again: nothing twice
+	is.Equal(len(e.vehicles(t, e.accA)), 3)
+
+	for _, tc := range []struct{ csv, say string }{
+		{"", "Choose a CSV file, or paste its text."},
+		{"name,colour\nTruck,red\n", `The column "colour" is not one of`},
+		{"license_plate\nB-1\n", "The CSV needs a name column."},
+		{"name\n", "The CSV has a header but no vehicles."},
+	} {
+		r := do(t, c, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {tc.csv}})
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		i := strings.Index(r.body, `id="csv-error"`)
+		is.True(i > 0)
+		is.True(strings.Contains(html.UnescapeString(r.body[i:]), tc.say))
+	}
+	// A viewer is refused.
+	viewer := e.signedIn(t, "viewer@acme.test", viewerPassword)
+	is.Equal(do(t, viewer, "POST", e.srv.URL+"/vehicles/import", url.Values{"csv": {good}, "confirm": {"1"}}).status, http.StatusForbidden)
+	is.Equal(len(e.vehicles(t, e.accA)), 3)
+}
+
+// A CSV file chosen in the form (multipart) is read as pasted text is.
+func TestImportVehiclesFromAFile(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	c := e.signedIn(t, "admin@acme.test", adminPassword)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", "fleet.csv")
+	is.NoErr(err)
+	fw.Write([]byte("name,external_id\nTruck 7,T-7\n"))
+	is.NoErr(mw.Close())
+	req, err := http.NewRequest("POST", e.srv.URL+"/vehicles/import", &body)
+	is.NoErr(err)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := c.Do(req)
+	is.NoErr(err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	is.Equal(res.StatusCode, http.StatusOK)
+	is.True(strings.Contains(string(b), "Preview: 1 vehicle to create, 0 existing, 0 bad rows"))
+	is.Equal(len(e.vehicles(t, e.accA)), 0)
 }
