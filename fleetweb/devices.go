@@ -2,6 +2,7 @@ package fleetweb
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -87,6 +88,27 @@ type deviceForm struct {
 }
 
 type vehicleChoice struct{ ID, Name string }
+
+// vehicleChoices are the account's vehicles a form offers, by name, at
+// most maxVehicleChoices; more says whether it has others.
+func (h *Handler) vehicleChoices(ctx context.Context, p fleet.Principal) ([]vehicleChoice, bool, error) {
+	vs, more, err := walk(ctx, maxVehicleChoices, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
+		return h.svc.ListVehicles(ctx, p, fleet.VehicleFilter{}, q)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	ptrs := make([]*fleet.Vehicle, len(vs))
+	for i := range vs {
+		ptrs[i] = &vs[i]
+	}
+	sortVehicles(ptrs, "name")
+	out := make([]vehicleChoice, len(ptrs))
+	for i, v := range ptrs {
+		out[i] = vehicleChoice{ID: v.ID, Name: v.Name}
+	}
+	return out, more, nil
+}
 
 type newDeviceData struct {
 	Vehicle fleet.Vehicle
@@ -237,21 +259,9 @@ func (h *Handler) showDevice(w http.ResponseWriter, r *http.Request, us fleet.Us
 	chosen := cmp.Or(r.URL.Query().Get("protocol"), d.Protocol)
 	dd.Connect = h.connectRows(r, chosen)
 	if us.Can(fleet.PermDevicesWrite) {
-		vs, more, err := walk(ctx, maxVehicleChoices, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
-			return h.svc.ListVehicles(ctx, pr, fleet.VehicleFilter{}, q)
-		})
-		if err != nil {
+		if dd.Vehicles, dd.More, err = h.vehicleChoices(ctx, pr); err != nil {
 			h.fail(w, r, &us, err)
 			return
-		}
-		ptrs := make([]*fleet.Vehicle, len(vs))
-		for i := range vs {
-			ptrs[i] = &vs[i]
-		}
-		sortVehicles(ptrs, "name")
-		dd.More = more
-		for _, v := range ptrs {
-			dd.Vehicles = append(dd.Vehicles, vehicleChoice{ID: v.ID, Name: v.Name})
 		}
 	}
 	p.Data = dd

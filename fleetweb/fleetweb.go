@@ -190,7 +190,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
@@ -255,6 +255,11 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /drivers/{driver_id}/delete", h.auth(h.deleteDriverPage))
 	h.mux.HandleFunc("POST /drivers/{driver_id}/delete", h.auth(h.deleteDriver))
 	h.mux.HandleFunc("GET /reports", h.auth(h.reportsPage))
+	h.mux.HandleFunc("GET /maintenance", h.auth(h.maintenancePage))
+	h.mux.HandleFunc("POST /maintenance/work-orders", h.auth(h.addWorkOrder))
+	h.mux.HandleFunc("POST /maintenance/work-orders/{work_order_id}/status", h.auth(h.moveWorkOrder))
+	h.mux.HandleFunc("POST /maintenance/schedules", h.auth(h.addSchedule))
+	h.mux.HandleFunc("POST /maintenance/schedules/{schedule_id}/delete", h.auth(h.deleteSchedule))
 	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
 	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
@@ -500,6 +505,9 @@ var fieldLabels = map[string]string{
 	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection", "duration": "How long",
 	"identifier": "Driver key", "phone": "Phone", "license_number": "Licence number", "license_expires_on": "Licence expiry date",
 	"notes": "Notes", "external_id": "External id", "driver_id": "Driver", "device_identifier": "Identifier", "vehicle_id": "Vehicle",
+	"title": "Title", "priority": "Priority", "due_date": "Due on", "assigned_to": "Assigned to", "interval_days": "Every how many days",
+	"interval_km": "Every how many km", "last_service_date": "Last service on", "last_service_odometer_km": "Odometer at the last service",
+	"year": "Year", "vin": "VIN", "license_plate": "Licence plate", "make": "Make", "model": "Model", "tags": "Tags",
 	"user_id": "Send to", "digest_minutes": "Digest window", "alert_types": "Alert types", "vehicle_ids": "Vehicles",
 	"quiet_hours.tz": "Quiet hours' time zone", "quiet_hours.from": "Quiet hours' start", "quiet_hours.to": "Quiet hours' end",
 	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",

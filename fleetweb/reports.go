@@ -144,20 +144,10 @@ func (h *Handler) reportsPage(w http.ResponseWriter, r *http.Request, us fleet.U
 		p.Error = "Please correct the form:"
 		status = http.StatusUnprocessableEntity
 	}
-	vs, _, err := walk(ctx, maxVehicleChoices, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
-		return h.svc.ListVehicles(ctx, pr, fleet.VehicleFilter{}, q)
-	})
-	if err != nil {
+	var err error
+	if d.Vehicles, _, err = h.vehicleChoices(ctx, pr); err != nil {
 		h.fail(w, r, &us, err)
 		return
-	}
-	ptrs := make([]*fleet.Vehicle, len(vs))
-	for i := range vs {
-		ptrs[i] = &vs[i]
-	}
-	sortVehicles(ptrs, "name")
-	for _, v := range ptrs {
-		d.Vehicles = append(d.Vehicles, vehicleChoice{ID: v.ID, Name: v.Name})
 	}
 	p.Data = d
 	h.render(w, status, "reports", p)

@@ -66,7 +66,7 @@ func TestVehicleForms(t *testing.T) {
 		{url.Values{"name": {"Truck 7"}, "year": {"nineteen"}}, "year", "Year must be a whole number, such as 2021."},
 		{url.Values{"name": {"Truck 7"}, "year": {"1800"}}, "year", "Year must be between 1900 and"},
 		{url.Values{"name": {"Truck 7"}, "odometer_km": {"far"}}, "odometer_km", "Odometer km must be a number of kilometres"},
-		{url.Values{"name": {"Truck 7"}, "vin": {"OOPS"}}, "vin", "Vin must be 17 characters"},
+		{url.Values{"name": {"Truck 7"}, "vin": {"OOPS"}}, "vin", "VIN must be 17 characters"},
 		{url.Values{"name": {"Truck 7"}, "tags": {"north, " + strings.Repeat("t", 80)}}, "tags", "Tags must be 1 to"},
 	} {
 		r := do(t, c, "POST", e.srv.URL+"/vehicles", tc.form)
