@@ -338,3 +338,87 @@ func (h *Handler) deleteDevice(w http.ResponseWriter, r *http.Request, us fleet.
 	}
 	http.Redirect(w, r, to+"?notice="+h.noticeOnce(r, deviceName(d)+" is removed: its identifier "+d.Identifier+" is unknown to the server from now on."), http.StatusSeeOther)
 }
+
+type unknownData struct {
+	Devices []fleet.UnknownDevice
+}
+
+// unknownDevicesPage lists the identifiers that tried to reach the server
+// without being registered (Operator.UnknownDevices: every account's, so
+// only with Options.UnknownDevices), the last seen first, each with
+// Register this…, for an admin.
+func (h *Handler) unknownDevicesPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	if !h.opts.UnknownDevices {
+		h.notFound(w, r)
+		return
+	}
+	if !us.IsAdmin() {
+		h.fail(w, r, &us, fleet.Errorf(fleet.CodeInsufficientPermissions, "Only an admin of the account sees the unknown devices."))
+		return
+	}
+	l, err := h.svc.Operator().UnknownDevices(r.Context(), 0)
+	if err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	h.render(w, http.StatusOK, "unknowndevices", page{Title: "Unknown devices", Nav: "vehicles", User: &us, Data: unknownData{Devices: l}})
+}
+
+type registerData struct {
+	Form     deviceForm
+	Vehicles []vehicleChoice
+	More     bool
+	Connect  []connectRow
+}
+
+// registerDevicePage shows the form that registers a device to a vehicle
+// chosen in it (an unknown device's Register this…: ?identifier=).
+func (h *Handler) registerDevicePage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	if !h.mayChange(w, r, us, fleet.PermDevicesWrite) {
+		return
+	}
+	q := r.URL.Query()
+	h.showRegister(w, r, us, http.StatusOK, page{Title: "Register a device", Nav: "vehicles", User: &us},
+		deviceForm{Identifier: q.Get("identifier"), Protocol: q.Get("protocol")})
+}
+
+func (h *Handler) showRegister(w http.ResponseWriter, r *http.Request, us fleet.UserSession, status int, p page, f deviceForm) {
+	vs, more, err := h.vehicleChoices(r.Context(), us.Principal())
+	if err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	p.Data = registerData{Form: f, Vehicles: vs, More: more, Connect: h.connectRows(r, f.Protocol)}
+	h.render(w, status, "registerdevice", p)
+}
+
+// registerDevice registers a device to the vehicle chosen in the form
+// (CreateDevice) and leads to the device's page.
+func (h *Handler) registerDevice(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	v := r.PostFormValue
+	f := deviceForm{Identifier: v("identifier"), Name: v("name"), VehicleID: v("vehicle_id"), Protocol: v("protocol")}
+	if f.VehicleID == "" && us.Can(fleet.PermDevicesWrite) {
+		p := page{Title: "Register a device", Nav: "vehicles", User: &us, Error: "Please correct the form:",
+			Fields: []fleet.FieldError{{Field: "vehicle_id", Message: "is required: choose the vehicle it rides in"}}}
+		f.Errors = errorsOf(p)
+		h.showRegister(w, r, us, http.StatusUnprocessableEntity, p, f)
+		return
+	}
+	d, err := h.svc.CreateDevice(r.Context(), us.Principal(), fleet.Device{Identifier: f.Identifier, Name: f.Name, VehicleID: f.VehicleID})
+	if err != nil {
+		if fleet.ErrorCode(err) == fleet.CodeInsufficientPermissions {
+			h.fail(w, r, &us, err)
+			return
+		}
+		p := page{Title: "Register a device", Nav: "vehicles", User: &us}
+		errorPage(&p, err)
+		deviceFields(&p)
+		f.Errors = errorsOf(p)
+		if fleet.ErrorCode(err) == fleet.CodeConflict && f.Errors["device_identifier"] == "" {
+			f.Errors["device_identifier"] = p.Error
+		}
+		h.showRegister(w, r, us, statusOf(err), p, f)
+		return
+	}
+	http.Redirect(w, r, "/devices/"+url.PathEscape(d.ID)+"?notice="+h.noticeOnce(r, deviceName(d)+" is registered: its next message is stored."), http.StatusSeeOther)
+}

@@ -147,3 +147,46 @@ func TestDevicePagesWithoutListeners(t *testing.T) {
 	is.Equal(r.status, http.StatusOK)
 	is.True(strings.Contains(r.body, "This server listens for no trackers: start it with <code>--devices</code>"))
 }
+
+// With Options.UnknownDevices an admin sees the devices that tried to
+// reach the server unregistered and registers one to a vehicle from its
+// row; a manager or a viewer does not see the server's record, and
+// without the option there is no such page.
+func TestUnknownDevicesRegisterThis(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{UnknownDevices: true})
+	ctx := context.Background()
+	v, err := e.svc.CreateVehicle(ctx, fleet.SystemPrincipal(e.accA), fleet.Vehicle{Name: "Truck 7"})
+	is.NoErr(err)
+	known, err := e.svc.DeviceEdge().Known(ctx, "356307042441013", "teltonika", "192.0.2.7:4000")
+	is.NoErr(err)
+	is.True(!known)
+
+	admin := e.signedIn(t, "admin@acme.test", adminPassword)
+	is.True(strings.Contains(do(t, admin, "GET", e.srv.URL+"/vehicles", nil).body, `href="/devices/unknown">Unknown devices</a>`))
+	list := do(t, admin, "GET", e.srv.URL+"/devices/unknown", nil)
+	is.Equal(list.status, http.StatusOK)
+	is.True(strings.Contains(list.body, "<code>356307042441013</code>"))
+	is.True(strings.Contains(list.body, "192.0.2.7"))
+	is.True(strings.Contains(list.body, `href="/devices/new?identifier=356307042441013&amp;protocol=teltonika">Register this…`))
+
+	form := do(t, admin, "GET", e.srv.URL+"/devices/new?identifier=356307042441013&protocol=teltonika", nil)
+	is.True(strings.Contains(form.body, `value="356307042441013"`))
+	r := do(t, admin, "POST", e.srv.URL+"/devices", url.Values{"identifier": {"356307042441013"}, "vehicle_id": {""}})
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	is.True(strings.Contains(r.body, `id="vehicle_id-error" class="field-error">Vehicle is required: choose the vehicle it rides in.`))
+	r = do(t, admin, "POST", e.srv.URL+"/devices", url.Values{"identifier": {"356307042441013"}, "vehicle_id": {v.ID}})
+	is.Equal(r.status, http.StatusSeeOther)
+	known, err = e.svc.DeviceEdge().Known(ctx, "356307042441013", "teltonika", "192.0.2.7:4000")
+	is.NoErr(err)
+	is.True(known)
+
+	manager := e.manager(t)
+	is.Equal(do(t, manager, "GET", e.srv.URL+"/devices/unknown", nil).status, http.StatusForbidden)
+	viewer := e.signedIn(t, "viewer@acme.test", viewerPassword)
+	is.Equal(do(t, viewer, "GET", e.srv.URL+"/devices/unknown", nil).status, http.StatusForbidden)
+	is.Equal(do(t, viewer, "POST", e.srv.URL+"/devices", url.Values{"identifier": {"356307042441099"}, "vehicle_id": {v.ID}}).status, http.StatusForbidden)
+
+	off := newEnv(t, fleetweb.Options{})
+	is.Equal(do(t, off.signedIn(t, "admin@acme.test", adminPassword), "GET", off.srv.URL+"/devices/unknown", nil).status, http.StatusNotFound)
+}

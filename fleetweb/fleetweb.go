@@ -121,6 +121,12 @@ type Options struct {
 	// (the pages then say so). It is called for each page, after the
 	// listeners are bound (a port 0 is known by then).
 	DeviceListeners func() []DeviceListener
+	// UnknownDevices shows an account's admins, on /devices/unknown, the
+	// server's record of devices that tried to reach it unregistered
+	// (fleet.Operator.UnknownDevices), each with Register this…. The
+	// record is the server's, every account's identifiers and addresses
+	// together: turn it on only where one company runs the server.
+	UnknownDevices bool
 }
 
 // ParsePublicURL checks a dashboard's public address (Options.PublicURL):
@@ -190,12 +196,12 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
 		}
-		if name == "device" || name == "deviceform" {
+		if name == "device" || name == "deviceform" || name == "registerdevice" {
 			files = append(files, "templates/connect.html") // what to type into a tracker, shared
 		}
 		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, files...))
@@ -244,6 +250,9 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehicle))
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/devices/new", h.auth(h.newDevicePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/devices", h.auth(h.addDevice))
+	h.mux.HandleFunc("GET /devices/unknown", h.auth(h.unknownDevicesPage))
+	h.mux.HandleFunc("GET /devices/new", h.auth(h.registerDevicePage))
+	h.mux.HandleFunc("POST /devices", h.auth(h.registerDevice))
 	h.mux.HandleFunc("GET /devices/{device_id}", h.auth(h.devicePage))
 	h.mux.HandleFunc("POST /devices/{device_id}", h.auth(h.saveDevice))
 	h.mux.HandleFunc("GET /devices/{device_id}/delete", h.auth(h.deleteDevicePage))

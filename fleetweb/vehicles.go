@@ -174,6 +174,7 @@ type vehiclesData struct {
 	RowsHTML   template.HTML // the rows as the table shows them (rowsHTML)
 	Account    int           // the account's vehicles read
 	Capped     bool          // the account has more than maxSortedVehicles
+	Unknown    bool          // the page links to the unknown devices (an admin, Options.UnknownDevices)
 	Matching   int           // those the search, tag and status keep
 	First      int           // the page's first row, from 1
 	Last       int
@@ -238,6 +239,7 @@ func (h *Handler) vehiclesPage(w http.ResponseWriter, r *http.Request, us fleet.
 		h.fail(w, r, &us, err)
 		return
 	}
+	d.Unknown = h.opts.UnknownDevices && us.IsAdmin()
 	p.Data = d
 	h.render(w, status, "vehicles", p)
 }
