@@ -221,6 +221,11 @@ func TestStatusSaysHowOldItIs(t *testing.T) {
 	one := do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID, nil).body
 	is.True(strings.Contains(one, "stale: as of 6 min ago"))
 	is.True(strings.Contains(one, "42 km/h</strong> <span class=\"hint\">at the last report</span>"))
+	// The live map's list gets each report's age, and marks it stale by
+	// its script at StaleAfter.
+	m := do(t, c, "GET", e.srv.URL+"/map", nil).body
+	is.True(strings.Contains(m, `data-stale-after="300"`))
+	is.True(strings.Contains(m, `"age_seconds":360`))
 }
 
 // Importing vehicles from CSV previews what would be created and each bad

@@ -124,5 +124,17 @@ func TestRunTheFleetInBrowser(t *testing.T) {
 		b.shot("vehicle-import")
 		b.press("import", button("Import 2 vehicles"))
 		is.True(strings.Contains(b.text(), "2 vehicles are imported"))
+
+		// A report ten minutes old is stale on the live map's list.
+		old, err := w.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Old van"})
+		is.NoErr(err)
+		fast := 30.0
+		_, err = w.svc.IngestLocations(ctx, p, old.ID, []fleet.Point{{Latitude: 52.52, Longitude: 13.41, Timestamp: w.now().Add(-10 * time.Minute).UTC(), Speed: &fast}})
+		is.NoErr(err)
+		var oldRow, truckRow string
+		b.run("open the map", chromedp.Navigate(b.base+"/map"), chromedp.WaitVisible(row("Old van")+`//span[contains(@class, "st-stale")]`),
+			chromedp.Text(row("Old van"), &oldRow), chromedp.Text(row("Truck 7"), &truckRow))
+		is.True(strings.Contains(oldRow, "stale"))
+		is.True(!strings.Contains(truckRow, "stale"))
 	})
 }
