@@ -1,7 +1,10 @@
 // Package fleetweb is the dashboard: server-rendered pages where the people
 // of an account sign in, make, rotate and revoke API keys, watch each key's
 // usage, manage their people, find their vehicles and each one's day of
-// trips and stops, manage their drivers and who drives which vehicle, work
+// trips and stops, run the fleet (add, change, delete and import vehicles,
+// register their trackers and phones, open work orders and service
+// schedules, make reports of trips, stops and summaries as tables and CSV),
+// manage their drivers and who drives which vehicle, work
 // through alerts, manage webhook endpoints, follow the fleet on a live map
 // and share a vehicle's live location with a link; and the public page such
 // a link opens, with no sign-in (share.go).
