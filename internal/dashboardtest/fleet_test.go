@@ -88,6 +88,26 @@ func TestRunTheFleetInBrowser(t *testing.T) {
 		b.cspKept()
 		b.shot("device")
 
+		// Removing the device, and deleting the vehicle, ask first, naming them.
+		b.press("remove the device", link("Remove device…"))
+		b.run("read the question", chromedp.WaitVisible(button("Remove the device")))
+		is.True(strings.Contains(b.text(), "Remove the device FMB920 in the cab (identifier 356307042441013) from Truck 9?"))
+		if width < 800 {
+			b.fitsPhone("device removal", "Remove the device")
+		}
+		b.shot("device-remove")
+		b.press("keep it", link("Cancel"))
+		b.press("back to the truck", link("← Truck 9"))
+		b.press("delete the truck", link("Delete vehicle…"))
+		b.run("read the question", chromedp.WaitVisible(button("Delete the vehicle")))
+		question := b.text()
+		is.True(strings.Contains(question, "Delete the vehicle Truck 9 (plate B-FL 9)?"))
+		is.True(strings.Contains(question, "Its 1 device (356307042441013) will belong to no vehicle"))
+		if width < 800 {
+			b.fitsPhone("vehicle deletion", "Delete the vehicle")
+		}
+		b.shot("vehicle-delete")
+
 		// A work order, opened and started.
 		b.run("open maintenance", chromedp.Navigate(b.base+"/maintenance"), chromedp.WaitVisible(byLabel("Title")))
 		vs, err := w.svc.ListVehicles(ctx, p, fleet.VehicleFilter{Query: "Truck 9"}, fleet.ListQuery{})
