@@ -158,3 +158,42 @@ func TestRunTheFleetInBrowser(t *testing.T) {
 		is.True(!strings.Contains(truckRow, "stale"))
 	})
 }
+
+// An admin finds a tracker the server refused as unknown and registers it
+// to a vehicle from its row.
+func TestUnknownDeviceRegisteredInBrowser(t *testing.T) {
+	widths(t, func(t *testing.T, width int64) {
+		is := is.New(t)
+		w := serve(t)
+		forgetHostile(t, w)
+		ctx := context.Background()
+		known, err := w.svc.DeviceEdge().Known(ctx, "862000000000001", "gt06", "192.0.2.7:40000")
+		is.NoErr(err)
+		is.True(!known)
+		b := open(t, w)
+		b.hold(width)
+		b.signIn(adminEmail, adminPassword)
+		b.run("open the vehicles", chromedp.Navigate(b.base+"/vehicles"), chromedp.WaitVisible(link("Unknown devices")))
+		b.press("open the unknown devices", link("Unknown devices"))
+		b.run("find the tracker", chromedp.WaitVisible(row("862000000000001")))
+		if width < 800 {
+			b.fitsPhone("unknown devices", "Register this…")
+		}
+		b.shot("devices-unknown")
+		b.run("register it", chromedp.Click(row("862000000000001")+"//a", chromedp.BySearch), chromedp.WaitVisible(byLabel("Vehicle")))
+		var identifier string
+		b.run("read the identifier", chromedp.Value(byLabel("Identifier"), &identifier))
+		is.Equal(identifier, "862000000000001")
+		b.press("register it without a vehicle", button("Register device"))
+		var vehicleError string
+		b.run("read the mistake", chromedp.Text("#vehicle_id-error", &vehicleError))
+		is.Equal(vehicleError, "Vehicle is required: choose the vehicle it rides in.")
+		b.run("choose the truck", chromedp.SetValue(byLabel("Vehicle"), w.vehicle.ID))
+		b.shot("device-register-unknown")
+		b.press("register it", button("Register device"))
+		is.True(strings.Contains(b.text(), "862000000000001 is registered: its next message is stored."))
+		known, err = w.svc.DeviceEdge().Known(ctx, "862000000000001", "gt06", "192.0.2.7:40000")
+		is.NoErr(err)
+		is.True(known)
+	})
+}
