@@ -63,7 +63,9 @@ func (h *Handler) maintenancePage(w http.ResponseWriter, r *http.Request, us fle
 			p.Notice = s
 		}
 	}
-	h.showMaintenance(w, r, us, http.StatusOK, p, orderForm{Priority: string(fleet.PriorityMedium)}, scheduleForm{})
+	// ?vehicle_id= (a vehicle page's Open a work order) chooses the vehicle.
+	vid := r.URL.Query().Get("vehicle_id")
+	h.showMaintenance(w, r, us, http.StatusOK, p, orderForm{Priority: string(fleet.PriorityMedium), VehicleID: vid}, scheduleForm{VehicleID: vid})
 }
 
 func (h *Handler) showMaintenance(w http.ResponseWriter, r *http.Request, us fleet.UserSession, status int, p page, of orderForm, sf scheduleForm) {

@@ -32,6 +32,9 @@ func TestMaintenancePage(t *testing.T) {
 		return l.Items
 	}
 	c := e.manager(t)
+	is.True(strings.Contains(do(t, c, "GET", e.srv.URL+"/vehicles/"+v.ID, nil).body, `href="/maintenance?vehicle_id=`+v.ID+`#add-order-title">Open a work order</a>`))
+	chosen := do(t, c, "GET", e.srv.URL+"/maintenance?vehicle_id="+v.ID, nil)
+	is.True(strings.Contains(chosen.body, `<option value="`+v.ID+`" selected>Truck 7</option>`))
 	page := do(t, c, "GET", e.srv.URL+"/maintenance", nil)
 	is.Equal(page.status, http.StatusOK)
 	is.True(strings.Contains(page.body, "Open a work order"))
