@@ -296,6 +296,7 @@ func decodeBatchStrict(body []byte) ([]rawPoint, error) {
 		if p.OdometerKm != nil {
 			rp.odo, rp.hasOd = *p.OdometerKm, true
 		}
+		rp.p.Attributes = p.Attributes
 	}
 	return rps, nil
 }

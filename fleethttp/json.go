@@ -42,6 +42,10 @@ func jsonMarshal(v any) ([]byte, error) { return marshalNoEscape(v) }
 // writeJSON writes v with status; it is the only place bodies are encoded.
 // JSON goes out without HTML escaping ("<API_KEY>", not "\u003cAPI_KEY\u003e"):
 // it is served as application/json with nosniff, never inside a page.
+// jsonAppender is a body that writes its own JSON, as encoding/json would
+// write it (a page of history: thousands of points).
+type jsonAppender interface{ appendJSON([]byte) []byte }
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeJSONTagged(w, nil, status, v)
 }
@@ -60,7 +64,10 @@ func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, v any) 
 	}()
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if a, ok := v.(jsonAppender); ok {
+		buf.Write(a.appendJSON(buf.AvailableBuffer()))
+		buf.WriteByte('\n')
+	} else if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString(`{"success":false,"error":{"code":"internal_error","message":"An internal error occurred."}}` + "\n")
