@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Alarm words of the telematics vocabulary: what the `alarm` attribute of a
-// point names (comma-separated when several).
+// Alarm words that the telematics rules read (the vocabulary is
+// alarmWords).
 const (
 	AlarmPowerCut         = "power_cut"
 	AlarmPowerRestored    = "power_restored"
@@ -18,14 +18,8 @@ const (
 	AlarmHardCornering    = "hard_cornering"
 )
 
-var ruleAlarms = []string{"sos", AlarmPowerCut, AlarmPowerRestored, "low_power", "low_battery", "vibration", "movement",
-	"overspeed", "tow", "tampering", "jamming", "door", AlarmHardAcceleration, AlarmHardBraking, AlarmHardCornering,
-	"accident", "fall_down", "fatigue_driving", "temperature", "geofence_enter", "geofence_exit", "general"}
-
 var harshTypes = []string{AlarmHardAcceleration, AlarmHardBraking, AlarmHardCornering}
 
-// RuleAlarms lists the alarm words an alarm rule may name.
-func RuleAlarms() []string { return slices.Clone(ruleAlarms) }
 
 // HarshTypes lists the alarms a harsh_driving rule may name.
 func HarshTypes() []string { return slices.Clone(harshTypes) }
@@ -144,7 +138,7 @@ func (r *AlertRule) validateParams(val *Validator, forbid func(set bool, field s
 	switch r.Type {
 	case AlertAlarm:
 		for i, a := range p.Alarms {
-			val.Check(slices.Contains(ruleAlarms, a), fmt.Sprintf("alarms[%d]", i), "%q is not an alarm; one of %s", a, strings.Join(ruleAlarms, ", "))
+			val.Check(slices.Contains(alarmWords, a), fmt.Sprintf("alarms[%d]", i), "%q is not an alarm; one of %s", a, strings.Join(alarmWords, ", "))
 		}
 	case AlertIgnitionOn:
 		if h := p.OutsideHours; h != nil {
