@@ -113,3 +113,40 @@ func TestBadAttributesAre422NamingPointAndAttribute(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(res.Accepted, 2)
 }
+
+func TestAttributesBinaryFormRoundTripsAndIsCompact(t *testing.T) {
+	is := is.New(t)
+	typical := fleet.Attributes{
+		fleet.BoolAttr("ignition", true), fleet.BoolAttr("motion", false), fleet.NumberAttr("power_v", 12.634),
+		fleet.NumberAttr("battery_v", 4.1), fleet.NumberAttr("battery_level", 97), fleet.NumberAttr("odometer_km", 123456.789),
+		fleet.NumberAttr("engine_hours", 1523.4), fleet.NumberAttr("fuel_level", 62), fleet.NumberAttr("rssi", 4),
+		fleet.NumberAttr("hdop", 0.7), fleet.NumberAttr("pdop", 1.1), fleet.TextAttr("driver_identifier", "01A2B3C4D5E6F708"),
+		fleet.BoolAttr("din1", true), fleet.NumberAttr("io200", 0), fleet.NumberAttr("rpm", 850),
+	}.Sort()
+	b, err := typical.AppendBinary(nil)
+	is.NoErr(err)
+	is.True(len(b) <= 70) // 15 typical attributes in a few bytes each
+	var back fleet.Attributes
+	is.NoErr(back.UnmarshalBinary(b))
+	is.Equal(back, typical)
+
+	odd := fleet.Attributes{fleet.NumberAttr("a_custom_name", math.Pi), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("io007", -1.5),
+		fleet.NumberAttr("neg", -12.25), fleet.NumberAttr("tiny", 1e-9), fleet.TextAttr("note", "é\"x"), fleet.TextAttr("empty", "")}.Sort()
+	b, err = odd.AppendBinary(nil)
+	is.NoErr(err)
+	is.NoErr(back.UnmarshalBinary(b))
+	is.Equal(back, odd)
+
+	none, err := fleet.Attributes(nil).AppendBinary(nil)
+	is.NoErr(err)
+	is.Equal(len(none), 0) // stored as NULL
+	is.NoErr(back.UnmarshalBinary(nil))
+	is.Equal(back, fleet.Attributes(nil))
+
+	// Cut or foreign bytes are an error, never a panic.
+	full, _ := typical.AppendBinary(nil)
+	for i := 1; i < len(full); i++ {
+		_ = back.UnmarshalBinary(full[:i])
+	}
+	is.True(back.UnmarshalBinary([]byte{9, 1, 2}) != nil)
+}
