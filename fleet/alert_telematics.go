@@ -69,7 +69,7 @@ func (s *Service) judgeTelemetry(tx resolveTx, in telemetryJudgement) error {
 	if in.cfg == nil || len(in.cfg.telem) == 0 || len(in.points) == 0 {
 		return nil
 	}
-	j := &telemJudge{s: s, tx: tx, in: &in, v: in.vehicle, moving: s.opts.Thresholds.orDefault().MovingSpeed}
+	j := &telemJudge{s: s, tx: tx, in: &in, v: in.vehicle, th: s.opts.Thresholds.orDefault()}
 	for _, r := range in.cfg.telem {
 		if r.applies(in.vehicle.ID) {
 			j.rules = append(j.rules, r)
@@ -90,7 +90,7 @@ type telemJudge struct {
 	in     *telemetryJudgement
 	v      *Vehicle
 	rules  []*crule
-	moving float64 // km/h: below it a vehicle stands
+	th     StatusThresholds // below their moving speed a vehicle stands
 	// state is the latest alert of each rule for the vehicle, read when
 	// first needed and kept as the judgement opens and resolves.
 	state map[int32]alertState
@@ -118,7 +118,7 @@ func (j *telemJudge) walk() error {
 		if on, ok := pt.Attributes.Bool(AttrIgnition); ok {
 			ignition = &on
 		}
-		standing := pt.Speed == nil || *pt.Speed < j.moving
+		standing := !moving(*pt, j.th)
 		idle := ignition != nil && *ignition && standing
 		switch {
 		case idle && idleSince == nil:
@@ -135,7 +135,7 @@ func (j *telemJudge) walk() error {
 				return err
 			}
 		}
-		prevStanding := prev == nil || prev.Speed == nil || *prev.Speed < j.moving
+		prevStanding := prev == nil || !moving(*prev, j.th)
 		if f, ok := pt.Attributes.Number(AttrFuelLevel); ok {
 			if fuelLevel != nil && standing && prevStanding {
 				if err := j.fuel(pt, i, *fuelLevel, f, FuelUnitPercent); err != nil {
