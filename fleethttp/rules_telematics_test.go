@@ -153,7 +153,7 @@ func TestTelematicsRulesOverHTTP(t *testing.T) {
 	is.Equal(byType["harsh_driving"]["data"].(map[string]any)["type"], "hard_acceleration")
 	is.Equal(byType["fuel_drop"]["data"].(map[string]any)["unit"], "percent")
 	is.Equal(byType["idling"]["data"].(map[string]any)["minutes"], 4.0) // the first point past 3 minutes
-	r = e.do("POST", "/v1/vehicles/"+veh+"/locations", key, points) // sent again
+	r = e.do("POST", "/v1/vehicles/"+veh+"/locations", key, points)     // sent again
 	is.Equal(r.status, http.StatusOK)
 	is.Equal(len(e.alertList(key, "")), len(rules))
 }
