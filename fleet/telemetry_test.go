@@ -2,6 +2,8 @@ package fleet_test
 
 import (
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -303,3 +305,61 @@ func TestDriverKeyAssignsHoldsAndIsReleasedByIgnitionOff(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestDeviceAttributesDroppedNotThePosition: a device's bad attribute (a
+// device cannot be told) is dropped and counted, its position and good
+// attributes stored; its events name the device.
+func TestDeviceAttributesDroppedNotThePosition(t *testing.T) {
+	onStores(t, func(t *testing.T, store fleet.Store) {
+		is := is.New(t)
+		e := newDeviceEnv(t, store, fleet.PlanPro)
+		at := e.clock.Now().Add(-time.Minute)
+		p1 := pos(at, 52.52, 13.40)
+		p1.Attrs = fleet.Attributes{fleet.BoolAttr("ignition", false), fleet.NumberAttr("power_v", 12.6)}
+		p2 := pos(at.Add(10*time.Second), 52.52, 13.41)
+		p2.Attrs = fleet.Attributes{
+			fleet.NumberAttr("power_v", 12.7), fleet.BoolAttr("ignition", true), fleet.NumberAttr("Bad Name", 1),
+			fleet.NumberAttr("nan", math.NaN()), fleet.TextAttr("long", strings.Repeat("x", 65)), fleet.TextAttr("alarm", "sos"),
+		}
+		r := e.mustReport(p2, p1) // newest first, as a Teltonika frame may be
+		is.Equal(r.Accepted, 2)
+		is.Equal(e.svc.Stats().DeviceAttributesDropped, uint64(3))
+
+		from, to := at.Add(-time.Second), at.Add(time.Minute)
+		l, err := e.svc.ListHistory(ctx, e.p, e.v.ID, fleet.HistoryQuery{From: &from, To: &to})
+		is.NoErr(err)
+		is.Equal(len(l.Items), 2)
+		is.Equal(l.Items[0].Attributes, fleet.Attributes{fleet.BoolAttr("ignition", false), fleet.NumberAttr("power_v", 12.6)})
+		is.Equal(l.Items[1].Attributes, fleet.Attributes{fleet.TextAttr("alarm", "sos"), fleet.BoolAttr("ignition", true), fleet.NumberAttr("power_v", 12.7)})
+		// The last report shows what was kept.
+		is.Equal(e.device().LastReport.Position.Attributes, map[string]any{"ignition": false, "power_v": 12.6})
+
+		v, err := e.svc.Vehicle(ctx, e.p, e.v.ID)
+		is.NoErr(err)
+		is.Equal(*v.Ignition, true)
+		is.Equal(*v.PowerV, 12.7)
+		evs, err := e.svc.ListEvents(ctx, e.p, fleet.EventFilter{Type: fleet.EventDeviceAlarm}, fleet.ListQuery{})
+		is.NoErr(err)
+		is.Equal(len(evs.Items), 1)
+		alarm := data[fleet.DeviceAlarm](t, evs.Items[0])
+		is.Equal(*alarm.DeviceID, e.d.ID)
+		evs, err = e.svc.ListEvents(ctx, e.p, fleet.EventFilter{Type: fleet.EventVehicleIgnitionOn}, fleet.ListQuery{})
+		is.NoErr(err)
+		is.Equal(len(evs.Items), 1)
+		is.Equal(*data[fleet.IgnitionChange](t, evs.Items[0]).DeviceID, e.d.ID)
+
+		// The same report again: duplicates, nothing emitted.
+		n := len(mustEvents(t, e.svc, e.p))
+		e.mustReport(p2, p1)
+		is.Equal(len(mustEvents(t, e.svc, e.p)), n)
+	})
+}
+
+func mustEvents(t *testing.T, svc *fleet.Service, p fleet.Principal) []fleet.Event {
+	t.Helper()
+	l, err := svc.ListEvents(ctx, p, fleet.EventFilter{}, fleet.ListQuery{Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
