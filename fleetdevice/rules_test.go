@@ -82,8 +82,8 @@ func TestTeltonikaReportOpensTelematicsAlerts(t *testing.T) {
 		rec(60, 0, ignition(1), mV(13900)), // on at 04:21 Berlin time on a Sunday
 		rec(120, 40, ignition(1), mV(13900)),
 		rec(180, 10, ignition(1), mV(13900), devicetest.TeltonikaIO{ID: 253, Size: 1, Value: 2}), // green driving: harsh braking
-		rec(240, 0, ignition(0), mV(200), devicetest.TeltonikaIO{ID: 252, Size: 1, Value: 1}),     // unplugged
-		rec(300, 3, ignition(0), mV(0), devicetest.TeltonikaIO{ID: 246, Size: 1, Value: 1}),       // towing
+		rec(240, 0, ignition(0), mV(200), devicetest.TeltonikaIO{ID: 252, Size: 1, Value: 1}),    // unplugged
+		rec(300, 3, ignition(0), mV(0), devicetest.TeltonikaIO{ID: 246, Size: 1, Value: 1}),      // towing
 	}
 	send(frame...)
 	l, err := svc.ListAlerts(ctx, p, fleet.AlertFilter{}, fleet.ListQuery{Limit: 100})
