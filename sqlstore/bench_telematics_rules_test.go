@@ -80,26 +80,7 @@ func BenchmarkTelematicsRulesIngest(b *testing.B) {
 				}
 				return pts
 			}
-			var tRules, tPlain time.Duration
-			for b.Loop() {
-				step++
-				for i := range 2 {
-					k := (i + step) % 2 // alternate which goes first
-					pts := batch()
-					t0 := time.Now()
-					if _, err := svc.IngestLocations(ctx, ps[k], vs[k].ID, pts); err != nil {
-						b.Fatal(err)
-					}
-					if k == 0 {
-						tRules += time.Since(t0)
-					} else {
-						tPlain += time.Since(t0)
-					}
-				}
-			}
-			b.ReportMetric(float64(tRules.Microseconds())/float64(b.N), "rules-µs/batch")
-			b.ReportMetric(float64(tPlain.Microseconds())/float64(b.N), "plain-µs/batch")
-			b.ReportMetric(float64(tPlain)/float64(tRules), "ratio")
+			alternateIngest(b, svc, ps, vs, func() []fleet.Point { step++; return batch() })
 		})
 	}
 }
