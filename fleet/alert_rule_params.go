@@ -166,6 +166,18 @@ func (r *AlertRule) validateParams(val *Validator, forbid func(set bool, field s
 	case AlertPowerCut:
 		positive(p.ThresholdV, "threshold_v", MaxThresholdV)
 	}
+	// A list's bad item is named whatever the type (a control character
+	// is never an alarm or a type).
+	if r.Type != AlertAlarm {
+		for i, a := range p.Alarms {
+			val.Check(!hasControl(a), fmt.Sprintf("alarms[%d]", i), "must not hold control characters")
+		}
+	}
+	if r.Type != AlertHarshDriving {
+		for i, t := range p.Types {
+			val.Check(!hasControl(t), fmt.Sprintf("types[%d]", i), "must not hold control characters")
+		}
+	}
 	forbid(r.Type != AlertAlarm && p.Alarms != nil, "alarms")
 	forbid(r.Type != AlertIgnitionOn && p.OutsideHours != nil, "outside_hours")
 	forbid(r.Type != AlertFuelDrop && p.ThresholdPercent != nil, "threshold_percent")
