@@ -113,8 +113,10 @@ type AlertRuleInput struct {
 	ThresholdKmh *float64 `json:"threshold_kmh"`
 	AfterMinutes *int     `json:"after_minutes"`
 	GeofenceID   *string  `json:"geofence_id"`
-	VehicleIDs   []string `json:"vehicle_ids"`
-	Enabled      *bool    `json:"enabled"`
+	// The settings of the telematics rule types.
+	fleet.RuleParams
+	VehicleIDs []string `json:"vehicle_ids"`
+	Enabled    *bool    `json:"enabled"`
 }
 
 // GeofenceInput is the body of POST /v1/geofences.
