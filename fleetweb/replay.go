@@ -1,0 +1,305 @@
+package fleetweb
+
+import (
+	"compress/gzip"
+	"context"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// A vehicle's day replayed on the map: the page (controls, map, the
+// timeline of trips and stops, and the same trips and stops as tables),
+// and its data, which the page's script fetches: every report of the day
+// in a compact form (replayData).
+
+// maxReplayPoints bounds the reports a replay reads: a day of one report a
+// second, and some to spare.
+const maxReplayPoints = 100_000
+
+type replayPageData struct {
+	Vehicle                      fleet.Vehicle
+	Day, DayLabel, Zone          string
+	PrevDay, NextDay, VehicleDay string
+	DataURL                      string
+	Trips                        []replaySpan
+	Stops                        []replaySpan
+	BeyondReach                  bool
+	Reach                        int
+	Tiles, Attribution           string
+}
+
+// replaySpan is a trip or a stop on the replay's timeline: its times in ms
+// from the start of the day, and how the page names it.
+type replaySpan struct {
+	N     int    `json:"n"`
+	From  int64  `json:"from"`
+	To    int64  `json:"to"`
+	Label string `json:"label"`
+	Start string `json:"-"`
+	End   string `json:"-"`
+	Took  string `json:"-"`
+	What  string `json:"-"` // distance of a trip, place of a stop
+}
+
+// replayDay reads the day of the request: the vehicle, its zone, the day's
+// start and end, and the ?tz= that chose the zone.
+func (h *Handler) replayDay(r *http.Request, us fleet.UserSession) (v fleet.Vehicle, loc *time.Location, tz string, day, end time.Time, err error) {
+	v, err = h.svc.Vehicle(r.Context(), us.Principal(), r.PathValue("vehicle_id"))
+	if err != nil {
+		return
+	}
+	loc, tz, zerr := zoneOf(r)
+	day, derr := readDay(r.URL.Query().Get("day"), h.svc.Now(), loc)
+	end = day.AddDate(0, 0, 1).Add(-time.Microsecond)
+	err = joinAddress(zerr, derr)
+	return
+}
+
+// replayPage shows the replay of a vehicle's day.
+func (h *Handler) replayPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	ctx := r.Context()
+	v, loc, tz, day, end, err := h.replayDay(r, us)
+	if v.ID == "" {
+		h.fail(w, r, &us, err)
+		return
+	}
+	p := page{Title: v.Name + ": replay", Nav: "vehicles", User: &us}
+	status := http.StatusOK
+	if err != nil {
+		errorPage(&p, err)
+		status = statusOf(err)
+	}
+	now := h.svc.Now()
+	q := url.Values{}
+	if tz != "" {
+		q.Set("tz", tz)
+	}
+	at := func(path string, t time.Time) string {
+		q.Set("day", t.Format(time.DateOnly))
+		return path + "?" + q.Encode()
+	}
+	base := "/vehicles/" + url.PathEscape(v.ID)
+	d := replayPageData{Vehicle: v, Day: day.Format(time.DateOnly), DayLabel: day.Format("Monday 2 January 2006"), Zone: loc.String(),
+		DataURL: at(base+"/replay/data", day), VehicleDay: at(base, day), Tiles: h.opts.MapTiles, Attribution: h.opts.MapAttribution}
+	reach := us.Account.Plan.Limits().HistoryReach
+	d.Reach = int(reach / (24 * time.Hour))
+	d.BeyondReach = end.Before(now.Add(-reach))
+	if !d.BeyondReach {
+		d.PrevDay = at(base+"/replay", day.AddDate(0, 0, -1))
+	}
+	if day.AddDate(0, 0, 1).Before(now) {
+		d.NextDay = at(base+"/replay", day.AddDate(0, 0, 1))
+	}
+	if !d.BeyondReach {
+		if d.Trips, d.Stops, err = h.replaySpans(ctx, us.Principal(), v.ID, day, end, loc); err != nil {
+			h.fail(w, r, &us, err)
+			return
+		}
+	}
+	p.Data = d
+	h.render(w, status, "replay", p)
+}
+
+// replaySpans reads the day's trips and stops as the timeline shows them.
+func (h *Handler) replaySpans(ctx context.Context, p fleet.Principal, vehicleID string, day, end time.Time, loc *time.Location) (trips, stops []replaySpan, err error) {
+	q := fleet.TripQuery{From: &day, To: &end, Limit: fleet.MaxPageLimit}
+	ts, _, err := upTo(maxDayTrips, func(cursor string) (fleet.List[fleet.Trip], error) {
+		q.Cursor = cursor
+		return h.svc.ListTrips(ctx, p, vehicleID, q)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ss, _, err := upTo(maxDayTrips, func(cursor string) (fleet.List[fleet.Stop], error) {
+		q.Cursor = cursor
+		return h.svc.ListStops(ctx, p, vehicleID, q)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ms := func(t time.Time) int64 { return max(0, min(t.Sub(day).Milliseconds(), end.Sub(day).Milliseconds())) }
+	now := h.svc.Now()
+	for i, t := range ts {
+		s := replaySpan{N: i + 1, From: ms(t.Start.Timestamp), To: ms(now), Start: dayClock(t.Start.Timestamp, day, loc), End: "in progress",
+			Took: duration(time.Duration(t.DurationSeconds * float64(time.Second))), What: strconv.FormatFloat(t.DistanceKm, 'f', 1, 64) + " km"}
+		if t.Status != fleet.TripInProgress {
+			s.To, s.End = ms(t.End.Timestamp), dayClock(t.End.Timestamp, day, loc)
+		}
+		s.Label = "Trip " + strconv.Itoa(s.N) + ", " + s.Start + " to " + s.End + ", " + s.What
+		trips = append(trips, s)
+	}
+	for i, st := range ss {
+		s := replaySpan{N: i + 1, From: ms(st.Start), To: ms(now), Start: dayClock(st.Start, day, loc), End: "still there",
+			Took: duration(time.Duration(st.DurationSeconds * float64(time.Second))), What: coords(st.Location.Latitude, st.Location.Longitude)}
+		if st.End != nil {
+			s.To, s.End = ms(*st.End), dayClock(*st.End, day, loc)
+		}
+		s.Label = "Stop " + strconv.Itoa(s.N) + ", " + s.Start + " to " + s.End + " (" + s.Took + ")"
+		stops = append(stops, s)
+	}
+	return trips, stops, nil
+}
+
+// replayData answers the replay's data: the day's reports as columns of
+// whole numbers, each the difference from the one before (time in ms from
+// the start of the day, latitude and longitude in millionths of a degree,
+// speed in tenths of km/h, odometer in metres; heading in whole degrees
+// as it is), null where a report had no such value; and the day's trips
+// and stops. Gzipped when the browser takes it: a day of one report a
+// second is some 300 KB.
+func (h *Handler) replayData(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
+	ctx := r.Context()
+	v, loc, _, day, end, err := h.replayDay(r, us)
+	if err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	reach := us.Account.Plan.Limits().HistoryReach
+	var points []fleet.Point
+	more := false
+	var trips, stops []replaySpan
+	if !end.Before(h.svc.Now().Add(-reach)) {
+		hq := fleet.HistoryQuery{From: &day, To: &end, Limit: fleet.MaxHistoryLimit}
+		points, more, err = upTo(maxReplayPoints, func(cursor string) (fleet.List[fleet.Point], error) {
+			hq.Cursor = cursor
+			return h.svc.ListHistory(ctx, us.Principal(), v.ID, hq)
+		})
+		if err == nil {
+			trips, stops, err = h.replaySpans(ctx, us.Principal(), v.ID, day, end, loc)
+		}
+	}
+	if err != nil {
+		h.failJSON(w, r, err)
+		return
+	}
+	body := encodeReplay(day, end, loc.String(), points, trips, stops, more)
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Add("Vary", "Accept-Encoding")
+	if !acceptsGzip(r) {
+		w.Write(body)
+		return
+	}
+	hd.Set("Content-Encoding", "gzip")
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+	zw.Write(body)
+	zw.Close()
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// failJSON answers a failed data request with the API's status and a
+// message for the page's script to show.
+func (h *Handler) failJSON(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	if status >= 500 {
+		h.log.Error("dashboard", "path", r.URL.Path, "err", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b := appendJSONString([]byte(`{"error":`), fleet.ErrorMessage(err))
+	w.Write(append(b, '}'))
+}
+
+// encodeReplay writes the replay's data (see replayData).
+func encodeReplay(day, end time.Time, zone string, points []fleet.Point, trips, stops []replaySpan, more bool) []byte {
+	b := make([]byte, 0, 64+len(points)*24)
+	b = append(b, `{"zone":`...)
+	b = appendJSONString(b, zone)
+	b = append(b, `,"start":`...)
+	b = strconv.AppendInt(b, day.UnixMilli(), 10)
+	b = append(b, `,"length":`...)
+	b = strconv.AppendInt(b, end.Sub(day).Milliseconds()+1, 10)
+	b = append(b, `,"more":`...)
+	b = strconv.AppendBool(b, more)
+	b = append(b, `,"n":`...)
+	b = strconv.AppendInt(b, int64(len(points)), 10)
+	column := func(name string, value func(p *fleet.Point) (int64, bool), delta bool) {
+		b = append(b, `,"`...)
+		b = append(b, name...)
+		b = append(b, `":[`...)
+		var prev int64
+		for i := range points {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			x, ok := value(&points[i])
+			if !ok {
+				b = append(b, "null"...)
+				continue
+			}
+			if delta {
+				x, prev = x-prev, x
+			}
+			b = strconv.AppendInt(b, x, 10)
+		}
+		b = append(b, ']')
+	}
+	scaled := func(f *float64, by float64) (int64, bool) {
+		if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) {
+			return 0, false
+		}
+		return int64(math.Round(*f * by)), true
+	}
+	column("t", func(p *fleet.Point) (int64, bool) { return p.Timestamp.Sub(day).Milliseconds(), true }, true)
+	column("lat", func(p *fleet.Point) (int64, bool) { return scaled(&p.Latitude, 1e6) }, true)
+	column("lon", func(p *fleet.Point) (int64, bool) { return scaled(&p.Longitude, 1e6) }, true)
+	column("speed", func(p *fleet.Point) (int64, bool) { return scaled(p.Speed, 10) }, true)
+	column("heading", func(p *fleet.Point) (int64, bool) { return scaled(p.Heading, 1) }, false)
+	column("odometer", func(p *fleet.Point) (int64, bool) { return scaled(p.OdometerKm, 1000) }, true)
+	spans := func(name string, ss []replaySpan) {
+		b = append(b, `,"`...)
+		b = append(b, name...)
+		b = append(b, `":[`...)
+		for i, s := range ss {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"n":`...)
+			b = strconv.AppendInt(b, int64(s.N), 10)
+			b = append(b, `,"from":`...)
+			b = strconv.AppendInt(b, s.From, 10)
+			b = append(b, `,"to":`...)
+			b = strconv.AppendInt(b, s.To, 10)
+			b = append(b, `,"label":`...)
+			b = appendJSONString(b, s.Label)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	spans("trips", trips)
+	spans("stops", stops)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string, with <, > and & escaped so
+// that it is safe anywhere.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, c := range []byte(s) {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
