@@ -51,7 +51,7 @@
     var layer = layerOf(s, "fence-shape");
     if (!layer) return;
     layer.addTo(map).bindTooltip(text(s.name), { sticky: true });
-    if (!editing) layer.on("click", function () { location.href = "/geofences/" + encodeURIComponent(s.id); });
+    if (!editing) layer.on("click", function () { if (!drawing) location.href = "/geofences/" + encodeURIComponent(s.id); });
     bounds.extend(layer.getBounds());
     window.fleetFences.drawn++;
   });
