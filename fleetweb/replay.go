@@ -161,15 +161,29 @@ func (h *Handler) replayData(w http.ResponseWriter, r *http.Request, us fleet.Us
 		return
 	}
 	reach := us.Account.Plan.Limits().HistoryReach
-	var points []fleet.Point
-	more := false
+	enc := replayEncoder{day: day}
 	var trips, stops []replaySpan
 	if !end.Before(h.svc.Now().Add(-reach)) {
+		// The reports are encoded a page at a time, as they are read:
+		// only their columns are kept.
 		hq := fleet.HistoryQuery{From: &day, To: &end, Limit: fleet.MaxHistoryLimit}
-		points, more, err = upTo(maxReplayPoints, func(cursor string) (fleet.List[fleet.Point], error) {
-			hq.Cursor = cursor
-			return h.svc.ListHistory(ctx, us.Principal(), v.ID, hq)
-		})
+		for {
+			l, lerr := h.svc.ListHistory(ctx, us.Principal(), v.ID, hq)
+			if err = lerr; err != nil {
+				break
+			}
+			for i := range l.Items {
+				enc.add(&l.Items[i])
+			}
+			if !l.HasMore {
+				break
+			}
+			if enc.n >= maxReplayPoints {
+				enc.more = true
+				break
+			}
+			hq.Cursor = l.NextCursor
+		}
 		if err == nil {
 			trips, stops, err = h.replaySpans(ctx, us.Principal(), v.ID, day, end, loc)
 		}
@@ -178,7 +192,7 @@ func (h *Handler) replayData(w http.ResponseWriter, r *http.Request, us fleet.Us
 		h.failJSON(w, r, err)
 		return
 	}
-	body := encodeReplay(day, end, loc.String(), points, trips, stops, more)
+	body := enc.finish(end, loc.String(), trips, stops)
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Add("Vary", "Accept-Encoding")
@@ -187,7 +201,7 @@ func (h *Handler) replayData(w http.ResponseWriter, r *http.Request, us fleet.Us
 		return
 	}
 	hd.Set("Content-Encoding", "gzip")
-	zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	zw.Write(body)
 	zw.Close()
 }
@@ -215,56 +229,83 @@ func (h *Handler) failJSON(w http.ResponseWriter, r *http.Request, err error) {
 	w.Write(append(b, '}'))
 }
 
-// encodeReplay writes the replay's data (see replayData).
-func encodeReplay(day, end time.Time, zone string, points []fleet.Point, trips, stops []replaySpan, more bool) []byte {
-	b := make([]byte, 0, 64+len(points)*24)
-	b = append(b, `{"zone":`...)
-	b = appendJSONString(b, zone)
-	b = append(b, `,"start":`...)
-	b = strconv.AppendInt(b, day.UnixMilli(), 10)
-	b = append(b, `,"length":`...)
-	b = strconv.AppendInt(b, end.Sub(day).Milliseconds()+1, 10)
-	b = append(b, `,"more":`...)
-	b = strconv.AppendBool(b, more)
-	b = append(b, `,"n":`...)
-	b = strconv.AppendInt(b, int64(len(points)), 10)
-	column := func(name string, value func(p *fleet.Point) (int64, bool), delta bool) {
-		b = append(b, `,"`...)
-		b = append(b, name...)
-		b = append(b, `":[`...)
-		var prev int64
-		for i := range points {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			x, ok := value(&points[i])
-			if !ok {
-				b = append(b, "null"...)
-				continue
-			}
-			if delta {
-				x, prev = x-prev, x
+// replayEncoder writes the replay's data (see replayData): the reports'
+// columns as they are added, then the rest.
+type replayEncoder struct {
+	day  time.Time
+	n    int
+	more bool
+	cols [len(replayColumns)][]byte
+	prev [len(replayColumns)]int64
+}
+
+// replayColumns are the data's columns of reports: each one's name, its
+// value of a report as a whole number (false when the report has none),
+// and whether it is written as the difference from the one before.
+var replayColumns = [...]struct {
+	name  string
+	value func(p *fleet.Point, day time.Time) (int64, bool)
+	delta bool
+}{
+	{"t", func(p *fleet.Point, day time.Time) (int64, bool) { return p.Timestamp.Sub(day).Milliseconds(), true }, true},
+	{"lat", func(p *fleet.Point, _ time.Time) (int64, bool) { return scaled(&p.Latitude, 1e6) }, true},
+	{"lon", func(p *fleet.Point, _ time.Time) (int64, bool) { return scaled(&p.Longitude, 1e6) }, true},
+	{"speed", func(p *fleet.Point, _ time.Time) (int64, bool) { return scaled(p.Speed, 10) }, true},
+	{"heading", func(p *fleet.Point, _ time.Time) (int64, bool) { return scaled(p.Heading, 1) }, false},
+	{"odometer", func(p *fleet.Point, _ time.Time) (int64, bool) { return scaled(p.OdometerKm, 1000) }, true},
+}
+
+// scaled is *f times by, rounded; false when there is no value.
+func scaled(f *float64, by float64) (int64, bool) {
+	if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) {
+		return 0, false
+	}
+	return int64(math.Round(*f * by)), true
+}
+
+func (e *replayEncoder) add(p *fleet.Point) {
+	for c, col := range replayColumns {
+		b := e.cols[c]
+		if e.n > 0 {
+			b = append(b, ',')
+		}
+		if x, ok := col.value(p, e.day); !ok {
+			b = append(b, "null"...)
+		} else {
+			if col.delta {
+				x, e.prev[c] = x-e.prev[c], x
 			}
 			b = strconv.AppendInt(b, x, 10)
 		}
+		e.cols[c] = b
+	}
+	e.n++
+}
+
+// finish writes the whole answer.
+func (e *replayEncoder) finish(end time.Time, zone string, trips, stops []replaySpan) []byte {
+	size := 256 + 128*(len(trips)+len(stops))
+	for _, c := range e.cols {
+		size += len(c) + 16
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"zone":`...)
+	b = appendJSONString(b, zone)
+	b = append(b, `,"start":`...)
+	b = strconv.AppendInt(b, e.day.UnixMilli(), 10)
+	b = append(b, `,"length":`...)
+	b = strconv.AppendInt(b, end.Sub(e.day).Milliseconds()+1, 10)
+	b = append(b, `,"more":`...)
+	b = strconv.AppendBool(b, e.more)
+	b = append(b, `,"n":`...)
+	b = strconv.AppendInt(b, int64(e.n), 10)
+	for c, col := range replayColumns {
+		b = append(b, `,"`+col.name+`":[`...)
+		b = append(b, e.cols[c]...)
 		b = append(b, ']')
 	}
-	scaled := func(f *float64, by float64) (int64, bool) {
-		if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) {
-			return 0, false
-		}
-		return int64(math.Round(*f * by)), true
-	}
-	column("t", func(p *fleet.Point) (int64, bool) { return p.Timestamp.Sub(day).Milliseconds(), true }, true)
-	column("lat", func(p *fleet.Point) (int64, bool) { return scaled(&p.Latitude, 1e6) }, true)
-	column("lon", func(p *fleet.Point) (int64, bool) { return scaled(&p.Longitude, 1e6) }, true)
-	column("speed", func(p *fleet.Point) (int64, bool) { return scaled(p.Speed, 10) }, true)
-	column("heading", func(p *fleet.Point) (int64, bool) { return scaled(p.Heading, 1) }, false)
-	column("odometer", func(p *fleet.Point) (int64, bool) { return scaled(p.OdometerKm, 1000) }, true)
 	spans := func(name string, ss []replaySpan) {
-		b = append(b, `,"`...)
-		b = append(b, name...)
-		b = append(b, `":[`...)
+		b = append(b, `,"`+name+`":[`...)
 		for i, s := range ss {
 			if i > 0 {
 				b = append(b, ',')

@@ -118,7 +118,35 @@
     status.textContent = why || "Paused.";
   }
 
+  // simplify returns the day's track for its trail: the reports that the
+  // line cannot go without within tol degrees (Douglas–Peucker), so that a
+  // day of 86,400 reports draws as a few thousand points.
+  function simplify(tol) {
+    var keep = new Uint8Array(state.n), stack = [0, state.n - 1];
+    keep[0] = keep[state.n - 1] = 1;
+    while (stack.length) {
+      var b = stack.pop(), a = stack.pop();
+      var ax = lon[a], ay = lat[a], dx = lon[b] - ax, dy = lat[b] - ay, len2 = dx * dx + dy * dy;
+      var far = -1, worst = tol * tol;
+      for (var i = a + 1; i < b; i++) {
+        var px = lon[i] - ax, py = lat[i] - ay, d2;
+        if (len2 === 0) d2 = px * px + py * py;
+        else {
+          var c = (px * dy - py * dx);
+          d2 = c * c / len2;
+        }
+        if (d2 > worst) { worst = d2; far = i; }
+      }
+      if (far > 0) { keep[far] = 1; stack.push(a, far, far, b); }
+    }
+    var out = [];
+    for (var j = 0; j < state.n; j++) if (keep[j]) out.push([lat[j], lon[j]]);
+    state.trailPoints = out.length;
+    return out;
+  }
+
   function ready() {
+    state.readyMs = performance.now(); // the data read: measured by the tests
     state.n = d.n;
     start = d.start;
     t = sum(d.t, 1, true);
@@ -156,11 +184,22 @@
       });
     });
     if (map) {
-      var path = new Array(state.n);
-      for (var i = 0; i < state.n; i++) path[i] = [lat[i], lon[i]];
-      trail = L.polyline(path, { className: "replay-trail", weight: 3, interactive: false }).addTo(map);
+      // The first frame: the map fitted to the day and the marker at its
+      // first report; the trail follows in the next frame.
+      var s = -90, n = 90, w = 180, e = -180;
+      for (var i = 0; i < state.n; i++) {
+        if (lat[i] > s) s = lat[i];
+        if (lat[i] < n) n = lat[i];
+        if (lon[i] > e) e = lon[i];
+        if (lon[i] < w) w = lon[i];
+      }
+      map.fitBounds([[n, w], [s, e]], { padding: [30, 30], maxZoom: 16 });
       marker = L.circleMarker([lat[0], lon[0]], { radius: 8, className: "replay-marker" }).addTo(map);
-      map.fitBounds(trail.getBounds(), { padding: [30, 30], maxZoom: 16 });
+      setTimeout(function () {
+        trail = L.polyline(simplify(2e-5), { className: "replay-trail", weight: 3, interactive: false }).addTo(map);
+        marker.bringToFront();
+        state.trailMs = performance.now();
+      }, 0);
     }
     show(t[0]);
     status.textContent = (d.more ? "The day's first " : "") + state.n.toLocaleString("en-US") + " reports" + (d.more ? " are replayed." : ". Press Play.");
