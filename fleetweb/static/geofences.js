@@ -95,8 +95,10 @@
     }
     window.fleetFences.preview = preview ? (shape() === "circle" ? "circle" : "polygon") : "";
   }
-  redraw(!!editing);
-  if (!editing && bounds.isValid()) map.fitBounds(bounds, { padding: [30, 30], maxZoom: 16 });
+  // The form's shape, when it holds one (a geofence changed, a form sent
+  // back with a mistake), is what the map shows first; else every shape.
+  redraw(true);
+  if (!preview && bounds.isValid()) map.fitBounds(bounds, { padding: [30, 30], maxZoom: 16 });
   form.addEventListener("input", function () { redraw(false); });
   form.addEventListener("change", function (e) {
     if (e.target.name === "shape") { showShape(); stop(); redraw(true); }

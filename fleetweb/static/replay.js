@@ -47,6 +47,8 @@
       if (!window.L) document.getElementById("map-note").hidden = false;
       return;
     }
+    // A canvas draws the day's long trail faster than SVG; its shapes take
+    // their colours from their options, not from the style sheet.
     map = L.map(mapEl, { keyboard: true, preferCanvas: true }).setView([52.52, 13.405], 11);
     var tiles = L.tileLayer(mapEl.getAttribute("data-tiles"), { maxZoom: 19, attribution: mapEl.getAttribute("data-attribution") }).addTo(map);
     tiles.once("tileerror", function () { document.getElementById("map-note").hidden = false; });
@@ -194,9 +196,9 @@
         if (lon[i] < w) w = lon[i];
       }
       map.fitBounds([[n, w], [s, e]], { padding: [30, 30], maxZoom: 16 });
-      marker = L.circleMarker([lat[0], lon[0]], { radius: 8, className: "replay-marker" }).addTo(map);
+      marker = L.circleMarker([lat[0], lon[0]], { radius: 8, color: "#fff", weight: 3, fillColor: "#cf222e", fillOpacity: 1 }).addTo(map);
       setTimeout(function () {
-        trail = L.polyline(simplify(2e-5), { className: "replay-trail", weight: 3, interactive: false }).addTo(map);
+        trail = L.polyline(simplify(2e-5), { color: "#0b57d0", opacity: 0.55, weight: 3, interactive: false }).addTo(map);
         marker.bringToFront();
         state.trailMs = performance.now();
       }, 0);
