@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// AlertType is what an alert is about; rules of the first four types open
-// alerts by themselves, maintenance schedules open the maintenance ones, and
-// clients open custom ones.
+// AlertType is what an alert is about; rules (RuleTypes) open alerts by
+// themselves, maintenance schedules open the maintenance ones, and clients
+// open custom ones.
 type AlertType string
 
 // Alert types.
@@ -23,12 +23,21 @@ const (
 	AlertMaintenanceDueSoon AlertType = "maintenance_due_soon"
 	AlertMaintenanceOverdue AlertType = "maintenance_overdue"
 	AlertCustom             AlertType = "custom"
+	// Telematics rule types (API.md §14).
+	AlertAlarm        AlertType = "alarm"
+	AlertIgnitionOn   AlertType = "ignition_on"
+	AlertIdling       AlertType = "idling"
+	AlertFuelDrop     AlertType = "fuel_drop"
+	AlertHarshDriving AlertType = "harsh_driving"
+	AlertPowerCut     AlertType = "power_cut"
 )
 
 var (
 	alertTypes = []AlertType{AlertSpeeding, AlertVehicleOffline, AlertGeofenceEnter, AlertGeofenceExit,
-		AlertMaintenanceDueSoon, AlertMaintenanceOverdue, AlertCustom}
-	ruleTypes = alertTypes[:4]
+		AlertMaintenanceDueSoon, AlertMaintenanceOverdue, AlertCustom,
+		AlertAlarm, AlertIgnitionOn, AlertIdling, AlertFuelDrop, AlertHarshDriving, AlertPowerCut}
+	ruleTypes = []AlertType{AlertSpeeding, AlertVehicleOffline, AlertGeofenceEnter, AlertGeofenceExit,
+		AlertAlarm, AlertIgnitionOn, AlertIdling, AlertFuelDrop, AlertHarshDriving, AlertPowerCut}
 )
 
 // AlertTypes lists every alert type.
@@ -179,20 +188,23 @@ func (f AlertFilter) Match(a *Alert) bool {
 }
 
 // AlertRule opens alerts when its condition holds for one of its vehicles
-// (all of the account's when VehicleIDs is empty). Exactly one of
-// ThresholdKmh, AfterMinutes and GeofenceID is set, as Type says.
+// (all of the account's when VehicleIDs is empty). Only the fields of its
+// Type are set: ThresholdKmh (speeding), AfterMinutes (vehicle_offline,
+// idling), GeofenceID (geofence_enter, geofence_exit), or those of
+// RuleParams for the telematics types.
 type AlertRule struct {
 	ID           string    `json:"rule_id"`
 	AccountID    string    `json:"-"`
 	Type         AlertType `json:"type"`
 	Severity     Severity  `json:"severity"`
 	ThresholdKmh *float64  `json:"threshold_kmh"` // speeding: above this speed
-	AfterMinutes *int      `json:"after_minutes"` // vehicle_offline: silent this long
+	AfterMinutes *int      `json:"after_minutes"` // vehicle_offline: silent this long; idling: idle this long
 	GeofenceID   string    `json:"geofence_id"`   // geofence_enter, geofence_exit
-	VehicleIDs   []string  `json:"vehicle_ids"`   // empty: every vehicle of the account
-	Enabled      bool      `json:"enabled"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	RuleParams
+	VehicleIDs []string  `json:"vehicle_ids"` // empty: every vehicle of the account
+	Enabled    bool      `json:"enabled"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // MarshalJSON writes the rule as the API shows it.
@@ -208,11 +220,12 @@ func (r AlertRule) MarshalJSON() ([]byte, error) {
 		ThresholdKmh *float64  `json:"threshold_kmh"`
 		AfterMinutes *int      `json:"after_minutes"`
 		GeofenceID   *string   `json:"geofence_id"`
-		VehicleIDs   []string  `json:"vehicle_ids"`
-		Enabled      bool      `json:"enabled"`
-		CreatedAt    time.Time `json:"created_at"`
-		UpdatedAt    time.Time `json:"updated_at"`
-	}{r.ID, r.Type, r.Severity, r.ThresholdKmh, r.AfterMinutes, nullString(r.GeofenceID), ids, r.Enabled, r.CreatedAt, r.UpdatedAt})
+		RuleParams
+		VehicleIDs []string  `json:"vehicle_ids"`
+		Enabled    bool      `json:"enabled"`
+		CreatedAt  time.Time `json:"created_at"`
+		UpdatedAt  time.Time `json:"updated_at"`
+	}{r.ID, r.Type, r.Severity, r.ThresholdKmh, r.AfterMinutes, nullString(r.GeofenceID), r.RuleParams, ids, r.Enabled, r.CreatedAt, r.UpdatedAt})
 }
 
 // Applies reports whether the rule watches vehicle id.
@@ -224,7 +237,7 @@ func (r *AlertRule) Applies(vehicleID string) bool {
 // are the account's is the service's to check).
 func (r *AlertRule) validate(val *Validator) {
 	if !r.Type.RuleType() {
-		val.Add("type", "must be one of speeding, vehicle_offline, geofence_enter, geofence_exit")
+		val.Add("type", "must be one of %s", ruleTypeList())
 	}
 	val.Check(r.Severity.Valid(), "severity", "must be one of info, warning, critical")
 	need := func(set bool, field, what string) {
@@ -254,14 +267,24 @@ func (r *AlertRule) validate(val *Validator) {
 		need(r.GeofenceID != "", "geofence_id", "a geofence of the account")
 	}
 	forbid(r.Type != AlertSpeeding && r.ThresholdKmh != nil, "threshold_kmh")
-	forbid(r.Type != AlertVehicleOffline && r.AfterMinutes != nil, "after_minutes")
+	forbid(r.Type != AlertVehicleOffline && r.Type != AlertIdling && r.AfterMinutes != nil, "after_minutes")
 	forbid(r.Type != AlertGeofenceEnter && r.Type != AlertGeofenceExit && r.GeofenceID != "", "geofence_id")
+	r.validateParams(val, forbid)
 	val.Check(len(r.VehicleIDs) <= MaxRuleVehicles, "vehicle_ids", "must hold at most %d vehicles", MaxRuleVehicles)
 	for i, id := range r.VehicleIDs {
 		if !ValidID(PrefixVehicle, id) {
 			val.Add("vehicle_ids["+itoa(i)+"]", "must be a vehicle id (veh_...)")
 		}
 	}
+}
+
+// ruleTypeList is the rule types as a message lists them.
+func ruleTypeList() string {
+	names := make([]string, len(ruleTypes))
+	for i, t := range ruleTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
 }
 
 // ruleKey is the key of alerts a rule opens for a vehicle.

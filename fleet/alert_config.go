@@ -22,17 +22,20 @@ type alertConfig struct {
 	speeding   []*crule  // by threshold, then id
 	thresholds []float64 // speeding[i]'s threshold
 	offline    []*crule  // by after_minutes, then id
+	telem      []*crule  // the telematics rules (alarm, ignition_on...), by id
 	fences     []fence   // by geofence id, those that rules watch
 	index      fenceIndex
 	size       int // estimated bytes
 }
 
 // crule is a rule compiled: ids are the vehicles it watches, sorted, nil
-// for every vehicle; n is its position in alertConfig.rules.
+// for every vehicle; n is its position in alertConfig.rules; hours, for an
+// ignition_on rule with working hours, those hours compiled.
 type crule struct {
 	*AlertRule
-	n   int32
-	ids []string
+	n     int32
+	ids   []string
+	hours *hours
 }
 
 // applies is AlertRule.Applies by binary search.
@@ -73,6 +76,14 @@ func compileConfig(version int64, rules []AlertRule, geos []Geofence) *alertConf
 			cfg.speeding = append(cfg.speeding, r)
 		case AlertVehicleOffline:
 			cfg.offline = append(cfg.offline, r)
+		case AlertAlarm, AlertIgnitionOn, AlertIdling, AlertFuelDrop, AlertHarshDriving, AlertPowerCut:
+			if h := r.OutsideHours; h != nil && r.Type == AlertIgnitionOn {
+				var err error
+				if r.hours, err = h.compile(); err != nil {
+					continue // a zone this server cannot load judges nothing
+				}
+			}
+			cfg.telem = append(cfg.telem, r)
 		case AlertGeofenceEnter, AlertGeofenceExit:
 			gi, ok := byID[r.GeofenceID]
 			if !ok {
@@ -101,9 +112,13 @@ func compileConfig(version int64, rules []AlertRule, geos []Geofence) *alertConf
 // estimate is the configuration's memory in bytes, near enough to bound a
 // cache of many.
 func (cfg *alertConfig) estimate() int {
-	n := 512 + 8*len(cfg.thresholds) + 8*(len(cfg.speeding)+len(cfg.offline))
+	n := 512 + 8*len(cfg.thresholds) + 8*(len(cfg.speeding)+len(cfg.offline)+len(cfg.telem))
 	for _, r := range cfg.rules {
 		n += 400 + len(r.ID) + len(r.GeofenceID) + 40*len(r.VehicleIDs) + 16*len(r.ids)
+		n += 24 * (len(r.Alarms) + len(r.Types))
+		if r.hours != nil {
+			n += 64 // its zone is shared by every rule that names it
+		}
 	}
 	for i := range cfg.fences {
 		f := &cfg.fences[i]

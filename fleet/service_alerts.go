@@ -15,8 +15,16 @@ type AlertRulePatch struct {
 	ThresholdKmh Optional[*float64] `json:"threshold_kmh,omitzero"`
 	AfterMinutes Optional[*int]     `json:"after_minutes,omitzero"`
 	GeofenceID   Optional[string]   `json:"geofence_id,omitzero"`
-	VehicleIDs   Optional[[]string] `json:"vehicle_ids,omitzero"`
-	Enabled      Optional[*bool]    `json:"enabled,omitzero"`
+	// The telematics types' settings (RuleParams).
+	Alarms           Optional[[]string]      `json:"alarms,omitzero"`
+	OutsideHours     Optional[*WorkingHours] `json:"outside_hours,omitzero"`
+	ThresholdPercent Optional[*float64]      `json:"threshold_percent,omitzero"`
+	ThresholdL       Optional[*float64]      `json:"threshold_l,omitzero"`
+	Types            Optional[[]string]      `json:"types,omitzero"`
+	ThresholdG       Optional[*float64]      `json:"threshold_g,omitzero"`
+	ThresholdV       Optional[*float64]      `json:"threshold_v,omitzero"`
+	VehicleIDs       Optional[[]string]      `json:"vehicle_ids,omitzero"`
+	Enabled          Optional[*bool]         `json:"enabled,omitzero"`
 }
 
 // GeofencePatch is a JSON merge patch of a geofence: fields not Set stay.
@@ -101,6 +109,7 @@ func (s *Service) checkRuleRefs(tx vehicleAlertTx, r *AlertRule, val *Validator)
 }
 
 func normaliseRule(r *AlertRule) {
+	normaliseParams(r)
 	if r.VehicleIDs == nil {
 		r.VehicleIDs = []string{}
 	}
@@ -126,7 +135,8 @@ func (s *Service) CreateAlertRule(ctx context.Context, p Principal, in AlertRule
 	now := s.Now()
 	r := AlertRule{
 		ID: NewID(PrefixRule), AccountID: p.Account.ID, Type: in.Type, Severity: in.Severity, ThresholdKmh: in.ThresholdKmh,
-		AfterMinutes: in.AfterMinutes, GeofenceID: in.GeofenceID, VehicleIDs: in.VehicleIDs, Enabled: enabled == nil || *enabled,
+		AfterMinutes: in.AfterMinutes, GeofenceID: in.GeofenceID, RuleParams: in.RuleParams.Clone(), VehicleIDs: in.VehicleIDs,
+		Enabled:   enabled == nil || *enabled,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if r.Severity == "" {
@@ -177,7 +187,7 @@ func (s *Service) ListAlertRules(ctx context.Context, p Principal, f AlertRuleFi
 		return List[AlertRule]{}, err
 	}
 	if f.Type != "" && !f.Type.RuleType() {
-		return List[AlertRule]{}, Errorf(CodeInvalidRequest, "type must be one of speeding, vehicle_offline, geofence_enter, geofence_exit.")
+		return List[AlertRule]{}, Errorf(CodeInvalidRequest, "type must be one of %s.", ruleTypeList())
 	}
 	if err := CheckQueryText("geofence_id", f.GeofenceID); err != nil {
 		return List[AlertRule]{}, err
@@ -215,6 +225,13 @@ func (s *Service) UpdateAlertRule(ctx context.Context, p Principal, id string, p
 		set(&r.ThresholdKmh, patch.ThresholdKmh)
 		set(&r.AfterMinutes, patch.AfterMinutes)
 		set(&r.GeofenceID, patch.GeofenceID)
+		set(&r.Alarms, patch.Alarms)
+		set(&r.OutsideHours, patch.OutsideHours)
+		set(&r.ThresholdPercent, patch.ThresholdPercent)
+		set(&r.ThresholdL, patch.ThresholdL)
+		set(&r.Types, patch.Types)
+		set(&r.ThresholdG, patch.ThresholdG)
+		set(&r.ThresholdV, patch.ThresholdV)
 		set(&r.VehicleIDs, patch.VehicleIDs)
 		if patch.Enabled.Set {
 			if patch.Enabled.Value == nil {

@@ -75,6 +75,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	if dev != nil {
 		b.stored = map[string][]Point{}
 		deviceID = dev.id
+		b.deviceID = dev.id
 	}
 	for i := range points {
 		pt := &points[i]
@@ -229,10 +230,18 @@ func (s *Service) applyBatch(tx ingestTx, b *batch, pl *plan, vehicles map[strin
 			newest = ptr(v.LastLocation.Timestamp)
 		}
 		odometer, alerts := v.OdometerKm, v.AlertsVersion
+		before := v
 		a := &applier{s: s, cfg: pl.cfg, vp: vp, pts: pts, now: b.now, decided: map[int32]bool{}}
 		moved, err := s.advance(tx, &v, pts, stored, vp.fwd, b.now, th, live, a)
 		if err != nil {
 			return err
+		}
+		if vp.fwd < len(pts) {
+			in := telemetryJudgement{accountID: b.accountID, deviceID: b.deviceID, cfg: pl.cfg, before: before, vehicle: &v,
+				previous: lastPoint(&before), points: pts[vp.fwd:], now: b.now}
+			if err := s.judgeTelemetry(tx, in); err != nil {
+				return err
+			}
 		}
 		trips = append(trips, tripInput{id, newest, stored})
 		if moved || v.AlertsVersion != alerts {
@@ -315,6 +324,16 @@ func (s *Service) advance(tx openAlertTx, v *Vehicle, pts, stored []Point, fwd i
 		(*live)[n-1].Record.Status = v.Status
 	}
 	return true, nil
+}
+
+// lastPoint is the vehicle's latest point as the vehicle keeps it (no
+// attributes), nil when it has none.
+func lastPoint(v *Vehicle) *Point {
+	if v.LastLocation == nil {
+		return nil
+	}
+	l := v.LastLocation
+	return &Point{VehicleID: v.ID, Latitude: l.Latitude, Longitude: l.Longitude, Timestamp: l.Timestamp, Speed: v.Speed, Heading: l.Heading}
 }
 
 // HistoryQuery asks for a vehicle's location history.

@@ -73,12 +73,14 @@ func (c *Client) AlertRules(ctx context.Context, f fleet.AlertRuleFilter) iter.S
 }
 
 // CreateAlertRule creates a rule from r's Type, Severity, ThresholdKmh,
-// AfterMinutes, GeofenceID and VehicleIDs. A new rule is enabled (r.Enabled
+// AfterMinutes, GeofenceID, the telematics settings (RuleParams: Alarms,
+// OutsideHours, ThresholdPercent, ThresholdL, Types, ThresholdG,
+// ThresholdV) and VehicleIDs. A new rule is enabled (r.Enabled
 // is not sent); UpdateAlertRule turns it off.
 func (c *Client) CreateAlertRule(ctx context.Context, r fleet.AlertRule) (fleet.AlertRule, error) {
 	var out fleet.AlertRule
 	_, err := c.do(ctx, http.MethodPost, "/alerts/rules", nil, fleetwire.AlertRuleInput{Type: string(r.Type), Severity: nullIfEmpty(string(r.Severity)),
-		ThresholdKmh: r.ThresholdKmh, AfterMinutes: r.AfterMinutes, GeofenceID: nullIfEmpty(r.GeofenceID), VehicleIDs: r.VehicleIDs}, &out)
+		ThresholdKmh: r.ThresholdKmh, AfterMinutes: r.AfterMinutes, GeofenceID: nullIfEmpty(r.GeofenceID), RuleParams: r.RuleParams, VehicleIDs: r.VehicleIDs}, &out)
 	return out, err
 }
 

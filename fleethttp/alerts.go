@@ -94,7 +94,7 @@ func (h *Handler) createRule(c *call) error {
 	}
 	r, err := h.svc.CreateAlertRule(c.r.Context(), c.p, fleet.AlertRule{Type: fleet.AlertType(req.Type),
 		Severity: fleet.Severity(deref(req.Severity)), ThresholdKmh: req.ThresholdKmh, AfterMinutes: req.AfterMinutes,
-		GeofenceID: deref(req.GeofenceID), VehicleIDs: req.VehicleIDs}, req.Enabled)
+		GeofenceID: deref(req.GeofenceID), RuleParams: req.RuleParams, VehicleIDs: req.VehicleIDs}, req.Enabled)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,6 +139,13 @@ func registerComponents(g *generator) {
 				"description", "The driver who drives the vehicle now; null when none. Read-only: assigned with `PUT /v1/vehicles/{vehicle_id}/driver`, or by a device's report carrying a driver's identifier.")).
 			with("external_id", "description", "Your own id for the vehicle, unique in the account.").
 			with("speed", "description", "km/h, from the latest report.").
+			with("odometer_km", "description", "Set by hand, by a report's `odometer_km` (never backwards by more than 1 km), or, for a vehicle whose reports carry none, advanced by the distance between its reports.").
+			with("ignition", "description", "Whether the ignition is on, from the newest report that said; null until one did.").
+			with("engine_hours", "minimum", 0, "description", "Total engine hours: a report's `engine_hours`, or advanced by the time between reports while the ignition was on; null until known.").
+			with("fuel_level", "description", "Fuel in the tank, percent, from the newest report that carried it; null until one did.").
+			with("fuel_l", "description", "Fuel in the tank, litres, from the newest report that carried it; null until one did.").
+			with("power_v", "description", "External (vehicle) power, volts, from the newest report that carried it; null until one did.").
+			with("telemetry_at", "description", "The time of the newest report the telematics state (ignition, engine hours, fuel, power) comes from; null before one.").
 			with("updated_at", "description", "Last change by a client (location reports do not move it).")
 	})
 	vehicleFields := func(s *shape) *shape {
@@ -312,6 +320,7 @@ func registerComponents(g *generator) {
 	registerTripComponents(g)
 	registerDeviceComponents(g)
 	registerDriverComponents(g)
+	registerTelematicsComponents(g)
 	registerShareLinkComponents(g)
 	registerNotifyComponents(g)
 }
@@ -321,6 +330,27 @@ func minutes(d time.Duration) string {
 		return fmt.Sprintf("%d minutes", int(d/time.Minute))
 	}
 	return d.String()
+}
+
+// ruleParams annotates the settings of the telematics rule types in a
+// rule's shape (in: a request's, where null is accepted as absent).
+func ruleParams(s *shape, in bool) {
+	list := func(items *obj, desc string) *obj {
+		return o("type", []string{"array", "null"}, "items", items, "description", desc)
+	}
+	s.replace("alarms", list(ref("AlarmType"), "alarm: the alarms that open an alert; empty: every alarm. null for other types.")).
+		replace("outside_hours", o("oneOf", []any{ref("WorkingHours"), o("type", "null")}, "description",
+			"ignition_on: alert only when the ignition goes on outside these hours; null: on every ignition on.")).
+		with("threshold_percent", "description", "fuel_drop: a fall of at least this many percent points (0 < x ≤ 100) between consecutive forward points while the vehicle stands still opens an alert.").
+		with("threshold_l", "description", fmt.Sprintf("fuel_drop: a fall of at least this many litres (0 < x ≤ %s) between consecutive forward points while the vehicle stands still opens an alert.", strconv.FormatFloat(fleet.MaxThresholdL, 'f', -1, 64))).
+		replace("types", list(ref("HarshType"), "harsh_driving: the harsh alarms that open an alert; empty: all three. null for other types.")).
+		with("threshold_g", "description", fmt.Sprintf("harsh_driving: a vehicle whose consecutive forward points are at most %d s apart raises hard_acceleration / hard_braking when its speed changes faster than this (0 < x ≤ %s g). Default %s.",
+			int(fleet.HarshGap/time.Second), strconv.FormatFloat(fleet.MaxThresholdG, 'f', -1, 64), strconv.FormatFloat(fleet.DefaultThresholdG, 'f', -1, 64))).
+		with("threshold_v", "description", fmt.Sprintf("power_cut: the alert resolves on power_restored or when power_v is back above this (0 < x ≤ %s V). Default %s.",
+			strconv.FormatFloat(fleet.MaxThresholdV, 'f', -1, 64), strconv.FormatFloat(fleet.DefaultThresholdV, 'f', -1, 64)))
+	if !in {
+		s.null("threshold_percent threshold_l threshold_g threshold_v")
+	}
 }
 
 func registerAlertComponents(g *generator) {
@@ -349,20 +379,42 @@ func registerAlertComponents(g *generator) {
 			with("message", "minLength", 1, "maxLength", fleet.MaxAlertMessage, "description", descMultiline).
 			replace("data", o("type", []string{"object", "null"}, "additionalProperties", true, "description", fmt.Sprintf("Any JSON object, at most %d KiB. Its strings are multi-line text (tab, line feed and carriage return allowed, no other control character); member names hold no control character. A bad one is 422 naming its path, e.g. `data.notes[2]`.", fleet.MaxAlertData>>10)))
 	})
+	comp[fleet.WorkingHours](g, "WorkingHours", input, func(s *shape) {
+		s.describe("The hours of the week a vehicle is meant to be used, in a time zone: on each of `days` (absent or empty: every day), from `from` "+
+			"(inclusive) to `to` (exclusive), in the zone's local time of the report. A window whose `to` is earlier than its `from` runs overnight "+
+			"into the next day (`days` names the day it starts). `from` equal to `to` is 422.").
+			require("tz from to").
+			with("tz", "description", "An IANA time zone, e.g. Europe/Berlin.").
+			replace("days", o("type", []string{"array", "null"}, "items", enum(fleet.WorkingDays(), ""), "maxItems", 7)).
+			with("from to", "pattern", `^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	})
+	whole[struct{}](g, "HarshType", func() *obj {
+		return enum(fleet.HarshTypes(), "A harsh driving alarm, raised by the device or derived by the server from speed change.")
+	})
+	whole[struct{}](g, "AlarmType", func() *obj {
+		return enum(fleet.AlarmWords(), "An alarm of the telematics vocabulary (the `alarm` attribute of a point).")
+	})
 	comp[fleet.AlertRule](g, "AlertRule", output, func(s *shape) {
 		s.replace("rule_id", id(fleet.PrefixRule)).
 			replace("type", ref("RuleType")).
 			with("threshold_kmh", "description", "speeding: a point above this speed (strictly) opens an alert.").
-			with("after_minutes", "description", "vehicle_offline: a vehicle silent this long opens an alert.").
+			with("after_minutes", "description", "vehicle_offline: a vehicle silent this long opens an alert. idling: idling this long opens an alert, which resolves when idling ends.").
 			null("geofence_id").
-			with("geofence_id", "description", "geofence_enter / geofence_exit: the geofence.").
+			with("geofence_id", "description", "geofence_enter / geofence_exit: the geofence.")
+		ruleParams(s, false)
+		s.
 			with("vehicle_ids", "description", "The vehicles it watches; empty: every vehicle of the account, present and future. "+
 				"Deleting a vehicle removes it from here; a rule that listed only that vehicle is disabled then, never widened to every vehicle.")
 	})
 	comp[fleetwire.AlertRuleInput](g, "AlertRuleInput", input, func(s *shape) {
-		s.describe(fmt.Sprintf("Exactly the field the type needs: `threshold_kmh` (0 < x ≤ %d) for speeding, `after_minutes` (1..%d) for vehicle_offline, "+
-			"`geofence_id` for geofence_enter and geofence_exit; another type's field is 422. `vehicle_ids` (at most %d) and `geofence_id` must be the account's, else 422 naming them.",
-			fleet.MaxThresholdKmh, fleet.MaxAfterMinutes, fleet.MaxRuleVehicles)).
+		s.describe(fmt.Sprintf("The fields of the type and no other's (another type's field is 422 naming it): `threshold_kmh` (0 < x ≤ %d) for speeding; `after_minutes` (1..%d) for vehicle_offline and idling; "+
+			"`geofence_id` for geofence_enter and geofence_exit; `alarms` (optional) for alarm; `outside_hours` (optional) for ignition_on; `threshold_percent` or `threshold_l` (one of them) for fuel_drop; "+
+			"`types` and `threshold_g` (optional) for harsh_driving; `threshold_v` (optional) for power_cut. `vehicle_ids` (at most %d) and `geofence_id` must be the account's, else 422 naming them. "+
+			"For example `{\"type\": \"ignition_on\", \"outside_hours\": {\"tz\": \"Europe/Berlin\", \"days\": [\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"], \"from\": \"07:00\", \"to\": \"19:00\"}}`, "+
+			"`{\"type\": \"fuel_drop\", \"threshold_l\": 10}`, `{\"type\": \"harsh_driving\", \"types\": [\"hard_braking\"], \"threshold_g\": 0.45}`.",
+			fleet.MaxThresholdKmh, fleet.MaxAfterMinutes, fleet.MaxRuleVehicles))
+		ruleParams(s, true)
+		s.
 			require("type").replace("type", ref("RuleType")).
 			replace("severity", o("oneOf", []any{ref("Severity"), o("type", "null")})).
 			with("vehicle_ids", "maxItems", fleet.MaxRuleVehicles).
@@ -375,6 +427,7 @@ func registerAlertComponents(g *generator) {
 			"`vehicle_ids` is empty makes it watch every vehicle.").
 			null("geofence_id vehicle_ids").nonNull("enabled").
 			with("vehicle_ids", "maxItems", fleet.MaxRuleVehicles)
+		ruleParams(s, true)
 	})
 	comp[fleet.RuleDeleted](g, "RuleDeleted", output, func(s *shape) { s.replace("deleted", single(true)) })
 	pos := func() *obj {

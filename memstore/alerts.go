@@ -33,6 +33,7 @@ func newAlertTables() alertTables {
 func cloneRule(r fleet.AlertRule) fleet.AlertRule {
 	r.ThresholdKmh = clonePtr(r.ThresholdKmh)
 	r.AfterMinutes = clonePtr(r.AfterMinutes)
+	r.RuleParams = r.RuleParams.Clone()
 	r.VehicleIDs = slices.Clone(r.VehicleIDs)
 	if r.VehicleIDs == nil {
 		r.VehicleIDs = []string{}

@@ -117,17 +117,22 @@ func (t *tx) DeleteGeofence(accountID, id string) error {
 }
 
 const ruleColumns = `r.id, r.account_id, r.type, r.severity, r.threshold_kmh, r.after_minutes, r.geofence_id, r.vehicle_ids,
-	r.enabled, r.created_at, r.updated_at`
+	r.enabled, r.created_at, r.updated_at, r.params`
 
 func scanRule(s scanner) (fleet.AlertRule, error) {
 	var r fleet.AlertRule
 	var typ, sev string
 	var threshold sql.NullFloat64
 	var after sql.NullInt64
-	var ids []byte
+	var ids, params []byte
 	var created, updated int64
-	if err := s.Scan(&r.ID, &r.AccountID, &typ, &sev, &threshold, &after, &r.GeofenceID, &ids, &r.Enabled, &created, &updated); err != nil {
+	if err := s.Scan(&r.ID, &r.AccountID, &typ, &sev, &threshold, &after, &r.GeofenceID, &ids, &r.Enabled, &created, &updated, &params); err != nil {
 		return fleet.AlertRule{}, err
+	}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &r.RuleParams); err != nil {
+			return fleet.AlertRule{}, fmt.Errorf("sqlstore: decode params of %s: %w", r.ID, err)
+		}
 	}
 	r.Type, r.Severity = fleet.AlertType(typ), fleet.Severity(sev)
 	r.ThresholdKmh = nullFloat(threshold)
@@ -143,6 +148,26 @@ func scanRule(s scanner) (fleet.AlertRule, error) {
 	}
 	r.CreatedAt, r.UpdatedAt = fromDB(created), fromDB(updated)
 	return r, nil
+}
+
+// paramsArg is the telematics settings of a rule as the params column
+// holds them: a JSON object of the settings that are set ("{}" for the
+// other rule types).
+func paramsArg(p fleet.RuleParams) (string, error) {
+	b, err := json.Marshal(storedParams(p))
+	return string(b), wrap(err, "encode rule params")
+}
+
+// storedParams is fleet.RuleParams with the members that are not set left
+// out; an empty list stays [] (every alarm, every type).
+type storedParams struct {
+	Alarms           []string            `json:"alarms,omitzero"`
+	OutsideHours     *fleet.WorkingHours `json:"outside_hours,omitempty"`
+	ThresholdPercent *float64            `json:"threshold_percent,omitempty"`
+	ThresholdL       *float64            `json:"threshold_l,omitempty"`
+	Types            []string            `json:"types,omitzero"`
+	ThresholdG       *float64            `json:"threshold_g,omitempty"`
+	ThresholdV       *float64            `json:"threshold_v,omitempty"`
 }
 
 func vehicleIDsArg(ids []string) (string, error) {
@@ -171,11 +196,15 @@ func (t *tx) CreateAlertRule(r fleet.AlertRule) error {
 	if err != nil {
 		return err
 	}
+	params, err := paramsArg(r.RuleParams)
+	if err != nil {
+		return err
+	}
 	err = t.insert(`INSERT INTO alert_rules (id, account_id, type, severity, threshold_kmh, after_minutes, geofence_id, vehicle_ids,
-			enabled, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			enabled, created_at, updated_at, params)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.AccountID, string(r.Type), string(r.Severity), floatArg(r.ThresholdKmh), intArg(r.AfterMinutes), r.GeofenceID, ids,
-		r.Enabled, toDB(r.CreatedAt), toDB(r.UpdatedAt))
+		r.Enabled, toDB(r.CreatedAt), toDB(r.UpdatedAt), params)
 	switch classify(err) {
 	case errUnique:
 		return conflict(err, "An alert rule with id %q exists.", r.ID)
@@ -246,11 +275,15 @@ func (t *tx) UpdateAlertRule(r fleet.AlertRule) error {
 	if err != nil {
 		return err
 	}
+	params, err := paramsArg(r.RuleParams)
+	if err != nil {
+		return err
+	}
 	n, err := t.update(`UPDATE alert_rules SET severity = ?, threshold_kmh = ?, after_minutes = ?, geofence_id = ?, vehicle_ids = ?,
-			enabled = ?, updated_at = ?
+			enabled = ?, updated_at = ?, params = ?
 		WHERE id = ? AND account_id = ?`,
 		string(r.Severity), floatArg(r.ThresholdKmh), intArg(r.AfterMinutes), r.GeofenceID, ids, r.Enabled, toDB(r.UpdatedAt),
-		r.ID, r.AccountID)
+		params, r.ID, r.AccountID)
 	if err != nil {
 		return wrap(err, "update alert rule")
 	}

@@ -50,6 +50,7 @@ func RunAlerts(t *testing.T, open func(t *testing.T) fleet.Store) {
 	run(t, open, []namedTest{
 		{"GeofenceRoundTrip", testGeofenceRoundTrip},
 		{"AlertRuleRoundTrip", testAlertRuleRoundTrip},
+		{"TelematicsRuleRoundTrip", testTelematicsRuleRoundTrip},
 		{"AlertRulesByVehicle", testAlertRulesByVehicle},
 		{"CountAlertRulesAndGeofences", testCountAlertRulesAndGeofences},
 		{"EnabledAlertRules", testEnabledAlertRules},
@@ -188,6 +189,67 @@ func testAlertRuleRoundTrip(t *testing.T, s fleet.Store) {
 // testAlertRulesByVehicle: the VehicleID filter finds the rules whose
 // vehicle_ids list the vehicle, exactly (no prefix, no wildcard), not the
 // rules that watch every vehicle, and pages like any list.
+// testTelematicsRuleRoundTrip: the settings of the telematics rule types
+// come back as they went in, an empty list (every alarm) as an empty list
+// and an unset setting as nil, through create, update and the enabled
+// rules ingest reads.
+func testTelematicsRuleRoundTrip(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	alarm := NewRule(a.ID, fleet.AlertAlarm)
+	alarm.Alarms = []string{}
+	hours := NewRule(a.ID, fleet.AlertIgnitionOn)
+	hours.OutsideHours = &fleet.WorkingHours{TZ: "Europe/Berlin", Days: []string{"mon", "fri"}, From: "22:00", To: "06:00"}
+	idle := NewRule(a.ID, fleet.AlertIdling)
+	m := 15
+	idle.AfterMinutes = &m
+	fuel := NewRule(a.ID, fleet.AlertFuelDrop)
+	fuel.ThresholdL = f64(12.5)
+	harsh := NewRule(a.ID, fleet.AlertHarshDriving)
+	harsh.Types, harsh.ThresholdG = []string{"hard_braking"}, f64(0.35)
+	power := NewRule(a.ID, fleet.AlertPowerCut)
+	power.ThresholdV = f64(11.5)
+	rules := []fleet.AlertRule{alarm, hours, idle, fuel, harsh, power}
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for _, r := range rules {
+			if err := tx.CreateAlertRule(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		for _, r := range rules {
+			got, err := tx.AlertRule(a.ID, r.ID)
+			is.NoErr(err)
+			is.Equal(got, r) // read back as written
+		}
+		enabled, _, err := tx.EnabledAlertRules(a.ID)
+		is.NoErr(err)
+		is.Equal(enabled, rules) // in id order, as created
+		return nil
+	}))
+	alarm.Alarms = []string{"sos", "tow"}
+	hours.OutsideHours = nil
+	fuel.ThresholdL, fuel.ThresholdPercent = nil, f64(7)
+	mustUpdate(t, s, func(tx fleet.Tx) error {
+		for _, r := range []fleet.AlertRule{alarm, hours, fuel} {
+			if err := tx.UpdateAlertRule(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		for _, r := range []fleet.AlertRule{alarm, hours, fuel} {
+			got, err := tx.AlertRule(a.ID, r.ID)
+			is.NoErr(err)
+			is.Equal(got, r) // updated
+		}
+		return nil
+	}))
+}
+
 func testAlertRulesByVehicle(t *testing.T, s fleet.Store) {
 	is := is.New(t)
 	a, b := MustAccount(t, s), MustAccount(t, s)
