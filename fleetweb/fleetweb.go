@@ -493,6 +493,9 @@ var fieldLabels = map[string]string{
 	"user_id": "Send to", "digest_minutes": "Digest window", "alert_types": "Alert types", "vehicle_ids": "Vehicles",
 	"quiet_hours.tz": "Quiet hours' time zone", "quiet_hours.from": "Quiet hours' start", "quiet_hours.to": "Quiet hours' end",
 	"threshold_kmh": "Speed limit", "after_minutes": "Silent for", "geofence_id": "Geofence", "severity": "Severity", "type": "Alert when",
+	"idle_minutes": "Idle for", "alarms": "Alarms", "types": "Harsh events", "threshold_percent": "Drop", "threshold_l": "Litres",
+	"threshold_g": "Speed change", "threshold_v": "Power back above", "outside_hours": "Working hours", "outside_hours.tz": "Working hours' time zone",
+	"outside_hours.days": "Working days", "outside_hours.from": "Working hours' start", "outside_hours.to": "Working hours' end",
 	"centre": "Centre", "corners": "Corners", "radius_m": "Radius", "shape": "Shape",
 	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",
 }

@@ -282,10 +282,10 @@ func TestAdminManagesAlertRules(t *testing.T) {
 		form url.Values
 		want string
 	}{
-		{url.Values{"type": {"speeding"}, "severity": {"warning"}, "threshold_kmh": {"fast"}}, `id="threshold_kmh-error" class="field-error">Speed limit must be a number of km/h, such as 90.`},
+		{url.Values{"type": {"speeding"}, "severity": {"warning"}, "threshold_kmh": {"fast"}}, `id="threshold_kmh-error" class="field-error">Speed limit must be a number, such as 90 km/h.`},
 		{url.Values{"type": {"speeding"}, "severity": {"warning"}, "threshold_kmh": {"1001"}}, `id="threshold_kmh-error" class="field-error">Speed limit must be above 0 and at most 1000.`},
 		{url.Values{"type": {"speeding"}, "severity": {"warning"}}, `id="threshold_kmh-error" class="field-error">Speed limit is required for a speeding rule`},
-		{url.Values{"type": {"vehicle_offline"}, "severity": {"warning"}, "after_minutes": {"1.5"}}, `id="after_minutes-error" class="field-error">Silent for must be a whole number of minutes`},
+		{url.Values{"type": {"vehicle_offline"}, "severity": {"warning"}, "after_minutes": {"1.5"}}, `id="after_minutes-error" class="field-error">Silent for must be a whole number, such as 30 minutes.`},
 		{url.Values{"type": {"geofence_exit"}, "severity": {"warning"}}, `id="geofence_id-error" class="field-error">Geofence is required for a geofence_exit rule`},
 		{url.Values{"type": {"speeding"}, "severity": {"<script>"}, "threshold_kmh": {"50"}}, `id="severity-error" class="field-error">Severity must be one of info, warning, critical.`},
 		{url.Values{"type": {"teleport"}, "severity": {"warning"}}, `id="type-error" class="field-error">Alert when must be one of`},
@@ -332,10 +332,61 @@ func TestAdminManagesAlertRules(t *testing.T) {
 	got, _ = e.svc.AlertRule(ctx, pa, speeding.ID)
 	is.True(got.Enabled)
 
+	// The telematics types, each with its fields.
+	for _, tc := range []struct {
+		form  url.Values
+		words string
+	}{
+		{url.Values{"type": {"alarm"}, "severity": {"critical"}, "alarms": {"sos", "tow"}}, "Alarm</a> <span>on sos or tow"},
+		{url.Values{"type": {"ignition_on"}, "severity": {"warning"}, "outside_hours_tz": {"Europe/Berlin"}, "outside_hours_from": {"07:00"},
+			"outside_hours_to": {"18:00"}, "outside_hours_days": {"mon", "tue"}}, "Ignition on</a> <span>outside 07:00–18:00, mon, tue (Europe/Berlin)"},
+		{url.Values{"type": {"idling"}, "severity": {"info"}, "idle_minutes": {"10"}, "after_minutes": {"99"}}, "Idling</a> <span>for 10 minutes"},
+		{url.Values{"type": {"fuel_drop"}, "severity": {"warning"}, "threshold_l": {"20"}}, "Fuel drop</a> <span>by 20 litres"},
+		{url.Values{"type": {"harsh_driving"}, "severity": {"warning"}, "types": {"hard_braking"}}, "Harsh driving</a> <span>hard braking, or a speed change above 0.4 g"},
+		{url.Values{"type": {"power_cut"}, "severity": {"critical"}}, "Power cut</a> <span>until power is back above 9 V"},
+	} {
+		r = follow(t, c, base, do(t, c, "POST", base+"/rules", tc.form))
+		if !strings.Contains(html.UnescapeString(r.body), tc.words) {
+			t.Errorf("%v: the list does not say %q", tc.form, tc.words)
+		}
+	}
+	rules = e.alertRules(t, e.accA)
+	is.Equal(len(rules), 10)
+	is.Equal(rules[4].Alarms, []string{"sos", "tow"})
+	is.Equal(*rules[5].OutsideHours, fleet.WorkingHours{TZ: "Europe/Berlin", Days: []string{"mon", "tue"}, From: "07:00", To: "18:00"})
+	is.Equal(*rules[6].AfterMinutes, 10) // the idling input, not the offline one
+	is.Equal(*rules[7].ThresholdL, 20.0)
+	is.True(rules[7].ThresholdPercent == nil)
+	// Their mistakes beside their fields.
+	for _, tc := range []struct {
+		form url.Values
+		want string
+	}{
+		{url.Values{"type": {"ignition_on"}, "severity": {"warning"}, "outside_hours_tz": {"Mars/Olympus"}, "outside_hours_from": {"07:00"}, "outside_hours_to": {"18:00"}},
+			`id="outside_hours-error" class="field-error">Working hours' time zone must be an IANA time zone`},
+		{url.Values{"type": {"fuel_drop"}, "severity": {"warning"}}, `id="threshold_percent-error" class="field-error">Drop: a fuel_drop rule needs threshold_percent`},
+		{url.Values{"type": {"alarm"}, "severity": {"warning"}, "alarms": {"meteor"}}, `id="alarms-error" class="field-error">Alarms: "meteor" is not an alarm`},
+		{url.Values{"type": {"idling"}, "severity": {"warning"}, "idle_minutes": {"soon"}}, `id="idle_minutes-error" class="field-error">Idle for must be a whole number, such as 10 minutes.`},
+	} {
+		r = do(t, c, "POST", base+"/rules", tc.form)
+		is.Equal(r.status, http.StatusUnprocessableEntity)
+		if !strings.Contains(html.UnescapeString(r.body), tc.want) {
+			t.Errorf("%v: no %q in the page", tc.form, tc.want)
+		}
+	}
+	is.Equal(len(e.alertRules(t, e.accA)), 10)
+	// A telematics rule changed: its ticks replaced, an emptied list is every alarm.
+	r = follow(t, c, base, do(t, c, "POST", base+"/rules/"+rules[4].ID, url.Values{"severity": {"critical"}}))
+	is.True(strings.Contains(r.body, "on any alarm"))
+	got, _ = e.svc.AlertRule(ctx, pa, rules[4].ID)
+	is.Equal(len(got.Alarms), 0)
+	r = do(t, c, "GET", base+"/rules/"+rules[5].ID, nil)
+	is.True(strings.Contains(r.body, `value="Europe/Berlin"`) && strings.Contains(r.body, `name="outside_hours_days" value="mon" checked`))
+
 	// Deleted after a question that names it.
 	r = do(t, c, "GET", base+"/rules/"+speeding.ID+"/delete", nil)
 	is.True(strings.Contains(r.body, "Delete the alert rule <strong>Speeding above 80 km/h</strong> (every vehicle, warning)?"))
 	r = follow(t, c, base, do(t, c, "POST", base+"/rules/"+speeding.ID+"/delete", url.Values{}))
 	is.True(strings.Contains(html.UnescapeString(r.body), "The rule “Speeding above 80 km/h” is deleted."))
-	is.Equal(len(e.alertRules(t, e.accA)), 3)
+	is.Equal(len(e.alertRules(t, e.accA)), 9)
 }

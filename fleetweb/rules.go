@@ -2,6 +2,7 @@ package fleetweb
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,12 +18,13 @@ import (
 // type, the same form to change one, enable and disable, and a deletion
 // after a question that names it.
 
-// ruleKind is how the pages speak of a rule type and which of the form's
-// fields it takes. A type fleet offers that is not here is named from its
-// identifier and takes no field of its own.
+// ruleKind is how the pages speak of a rule type and the form's fields
+// it takes. A type fleet offers (fleet.RuleTypes) that is not here is
+// named from its identifier and takes no field of its own: a new type
+// needs only its line here, and its fields in ruleFields.
 type ruleKind struct {
 	Name   string   // "Speeding"
-	Fields []string // of ruleFields
+	Fields []string // the form's inputs, of ruleFields
 }
 
 var ruleKinds = map[fleet.AlertType]ruleKind{
@@ -30,19 +32,43 @@ var ruleKinds = map[fleet.AlertType]ruleKind{
 	fleet.AlertVehicleOffline: {"Not reporting", []string{"after_minutes"}},
 	fleet.AlertGeofenceEnter:  {"Enters a geofence", []string{"geofence_id"}},
 	fleet.AlertGeofenceExit:   {"Leaves a geofence", []string{"geofence_id"}},
+	fleet.AlertAlarm:          {"Alarm", []string{"alarms"}},
+	fleet.AlertIgnitionOn:     {"Ignition on", []string{"outside_hours"}},
+	fleet.AlertIdling:         {"Idling", []string{"idle_minutes"}},
+	fleet.AlertFuelDrop:       {"Fuel drop", []string{"threshold_percent", "threshold_l"}},
+	fleet.AlertHarshDriving:   {"Harsh driving", []string{"types", "threshold_g"}},
+	fleet.AlertPowerCut:       {"Power cut", []string{"threshold_v"}},
 }
 
-// ruleField is one of the fields a rule type may take: its label, the
-// hint beside it, and how the form reads it (a number, a whole number or
-// a geofence).
+// ruleField is one of the inputs a rule type may take: the rule's field
+// it sets (API, as the use cases name it in their errors), its label, the
+// hint beside it, and how the form reads it: a number, a whole number, a
+// geofence, ticks among Options, or working hours (a zone, days, from and
+// to).
 type ruleField struct {
-	Name, Label, Hint, Kind string
+	Input, API, Label, Hint, Kind string
+	Options                       []string
+	Example                       string // a number as the form wants it: "90 km/h"
 }
 
 var ruleFields = map[string]ruleField{
-	"threshold_kmh": {"threshold_kmh", "Speed limit (km/h)", "An alert opens when a vehicle reports a speed above it.", "number"},
-	"after_minutes": {"after_minutes", "Silent for (minutes)", "An alert opens when a vehicle has not reported for this long.", "integer"},
-	"geofence_id":   {"geofence_id", "Geofence", "The area the vehicles enter or leave.", "geofence"},
+	"threshold_kmh": {Example: "90 km/h", Input: "threshold_kmh", API: "threshold_kmh", Label: "Speed limit (km/h)", Hint: "An alert opens when a vehicle reports a speed above it.", Kind: "number"},
+	"after_minutes": {Example: "30 minutes", Input: "after_minutes", API: "after_minutes", Label: "Silent for (minutes)", Hint: "An alert opens when a vehicle has not reported for this long.", Kind: "integer"},
+	"geofence_id":   {Input: "geofence_id", API: "geofence_id", Label: "Geofence", Hint: "The area the vehicles enter or leave.", Kind: "geofence"},
+	"alarms": {Input: "alarms", API: "alarms", Label: "Alarms", Kind: "choices", Options: fleet.AlarmWords(),
+		Hint: "The alarms a tracker raises that open an alert; none ticked: every alarm."},
+	"outside_hours": {Input: "outside_hours", API: "outside_hours", Label: "Only outside working hours (optional)", Kind: "hours",
+		Hint: "An alert opens when the ignition goes on outside these hours; left empty: whenever it goes on."},
+	"idle_minutes": {Example: "10 minutes", Input: "idle_minutes", API: "after_minutes", Label: "Idle for (minutes)", Hint: "An alert opens when a vehicle's engine runs this long without moving.", Kind: "integer"},
+	"threshold_percent": {Example: "10 percent points", Input: "threshold_percent", API: "threshold_percent", Label: "Drop of at least (percent points)", Kind: "number",
+		Hint: "Give this or the litres below: an alert opens when the tank's level falls by this much at once."},
+	"threshold_l": {Example: "20 litres", Input: "threshold_l", API: "threshold_l", Label: "Or of at least (litres)", Kind: "number", Hint: "For trackers that report litres."},
+	"types": {Input: "types", API: "types", Label: "Harsh events", Kind: "choices", Options: fleet.HarshTypes(),
+		Hint: "None ticked: every kind."},
+	"threshold_g": {Example: "0.4 g", Input: "threshold_g", API: "threshold_g", Label: "Speed change above (g, optional)", Kind: "number",
+		Hint: "Judged from the reported speeds when the tracker raises no alarm; 0.4 g when empty."},
+	"threshold_v": {Example: "9 volts", Input: "threshold_v", API: "threshold_v", Label: "Power back above (volts, optional)", Kind: "number",
+		Hint: "The alert resolves itself when the power is back above it; 9 V when empty."},
 }
 
 func kindOf(t fleet.AlertType) ruleKind {
@@ -56,22 +82,79 @@ func kindOf(t fleet.AlertType) ruleKind {
 	return ruleKind{Name: s}
 }
 
-// alertRuleForm is what the rule form holds: the fields as typed, and the
-// mistakes, as sentences by field.
+// fieldsOf are the inputs of a rule type.
+func fieldsOf(t fleet.AlertType) []ruleField {
+	var out []ruleField
+	for _, name := range kindOf(t).Fields {
+		out = append(out, ruleFields[name])
+	}
+	return out
+}
+
+// alertRuleForm is what the rule form holds: the type, the severity, the
+// type's inputs as typed (by input name; working hours as NAME_tz,
+// NAME_days, NAME_from, NAME_to), the vehicles, and the mistakes, as
+// sentences by input.
 type alertRuleForm struct {
-	Type, Severity, ThresholdKmh, AfterMinutes, GeofenceID string
-	VehicleIDs                                             []string
-	Enabled                                                bool
-	Errors                                                 map[string]string
+	Type, Severity string
+	Values         url.Values
+	VehicleIDs     []string
+	Enabled        bool
+	Errors         map[string]string
+}
+
+// Value is an input's value as typed.
+func (f alertRuleForm) Value(input string) string { return f.Values.Get(input) }
+
+// Ticked reports whether a tick box of an input is ticked.
+func (f alertRuleForm) Ticked(input, option string) bool {
+	return slices.Contains(f.Values[input], option)
+}
+
+func num64(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*x, 'f', -1, 64)
 }
 
 func alertRuleFormOf(r fleet.AlertRule) alertRuleForm {
-	f := alertRuleForm{Type: string(r.Type), Severity: string(r.Severity), GeofenceID: r.GeofenceID, VehicleIDs: r.VehicleIDs, Enabled: r.Enabled}
-	if r.ThresholdKmh != nil {
-		f.ThresholdKmh = strconv.FormatFloat(*r.ThresholdKmh, 'f', -1, 64)
-	}
-	if r.AfterMinutes != nil {
-		f.AfterMinutes = strconv.Itoa(*r.AfterMinutes)
+	f := alertRuleForm{Type: string(r.Type), Severity: string(r.Severity), Values: url.Values{}, VehicleIDs: r.VehicleIDs, Enabled: r.Enabled}
+	for _, fd := range fieldsOf(r.Type) {
+		set := func(v string) {
+			if v != "" {
+				f.Values.Set(fd.Input, v)
+			}
+		}
+		switch fd.API {
+		case "threshold_kmh":
+			set(num64(r.ThresholdKmh))
+		case "after_minutes":
+			if r.AfterMinutes != nil {
+				set(strconv.Itoa(*r.AfterMinutes))
+			}
+		case "geofence_id":
+			set(r.GeofenceID)
+		case "alarms":
+			f.Values[fd.Input] = slices.Clone(r.Alarms)
+		case "types":
+			f.Values[fd.Input] = slices.Clone(r.Types)
+		case "threshold_percent":
+			set(num64(r.ThresholdPercent))
+		case "threshold_l":
+			set(num64(r.ThresholdL))
+		case "threshold_g":
+			set(num64(r.ThresholdG))
+		case "threshold_v":
+			set(num64(r.ThresholdV))
+		case "outside_hours":
+			if h := r.OutsideHours; h != nil {
+				f.Values.Set(fd.Input+"_tz", h.TZ)
+				f.Values[fd.Input+"_days"] = slices.Clone(h.Days)
+				f.Values.Set(fd.Input+"_from", h.From)
+				f.Values.Set(fd.Input+"_to", h.To)
+			}
+		}
 	}
 	return f
 }
@@ -84,69 +167,143 @@ func readAlertRuleForm(r *http.Request) alertRuleForm {
 			ids = append(ids, id)
 		}
 	}
-	return alertRuleForm{Type: v("type"), Severity: v("severity"), ThresholdKmh: strings.TrimSpace(v("threshold_kmh")),
-		AfterMinutes: strings.TrimSpace(v("after_minutes")), GeofenceID: v("geofence_id"), VehicleIDs: ids, Enabled: v("enabled") != ""}
+	f := alertRuleForm{Type: v("type"), Severity: v("severity"), Values: url.Values{}, VehicleIDs: ids, Enabled: v("enabled") != ""}
+	for _, fd := range ruleFields {
+		for _, name := range []string{fd.Input, fd.Input + "_tz", fd.Input + "_days", fd.Input + "_from", fd.Input + "_to"} {
+			for _, x := range r.PostForm[name] {
+				f.Values.Add(name, strings.TrimSpace(x))
+			}
+		}
+	}
+	return f
 }
 
-// takes reports whether the form's type takes the field.
-func (f alertRuleForm) takes(field string) bool {
-	return slices.Contains(kindOf(fleet.AlertType(f.Type)).Fields, field)
-}
-
-// rule turns the form into a rule: the fields of its type only (a field
+// rule turns the form into a rule: the inputs of its type only (an input
 // of another type the form kept is not sent). What cannot be read as a
-// number is said by field; every rule on the values is the use case's.
+// number is said by input; every rule on the values is the use case's.
 func (f alertRuleForm) rule() (fleet.AlertRule, []fleet.FieldError) {
 	r := fleet.AlertRule{Type: fleet.AlertType(f.Type), Severity: fleet.Severity(f.Severity), VehicleIDs: f.VehicleIDs}
 	var bad []fleet.FieldError
-	if f.takes("threshold_kmh") && f.ThresholdKmh != "" {
-		if x, err := strconv.ParseFloat(f.ThresholdKmh, 64); err != nil {
-			bad = append(bad, fleet.FieldError{Field: "threshold_kmh", Message: "must be a number of km/h, such as 90"})
-		} else {
-			r.ThresholdKmh = &x
+	number := func(fd ruleField, whole bool) (*float64, *int) {
+		s := f.Value(fd.Input)
+		if s == "" {
+			return nil, nil
 		}
-	}
-	if f.takes("after_minutes") && f.AfterMinutes != "" {
-		if n, err := strconv.Atoi(f.AfterMinutes); err != nil {
-			bad = append(bad, fleet.FieldError{Field: "after_minutes", Message: "must be a whole number of minutes, such as 30"})
-		} else {
-			r.AfterMinutes = &n
+		if whole {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				bad = append(bad, fleet.FieldError{Field: fd.Input, Message: "must be a whole number, such as " + fd.Example})
+				return nil, nil
+			}
+			return nil, &n
 		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			bad = append(bad, fleet.FieldError{Field: fd.Input, Message: "must be a number, such as " + fd.Example})
+			return nil, nil
+		}
+		return &x, nil
 	}
-	if f.takes("geofence_id") {
-		r.GeofenceID = f.GeofenceID
+	for _, fd := range fieldsOf(r.Type) {
+		switch fd.API {
+		case "threshold_kmh":
+			r.ThresholdKmh, _ = number(fd, false)
+		case "after_minutes":
+			_, r.AfterMinutes = number(fd, true)
+		case "geofence_id":
+			r.GeofenceID = f.Value(fd.Input)
+		case "alarms":
+			r.Alarms = f.Values[fd.Input]
+		case "types":
+			r.Types = f.Values[fd.Input]
+		case "threshold_percent":
+			r.ThresholdPercent, _ = number(fd, false)
+		case "threshold_l":
+			r.ThresholdL, _ = number(fd, false)
+		case "threshold_g":
+			r.ThresholdG, _ = number(fd, false)
+		case "threshold_v":
+			r.ThresholdV, _ = number(fd, false)
+		case "outside_hours":
+			h := fleet.WorkingHours{TZ: f.Value(fd.Input + "_tz"), Days: f.Values[fd.Input+"_days"], From: f.Value(fd.Input + "_from"), To: f.Value(fd.Input + "_to")}
+			if h.TZ != "" || len(h.Days) > 0 || h.From != "" || h.To != "" {
+				r.OutsideHours = &h
+			}
+		}
 	}
 	return r, bad
 }
 
 // patch is the form as a merge patch: severity, the fields of the rule's
-// type, and its vehicles.
+// type (an empty one cleared), and its vehicles.
 func (f alertRuleForm) patch(r fleet.AlertRule) fleet.AlertRulePatch {
 	p := fleet.AlertRulePatch{Severity: fleet.Some(r.Severity), VehicleIDs: fleet.Some(r.VehicleIDs)}
 	if r.VehicleIDs == nil {
 		p.VehicleIDs = fleet.Some([]string{})
 	}
-	if f.takes("threshold_kmh") {
-		p.ThresholdKmh = fleet.Some(r.ThresholdKmh)
-	}
-	if f.takes("after_minutes") {
-		p.AfterMinutes = fleet.Some(r.AfterMinutes)
-	}
-	if f.takes("geofence_id") {
-		p.GeofenceID = fleet.Some(r.GeofenceID)
+	for _, fd := range fieldsOf(r.Type) {
+		switch fd.API {
+		case "threshold_kmh":
+			p.ThresholdKmh = fleet.Some(r.ThresholdKmh)
+		case "after_minutes":
+			p.AfterMinutes = fleet.Some(r.AfterMinutes)
+		case "geofence_id":
+			p.GeofenceID = fleet.Some(r.GeofenceID)
+		case "alarms":
+			p.Alarms = fleet.Some(nonNil(r.Alarms))
+		case "types":
+			p.Types = fleet.Some(nonNil(r.Types))
+		case "threshold_percent":
+			p.ThresholdPercent = fleet.Some(r.ThresholdPercent)
+		case "threshold_l":
+			p.ThresholdL = fleet.Some(r.ThresholdL)
+		case "threshold_g":
+			p.ThresholdG = fleet.Some(r.ThresholdG)
+		case "threshold_v":
+			p.ThresholdV = fleet.Some(r.ThresholdV)
+		case "outside_hours":
+			p.OutsideHours = fleet.Some(r.OutsideHours)
+		}
 	}
 	return p
 }
 
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// inputOf is the form's input that a use case's field names: the input
+// of the rule's type that sets it ("outside_hours.tz" is the working
+// hours', "alarms[2]" the alarms').
+func (f alertRuleForm) inputOf(apiField string) string {
+	base := apiField
+	if i := strings.IndexAny(base, ".["); i > 0 {
+		base = base[:i]
+	}
+	for _, fd := range fieldsOf(fleet.AlertType(f.Type)) {
+		if fd.API == base || fd.Input == base {
+			return fd.Input
+		}
+	}
+	if base == "vehicle_ids" {
+		return base
+	}
+	return apiField
+}
+
 func (f alertRuleForm) withErrors(p *page) alertRuleForm {
 	f.Errors = map[string]string{}
-	for i, fe := range p.Fields {
-		if strings.HasPrefix(fe.Field, "vehicle_ids[") {
-			fe.Field = "vehicle_ids"
-			p.Fields[i] = fe
-		}
-		if _, ok := f.Errors[fe.Field]; !ok {
-			f.Errors[fe.Field] = fieldSentence(fe)
+	for _, fe := range p.Fields {
+		in := f.inputOf(fe.Field)
+		if _, ok := f.Errors[in]; !ok {
+			label := fe
+			if fd, ok := ruleFields[in]; ok && fd.Kind != "hours" {
+				label.Field = in // the input's label words it
+			}
+			f.Errors[in] = fieldSentence(label)
 		}
 	}
 	return f
@@ -189,12 +346,7 @@ func (h *Handler) ruleRows(ctx context.Context, pr fleet.Principal, rules []flee
 	rows := make([]alertRuleRow, 0, len(rules))
 	for _, r := range rules {
 		row := alertRuleRow{Rule: r, Kind: kindOf(r.Type).Name, Vehicles: "every vehicle"}
-		switch {
-		case r.ThresholdKmh != nil:
-			row.Condition = "above " + strconv.FormatFloat(*r.ThresholdKmh, 'f', -1, 64) + " km/h"
-		case r.AfterMinutes != nil:
-			row.Condition = "silent for " + plural(*r.AfterMinutes, "minute", "minutes")
-		case r.GeofenceID != "":
+		if r.GeofenceID != "" {
 			name, ok := fences[r.GeofenceID]
 			if !ok {
 				g, err := h.svc.Geofence(ctx, pr, r.GeofenceID)
@@ -204,6 +356,8 @@ func (h *Handler) ruleRows(ctx context.Context, pr fleet.Principal, rules []flee
 				name, fences[r.GeofenceID] = g.Name, g.Name
 			}
 			row.Condition = name
+		} else {
+			row.Condition = conditionWords(r)
 		}
 		if len(r.VehicleIDs) > 0 {
 			var vs []string
@@ -229,6 +383,68 @@ func (h *Handler) ruleRows(ctx context.Context, pr fleet.Principal, rules []flee
 	return rows, nil
 }
 
+// conditionWords says a rule's condition, as its name continues it:
+// "above 90 km/h", "silent for 30 minutes", "on sos or tow".
+func conditionWords(r fleet.AlertRule) string {
+	g := func(x *float64) string { return strconv.FormatFloat(*x, 'f', -1, 64) }
+	list := func(words []string, every string) string {
+		if len(words) == 0 {
+			return every
+		}
+		out := make([]string, len(words))
+		for i, w := range words {
+			out[i] = strings.ReplaceAll(w, "_", " ")
+		}
+		if len(out) == 1 {
+			return out[0]
+		}
+		return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+	}
+	switch r.Type {
+	case fleet.AlertSpeeding:
+		if r.ThresholdKmh != nil {
+			return "above " + g(r.ThresholdKmh) + " km/h"
+		}
+	case fleet.AlertVehicleOffline:
+		if r.AfterMinutes != nil {
+			return "silent for " + plural(*r.AfterMinutes, "minute", "minutes")
+		}
+	case fleet.AlertIdling:
+		if r.AfterMinutes != nil {
+			return "for " + plural(*r.AfterMinutes, "minute", "minutes")
+		}
+	case fleet.AlertAlarm:
+		return "on " + list(r.Alarms, "any alarm")
+	case fleet.AlertIgnitionOn:
+		if h := r.OutsideHours; h != nil {
+			days := "every day"
+			if len(h.Days) > 0 {
+				days = strings.Join(h.Days, ", ")
+			}
+			return "outside " + h.From + "–" + h.To + ", " + days + " (" + h.TZ + ")"
+		}
+		return "at any time"
+	case fleet.AlertFuelDrop:
+		if r.ThresholdPercent != nil {
+			return "by " + g(r.ThresholdPercent) + " percent points"
+		}
+		if r.ThresholdL != nil {
+			return "by " + g(r.ThresholdL) + " litres"
+		}
+	case fleet.AlertHarshDriving:
+		s := list(r.Types, "any harsh event")
+		if r.ThresholdG != nil {
+			s += ", or a speed change above " + g(r.ThresholdG) + " g"
+		}
+		return s
+	case fleet.AlertPowerCut:
+		if r.ThresholdV != nil {
+			return "until power is back above " + g(r.ThresholdV) + " V"
+		}
+	}
+	return ""
+}
+
 type choice struct{ Value, Label string }
 
 type rulesData struct {
@@ -246,6 +462,7 @@ type rulesData struct {
 	Geofences    []fleet.Geofence
 	Vehicles     []fleet.Vehicle
 	MoreVehicles bool
+	Days         []string // working hours' days
 	CanEdit      bool
 }
 
@@ -275,6 +492,7 @@ func (h *Handler) ruleChoices(ctx context.Context, pr fleet.Principal, d *rulesD
 	for _, s := range fleet.Severities() {
 		d.Severities = append(d.Severities, string(s))
 	}
+	d.Days = fleet.WorkingDays()
 	var err error
 	d.Geofences, _, err = walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Geofence], error) {
 		return h.svc.ListGeofences(ctx, pr, q)
@@ -295,7 +513,7 @@ func (h *Handler) rulesPage(w http.ResponseWriter, r *http.Request, us fleet.Use
 	h.takeNoticeInto(r, &p)
 	f := alertRuleForm{Type: string(fleet.AlertSpeeding), Severity: string(fleet.DefaultSeverity), Enabled: true}
 	if g := r.URL.Query().Get("geofence"); g != "" { // "Add a rule" from a geofence's page
-		f = alertRuleForm{Type: string(fleet.AlertGeofenceExit), Severity: string(fleet.DefaultSeverity), GeofenceID: g, Enabled: true}
+		f = alertRuleForm{Type: string(fleet.AlertGeofenceExit), Severity: string(fleet.DefaultSeverity), Values: url.Values{"geofence_id": {g}}, Enabled: true}
 	}
 	h.showRules(w, r, us, http.StatusOK, p, f)
 }

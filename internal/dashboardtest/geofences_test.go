@@ -177,7 +177,7 @@ func TestAlertRulesInBrowser(t *testing.T) {
 		b.press("add it", button("Add rule"))
 		var speedError, typed string
 		b.run("read the mistake", chromedp.Text("#threshold_kmh-error", &speedError), chromedp.Value(byLabel("Speed limit (km/h)"), &typed))
-		is.Equal(speedError, "Speed limit must be a number of km/h, such as 90.")
+		is.Equal(speedError, "Speed limit must be a number, such as 90 km/h.")
 		is.Equal(typed, "fast")
 		if width < 800 {
 			b.fitsPhone("rule mistakes", "Add rule")
