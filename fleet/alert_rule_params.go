@@ -20,7 +20,6 @@ const (
 
 var harshTypes = []string{AlarmHardAcceleration, AlarmHardBraking, AlarmHardCornering}
 
-
 // HarshTypes lists the alarms a harsh_driving rule may name.
 func HarshTypes() []string { return slices.Clone(harshTypes) }
 

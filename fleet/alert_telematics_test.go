@@ -86,7 +86,7 @@ func TestIdlingRule(t *testing.T) {
 		}
 		return pts
 	}
-	m.ingest(append(idle(0, 9), m.point(t0.Add(10*time.Minute), 40, on))...) // 9 minutes, then off
+	m.ingest(append(idle(0, 9), m.point(t0.Add(10*time.Minute), 40, on))...)   // 9 minutes, then off
 	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})), 0)     // not long enough
 	m.ingest(append(idle(11, 23), m.point(t0.Add(24*time.Minute), 30, on))...) // 12 minutes, then off
 	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})
