@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,9 +151,10 @@ func (h *Handler) replaySpans(ctx context.Context, p fleet.Principal, vehicleID 
 // whole numbers, each the difference from the one before (time in ms from
 // the start of the day, latitude and longitude in millionths of a degree,
 // speed in tenths of km/h, odometer in metres; heading in whole degrees
-// as it is), null where a report had no such value; and the day's trips
-// and stops. Gzipped when the browser takes it: a day of one report a
-// second is some 300 KB.
+// as it is), null where a report had no such value; its attributes as
+// what changed since the report before; and the day's trips and stops.
+// Gzipped when the browser takes it: a day of one report a second is some
+// 300 to 400 KB.
 func (h *Handler) replayData(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	ctx := r.Context()
 	v, loc, _, day, end, err := h.replayDay(r, us)
@@ -237,6 +239,12 @@ type replayEncoder struct {
 	more bool
 	cols [len(replayColumns)][]byte
 	prev [len(replayColumns)]int64
+	// attrs is the column of attributes: 0 where a report's are those of
+	// the report before, else an object of those that changed (null for
+	// one it no longer has); names are the names seen, with their words.
+	attrs     []byte
+	prevAttrs fleet.Attributes
+	names     map[string]string
 }
 
 // replayColumns are the data's columns of reports: each one's name, its
@@ -279,12 +287,93 @@ func (e *replayEncoder) add(p *fleet.Point) {
 		}
 		e.cols[c] = b
 	}
+	e.addAttrs(p.Attributes)
 	e.n++
+}
+
+// addAttrs adds a report's attributes to their column: what changed since
+// the report before (both lists are in name order).
+func (e *replayEncoder) addAttrs(now fleet.Attributes) {
+	b := e.attrs
+	if e.n > 0 {
+		b = append(b, ',')
+	}
+	start := len(b)
+	b = append(b, '{')
+	field := func(name string) {
+		if len(b) > start+1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		if e.names == nil {
+			e.names = map[string]string{}
+		}
+		if _, ok := e.names[name]; !ok {
+			e.names[name] = attrWords(name)
+		}
+	}
+	prev := e.prevAttrs
+	i, j := 0, 0
+	for i < len(prev) || j < len(now) {
+		switch {
+		case j == len(now) || i < len(prev) && prev[i].Name < now[j].Name:
+			field(prev[i].Name)
+			b = append(b, "null"...)
+			i++
+		case i == len(prev) || now[j].Name < prev[i].Name:
+			field(now[j].Name)
+			b = appendAttr(b, now[j])
+			j++
+		default:
+			if prev[i] != now[j] {
+				field(now[j].Name)
+				b = appendAttr(b, now[j])
+			}
+			i++
+			j++
+		}
+	}
+	if len(b) == start+1 {
+		b = append(b[:start], '0')
+	} else {
+		b = append(b, '}')
+	}
+	e.attrs = b
+	e.prevAttrs = now
+}
+
+func appendAttr(b []byte, a fleet.Attribute) []byte {
+	switch a.Kind {
+	case fleet.AttrBool:
+		return strconv.AppendBool(b, a.Num != 0)
+	case fleet.AttrText:
+		return appendJSONString(b, a.Text)
+	}
+	return strconv.AppendFloat(b, a.Num, 'g', -1, 64)
+}
+
+// attrNames are the words of the common vocabulary's attributes (API.md
+// §14) with their units; another name is shown as its words.
+var attrNames = map[string]string{
+	"ignition": "Ignition", "motion": "Moving", "alarm": "Alarm", "power_v": "Power (V)", "battery_v": "Battery (V)",
+	"battery_level": "Battery (%)", "charging": "Charging", "odometer_km": "Odometer (km)", "trip_odometer_km": "Trip odometer (km)",
+	"engine_hours": "Engine hours", "fuel_level": "Fuel (%)", "fuel_l": "Fuel (l)", "fuel_used_l": "Fuel used (l)", "rpm": "Engine (rpm)",
+	"obd_speed_kmh": "Bus speed (km/h)", "coolant_temp_c": "Coolant (°C)", "driver_identifier": "Driver key",
+	"temp1_c": "Temperature 1 (°C)", "temp2_c": "Temperature 2 (°C)", "temp3_c": "Temperature 3 (°C)", "temp4_c": "Temperature 4 (°C)",
+}
+
+func attrWords(name string) string {
+	if w, ok := attrNames[name]; ok {
+		return w
+	}
+	w := strings.ReplaceAll(name, "_", " ")
+	return strings.ToUpper(w[:1]) + w[1:]
 }
 
 // finish writes the whole answer.
 func (e *replayEncoder) finish(end time.Time, zone string, trips, stops []replaySpan) []byte {
-	size := 256 + 128*(len(trips)+len(stops))
+	size := 256 + 128*(len(trips)+len(stops)) + len(e.attrs) + 64*len(e.names)
 	for _, c := range e.cols {
 		size += len(c) + 16
 	}
@@ -304,6 +393,23 @@ func (e *replayEncoder) finish(end time.Time, zone string, trips, stops []replay
 		b = append(b, e.cols[c]...)
 		b = append(b, ']')
 	}
+	b = append(b, `,"attributes":[`...)
+	b = append(b, e.attrs...)
+	b = append(b, `],"attribute_names":{`...)
+	names := make([]string, 0, len(e.names))
+	for n := range e.names {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, n)
+		b = append(b, ':')
+		b = appendJSONString(b, e.names[n])
+	}
+	b = append(b, '}')
 	spans := func(name string, ss []replaySpan) {
 		b = append(b, `,"`+name+`":[`...)
 		for i, s := range ss {

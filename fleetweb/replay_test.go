@@ -18,17 +18,19 @@ import (
 
 // replayBody is the replay's data as the page's script reads it.
 type replayBody struct {
-	Zone     string   `json:"zone"`
-	Start    int64    `json:"start"`
-	Length   int64    `json:"length"`
-	More     bool     `json:"more"`
-	N        int      `json:"n"`
-	T        []*int64 `json:"t"`
-	Lat      []*int64 `json:"lat"`
-	Lon      []*int64 `json:"lon"`
-	Speed    []*int64 `json:"speed"`
-	Heading  []*int64 `json:"heading"`
-	Odometer []*int64 `json:"odometer"`
+	Zone     string            `json:"zone"`
+	Start    int64             `json:"start"`
+	Length   int64             `json:"length"`
+	More     bool              `json:"more"`
+	N        int               `json:"n"`
+	T        []*int64          `json:"t"`
+	Lat      []*int64          `json:"lat"`
+	Lon      []*int64          `json:"lon"`
+	Speed    []*int64          `json:"speed"`
+	Heading  []*int64          `json:"heading"`
+	Odometer []*int64          `json:"odometer"`
+	Attrs    []any             `json:"attributes"`
+	Names    map[string]string `json:"attribute_names"`
 	Trips    []struct {
 		N     int    `json:"n"`
 		From  int64  `json:"from"`
@@ -88,6 +90,15 @@ func TestReplayOfADay(t *testing.T) {
 		if i == 5 {
 			pt.Speed = nil // a report without a speed
 		}
+		// Telematics: the ignition goes on at 09:09, the power reads
+		// 12.6 V from 09:00 and 13.9 V from 09:10, the door alarm once.
+		pt.Attributes = fleet.Attributes{fleet.BoolAttr("ignition", i >= 540), fleet.NumberAttr("power_v", 12.6)}
+		if i >= 600 {
+			pt.Attributes[1] = fleet.NumberAttr("power_v", 13.9)
+		}
+		if i == 700 {
+			pt.Attributes = fleet.Attributes{fleet.TextAttr("alarm", "door"), pt.Attributes[0], pt.Attributes[1]}
+		}
 		pts = append(pts, pt)
 	}
 	for i := 0; i < len(pts); i += fleet.MaxPointsPerVehicleBatch {
@@ -138,6 +149,21 @@ func TestReplayOfADay(t *testing.T) {
 		is.Equal(heads[i], 90.0)
 		is.True(math.Abs(odos[i]-*pt.OdometerKm) < 1e-3)
 	}
+	// The attributes: what changed, where it changed; 0 where nothing did.
+	changes := map[int]any{}
+	for i, a := range d.Attrs {
+		if a != float64(0) {
+			changes[i] = a
+		}
+	}
+	is.Equal(changes, map[int]any{
+		0:   map[string]any{"ignition": false, "power_v": 12.6},
+		540: map[string]any{"ignition": true},
+		600: map[string]any{"power_v": 13.9},
+		700: map[string]any{"alarm": "door"},
+		701: map[string]any{"alarm": nil},
+	})
+	is.Equal(d.Names, map[string]string{"alarm": "Alarm", "ignition": "Ignition", "power_v": "Power (V)"})
 	is.Equal(len(d.Trips), 1)
 	is.Equal(float64(d.Trips[0].From), ts[600])
 	is.True(strings.HasPrefix(d.Trips[0].Label, "Trip 1, 09:10 to "))

@@ -18,7 +18,7 @@
   var slider = document.getElementById("replay-time"), timeline = document.getElementById("timeline");
   var zone = root.getAttribute("data-zone") || "UTC";
   var ro = {};
-  ["time", "speed", "heading", "odometer", "position", "doing"].forEach(function (k) { ro[k] = document.getElementById("ro-" + k); });
+  ["time", "speed", "heading", "odometer", "position", "doing", "attributes"].forEach(function (k) { ro[k] = document.getElementById("ro-" + k); });
   var fmt;
   try {
     fmt = new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
@@ -38,7 +38,33 @@
     return out;
   }
 
-  var d, t, lat, lon, spd, hdg, odo, start = 0;
+  var d, t, lat, lon, spd, hdg, odo, attrs, start = 0;
+
+  // attrState turns the column of attribute changes into each report's
+  // attributes (a report that changed nothing shares the one before's).
+  function attrState(col) {
+    var out = new Array(col.length), cur = {};
+    for (var i = 0; i < col.length; i++) {
+      var c = col[i];
+      if (c && typeof c === "object") {
+        cur = Object.assign({}, cur);
+        for (var k in c) {
+          if (c[k] === null) delete cur[k]; else cur[k] = c[k];
+        }
+      }
+      out[i] = cur;
+    }
+    return out;
+  }
+  // attrText says a report's attributes in words: "Ignition: yes · Power (V): 12.6".
+  function attrText(a) {
+    var names = Object.keys(a || {}).sort(), out = [];
+    names.forEach(function (k) {
+      var v = a[k];
+      out.push((d.attribute_names[k] || k) + ": " + (v === true ? "yes" : v === false ? "no" : String(v)));
+    });
+    return out.length ? out.join(" · ") : "—";
+  }
   var map = null, marker = null, trail = null;
   var mapEl = document.getElementById("replay-map");
 
@@ -90,6 +116,7 @@
     ro.position.textContent = fixed(lat[i], 5) + ", " + fixed(lon[i], 5);
     var trip = spanAt(d.trips, t[i]), stop = trip ? null : spanAt(d.stops, t[i]);
     ro.doing.textContent = trip ? trip.label : stop ? stop.label : "—";
+    ro.attributes.textContent = attrText(attrs[i]);
   }
 
   var last = 0;
@@ -157,6 +184,7 @@
     spd = sum(d.speed, 10, true);
     hdg = sum(d.heading, 1, false);
     odo = sum(d.odometer, 1000, true);
+    attrs = attrState(d.attributes || []);
     state.loaded = true;
     if (!state.n) {
       status.textContent = "No reports on this day: nothing to replay.";

@@ -23,7 +23,7 @@ import (
 func (w *world) dayOfSeconds(t *testing.T, v fleet.Vehicle, day time.Time) []fleet.Point {
 	t.Helper()
 	rnd := rand.New(rand.NewPCG(7, 23))
-	lat, lon, heading, speed, odo := 52.52, 13.405, 90.0, 0.0, 48_211.0
+	lat, lon, heading, speed, odo, fuel := 52.52, 13.405, 90.0, 0.0, 48_211.0, 80.0
 	pts := make([]fleet.Point, 0, 86_400)
 	for s := range 86_400 {
 		h := float64(s) / 3600
@@ -39,9 +39,18 @@ func (w *world) dayOfSeconds(t *testing.T, v fleet.Vehicle, day time.Time) []fle
 			speed = 0
 		}
 		jitter := func() float64 { return rnd.NormFloat64() * 0.00001 }
+		// What a tracker says besides: the ignition, the power (which
+		// wanders by a tenth of a volt), the fuel left.
+		power := 12.4
+		if driving {
+			power = 13.8
+		}
+		power = math.Round((power+rnd.NormFloat64()*0.05)*10) / 10
+		fuel = math.Max(5, fuel-speed/3600*0.08)
+		attrs := fleet.Attributes{fleet.NumberAttr("fuel_level", math.Round(fuel)), fleet.BoolAttr("ignition", driving), fleet.NumberAttr("power_v", power)}
 		spd, hdg, km := math.Round(speed*10)/10, math.Mod(math.Round(heading), 360), math.Round(odo*1000)/1000
 		pts = append(pts, fleet.Point{VehicleID: v.ID, Latitude: lat + jitter(), Longitude: lon + jitter(),
-			Timestamp: day.Add(time.Duration(s) * time.Second).UTC(), Speed: &spd, Heading: &hdg, OdometerKm: &km})
+			Timestamp: day.Add(time.Duration(s) * time.Second).UTC(), Speed: &spd, Heading: &hdg, OdometerKm: &km, Attributes: attrs})
 	}
 	p := fleet.SystemPrincipal(w.account)
 	for i := 0; i < len(pts); i += fleet.MaxPointsPerBulkBatch {
@@ -137,6 +146,9 @@ func TestReplayInBrowser(t *testing.T) {
 	_, speed, doing = readout()
 	is.True(strings.HasPrefix(doing, "Trip 2, 12:30 to "))
 	is.True(speed != "0.0 km/h")
+	var attrs string
+	b.run("read the attributes", chromedp.Text("#ro-attributes", &attrs))
+	is.True(strings.HasPrefix(attrs, "Fuel (%): ") && strings.Contains(attrs, " · Ignition: yes · Power (V): 13."))
 	i := int(at1 / 1000) // one report a second from midnight
 	want := fmt.Sprintf("%.1f km/h", *pts[i].Speed)
 	if speed != want && i+1 < len(pts) {
