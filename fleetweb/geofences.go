@@ -333,6 +333,15 @@ func (h *Handler) rulesByFence(ctx context.Context, pr fleet.Principal) (map[str
 	return out, err
 }
 
+// fenceRules are the rules that watch geofence id, in words.
+func (h *Handler) fenceRules(ctx context.Context, pr fleet.Principal, id string) ([]alertRuleRow, error) {
+	watching, err := h.rulesByFence(ctx, pr)
+	if err != nil {
+		return nil, err
+	}
+	return h.ruleRows(ctx, pr, watching[id])
+}
+
 // addGeofence adds a geofence with the CreateGeofence use case.
 func (h *Handler) addGeofence(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	f := readFenceForm(r)
@@ -394,13 +403,7 @@ type fenceData struct {
 }
 
 func (h *Handler) showGeofence(w http.ResponseWriter, r *http.Request, us fleet.UserSession, status int, p page, g fleet.Geofence, form fenceForm) {
-	ctx := r.Context()
-	watching, err := h.rulesByFence(ctx, us.Principal())
-	if err != nil {
-		h.fail(w, r, &us, err)
-		return
-	}
-	rows, err := h.ruleRows(ctx, us.Principal(), watching[g.ID])
+	rows, err := h.fenceRules(r.Context(), us.Principal(), g.ID)
 	if err != nil {
 		h.fail(w, r, &us, err)
 		return
@@ -451,12 +454,7 @@ func (h *Handler) deleteGeofencePage(w http.ResponseWriter, r *http.Request, us 
 		h.fail(w, r, &us, err)
 		return
 	}
-	watching, err := h.rulesByFence(ctx, us.Principal())
-	if err != nil {
-		h.fail(w, r, &us, err)
-		return
-	}
-	rows, err := h.ruleRows(ctx, us.Principal(), watching[g.ID])
+	rows, err := h.fenceRules(ctx, us.Principal(), g.ID)
 	if err != nil {
 		h.fail(w, r, &us, err)
 		return

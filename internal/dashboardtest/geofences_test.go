@@ -147,8 +147,9 @@ func TestGeofencesInBrowser(t *testing.T) {
 }
 
 // Alert rules in the browser: the form shows the chosen type's fields
-// only, a mistake is answered beside its field, a rule of each kind is
-// added, disabled, enabled, changed and deleted.
+// only, a mistake is answered beside its field, rules of three types are
+// added (a telematics one by its ticks), disabled, enabled, changed and
+// deleted.
 func TestAlertRulesInBrowser(t *testing.T) {
 	widths(t, func(t *testing.T, width int64) {
 		is := is.New(t)
@@ -203,6 +204,14 @@ func TestAlertRulesInBrowser(t *testing.T) {
 		is.Equal(rules.Items[1].GeofenceID, depot.ID)
 		is.Equal(rules.Items[1].VehicleIDs, []string{w.vehicle.ID})
 
+		// A telematics rule: the alarms ticked by their words.
+		b.run("choose an alarm rule", chromedp.SetValue(byLabel("Alert when"), "alarm"),
+			chromedp.Evaluate(`document.getElementById("rule-type").dispatchEvent(new Event("change"))`, nil),
+			chromedp.Click(`//label[normalize-space()="sos"]`), chromedp.Click(`//label[normalize-space()="tow"]`))
+		is.True(!visible("Geofence"))
+		b.press("add it", button("Add rule"))
+		is.True(strings.Contains(b.text(), "The rule “Alarm on sos or tow” is added."))
+
 		// Disabled and enabled again.
 		b.press("disable it", row("Speeding")+button("Disable"))
 		is.True(strings.Contains(b.text(), "is disabled: it opens no alert until it is enabled again."))
@@ -233,7 +242,7 @@ func TestAlertRulesInBrowser(t *testing.T) {
 		b.press("confirm", button("Delete the rule"))
 		is.True(strings.Contains(b.text(), "The rule “Speeding above 80 km/h” is deleted."))
 		rules, _ = w.svc.ListAlertRules(ctx, p, fleet.AlertRuleFilter{}, fleet.ListQuery{})
-		is.Equal(len(rules.Items), 1)
+		is.Equal(len(rules.Items), 2)
 		b.cspKept()
 	})
 }
