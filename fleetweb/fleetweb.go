@@ -4,7 +4,10 @@
 // trips and stops, manage their drivers and who drives which vehicle, work
 // through alerts, manage webhook endpoints, follow the fleet on a live map
 // and share a vehicle's live location with a link; and the public page such
-// a link opens, with no sign-in (share.go).
+// a link opens, with no sign-in (share.go). Geofences are drawn on a map or
+// typed (geofences.go), alert rules of every type are set with their
+// fields (rules.go), and a vehicle's day is replayed on the map from a
+// compact encoding of its reports (replay.go).
 //
 // It is an adapter beside fleethttp over the same fleet.Service (it takes
 // only fleethttp's table of error code to HTTP status, so a page fails with

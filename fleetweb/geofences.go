@@ -3,6 +3,7 @@ package fleetweb
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -212,7 +213,11 @@ func shapeWords(g fleet.Geofence) string {
 		if g.RadiusM == nil {
 			return "Circle"
 		}
-		return "Circle, " + strconv.FormatFloat(*g.RadiusM, 'f', -1, 64) + " m"
+		r := *g.RadiusM
+		if r == math.Trunc(r) {
+			return "Circle, " + num(int(r)) + " m" // 10,500 m
+		}
+		return "Circle, " + strconv.FormatFloat(r, 'f', -1, 64) + " m"
 	}
 	n := 0
 	if len(g.Geometry.Rings) > 0 {
