@@ -97,6 +97,7 @@ func TestReplayInBrowser(t *testing.T) {
 		DataRaw      float64 `json:"raw"`
 		PageBytes    float64 `json:"page"`
 		N            int     `json:"n"`
+		Fetches      int     `json:"fetches"`
 	}
 	b.eval("read the figures", `(() => {
 		const nav = performance.getEntriesByType("navigation")[0];
@@ -105,7 +106,7 @@ func TestReplayInBrowser(t *testing.T) {
 		window.timings = "scripts ready " + Math.round(nav.domContentLoadedEventEnd) + " ms; data asked at " + Math.round(data.startTime) +
 			" ms, first byte " + Math.round(data.responseStart) + " ms, last " + Math.round(data.responseEnd) + " ms, read " + Math.round(window.fleetReplay.readyMs) +
 			" ms; the trail of " + window.fleetReplay.trailPoints + " points drawn at " + Math.round(window.fleetReplay.trailMs || 0) + " ms";
-		return {first: window.fleetReplay.firstFrameMs, data: data.encodedBodySize, raw: data.decodedBodySize, n: window.fleetReplay.n,
+		return {fetches: res.filter(e => e.name.includes("/replay/data")).length, first: window.fleetReplay.firstFrameMs, data: data.encodedBodySize, raw: data.decodedBodySize, n: window.fleetReplay.n,
 			page: nav.encodedBodySize + res.reduce((s, e) => s + e.encodedBodySize, 0)};
 	})()`, &fig)
 	t.Logf("a day of %d reports: data %.0f bytes gzipped (%.0f raw), the page with everything it loads %.0f bytes; first frame %.0f ms after navigation",
@@ -114,6 +115,7 @@ func TestReplayInBrowser(t *testing.T) {
 	b.eval("timings", `window.timings`, &timings)
 	t.Log(timings)
 	is.Equal(fig.N, len(pts))
+	is.Equal(fig.Fetches, 1) // the preloaded answer is the one the script reads
 	is.True(fig.DataBytes > 0 && fig.DataBytes < fig.DataRaw) // gzipped
 	is.True(fig.PageBytes <= 2<<20)                           // the page loads at most 2 MB
 	b.cspKept()
