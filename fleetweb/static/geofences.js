@@ -94,6 +94,48 @@
       if (fit) map.fitBounds(preview.getBounds(), { padding: [30, 30], maxZoom: 16 });
     }
     window.fleetFences.preview = preview ? (shape() === "circle" ? "circle" : "polygon") : "";
+    handlesFor(preview);
+  }
+
+  // Handles on the shape drawn: drag a polygon's corner, or a circle's
+  // centre or edge, and the form's fields follow (they stay the way to
+  // change it by keyboard).
+  var handles = L.layerGroup().addTo(map);
+  function handle(at, title, onDrag) {
+    var m = L.marker(at, { draggable: true, keyboard: false, title: title,
+      icon: L.divIcon({ className: "fence-handle", iconSize: [14, 14] }) }).addTo(handles);
+    m.on("drag", function () { onDrag(m.getLatLng()); });
+    m.on("dragend", function () { redraw(false); });
+    return m;
+  }
+  function handlesFor(layer) {
+    handles.clearLayers();
+    window.fleetFences.handles = 0;
+    if (!layer || drawing) return;
+    if (shape() === "circle" && layer.getRadius) {
+      var c = layer.getLatLng(), r = layer.getRadius();
+      var edge = L.latLng(c.lat, c.lng + r / (111320 * Math.cos(c.lat * Math.PI / 180)));
+      handle(c, "The circle's centre", function (p) {
+        lat.value = round(p.lat);
+        lon.value = round(p.lng);
+        layer.setLatLng(p);
+      });
+      handle(edge, "The circle's edge", function (p) {
+        radius.value = Math.max(1, Math.round(map.distance(layer.getLatLng(), p)));
+        layer.setRadius(Number(radius.value));
+      });
+      window.fleetFences.handles = 2;
+    } else if (shape() === "polygon" && layer.getLatLngs) {
+      var pts = readCorners();
+      pts.forEach(function (pt, i) {
+        handle(pt, "Corner " + (i + 1), function (p) {
+          pts[i] = [round(p.lat), round(p.lng)];
+          corners.value = pts.map(function (q) { return q[0] + ", " + q[1]; }).join("\n") + "\n";
+          layer.setLatLngs(pts);
+        });
+      });
+      window.fleetFences.handles = pts.length;
+    }
   }
   // The form's shape, when it holds one (a geofence changed, a form sent
   // back with a mistake), is what the map shows first; else every shape.
@@ -118,11 +160,13 @@
     draw.textContent = "Draw on the map";
     el.classList.remove("drawing");
     say("");
+    if (preview) handlesFor(preview);
   }
   draw.addEventListener("click", function () {
     if (drawing) { stop(); return; }
     drawing = true;
     centreSet = false;
+    handles.clearLayers();
     draw.setAttribute("aria-pressed", "true");
     draw.textContent = "Stop drawing";
     el.classList.add("drawing");

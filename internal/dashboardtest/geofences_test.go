@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/matryer/is"
@@ -19,6 +20,22 @@ func (b *browserSession) clickMap(id string, fx, fy float64) {
 	b.eval("find the map", `(() => { const el = document.getElementById("`+id+`"); el.scrollIntoView({block: "center"});
 		const r = el.getBoundingClientRect(); return [r.left + r.width * `+ftoa(fx)+`, r.top + r.height * `+ftoa(fy)+`]; })()`, &at)
 	b.run("click the map", chromedp.MouseClickXY(at[0], at[1]))
+}
+
+// drag drags what sel finds by dx, dy pixels with the mouse, in steps, as
+// a person does.
+func (b *browserSession) drag(sel string, dx, dy float64) {
+	b.t.Helper()
+	var at []float64
+	b.eval("find "+sel, `(() => { const el = document.querySelector(`+strconv.Quote(sel)+`); el.scrollIntoView({block: "center"});
+		const r = el.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, &at)
+	x, y := at[0], at[1]
+	steps := []chromedp.Action{input.DispatchMouseEvent(input.MousePressed, x, y).WithButton(input.Left).WithClickCount(1)}
+	for i := 1; i <= 5; i++ {
+		steps = append(steps, input.DispatchMouseEvent(input.MouseMoved, x+dx*float64(i)/5, y+dy*float64(i)/5).WithButton(input.Left))
+	}
+	steps = append(steps, input.DispatchMouseEvent(input.MouseReleased, x+dx, y+dy).WithButton(input.Left).WithClickCount(1))
+	b.run("drag "+sel, steps...)
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -111,9 +128,17 @@ func TestGeofencesInBrowser(t *testing.T) {
 		b.cspKept()
 		b.shot("geofences")
 
-		// Changed: the radius typed.
+		// Changed: the circle's edge dragged on the map, then the radius
+		// typed.
 		b.press("edit the depot", row("Depot")+link("Edit"))
-		b.run("change it", chromedp.WaitVisible(button("Save geofence")), chromedp.Clear(byLabel("Radius (metres)")),
+		b.run("wait for the form", chromedp.WaitVisible(button("Save geofence")))
+		var before, after string
+		b.run("read the radius", chromedp.Value(byLabel("Radius (metres)"), &before))
+		b.drag(`.fence-handle[title="The circle's edge"]`, 40, 0)
+		b.run("read the radius", chromedp.Value(byLabel("Radius (metres)"), &after))
+		is.True(after != before && after != "") // the field follows the handle
+		// The handle set the field's value, which Clear does not undo.
+		b.run("type a radius", chromedp.Evaluate(`document.getElementById("radius_m").value = ""`, nil),
 			chromedp.SendKeys(byLabel("Radius (metres)"), "400"))
 		b.press("save it", button("Save geofence"))
 		is.True(strings.Contains(b.text(), "Depot is saved."))

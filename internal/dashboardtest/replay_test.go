@@ -115,7 +115,8 @@ func TestReplayInBrowser(t *testing.T) {
 	b.eval("timings", `window.timings`, &timings)
 	t.Log(timings)
 	is.Equal(fig.N, len(pts))
-	is.Equal(fig.Fetches, 1) // the preloaded answer is the one the script reads
+	// The preloaded answer is the one the script reads.
+	is.Equal(fig.Fetches, 1)
 	is.True(fig.DataBytes > 0 && fig.DataBytes < fig.DataRaw) // gzipped
 	is.True(fig.PageBytes <= 2<<20)                           // the page loads at most 2 MB
 	b.cspKept()
