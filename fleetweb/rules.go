@@ -540,7 +540,7 @@ func (h *Handler) showRules(w http.ResponseWriter, r *http.Request, us fleet.Use
 	h.render(w, status, "rules", p)
 }
 
-// addRule adds a rule with the CreateAlertRule use case.
+// addAlertRule adds a rule with the CreateAlertRule use case.
 func (h *Handler) addAlertRule(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	f := readAlertRuleForm(r)
 	in, bad := f.rule()
@@ -557,12 +557,12 @@ func (h *Handler) addAlertRule(w http.ResponseWriter, r *http.Request, us fleet.
 		h.showRules(w, r, us, statusOf(err), p, f)
 		return
 	}
-	http.Redirect(w, r, "/rules?notice="+h.noticeOnce(r, "The rule “"+ruleTitle(rule, h, r, us)+"” is added.")+"#rule-"+rule.ID, http.StatusSeeOther)
+	http.Redirect(w, r, "/rules?notice="+h.noticeOnce(r, "The rule “"+h.ruleTitle(r.Context(), us.Principal(), rule)+"” is added.")+"#rule-"+rule.ID, http.StatusSeeOther)
 }
 
 // ruleTitle names a rule in a notice: "Speeding above 90 km/h".
-func ruleTitle(rule fleet.AlertRule, h *Handler, r *http.Request, us fleet.UserSession) string {
-	rows, err := h.ruleRows(r.Context(), us.Principal(), []fleet.AlertRule{rule})
+func (h *Handler) ruleTitle(ctx context.Context, pr fleet.Principal, rule fleet.AlertRule) string {
+	rows, err := h.ruleRows(ctx, pr, []fleet.AlertRule{rule})
 	if err != nil || len(rows) == 0 {
 		return kindOf(rule.Type).Name
 	}
@@ -602,7 +602,7 @@ func (h *Handler) showRule(w http.ResponseWriter, r *http.Request, us fleet.User
 	h.render(w, status, "rule", p)
 }
 
-// saveRule changes a rule with the UpdateAlertRule use case.
+// saveAlertRule changes a rule with the UpdateAlertRule use case.
 func (h *Handler) saveAlertRule(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	ctx := r.Context()
 	old, err := h.svc.AlertRule(ctx, us.Principal(), r.PathValue("rule_id"))
@@ -640,7 +640,7 @@ func (h *Handler) enableAlertRule(on bool) userFunc {
 		if on {
 			what = "enabled."
 		}
-		http.Redirect(w, r, "/rules?notice="+h.noticeOnce(r, "The rule “"+ruleTitle(rule, h, r, us)+"” is "+what)+"#rule-"+rule.ID, http.StatusSeeOther)
+		http.Redirect(w, r, "/rules?notice="+h.noticeOnce(r, "The rule “"+h.ruleTitle(r.Context(), us.Principal(), rule)+"” is "+what)+"#rule-"+rule.ID, http.StatusSeeOther)
 	}
 }
 
@@ -674,5 +674,5 @@ func (h *Handler) deleteAlertRule(w http.ResponseWriter, r *http.Request, us fle
 		h.fail(w, r, &us, err)
 		return
 	}
-	http.Redirect(w, r, "/rules?notice="+h.noticeOnce(r, "The rule “"+ruleTitle(rule, h, r, us)+"” is deleted."), http.StatusSeeOther)
+	http.Redirect(w, r, "/rules?notice="+h.noticeOnce(r, "The rule “"+h.ruleTitle(r.Context(), us.Principal(), rule)+"” is deleted."), http.StatusSeeOther)
 }
