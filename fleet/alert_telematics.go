@@ -69,7 +69,7 @@ func (s *Service) judgeTelemetry(tx resolveTx, in telemetryJudgement) error {
 	if in.cfg == nil || len(in.cfg.telem) == 0 || len(in.points) == 0 {
 		return nil
 	}
-	j := &telemJudge{s: s, tx: tx, in: &in, v: in.vehicle, moving: s.opts.Thresholds.orDefault().MovingSpeed}
+	j := &telemJudge{s: s, tx: tx, in: &in, v: in.vehicle, th: s.opts.Thresholds.orDefault()}
 	for _, r := range in.cfg.telem {
 		if r.applies(in.vehicle.ID) {
 			j.rules = append(j.rules, r)
@@ -85,12 +85,12 @@ func (s *Service) judgeTelemetry(tx resolveTx, in telemetryJudgement) error {
 // telemJudge judges one vehicle's forward points against the telematics
 // rules that watch it.
 type telemJudge struct {
-	s      *Service
-	tx     resolveTx
-	in     *telemetryJudgement
-	v      *Vehicle
-	rules  []*crule
-	moving float64 // km/h: below it a vehicle stands
+	s     *Service
+	tx    resolveTx
+	in    *telemetryJudgement
+	v     *Vehicle
+	rules []*crule
+	th    StatusThresholds // below their moving speed a vehicle stands
 	// state is the latest alert of each rule for the vehicle, read when
 	// first needed and kept as the judgement opens and resolves.
 	state map[int32]alertState
@@ -118,7 +118,7 @@ func (j *telemJudge) walk() error {
 		if on, ok := pt.Attributes.Bool(AttrIgnition); ok {
 			ignition = &on
 		}
-		standing := pt.Speed == nil || *pt.Speed < j.moving
+		standing := !moving(*pt, j.th)
 		idle := ignition != nil && *ignition && standing
 		switch {
 		case idle && idleSince == nil:
@@ -135,7 +135,7 @@ func (j *telemJudge) walk() error {
 				return err
 			}
 		}
-		prevStanding := prev == nil || prev.Speed == nil || *prev.Speed < j.moving
+		prevStanding := prev == nil || !moving(*prev, j.th)
 		if f, ok := pt.Attributes.Number(AttrFuelLevel); ok {
 			if fuelLevel != nil && standing && prevStanding {
 				if err := j.fuel(pt, i, *fuelLevel, f, FuelUnitPercent); err != nil {
@@ -192,21 +192,26 @@ func (j *telemJudge) event(e *telemetryEvent, pt *Point, i int) error {
 // alarm), of harsh_driving rules for a harsh alarm the device raised, and
 // of power_cut rules for power_cut; power_restored resolves power_cut's.
 func (j *telemJudge) alarm(al DeviceAlarm, pt *Point, i int) error {
-	where := map[string]any{"alarm": al.Alarm, "device_id": al.DeviceID, "at": al.At,
-		"latitude": pt.Latitude, "longitude": pt.Longitude}
 	for _, r := range j.rules {
 		var err error
 		switch {
 		case r.Type == AlertAlarm && (len(r.Alarms) == 0 || slices.Contains(r.Alarms, al.Alarm)):
-			err = j.open(r, i, "Vehicle "+j.v.Name+" raised the alarm "+spoken(al.Alarm)+".", where)
+			err = j.open(r, i, func() (string, map[string]any) {
+				return "Vehicle " + j.v.Name + " raised the alarm " + spoken(al.Alarm) + ".",
+					map[string]any{"alarm": al.Alarm, "device_id": al.DeviceID, "at": al.At, "latitude": pt.Latitude, "longitude": pt.Longitude}
+			})
 		case r.Type == AlertHarshDriving && slices.Contains(harshTypes, al.Alarm) && (len(r.Types) == 0 || slices.Contains(r.Types, al.Alarm)):
-			data := map[string]any{"type": al.Alarm, "source": "device", "device_id": al.DeviceID, "at": al.At,
-				"latitude": pt.Latitude, "longitude": pt.Longitude}
-			err = j.open(r, i, "Vehicle "+j.v.Name+": "+spoken(al.Alarm)+", as its device reported.", data)
+			err = j.open(r, i, func() (string, map[string]any) {
+				return "Vehicle " + j.v.Name + ": " + spoken(al.Alarm) + ", as its device reported.",
+					map[string]any{"type": al.Alarm, "source": "device", "device_id": al.DeviceID, "at": al.At,
+						"latitude": pt.Latitude, "longitude": pt.Longitude}
+			})
 		case r.Type == AlertPowerCut && al.Alarm == AlarmPowerCut:
-			data := map[string]any{"device_id": al.DeviceID, "at": al.At, "latitude": pt.Latitude, "longitude": pt.Longitude,
-				"power_v": attrNumber(pt.Attributes, AttrPowerV)}
-			err = j.open(r, i, "Vehicle "+j.v.Name+": the power supply was cut.", data)
+			err = j.open(r, i, func() (string, map[string]any) {
+				return "Vehicle " + j.v.Name + ": the power supply was cut.",
+					map[string]any{"device_id": al.DeviceID, "at": al.At, "latitude": pt.Latitude, "longitude": pt.Longitude,
+						"power_v": attrNumber(pt.Attributes, AttrPowerV)}
+			})
 		case r.Type == AlertPowerCut && al.Alarm == AlarmPowerRestored:
 			err = j.resolve(r, i)
 		}
@@ -224,19 +229,22 @@ func (j *telemJudge) ignitionOn(pt *Point, i int) error {
 		if r.Type != AlertIgnitionOn {
 			continue
 		}
-		msg := "Vehicle " + j.v.Name + ": the ignition went on."
-		data := map[string]any{"at": pt.Timestamp, "latitude": pt.Latitude, "longitude": pt.Longitude, "device_id": nullString(j.in.deviceID)}
-		if r.hours != nil {
-			if r.hours.within(pt.Timestamp) {
-				continue
-			}
-			local := pt.Timestamp.In(r.hours.loc)
-			msg = "Vehicle " + j.v.Name + ": the ignition went on at " + local.Format("Mon 15:04") + " (" + r.OutsideHours.TZ +
-				"), outside working hours " + r.OutsideHours.From + "–" + r.OutsideHours.To + "."
-			data["local_time"] = local.Format("2006-01-02T15:04:05")
-			data["tz"] = r.OutsideHours.TZ
+		if r.hours != nil && r.hours.within(pt.Timestamp) {
+			continue
 		}
-		if err := j.open(r, i, msg, data); err != nil {
+		err := j.open(r, i, func() (string, map[string]any) {
+			msg := "Vehicle " + j.v.Name + ": the ignition went on."
+			data := map[string]any{"at": pt.Timestamp, "latitude": pt.Latitude, "longitude": pt.Longitude, "device_id": nullString(j.in.deviceID)}
+			if r.hours != nil {
+				local := pt.Timestamp.In(r.hours.loc)
+				msg = "Vehicle " + j.v.Name + ": the ignition went on at " + local.Format("Mon 15:04") + " (" + r.OutsideHours.TZ +
+					"), outside working hours " + r.OutsideHours.From + "–" + r.OutsideHours.To + "."
+				data["local_time"] = local.Format("2006-01-02T15:04:05")
+				data["tz"] = r.OutsideHours.TZ
+			}
+			return msg, data
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -252,9 +260,12 @@ func (j *telemJudge) idling(pt *Point, i int, since time.Time) error {
 			continue
 		}
 		minutes := int(d / time.Minute)
-		data := map[string]any{"idling_since": since, "minutes": minutes, "after_minutes": *r.AfterMinutes, "at": pt.Timestamp,
-			"latitude": pt.Latitude, "longitude": pt.Longitude}
-		if err := j.open(r, i, "Vehicle "+j.v.Name+" has been idling for "+strconv.Itoa(minutes)+" minutes"+".", data); err != nil {
+		err := j.open(r, i, func() (string, map[string]any) {
+			return "Vehicle " + j.v.Name + " has been idling for " + strconv.Itoa(minutes) + " minutes.",
+				map[string]any{"idling_since": since, "minutes": minutes, "after_minutes": *r.AfterMinutes, "at": pt.Timestamp,
+					"latitude": pt.Latitude, "longitude": pt.Longitude}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -292,10 +303,12 @@ func (j *telemJudge) fuel(pt *Point, i int, from, to float64, unit string) error
 		if threshold == nil || drop < *threshold {
 			continue
 		}
-		data := map[string]any{"from": from, "to": to, "unit": unit, "drop": round2(drop), "at": pt.Timestamp,
-			"latitude": pt.Latitude, "longitude": pt.Longitude}
-		msg := "Vehicle " + j.v.Name + ": fuel fell from " + formatNum(round2(from)) + sign + " to " + formatNum(round2(to)) + sign + " while it stood."
-		if err := j.open(r, i, msg, data); err != nil {
+		err := j.open(r, i, func() (string, map[string]any) {
+			return "Vehicle " + j.v.Name + ": fuel fell from " + formatNum(round2(from)) + sign + " to " + formatNum(round2(to)) + sign + " while it stood.",
+				map[string]any{"from": from, "to": to, "unit": unit, "drop": round2(drop), "at": pt.Timestamp,
+					"latitude": pt.Latitude, "longitude": pt.Longitude}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -323,12 +336,14 @@ func (j *telemJudge) harshDerived(prev, pt *Point, i int) error {
 		if r.Type != AlertHarshDriving || g <= *r.ThresholdG || len(r.Types) > 0 && !slices.Contains(r.Types, typ) {
 			continue
 		}
-		data := map[string]any{"type": typ, "source": "derived", "g": round2(g), "threshold_g": *r.ThresholdG,
-			"speed_from": *prev.Speed, "speed_to": *pt.Speed, "seconds": dt.Seconds(), "at": pt.Timestamp,
-			"latitude": pt.Latitude, "longitude": pt.Longitude}
-		msg := "Vehicle " + j.v.Name + ": " + spoken(typ) + ", " + formatNum(*prev.Speed) + " to " + formatNum(*pt.Speed) +
-			" km/h in " + formatNum(dt.Seconds()) + " s (" + strconv.FormatFloat(g, 'f', 2, 64) + " g)."
-		if err := j.open(r, i, msg, data); err != nil {
+		err := j.open(r, i, func() (string, map[string]any) {
+			return "Vehicle " + j.v.Name + ": " + spoken(typ) + ", " + formatNum(*prev.Speed) + " to " + formatNum(*pt.Speed) +
+					" km/h in " + formatNum(dt.Seconds()) + " s (" + strconv.FormatFloat(g, 'f', 2, 64) + " g).",
+				map[string]any{"type": typ, "source": "derived", "g": round2(g), "threshold_g": *r.ThresholdG,
+					"speed_from": *prev.Speed, "speed_to": *pt.Speed, "seconds": dt.Seconds(), "at": pt.Timestamp,
+					"latitude": pt.Latitude, "longitude": pt.Longitude}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -363,13 +378,14 @@ func (j *telemJudge) latest(r *crule) (alertState, error) {
 	return st, nil
 }
 
-// open opens an alert of r for the vehicle, at point i, unless one is
-// open or acknowledged.
-func (j *telemJudge) open(r *crule, i int, msg string, data map[string]any) error {
+// open opens an alert of r for the vehicle, at point i, with the message
+// and data describe gives, unless one is open or acknowledged.
+func (j *telemJudge) open(r *crule, i int, describe func() (string, map[string]any)) error {
 	st, err := j.latest(r)
 	if err != nil || st.active {
 		return err
 	}
+	msg, data := describe()
 	if err := j.s.openRuleAlert(j.tx, r.AlertRule, j.v, msg, data, j.in.now); err != nil {
 		return err
 	}

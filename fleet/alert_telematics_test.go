@@ -71,8 +71,9 @@ func alertData(t *testing.T, a fleet.Alert) map[string]any {
 }
 
 // TestIdlingRule: an idling rule opens once idling (ignition on, below 5
-// km/h) passes its after_minutes, not before, once while it lasts, and
-// its alert resolves when the vehicle moves off.
+// km/h) passes its after_minutes, counted across batches, not before and
+// once while it lasts; its alert resolves when the vehicle moves off. A
+// shorter idling opens nothing.
 func TestIdlingRule(t *testing.T) {
 	is := is.New(t)
 	m := newAlerts(t)
@@ -86,16 +87,23 @@ func TestIdlingRule(t *testing.T) {
 		}
 		return pts
 	}
-	m.ingest(append(idle(0, 9), m.point(t0.Add(10*time.Minute), 40, on))...)   // 9 minutes, then off
-	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})), 0)     // not long enough
-	m.ingest(append(idle(11, 23), m.point(t0.Add(24*time.Minute), 30, on))...) // 12 minutes, then off
+	m.ingest(append(idle(0, 8), m.point(t0.Add(9*time.Minute), 40, on))...) // 8 minutes, then off
+	m.ingest(idle(10, 19)...)                                               // 9 minutes so far
+	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})), 0)  // not long enough
+	m.ingest(idle(20, 22)...)
 	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})
 	is.Equal(len(got), 1) // one alert while the idling lasts
+	is.Equal(got[0].Status, fleet.AlertOpen)
 	d := alertData(t, got[0])
 	is.Equal(d["minutes"], 10.0)
-	is.Equal(d["at"], t0.Add(21*time.Minute).Format(time.RFC3339))
-	is.Equal(d["idling_since"], t0.Add(11*time.Minute).Format(time.RFC3339))
-	is.Equal(got[0].Status, fleet.AlertResolved) // the vehicle drove off
+	is.Equal(d["at"], t0.Add(20*time.Minute).Format(time.RFC3339))
+	is.Equal(d["idling_since"], t0.Add(10*time.Minute).Format(time.RFC3339))
+	m.ingest(idle(20, 22)...) // resent: nothing new
+	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})), 1)
+	m.ingest(m.point(t0.Add(23*time.Minute), 30, on)) // drives off
+	got = m.alerts(fleet.AlertFilter{Type: fleet.AlertIdling})
+	is.Equal(len(got), 1)
+	is.Equal(got[0].Status, fleet.AlertResolved)
 	is.Equal(len(m.events(fleet.EventAlertResolved)), 1)
 }
 
@@ -111,10 +119,11 @@ func TestFuelDropRule(t *testing.T) {
 	l := func(v float64) fleet.Attribute { return fleet.NumberAttr(fleet.AttrFuelL, v) }
 	pct := func(v float64) fleet.Attribute { return fleet.NumberAttr(fleet.AttrFuelLevel, v) }
 	theft := m.point(t0.Add(4*time.Minute), 0, l(40))
-	m.ingest(m.point(t0, 60, l(80), pct(80)), m.point(t0.Add(time.Minute), 60, l(60), pct(60)), // burnt driving
-		m.point(t0.Add(2*time.Minute), 0, l(56), pct(40)), // 4 l stopping, 20 percent points: another unit
-		m.point(t0.Add(3*time.Minute), 0, l(55)),          // 1 l standing
-		theft)                                             // 15 l standing
+	m.ingest(m.point(t0, 60, l(80), pct(80)), m.point(t0.Add(time.Minute), 60, l(60), pct(60))) // burnt driving
+	m.ingest(m.point(t0.Add(2*time.Minute), 0, l(56), pct(40)))                                 // 4 l stopping; percent: another unit
+	m.ingest(m.point(t0.Add(3*time.Minute), 0, l(55)))                                          // 1 l standing
+	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertFuelDrop})), 0)
+	m.ingest(theft) // 15 l standing, in a batch of its own
 	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertFuelDrop})
 	is.Equal(len(got), 1)
 	d := alertData(t, got[0])
@@ -156,3 +165,111 @@ func TestHarshDrivingDerived(t *testing.T) {
 }
 
 func spd2(v int) *int { return &v }
+
+// TestAlarmRule: an alarm a point raises opens the alerts of the alarm
+// rules that name it (or every alarm), once while open; a resent point
+// and a repeat within five minutes open nothing, a later one after the
+// alert is resolved does.
+func TestAlarmRule(t *testing.T) {
+	is := is.New(t)
+	m := newAlerts(t)
+	every := m.rule(fleet.AlertRule{Type: fleet.AlertAlarm, Severity: fleet.SeverityCritical})
+	tow := m.rule(fleet.AlertRule{Type: fleet.AlertAlarm, RuleParams: fleet.RuleParams{Alarms: []string{"tow"}}})
+	t0 := m.clk.Now().Add(-time.Hour)
+	sos := m.point(t0.Add(time.Minute), 0, fleet.TextAttr(fleet.AttrAlarm, "sos"))
+	m.ingest(m.point(t0, 0), sos)
+	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertAlarm})
+	is.Equal(len(got), 1) // the rule for every alarm; not the one for tow
+	is.Equal(got[0].RuleID, every.ID)
+	is.Equal(got[0].Severity, fleet.SeverityCritical)
+	is.Equal(alertData(t, got[0])["alarm"], "sos")
+	is.Equal(alertData(t, got[0])["device_id"], nil) // an API client's point
+	_, err := m.svc.ResolveAlert(ctx, m.p, got[0].ID)
+	is.NoErr(err)
+	m.ingest(sos)                                                                       // resent
+	m.ingest(m.point(t0.Add(3*time.Minute), 0, fleet.TextAttr(fleet.AttrAlarm, "sos"))) // a repeat within 5 minutes
+	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertAlarm})), 1)
+	m.ingest(m.point(t0.Add(10*time.Minute), 0, fleet.TextAttr(fleet.AttrAlarm, "sos,tow")))
+	got = m.alerts(fleet.AlertFilter{Type: fleet.AlertAlarm})
+	is.Equal(len(got), 3) // sos again, and tow
+	is.Equal(got[1].RuleID, every.ID)
+	is.Equal(got[2].RuleID, tow.ID)
+}
+
+// TestIgnitionOnOutsideHours: an ignition_on rule with working hours opens
+// when the ignition goes on outside them (to is exclusive), not inside
+// (from is inclusive); one without opens on every ignition on; the first
+// known ignition emits nothing, and a resent point nothing either.
+func TestIgnitionOnOutsideHours(t *testing.T) {
+	is := is.New(t)
+	m := newAlerts(t)
+	hours := m.rule(fleet.AlertRule{Type: fleet.AlertIgnitionOn, RuleParams: fleet.RuleParams{OutsideHours: &fleet.WorkingHours{
+		TZ: "Europe/Berlin", Days: []string{"mon", "tue", "wed", "thu", "fri"}, From: "07:00", To: "19:00"}}})
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	is.NoErr(err)
+	// Thursday 19 November 2026, Berlin time (UTC+1).
+	at := func(hh, mm int) time.Time { return time.Date(2026, 11, 19, hh, mm, 0, 0, berlin) }
+	off, on := fleet.BoolAttr(fleet.AttrIgnition, false), fleet.BoolAttr(fleet.AttrIgnition, true)
+	m.ingest(m.point(at(6, 0), 0, on), m.point(at(6, 50), 0, off)) // the first value: nothing
+	m.ingest(m.point(at(7, 0), 0, on))                             // at from: inside
+	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertIgnitionOn})), 0)
+	late := m.point(at(19, 0), 0, on)
+	m.ingest(m.point(at(18, 0), 0, off), late) // at to: outside
+	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertIgnitionOn})
+	is.Equal(len(got), 1)
+	is.Equal(got[0].RuleID, hours.ID)
+	d := alertData(t, got[0])
+	is.Equal(d["local_time"], "2026-11-19T19:00:00")
+	is.Equal(d["tz"], "Europe/Berlin")
+	_, err = m.svc.ResolveAlert(ctx, m.p, got[0].ID)
+	is.NoErr(err)
+	m.ingest(late) // resent
+	is.Equal(len(m.alerts(fleet.AlertFilter{Type: fleet.AlertIgnitionOn})), 1)
+	every := m.rule(fleet.AlertRule{Type: fleet.AlertIgnitionOn})
+	m.ingest(m.point(at(20, 0), 0, off), m.point(at(20, 30), 0, on))
+	got = m.alerts(fleet.AlertFilter{Type: fleet.AlertIgnitionOn})
+	is.Equal(len(got), 3) // the working hours' rule again, and the one for every ignition on
+	is.Equal(got[1].RuleID, hours.ID)
+	is.Equal(got[2].RuleID, every.ID)
+}
+
+// TestPowerCutRule: a power_cut alarm opens the rule's alert; power back
+// above threshold_v resolves it, and so does power_restored; the point
+// that raised the cut does not resolve it, whatever its voltage.
+func TestPowerCutRule(t *testing.T) {
+	is := is.New(t)
+	m := newAlerts(t)
+	m.rule(fleet.AlertRule{Type: fleet.AlertPowerCut, Severity: fleet.SeverityCritical})
+	t0 := m.clk.Now().Add(-time.Hour)
+	volts := func(v float64) fleet.Attribute { return fleet.NumberAttr(fleet.AttrPowerV, v) }
+	cut := fleet.TextAttr(fleet.AttrAlarm, fleet.AlarmPowerCut)
+	m.ingest(m.point(t0, 0, volts(12.6)), m.point(t0.Add(time.Minute), 0, volts(12.5), cut))
+	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertPowerCut})
+	is.Equal(len(got), 1)
+	is.Equal(got[0].Status, fleet.AlertOpen) // its own point's voltage does not resolve it
+	m.ingest(m.point(t0.Add(2*time.Minute), 0, volts(0.4)), m.point(t0.Add(3*time.Minute), 0, volts(8.9)))
+	is.Equal(m.alerts(fleet.AlertFilter{Type: fleet.AlertPowerCut})[0].Status, fleet.AlertOpen) // not above 9 V yet
+	m.ingest(m.point(t0.Add(4*time.Minute), 0, volts(12.4)))
+	is.Equal(m.alerts(fleet.AlertFilter{Type: fleet.AlertPowerCut})[0].Status, fleet.AlertResolved) // back above 9 V
+
+	m.ingest(m.point(t0.Add(10*time.Minute), 0, cut, volts(0)))
+	m.ingest(m.point(t0.Add(11*time.Minute), 0, fleet.TextAttr(fleet.AttrAlarm, fleet.AlarmPowerRestored)))
+	got = m.alerts(fleet.AlertFilter{Type: fleet.AlertPowerCut})
+	is.Equal(len(got), 2)
+	is.Equal(got[1].Status, fleet.AlertResolved) // power_restored
+}
+
+// TestHarshDrivingRaised: a harsh alarm the device raised opens the
+// harsh_driving rules of its type.
+func TestHarshDrivingRaised(t *testing.T) {
+	is := is.New(t)
+	m := newAlerts(t)
+	cornering := m.rule(fleet.AlertRule{Type: fleet.AlertHarshDriving, RuleParams: fleet.RuleParams{Types: []string{fleet.AlarmHardCornering}}})
+	m.rule(fleet.AlertRule{Type: fleet.AlertHarshDriving, RuleParams: fleet.RuleParams{Types: []string{fleet.AlarmHardBraking}}})
+	t0 := m.clk.Now().Add(-time.Hour)
+	m.ingest(m.point(t0, 50), m.point(t0.Add(time.Minute), 50, fleet.TextAttr(fleet.AttrAlarm, fleet.AlarmHardCornering)))
+	got := m.alerts(fleet.AlertFilter{Type: fleet.AlertHarshDriving})
+	is.Equal(len(got), 1)
+	is.Equal(got[0].RuleID, cornering.ID)
+	is.Equal(alertData(t, got[0])["source"], "device")
+}

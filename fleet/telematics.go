@@ -118,6 +118,17 @@ type TelemetryMemory struct {
 	// Alarms is when each alarm type was last raised as device.alarm, by
 	// device: its repeats within AlarmRepeatWindow raise nothing.
 	Alarms []AlarmSeen `json:"alarms,omitempty"`
+	// ReportsOdometer and ReportsEngineHours: a report of the vehicle
+	// carried an odometer (engine hours); from then on only reports set
+	// it, and the distance between points (the time with the ignition on)
+	// no longer advances it.
+	ReportsOdometer    bool `json:"reports_odometer,omitempty"`
+	ReportsEngineHours bool `json:"reports_engine_hours,omitempty"`
+	// DriverKey is the last driver identifier a forward point carried;
+	// ReportedDriverID the driver a report assigned by it (API.md §15),
+	// whom ignition off for DriverReleaseAfter releases.
+	DriverKey        string `json:"driver_key,omitempty"`
+	ReportedDriverID string `json:"reported_driver_id,omitempty"`
 }
 
 // AlarmSeen is when an alarm type of a device (DeviceID "" for an API
@@ -141,7 +152,8 @@ func (m TelemetryMemory) Clone() TelemetryMemory {
 
 // IsZero reports whether m remembers nothing.
 func (m TelemetryMemory) IsZero() bool {
-	return m.IdlingSince == nil && !m.Idling && m.IgnitionOffSince == nil && len(m.Alarms) == 0
+	return m.IdlingSince == nil && !m.Idling && m.IgnitionOffSince == nil && len(m.Alarms) == 0 &&
+		!m.ReportsOdometer && !m.ReportsEngineHours && m.DriverKey == "" && m.ReportedDriverID == ""
 }
 
 // The alarm words of the vocabulary (API.md §14): the values the alarm

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/matryer/is"
@@ -93,4 +94,66 @@ func TestTelematicsRuleSettings(t *testing.T) {
 	r = e.do("POST", "/v1/alerts/rules", key, map[string]any{"type": "alarm", "alarms": "sos"})
 	is.Equal(r.status, http.StatusBadRequest) // a wrong type
 	is.True(strings.Contains(r.errMessage(), "alarms"))
+}
+
+// TestTelematicsRulesOverHTTP: each telematics rule type, set up over the
+// API, opens its alert from points an API client sends with attributes,
+// once; sending the same batch again opens nothing.
+func TestTelematicsRulesOverHTTP(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, key := e.account(fleet.PlanPro)
+	veh := e.vehicle(key, "Van 3")
+	rules := map[string]string{}
+	for _, body := range []map[string]any{
+		{"type": "alarm", "alarms": []string{"sos", "tow"}},
+		{"type": "ignition_on", "outside_hours": map[string]any{"tz": "UTC", "from": "06:00", "to": "07:00"}},
+		{"type": "idling", "after_minutes": 3},
+		{"type": "fuel_drop", "threshold_percent": 10},
+		{"type": "harsh_driving"},
+		{"type": "power_cut"},
+	} {
+		rules[body["type"].(string)] = e.created("/v1/alerts/rules", key, body)["rule_id"].(string)
+	}
+	t0 := e.clock.Now().Add(-2 * time.Hour).Truncate(time.Hour)
+	if t0.Hour() >= 6 && t0.Hour() < 8 {
+		t0 = t0.Add(-3 * time.Hour) // the ignition goes on at t0+1m: outside 06:00-07:00
+	}
+	with := func(p map[string]any, attrs map[string]any) map[string]any { p["attributes"] = attrs; return p }
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	points := batch(
+		with(pt(at(0), 52.5, 13.4, 0), map[string]any{"ignition": false, "fuel_level": 80, "power_v": 12.6}),
+		with(pt(at(60), 52.5, 13.4, 0), map[string]any{"ignition": true, "fuel_level": 80}),                       // ignition on
+		with(pt(at(300), 52.5, 13.4, 0), map[string]any{"ignition": true, "fuel_level": 65}),                      // idling 4 min; 15 points of fuel gone
+		with(pt(at(302), 52.5, 13.4, 30), map[string]any{"ignition": true}),                                       // 30 km/h in 2 s: 0.42 g
+		with(pt(at(400), 52.51, 13.41, 50), map[string]any{"ignition": true, "alarm": "tow"}),                     // a tow alarm
+		with(pt(at(500), 52.52, 13.42, 0), map[string]any{"ignition": false, "alarm": "power_cut", "power_v": 0}), // power cut
+	)
+	r := e.do("POST", "/v1/vehicles/"+veh+"/locations", key, points)
+	is.Equal(r.status, http.StatusOK)
+	byType := map[string]map[string]any{}
+	for _, a := range e.alertList(key, "") {
+		is.True(byType[a["type"].(string)] == nil) // one alert per rule
+		byType[a["type"].(string)] = a
+	}
+	for typ, rule := range rules {
+		a := byType[typ]
+		if a == nil {
+			t.Fatalf("no %s alert", typ)
+		}
+		is.Equal(a["rule_id"], rule)
+		is.Equal(a["vehicle_id"], veh)
+		want := "open"
+		if typ == "idling" {
+			want = "resolved" // it drove off at t0+302s
+		}
+		is.Equal(a["status"], want)
+	}
+	is.Equal(byType["alarm"]["data"].(map[string]any)["alarm"], "tow")
+	is.Equal(byType["harsh_driving"]["data"].(map[string]any)["type"], "hard_acceleration")
+	is.Equal(byType["fuel_drop"]["data"].(map[string]any)["unit"], "percent")
+	is.Equal(byType["idling"]["data"].(map[string]any)["minutes"], 4.0) // the first point past 3 minutes
+	r = e.do("POST", "/v1/vehicles/"+veh+"/locations", key, points)     // sent again
+	is.Equal(r.status, http.StatusOK)
+	is.Equal(len(e.alertList(key, "")), len(rules))
 }

@@ -168,6 +168,9 @@ func alertWhat(a fleet.Alert) string {
 	var d struct {
 		Geofence string `json:"geofence_name"`
 		Schedule string `json:"schedule_name"`
+		Alarm    string `json:"alarm"`
+		Type     string `json:"type"`
+		TZ       string `json:"tz"`
 	}
 	json.Unmarshal(a.Data, &d) // a rule's alert names its geofence or schedule; others have neither
 	switch a.Type {
@@ -191,6 +194,24 @@ func alertWhat(a fleet.Alert) string {
 		return withName("Maintenance overdue", d.Schedule)
 	case fleet.AlertCustom:
 		return "Custom"
+	case fleet.AlertAlarm:
+		return alarmText(d.Alarm)
+	case fleet.AlertIgnitionOn:
+		if d.TZ != "" {
+			return "Ignition on outside working hours"
+		}
+		return "Ignition on"
+	case fleet.AlertIdling:
+		return "Idling"
+	case fleet.AlertFuelDrop:
+		return "Fuel drop"
+	case fleet.AlertHarshDriving:
+		if d.Type != "" {
+			return alarmText(d.Type)
+		}
+		return "Harsh driving"
+	case fleet.AlertPowerCut:
+		return "Power cut"
 	}
 	s := strings.ReplaceAll(string(a.Type), "_", " ")
 	if s == "" {

@@ -73,6 +73,9 @@ type trackStop struct {
 	Lat   float64 `json:"lat"`
 	Lon   float64 `json:"lon"`
 	Label string  `json:"label"`
+	// Attributes are what the report said besides its position, in words
+	// (the latest position's popup lists them).
+	Attributes []string `json:"attributes,omitempty"`
 }
 
 type vehicleData struct {
@@ -98,6 +101,10 @@ type vehicleData struct {
 	MorePoints                 bool
 	BeyondReach                bool // the day is older than the plan keeps history
 	Reach                      int  // days
+
+	Telemetry  telemetryView
+	Alarms     []alarmRow // the day's, newest first
+	MoreAlarms bool
 
 	Alerts     []vehicleAlert
 	MoreAlerts bool
@@ -148,6 +155,7 @@ func (h *Handler) vehiclePage(w http.ResponseWriter, r *http.Request, us fleet.U
 		d.Speed = speed(*v.Speed)
 	}
 	d.Details = vehicleDetails(v, loc)
+	d.Telemetry = vehicleTelemetry(v, loc, now)
 	steps := []func() error{
 		func() error { return h.vehicleDevices(ctx, p, v.ID, loc, now, &d) },
 		func() error { return h.vehicleDay(ctx, p, v.ID, day, tz, loc, now, &d) },
@@ -310,6 +318,12 @@ func (h *Handler) vehicleDay(ctx context.Context, p fleet.Principal, vehicleID s
 		return err
 	}
 	d.MorePoints = more
+	if n := len(points); n > 0 && d.Track.Position != nil && points[n-1].Timestamp.Equal(d.Vehicle.LastLocation.Timestamp) {
+		d.Track.Position.Attributes = attributeLines(points[n-1].Attributes)
+	}
+	if err := h.vehicleAlarms(ctx, p, vehicleID, day, end, loc, d); err != nil {
+		return err
+	}
 
 	var km float64
 	var moving time.Duration

@@ -65,6 +65,9 @@ func seedDemo(ctx context.Context, svc *fleet.Service, base string, stdout io.Wr
 		if err == nil {
 			err = seedDemoAlerts(ctx, svc, p)
 		}
+		if err == nil {
+			err = seedDemoDrivers(ctx, svc, p)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("seed the demo fleet: %w", err)
@@ -146,6 +149,21 @@ func seedDemoAlerts(ctx context.Context, svc *fleet.Service, p fleet.Principal) 
 	}
 	for _, t := range []fleet.AlertType{fleet.AlertGeofenceEnter, fleet.AlertGeofenceExit} {
 		if _, err := svc.CreateAlertRule(ctx, p, fleet.AlertRule{Type: t, Severity: fleet.SeverityInfo, GeofenceID: g.ID}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoDrivers are the demo's drivers; the first vehicles' trackers read
+// their keys (sim.DriverKey), so those vehicles show who drives them.
+var demoDrivers = []string{"Ana Lima", "Jonas Weber", "Mia Schmidt", "Luca Rossi", "Sara Novak"}
+
+// seedDemoDrivers adds the demo's drivers, each with the key one of the
+// simulated vehicles' trackers reads.
+func seedDemoDrivers(ctx context.Context, svc *fleet.Service, p fleet.Principal) error {
+	for i, name := range demoDrivers {
+		if _, err := svc.CreateDriver(ctx, p, fleet.Driver{Name: name, Identifier: sim.DriverKey(i)}); err != nil {
 			return err
 		}
 	}

@@ -35,8 +35,25 @@
   });
   if (data.position) {
     var p = data.position;
-    L.marker([p.lat, p.lon], { icon: L.divIcon({ className: "veh-marker now-marker", iconSize: [18, 18] }), keyboard: true })
+    var now = L.marker([p.lat, p.lon], { icon: L.divIcon({ className: "veh-marker now-marker", iconSize: [18, 18] }), keyboard: true })
       .addTo(map).bindTooltip(text(p.label), { direction: "top", offset: [0, -10] });
+    // Its popup: the latest report's attributes, a line each.
+    if (p.attributes && p.attributes.length) {
+      var box = document.createElement("div");
+      box.className = "attr-popup";
+      var head = document.createElement("strong");
+      head.textContent = p.label;
+      box.appendChild(head);
+      var list = document.createElement("ul");
+      p.attributes.forEach(function (line) {
+        var li = document.createElement("li");
+        li.textContent = line;
+        list.appendChild(li);
+      });
+      box.appendChild(list);
+      now.bindPopup(box);
+      window.fleetDay.attributes = p.attributes.length;
+    }
     if (!bounds.length) bounds.push([p.lat, p.lon]);
   }
   if (bounds.length) map.fitBounds(bounds, { padding: [30, 30], maxZoom: 15 });

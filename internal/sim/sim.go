@@ -1,7 +1,11 @@
 // Package sim drives a simulated fleet through the fleet service: vehicles
 // that loop around their depots, halt now and then (under the stop
 // threshold: their trip goes on), stand for deliveries (over it: their trip
-// ends), and report their positions as a gateway would. The demo server and the load tools use it.
+// ends), and report their positions as a gateway would, with what a
+// tracker says besides (API.md §14): the ignition (off once a delivery
+// stop passes a minute), the vehicle's power, the fuel in the tank (a
+// refuel when it runs low), the engine hours and the driver's key. The
+// demo server and the load tools use it.
 package sim
 
 import (
@@ -35,6 +39,58 @@ type car struct {
 	driven                                 time.Duration
 	deliverAfter, deliverEvery, deliverFor time.Duration
 	delivering                             time.Duration
+	// What its tracker says besides the position.
+	ignition    bool
+	standing    time.Duration // with the ignition on, for a delivery
+	fuel        float64       // percent
+	engineHours float64
+	driverKey   string
+}
+
+// telemetry advances what the tracker says over dt at speed and returns
+// it as a point's attributes.
+func (c *car) telemetry(speed float64, dt time.Duration, delivering bool) fleet.Attributes {
+	switch {
+	case speed > 0:
+		c.ignition, c.standing = true, 0
+	case delivering:
+		c.standing += dt
+		if c.standing > time.Minute {
+			c.ignition = false // the driver switched off to unload
+		}
+	}
+	if c.ignition {
+		c.engineHours += dt.Hours()
+		c.fuel -= speed * dt.Hours() * 0.05 // about 0.05 percent a km
+	}
+	if c.fuel < 12 {
+		c.fuel = 95 // filled up
+	}
+	power := 12.4
+	if c.ignition {
+		power = 13.9
+	}
+	return fleet.Attributes{
+		fleet.TextAttr(fleet.AttrDriverIdentifier, c.driverKey),
+		fleet.NumberAttr(fleet.AttrEngineHours, math.Round(c.engineHours*100)/100),
+		fleet.NumberAttr(fleet.AttrFuelLevel, math.Round(c.fuel*10)/10),
+		fleet.BoolAttr(fleet.AttrIgnition, c.ignition),
+		fleet.NumberAttr(fleet.AttrPowerV, power),
+	}.Sort()
+}
+
+// DriverKey is the driver key the i-th vehicle's tracker reads (an
+// iButton's 16 hex digits): the demo's drivers carry the first ones.
+func DriverKey(i int) string { return fmt.Sprintf("01C0FFEE%08X", i+1) }
+
+// seed gives the i-th vehicle its tracker's starting values (not from the
+// fleet's random numbers: their sequence plans the drives).
+func (c *car) seed(i int) *car {
+	c.fuel = 40 + float64(i*37%55)
+	c.engineHours = math.Round(c.odometer/45*10) / 10 // about 45 km an engine hour
+	c.driverKey = DriverKey(i)
+	c.ignition = true
+	return c
 }
 
 // deliveries plans the i-th vehicle's delivery stops: the first after 90 s
@@ -72,7 +128,7 @@ func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed
 		f.vehicles = append(f.vehicles, (&car{
 			id: v.ID, lat0: city.lat + (f.rng.Float64()-0.5)*0.1, lon0: city.lon + (f.rng.Float64()-0.5)*0.15,
 			radiusKm: 2 + f.rng.Float64()*6, angle: f.rng.Float64() * 2 * math.Pi, speed: 25 + f.rng.Float64()*45, odometer: odo,
-		}).deliveries(i))
+		}).deliveries(i).seed(i))
 	}
 	return f, nil
 }
@@ -117,7 +173,7 @@ func Resume(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, s
 		f.vehicles = append(f.vehicles, (&car{
 			id: v.ID, lat0: lat0, lon0: lon0, radiusKm: 2 + f.rng.Float64()*6, angle: f.rng.Float64() * 2 * math.Pi,
 			speed: 25 + f.rng.Float64()*45, odometer: odo,
-		}).deliveries(i))
+		}).deliveries(i).seed(i))
 	}
 	return f, nil
 }
@@ -137,6 +193,7 @@ func (f *Fleet) Step(ctx context.Context, now time.Time, dt time.Duration) error
 	pts := make([]fleet.Point, 0, len(f.vehicles))
 	for _, c := range f.vehicles {
 		speed := c.speed * (0.85 + 0.3*f.rng.Float64())
+		delivering := c.delivering > 0
 		switch {
 		case c.delivering > 0:
 			c.delivering -= dt
@@ -144,7 +201,7 @@ func (f *Fleet) Step(ctx context.Context, now time.Time, dt time.Duration) error
 		case c.driven >= c.deliverAfter:
 			c.driven, c.deliverAfter = 0, c.deliverEvery
 			c.delivering = c.deliverFor - dt
-			speed = 0
+			speed, delivering = 0, true
 		case c.stoppedTicks > 0:
 			c.stoppedTicks--
 			speed = 0
@@ -168,7 +225,8 @@ func (f *Fleet) Step(ctx context.Context, now time.Time, dt time.Duration) error
 		if h >= 360 {
 			h = 0
 		}
-		pts = append(pts, fleet.Point{VehicleID: c.id, Latitude: lat, Longitude: lon, Timestamp: now, Speed: &s, Heading: &h, OdometerKm: &o})
+		pts = append(pts, fleet.Point{VehicleID: c.id, Latitude: lat, Longitude: lon, Timestamp: now, Speed: &s, Heading: &h, OdometerKm: &o,
+			Attributes: c.telemetry(speed, dt, delivering)})
 	}
 	_, err := f.svc.IngestBulk(ctx, f.p, pts)
 	return err

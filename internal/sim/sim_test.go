@@ -43,6 +43,17 @@ func TestFleetMovesAndReports(t *testing.T) {
 	is.Equal(len(hist.Items), 30)
 	first, last := hist.Items[0], hist.Items[29]
 	is.True(*last.OdometerKm >= *first.OdometerKm) // odometers only grow
+	// What the tracker says besides: ignition, power, fuel, engine hours
+	// and the driver's key.
+	on, ok := last.Attributes.Bool(fleet.AttrIgnition)
+	is.True(ok && on) // driving
+	fuel, ok := last.Attributes.Number(fleet.AttrFuelLevel)
+	is.True(ok && fuel > 0 && fuel <= 100)
+	h0, _ := first.Attributes.Number(fleet.AttrEngineHours)
+	h1, _ := last.Attributes.Number(fleet.AttrEngineHours)
+	is.True(h1 > h0) // the engine ran
+	key, _ := last.Attributes.Text(fleet.AttrDriverIdentifier)
+	is.Equal(key, sim.DriverKey(0))
 }
 
 // TestFleetMakesTrips: within minutes of running, the demo fleet has
