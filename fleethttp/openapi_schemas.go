@@ -370,6 +370,10 @@ func registerAlertComponents(g *generator) {
 			replace("data", o("type", "object", "additionalProperties", true, "description", "What the alert is about. speeding: `{speed, threshold_kmh, latitude, longitude, timestamp}` of the point; "+
 				"geofence_enter / geofence_exit: `{geofence_id, geofence_name, latitude, longitude, timestamp}` of the first point inside (outside); "+
 				"vehicle_offline: `{last_reported_at, after_minutes, latitude, longitude}`; maintenance alerts: `{schedule_id, schedule_name, next_due_date, next_due_odometer_km, last_service_date}`; "+
+				"alarm: `{alarm, device_id, at, latitude, longitude}`; ignition_on: `{at, latitude, longitude, device_id}` with `local_time` and `tz` when the rule has working hours; "+
+				"idling: `{idling_since, minutes, after_minutes, at, latitude, longitude}`; fuel_drop: `{from, to, unit, drop, at, latitude, longitude}`; "+
+				"harsh_driving: `{type, source (device or derived), at, latitude, longitude}` with `device_id`, or with `g, threshold_g, speed_from, speed_to, seconds` when derived; "+
+				"power_cut: `{device_id, at, latitude, longitude, power_v}`; "+
 				"custom: what the client sent."))
 	})
 	comp[fleetwire.AlertInput](g, "AlertInput", input, func(s *shape) {

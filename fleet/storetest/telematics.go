@@ -108,3 +108,24 @@ func testVehicleTelemetry(t *testing.T, s fleet.Store) {
 	is.Equal(got.TelemetryAt, nil)
 	is.True(got.Telemetry.IsZero())
 }
+
+// testVehicleLastAttributes: the attributes of the vehicle's latest point
+// are kept with it.
+func testVehicleLastAttributes(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	v := MustVehicle(t, s, a.ID, "v")
+	v.LastLocation = &fleet.Position{Latitude: 1, Longitude: 2, Timestamp: T0}
+	v.LastAttributes = TypicalAttributes(3)
+	for range 2 { // twice: a cached row too
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateVehicle(v) }))
+		var got fleet.Vehicle
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
+		is.Equal(got.LastAttributes, TypicalAttributes(3))
+	}
+	v.LastAttributes = nil
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateVehicle(v) }))
+	var got fleet.Vehicle
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
+	is.Equal(len(got.LastAttributes), 0)
+}

@@ -53,6 +53,7 @@
       box.appendChild(list);
       now.bindPopup(box);
       window.fleetDay.attributes = p.attributes.length;
+      window.fleetDay.position = now;
     }
     if (!bounds.length) bounds.push([p.lat, p.lon]);
   }
