@@ -225,6 +225,25 @@ func TestGeofencesAndRulesOfTheirAccountOnly(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// A manager runs geofences and rules as an admin does: offered the forms,
+// and their changes go through.
+func TestManagerSetsGeofencesAndRules(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	m := e.manager(t)
+	base := e.srv.URL
+	r := do(t, m, "GET", base+"/geofences", nil)
+	is.True(strings.Contains(r.body, `id="fence-form"`))
+	r = follow(t, m, base, do(t, m, "POST", base+"/geofences", url.Values{"name": {"Depot"}, "shape": {"circle"}, "lat": {"52.52"}, "lon": {"13.405"}, "radius_m": {"250"}}))
+	is.True(strings.Contains(r.body, "Depot is added."))
+	gs := e.geofences(t, e.accA)
+	is.Equal(len(gs), 1)
+	r = follow(t, m, base, do(t, m, "POST", base+"/rules", url.Values{"type": {"geofence_enter"}, "severity": {"info"}, "geofence_id": {gs[0].ID}, "enabled": {"1"}}))
+	is.True(strings.Contains(html.UnescapeString(r.body), "The rule “Enters a geofence Depot” is added."))
+	is.True(strings.Contains(r.body, ">Disable</button>"))
+	is.Equal(len(e.alertRules(t, e.accA)), 1)
+}
+
 // An admin sets rules of every type fleet offers, each with its fields;
 // changes one, disables and enables it, and deletes it after a question
 // that names it.
