@@ -7,7 +7,10 @@
 // manage their drivers and who drives which vehicle, work
 // through alerts, manage webhook endpoints, follow the fleet on a live map
 // and share a vehicle's live location with a link; and the public page such
-// a link opens, with no sign-in (share.go).
+// a link opens, with no sign-in (share.go). Geofences are drawn on a map or
+// typed (geofences.go), alert rules of every type are set with their
+// fields (rules.go), and a vehicle's day is replayed on the map from a
+// compact encoding of its reports (replay.go).
 //
 // It is an adapter beside fleethttp over the same fleet.Service (it takes
 // only fleethttp's table of error code to HTTP status, so a page fails with
@@ -199,10 +202,17 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice",
+		"geofences", "geofence", "deletegeofence", "rules", "rule", "deleterule", "replay"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
+		}
+		if name == "geofences" || name == "geofence" {
+			files = append(files, "templates/fenceform.html") // the geofence's form, shared
+		}
+		if name == "rules" || name == "rule" {
+			files = append(files, "templates/ruleform.html") // the rule's form, shared
 		}
 		if name == "device" || name == "deviceform" || name == "registerdevice" {
 			files = append(files, "templates/connect.html") // what to type into a tracker, shared
@@ -276,6 +286,22 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/resolve", h.auth(h.moveAlert(fleet.AlertResolved)))
+	h.mux.HandleFunc("GET /geofences", h.auth(h.geofencesPage))
+	h.mux.HandleFunc("POST /geofences", h.auth(h.addGeofence))
+	h.mux.HandleFunc("GET /geofences/{geofence_id}", h.auth(h.geofencePage))
+	h.mux.HandleFunc("POST /geofences/{geofence_id}", h.auth(h.saveGeofence))
+	h.mux.HandleFunc("GET /geofences/{geofence_id}/delete", h.auth(h.deleteGeofencePage))
+	h.mux.HandleFunc("POST /geofences/{geofence_id}/delete", h.auth(h.deleteGeofence))
+	h.mux.HandleFunc("GET /rules", h.auth(h.rulesPage))
+	h.mux.HandleFunc("POST /rules", h.auth(h.addAlertRule))
+	h.mux.HandleFunc("GET /rules/{rule_id}", h.auth(h.rulePage))
+	h.mux.HandleFunc("POST /rules/{rule_id}", h.auth(h.saveAlertRule))
+	h.mux.HandleFunc("POST /rules/{rule_id}/enable", h.auth(h.enableAlertRule(true)))
+	h.mux.HandleFunc("POST /rules/{rule_id}/disable", h.auth(h.enableAlertRule(false)))
+	h.mux.HandleFunc("GET /rules/{rule_id}/delete", h.auth(h.deleteAlertRulePage))
+	h.mux.HandleFunc("POST /rules/{rule_id}/delete", h.auth(h.deleteAlertRule))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/replay", h.auth(h.replayPage))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/replay/data", h.auth(h.replayData))
 	h.mux.HandleFunc("GET /webhooks", h.auth(h.webhooksPage))
 	h.mux.HandleFunc("POST /webhooks", h.auth(h.addWebhook))
 	h.mux.HandleFunc("POST /webhooks/{webhook_id}/test", h.auth(h.testWebhook))
@@ -522,6 +548,11 @@ var fieldLabels = map[string]string{
 	"year": "Year", "vin": "VIN", "license_plate": "Licence plate", "make": "Make", "model": "Model", "tags": "Tags",
 	"user_id": "Send to", "digest_minutes": "Digest window", "alert_types": "Alert types", "vehicle_ids": "Vehicles",
 	"quiet_hours.tz": "Quiet hours' time zone", "quiet_hours.from": "Quiet hours' start", "quiet_hours.to": "Quiet hours' end",
+	"threshold_kmh": "Speed limit", "after_minutes": "Silent for", "geofence_id": "Geofence", "severity": "Severity", "type": "Alert when",
+	"idle_minutes": "Idle for", "alarms": "Alarms", "types": "Harsh events", "threshold_percent": "Drop", "threshold_l": "Litres",
+	"threshold_g": "Speed change", "threshold_v": "Power back above", "outside_hours": "Working hours", "outside_hours.tz": "Working hours' time zone",
+	"outside_hours.days": "Working days", "outside_hours.from": "Working hours' start", "outside_hours.to": "Working hours' end",
+	"centre": "Centre", "corners": "Corners", "radius_m": "Radius", "shape": "Shape",
 	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",
 }
 

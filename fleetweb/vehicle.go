@@ -92,6 +92,7 @@ type vehicleData struct {
 
 	Day, DayLabel, Zone        string
 	PrevDay, NextDay, TodayURL string // "" where there is none
+	ReplayURL                  string // the day's replay
 	Today                      bool
 	Trips                      []tripRow
 	MoreTrips                  bool
@@ -281,6 +282,7 @@ func (h *Handler) vehicleDay(ctx context.Context, p fleet.Principal, vehicleID s
 		}
 		return "/vehicles/" + vehicleID + "?" + q.Encode()
 	}
+	d.ReplayURL = strings.Replace(at(day), "?", "/replay?", 1)
 	reach := p.Account.Plan.Limits().HistoryReach
 	d.Reach = int(reach / (24 * time.Hour))
 	d.BeyondReach = end.Before(now.Add(-reach))
