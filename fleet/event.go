@@ -24,6 +24,11 @@ const (
 	EventTripStarted            = "trip.started"
 	EventTripCompleted          = "trip.completed"
 	EventVehicleDriverChanged   = "vehicle.driver_changed"
+	EventCommandQueued          = "command.queued"
+	EventCommandSent            = "command.sent"
+	EventCommandDelivered       = "command.delivered"
+	EventCommandFailed          = "command.failed"
+	EventCommandExpired         = "command.expired"
 )
 
 // EventTypes lists every event type.
@@ -33,6 +38,7 @@ var eventTypes = []string{
 	EventMaintenanceDueSoon, EventMaintenanceOverdue,
 	EventAlertCreated, EventAlertAcknowledged, EventAlertResolved, EventWebhookTest,
 	EventTripStarted, EventTripCompleted, EventVehicleDriverChanged,
+	EventCommandQueued, EventCommandSent, EventCommandDelivered, EventCommandFailed, EventCommandExpired,
 }
 
 // EventTypes lists every event type.
@@ -98,6 +104,8 @@ func EventData(typ string) any {
 		return Trip{}
 	case EventVehicleDriverChanged:
 		return DriverChange{}
+	case EventCommandQueued, EventCommandSent, EventCommandDelivered, EventCommandFailed, EventCommandExpired:
+		return Command{}
 	}
 	return nil
 }
