@@ -63,6 +63,9 @@ var commandMoves = map[CommandStatus][]CommandStatus{
 	CommandSent:   {CommandDelivered, CommandFailed, CommandQueued},
 }
 
+// CommandMoves returns the statuses a command in status from may move to.
+func CommandMoves(from CommandStatus) []CommandStatus { return slices.Clone(commandMoves[from]) }
+
 // CanMove reports whether a command may move from st to to.
 func (st CommandStatus) CanMove(to CommandStatus) bool { return slices.Contains(commandMoves[st], to) }
 
@@ -108,33 +111,33 @@ type ProtocolCommands struct {
 // Command is a command to a device. Optional fields are nil or "" when
 // unset (null on the wire).
 type Command struct {
-	ID        string
-	AccountID string
-	DeviceID  string
-	Type      string
+	ID        string `json:"command_id"`
+	AccountID string `json:"-"`
+	DeviceID  string `json:"device_id"`
+	Type      string `json:"type"`
 	// Seconds is set_interval's interval; Index and On output's number
 	// and state.
-	Seconds *int
-	Index   *int
-	On      *bool
+	Seconds *int  `json:"seconds"`
+	Index   *int  `json:"index"`
+	On      *bool `json:"on"`
 	// Text or Hex (hex digits, lower case) is custom's payload.
-	Text string
-	Hex  string
+	Text string `json:"text"`
+	Hex  string `json:"hex"`
 	// Force sends an engine_stop whatever the vehicle's speed.
-	Force  bool
-	Status CommandStatus
+	Force  bool          `json:"force"`
+	Status CommandStatus `json:"status"`
 	// Result is the device's answer, when it sent one; Error why the
-	// command is held, failed or expired.
-	Result    string
-	Error     string
-	CreatedBy string
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	SentAt    *time.Time
+	// command is held, failed, expired or cancelled.
+	Result    string     `json:"result"`
+	Error     string     `json:"error"`
+	CreatedBy string     `json:"created_by"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	CreatedAt time.Time  `json:"created_at"`
+	SentAt    *time.Time `json:"sent_at"`
 	// DeliveredAt is when the device acknowledged it.
-	DeliveredAt *time.Time
+	DeliveredAt *time.Time `json:"delivered_at"`
 	// FinishedAt is when it failed, expired or was cancelled.
-	FinishedAt *time.Time
+	FinishedAt *time.Time `json:"-"`
 }
 
 // Clone returns a copy of c that shares no memory with it.
@@ -153,18 +156,18 @@ func (c Command) Bytes() []byte {
 // IsEngine reports whether the command is an engine stop or resume.
 func (c Command) IsEngine() bool { return c.Type == CommandEngineStop || c.Type == CommandEngineResume }
 
-// MarshalJSON writes the command as the API shows it: the members of its
-// type, and null for what is unset.
+// MarshalJSON writes the command as the API shows it: null for what is
+// unset (the members of other types, no result, no error).
 func (c Command) MarshalJSON() ([]byte, error) {
 	type out struct {
 		ID          string        `json:"command_id"`
 		DeviceID    string        `json:"device_id"`
 		Type        string        `json:"type"`
-		Seconds     *int          `json:"seconds,omitempty"`
-		Index       *int          `json:"index,omitempty"`
-		On          *bool         `json:"on,omitempty"`
-		Text        *string       `json:"text,omitempty"`
-		Hex         *string       `json:"hex,omitempty"`
+		Seconds     *int          `json:"seconds"`
+		Index       *int          `json:"index"`
+		On          *bool         `json:"on"`
+		Text        *string       `json:"text"`
+		Hex         *string       `json:"hex"`
 		Force       bool          `json:"force"`
 		Status      CommandStatus `json:"status"`
 		Result      *string       `json:"result"`

@@ -311,6 +311,7 @@ func registerComponents(g *generator) {
 	registerWebhookComponents(g)
 	registerTripComponents(g)
 	registerDeviceComponents(g)
+	registerCommandComponents(g)
 	registerDriverComponents(g)
 	registerShareLinkComponents(g)
 	registerNotifyComponents(g)
