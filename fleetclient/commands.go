@@ -18,7 +18,9 @@ func commandQuery(f fleet.CommandFilter) url.Values {
 	return v
 }
 
-func deviceCommandsPath(deviceID string) string { return "/devices/" + url.PathEscape(deviceID) + "/commands" }
+func deviceCommandsPath(deviceID string) string {
+	return "/devices/" + url.PathEscape(deviceID) + "/commands"
+}
 
 // Commands walks the commands of a device that f selects, newest first.
 func (c *Client) Commands(ctx context.Context, deviceID string, f fleet.CommandFilter) iter.Seq2[fleet.Command, error] {
