@@ -57,6 +57,13 @@ type Options struct {
 	// serves devices fills it from its encoders; a protocol missing here
 	// is not checked (its encoder decides at delivery).
 	Protocols map[string]ProtocolCommands
+	// CheckCommand, when set, judges a command for the protocol its device
+	// last spoke, as that protocol's encoder would when it is sent: it
+	// returns the member at fault and why ("", "" when the protocol
+	// carries the command as given), which CreateCommand refuses as a
+	// validation_error. A program that serves devices sets it from its
+	// encoders (fleetdevice.CommandCheck).
+	CheckCommand func(protocol string, c ClaimedCommand) (field, problem string)
 }
 
 // The brake on requests without a valid key (Options.AddressLimit).

@@ -143,6 +143,13 @@ func (s *Service) CreateCommand(ctx context.Context, p Principal, deviceID strin
 		if err != nil {
 			return err
 		}
+		if check := s.opts.CheckCommand; check != nil && pc != nil {
+			if field, problem := check(d.Protocol, c.claimed()); field != "" {
+				var val Validator
+				val.Add(field, "%s (%s)", problem, d.Protocol)
+				return val.Err()
+			}
+		}
 		c.ID, c.AccountID, c.DeviceID, c.CreatedBy, c.CreatedAt = NewID(PrefixCommand), d.AccountID, d.ID, p.Key.ID, now
 		queued, err := tx.DeviceCommands(d.AccountID, d.ID, CommandQueued, MaxQueuedCommands+1)
 		if err != nil {
@@ -252,11 +259,35 @@ type commandWaiters struct {
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]struct{}
 	pending map[string]uint64
+	// following is closed once the service follows the store's
+	// CommandFeed.
+	following chan struct{}
+	followed  bool
 }
 
 func (w *commandWaiters) init() {
 	w.waiters = map[string]map[chan struct{}]struct{}{}
 	w.pending = map[string]uint64{}
+	w.following = make(chan struct{})
+}
+
+// wakeAll wakes every waiter, and marks the service as following.
+func (w *commandWaiters) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.followed {
+		w.followed = true
+		close(w.following)
+	}
+	for id, m := range w.waiters {
+		w.pending[id]++
+		for ch := range m {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // maxPendingDevices bounds the devices marked pending; past it the marks
@@ -578,8 +609,10 @@ func (j Jobs) ExpireCommands(ctx context.Context) (int, error) {
 
 // FollowCommands wakes this service's listeners with the commands every
 // server announces through the store's CommandFeed (sqlstore on PostgreSQL),
-// until ctx ends, following again a second after the feed fails. Run calls
-// it; it returns at once when the store is no CommandFeed.
+// until ctx ends, following again a second after the feed fails: each
+// time it starts following, every listener claims, for what may have been
+// announced meanwhile. Run calls it; it returns at once when the store is
+// no CommandFeed. FollowingCommands is closed once it first follows.
 func (j Jobs) FollowCommands(ctx context.Context) {
 	s := j.s
 	feed, ok := s.store.(CommandFeed)
@@ -595,6 +628,12 @@ func (j Jobs) FollowCommands(ctx context.Context) {
 		case <-retry.C:
 		}
 		err := feed.FollowCommands(ctx, func(ids []string) {
+			if len(ids) == 0 {
+				// Following (again): what was announced before may
+				// have been missed, so every waiter claims.
+				s.cmds.wakeAll()
+				return
+			}
 			for _, id := range ids {
 				s.cmds.wake(id)
 			}
@@ -606,6 +645,10 @@ func (j Jobs) FollowCommands(ctx context.Context) {
 		retry.Reset(time.Second)
 	}
 }
+
+// FollowingCommands returns a channel closed once FollowCommands first
+// follows the store's announcements.
+func (j Jobs) FollowingCommands() <-chan struct{} { return j.s.cmds.following }
 
 // CommandWatchers is how many device connections wait for commands on this
 // service.

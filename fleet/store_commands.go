@@ -49,8 +49,10 @@ type CommandStore interface {
 // command CreateCommand stores once its transaction commits, and
 // FollowCommands calls wake, from one goroutine, with the device ids every
 // server announces, until ctx ends (it returns ctx's error, or why it could
-// not go on). A lost announcement delays a command until the device's next
-// message or login, or the next poll (see Jobs.FollowCommands).
+// not go on): first once with none, as soon as it follows the
+// announcements (what was announced before may have been missed). An
+// announcement lost while no server followed delays a command until its
+// device's next login (see Jobs.FollowCommands).
 type CommandFeed interface {
 	FollowCommands(ctx context.Context, wake func(deviceIDs []string)) error
 }

@@ -212,6 +212,7 @@ func (s *Store) FollowCommands(ctx context.Context, wake func(deviceIDs []string
 	if _, err := conn.Exec(ctx, "LISTEN "+commandChannel); err != nil {
 		return fmt.Errorf("sqlstore: command feed: %w", err)
 	}
+	wake(nil) // following from now on
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if ctx.Err() != nil {
