@@ -51,7 +51,10 @@ type Command struct {
 	// protocol's factory default.
 	Password string
 	// Seq numbers the commands a connection writes, for protocols whose
-	// frames carry a serial number or a server flag that the answer echoes.
+	// frames carry a serial number or a server flag that the answer echoes
+	// (Message.ResultSeq): GT06 echoes all 32 bits, Queclink the low 16
+	// (its serial number, 4 hex digits). Number them from 1, so that an
+	// echoed 0 is no command of the connection.
 	Seq uint32
 }
 
