@@ -653,3 +653,66 @@ func (j Jobs) FollowingCommands() <-chan struct{} { return j.s.cmds.following }
 // CommandWatchers is how many device connections wait for commands on this
 // service.
 func (j Jobs) CommandWatchers() int { return j.s.cmds.count() }
+
+// OperatorKeyID is the created_by of the commands the operator sends
+// (Operator.SendCommand).
+const OperatorKeyID = "operator"
+
+// operatorDevice returns the device with the identifier and a principal
+// acting for its account, with every permission, as the operator.
+func (o Operator) operatorDevice(ctx context.Context, identifier string) (Device, Principal, error) {
+	s := o.s
+	var d Device
+	var a Account
+	err := s.view(ctx, func(tx Tx) (err error) {
+		d, err = tx.DeviceByIdentifier(identifier)
+		if ErrorCode(err) == CodeNotFound {
+			return Errorf(CodeNotFound, "No device with identifier %q is registered.", printable(identifier, 2*MaxIdentifier))
+		}
+		if err != nil {
+			return err
+		}
+		a, err = tx.Account(d.AccountID)
+		return err
+	})
+	if err != nil {
+		return Device{}, Principal{}, err
+	}
+	p := SystemPrincipal(a)
+	p.Key.ID = OperatorKeyID
+	return d, p, nil
+}
+
+// SendCommand queues a command to the device with the identifier, of
+// whichever account, as CreateCommand does (the same rules), recorded as
+// the operator's (created_by "operator").
+func (o Operator) SendCommand(ctx context.Context, identifier string, in CommandInput) (Command, error) {
+	d, p, err := o.operatorDevice(ctx, identifier)
+	if err != nil {
+		return Command{}, err
+	}
+	return o.s.CreateCommand(ctx, p, d.ID, in)
+}
+
+// DeviceCommands lists the commands of the device with the identifier,
+// newest first, as ListCommands does.
+func (o Operator) DeviceCommands(ctx context.Context, identifier string, f CommandFilter, q ListQuery) (List[Command], error) {
+	d, p, err := o.operatorDevice(ctx, identifier)
+	if err != nil {
+		return List[Command]{}, err
+	}
+	return o.s.ListCommands(ctx, p, d.ID, f, q)
+}
+
+// CancelCommand cancels a queued command of the device with the
+// identifier, as CancelCommand does.
+func (o Operator) CancelCommand(ctx context.Context, identifier, id string) (Command, error) {
+	d, p, err := o.operatorDevice(ctx, identifier)
+	if err != nil {
+		return Command{}, err
+	}
+	if c, err := o.s.Command(ctx, p, id); err != nil || c.DeviceID != d.ID {
+		return Command{}, notFoundCommand(id)
+	}
+	return o.s.CancelCommand(ctx, p, id)
+}
