@@ -29,7 +29,7 @@ var deliveryT0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 // commandRig is a service with a device registered and attached to a
 // vehicle, and device listeners over its device edge.
 type commandRig struct {
-	t     *testing.T
+	t     testing.TB
 	svc   *fleet.Service
 	clock *testclock.Clock
 	p     fleet.Principal
@@ -37,7 +37,7 @@ type commandRig struct {
 	srv   *fleetdevice.Server
 }
 
-func newCommandRig(t *testing.T, store fleet.Store, identifier string) *commandRig {
+func newCommandRig(t testing.TB, store fleet.Store, identifier string) *commandRig {
 	t.Helper()
 	clock := testclock.New(deliveryT0)
 	protocols := map[string]fleet.ProtocolCommands{}
@@ -45,7 +45,8 @@ func newCommandRig(t *testing.T, store fleet.Store, identifier string) *commandR
 		protocols[name] = fleet.ProtocolCommands{Types: cs.Types, MaxText: cs.MaxText}
 	}
 	svc := fleet.NewService(store, fleet.Options{Now: clock.Now, Protocols: protocols, CheckCommand: fleetdevice.CommandCheck})
-	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	// Enterprise: room for the benchmarks' 10,000 devices.
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanEnterprise})
 	if err != nil {
 		t.Fatal(err)
 	}
