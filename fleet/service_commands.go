@@ -716,3 +716,8 @@ func (o Operator) CancelCommand(ctx context.Context, identifier, id string) (Com
 	}
 	return o.s.CancelCommand(ctx, p, id)
 }
+
+// CommandProtocols returns what each device protocol can carry, as the
+// service was told (Options.Protocols), for a client that offers only
+// those types.
+func (s *Service) CommandProtocols() map[string]ProtocolCommands { return s.opts.Protocols }
