@@ -404,7 +404,7 @@ const maxClaim = 16
 // engine_stop while the device's latest report shows EngineStopMaxSpeed or
 // more (unless forced), recording why in its error. Two servers claiming
 // at once take each command once. An identifier no device has claims
-// nothing.
+// nothing; a device with nothing queued costs a read, no write.
 func (e DeviceEdge) ClaimCommands(ctx context.Context, identifier string) (Claim, error) {
 	s := e.s
 	r, err := s.route(ctx, identifier, false)
@@ -413,6 +413,20 @@ func (e DeviceEdge) ClaimCommands(ctx context.Context, identifier string) (Claim
 	}
 	gen := s.cmds.mark(r.deviceID)
 	now := s.Now()
+	// Most claims (a login, a wake for another's command) find nothing:
+	// a read, not a write, tells.
+	var first []Command
+	err = s.view(ctx, func(tx Tx) (err error) {
+		first, err = tx.DeviceCommands(r.as.Account.ID, r.deviceID, CommandQueued, 1)
+		return err
+	})
+	if err != nil {
+		return Claim{}, err
+	}
+	if len(first) == 0 {
+		s.cmds.settle(r.deviceID, gen)
+		return Claim{}, nil
+	}
 	var cl Claim
 	err = s.update(ctx, func(tx Tx) error {
 		cl = Claim{}
