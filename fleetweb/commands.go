@@ -12,7 +12,7 @@ import (
 // A vehicle's commands, on /vehicles/{vehicle_id}/commands ("Commands…" on
 // the vehicle's page): each of its devices with its latest commands (type,
 // status, when, who, the device's answer or why not), and, for a person
-// whose role may send commands (devices:command: an admin), a form per
+// whose role may send commands (devices:command: an admin or a manager), a form per
 // device. Engine stop and resume go through a confirmation page that names
 // the vehicle and says what happens while it moves. A viewer sees the
 // commands and no controls.

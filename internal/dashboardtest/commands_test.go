@@ -64,6 +64,6 @@ func TestCommandsInBrowser(t *testing.T) {
 		viewer.run("open the truck's commands", chromedp.Navigate(viewer.base+"/vehicles/"+w.vehicle.ID+"/commands"), waitText("engine stop"))
 		text = viewer.text()
 		is.True(!strings.Contains(text, "Stop engine…") && !strings.Contains(text, "Send"))
-		is.True(strings.Contains(text, "Your role is viewer: an admin sends commands."))
+		is.True(strings.Contains(text, "Your role is viewer: an admin or a manager sends commands."))
 	})
 }
