@@ -38,6 +38,8 @@ var eventTypes = []string{
 	EventMaintenanceDueSoon, EventMaintenanceOverdue,
 	EventAlertCreated, EventAlertAcknowledged, EventAlertResolved, EventWebhookTest,
 	EventTripStarted, EventTripCompleted, EventVehicleDriverChanged,
+	EventVehicleIgnitionOn, EventVehicleIgnitionOff, EventDeviceAlarm, EventVehicleFuelDrop, EventVehicleRefuel,
+	EventVehicleIdlingStarted, EventVehicleIdlingEnded,
 	EventCommandQueued, EventCommandSent, EventCommandDelivered, EventCommandFailed, EventCommandExpired,
 }
 
@@ -104,6 +106,14 @@ func EventData(typ string) any {
 		return Trip{}
 	case EventVehicleDriverChanged:
 		return DriverChange{}
+	case EventVehicleIgnitionOn, EventVehicleIgnitionOff:
+		return IgnitionChange{}
+	case EventDeviceAlarm:
+		return DeviceAlarm{}
+	case EventVehicleFuelDrop, EventVehicleRefuel:
+		return FuelChange{}
+	case EventVehicleIdlingStarted, EventVehicleIdlingEnded:
+		return IdlingChange{}
 	case EventCommandQueued, EventCommandSent, EventCommandDelivered, EventCommandFailed, EventCommandExpired:
 		return Command{}
 	}

@@ -16,6 +16,9 @@ type Point struct {
 	Speed      *float64  `json:"speed"`
 	Heading    *float64  `json:"heading"`
 	OdometerKm *float64  `json:"odometer_km"`
+	// Attributes are what the report said besides its position (API.md
+	// §14), in name order; omitted when none.
+	Attributes Attributes `json:"attributes,omitempty"`
 }
 
 // NoCoordinate is a coordinate that was not given: a Point with it as its
@@ -67,6 +70,7 @@ func (p *Point) validate(v *Validator, now time.Time) {
 	if p.OdometerKm != nil {
 		v.Check(*p.OdometerKm >= 0 && *p.OdometerKm < 1e8, "odometer_km", "must be between 0 and 100000000")
 	}
+	p.Attributes.validate(v)
 }
 
 // IngestResult is the answer to a location batch.
@@ -84,6 +88,8 @@ type LocationRecord struct {
 	Status    VehicleStatus `json:"status"`
 	Speed     *float64      `json:"speed"`
 	Heading   *float64      `json:"heading"`
+	// Attributes are the latest report's (API.md §14); omitted when none.
+	Attributes Attributes `json:"attributes,omitempty"`
 }
 
 // RecordPoint is the location object of a LocationRecord.
@@ -100,7 +106,37 @@ func (v *Vehicle) Record() (LocationRecord, bool) {
 		return LocationRecord{}, false
 	}
 	return LocationRecord{
-		VehicleID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed, Heading: v.LastLocation.Heading,
+		VehicleID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed, Heading: v.LastLocation.Heading, Attributes: v.LastAttributes,
 		Location: RecordPoint{Latitude: v.LastLocation.Latitude, Longitude: v.LastLocation.Longitude, Timestamp: v.LastLocation.Timestamp},
 	}, true
+}
+
+// AppendJSON appends the point as JSON to b, byte for byte as
+// encoding/json writes it, without reflection or the re-reading of a
+// Marshaler's output: what a page of history is written with.
+func (p *Point) AppendJSON(b []byte) []byte {
+	b = append(b, `{"latitude":`...)
+	b = appendJSONNumber(b, p.Latitude)
+	b = append(b, `,"longitude":`...)
+	b = appendJSONNumber(b, p.Longitude)
+	b = append(b, `,"timestamp":"`...)
+	b = p.Timestamp.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","speed":`...)
+	b = appendJSONOptional(b, p.Speed)
+	b = append(b, `,"heading":`...)
+	b = appendJSONOptional(b, p.Heading)
+	b = append(b, `,"odometer_km":`...)
+	b = appendJSONOptional(b, p.OdometerKm)
+	if len(p.Attributes) > 0 {
+		b = append(b, `,"attributes":`...)
+		b = p.Attributes.AppendJSON(b)
+	}
+	return append(b, '}')
+}
+
+func appendJSONOptional(b []byte, f *float64) []byte {
+	if f == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONNumber(b, *f)
 }

@@ -46,7 +46,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, st *state) bool 
 		writeError(w, h.log, st.requestID, err)
 		return false
 	}
-	setQuotaHeaders(w.Header(), q, h.svc.Now())
+	setQuotaHeaders(w.Header(), &st.quotaHdr, q, h.svc.Now())
 	if !q.Allowed {
 		h.tooMany(w, st, q, "Too many requests without a valid API key from this address; retry after %d seconds.")
 		return false
@@ -64,7 +64,7 @@ func (h *Handler) admitKey(w http.ResponseWriter, r *http.Request, st *state, p 
 		return false
 	}
 	st.principal, st.authed = p, true
-	setQuotaHeaders(w.Header(), q, h.svc.Now())
+	setQuotaHeaders(w.Header(), &st.quotaHdr, q, h.svc.Now())
 	if !q.Allowed {
 		h.tooMany(w, st, q, "Rate limit exceeded. Retry after %d seconds.")
 		return false
@@ -91,14 +91,35 @@ func bearer(header string) (string, bool) {
 
 // setQuotaHeaders writes the rate-limit headers, spelled exactly as the
 // contract writes them (so they are set on the map, not canonicalised).
-func setQuotaHeaders(hd http.Header, q fleet.Quota, now time.Time) {
-	limit := strconv.Itoa(q.Limit)
-	remaining := strconv.Itoa(q.Remaining)
-	// One backing array for the six values (one allocation, not six).
-	v := make([]string, 6)
-	v[0], v[1], v[2], v[3] = limit, remaining, strconv.Itoa(q.Used), strconv.FormatInt(q.ResetUnix(), 10)
-	v[4] = `"hourly";q=` + limit + ";w=3600"
-	v[5] = `"hourly";r=` + remaining + ";t=" + strconv.Itoa(q.SecondsToReset(now))
+func setQuotaHeaders(hd http.Header, backing *[6]string, q fleet.Quota, now time.Time) {
+	// The six values are written into one buffer and cut from one
+	// string, held in the request's own array: one allocation.
+	var buf [192]byte
+	b := buf[:0]
+	var ends [6]int
+	b = strconv.AppendInt(b, int64(q.Limit), 10)
+	ends[0] = len(b)
+	b = strconv.AppendInt(b, int64(q.Remaining), 10)
+	ends[1] = len(b)
+	b = strconv.AppendInt(b, int64(q.Used), 10)
+	ends[2] = len(b)
+	b = strconv.AppendInt(b, q.ResetUnix(), 10)
+	ends[3] = len(b)
+	b = append(b, `"hourly";q=`...)
+	b = append(b, b[:ends[0]]...)
+	b = append(b, ";w=3600"...)
+	ends[4] = len(b)
+	b = append(b, `"hourly";r=`...)
+	b = append(b, b[ends[0]:ends[1]]...)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64(q.SecondsToReset(now)), 10)
+	ends[5] = len(b)
+	all := string(b)
+	v := backing[:]
+	start := 0
+	for i, end := range ends {
+		v[i], start = all[start:end], end
+	}
 	hd["X-RateLimit-Limit"] = v[0:1:1]
 	hd["X-RateLimit-Remaining"] = v[1:2:2]
 	hd["X-RateLimit-Used"] = v[2:3:3]

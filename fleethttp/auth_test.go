@@ -3,6 +3,7 @@ package fleethttp_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -284,4 +285,46 @@ func rawHeaderNames(t *testing.T, url, secret string) map[string]bool {
 		}
 	}
 	return names
+}
+
+// A request is admitted once, before it is answered, whoever answers it: a
+// route, the answer of a path no route has (404, 405), a path that is not
+// canonical, or a request URI the mux answers itself. Without a key each is
+// a 401; with one, each takes exactly one request from the allowance.
+func TestEveryRequestIsAdmittedOnce(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, secret := e.account(fleet.PlanPro)
+	cases := []struct {
+		method, target string
+		status         int
+	}{
+		{"GET", "/v1/account", http.StatusOK},
+		{"GET", "/v1/no-such-thing", http.StatusNotFound},
+		{"DELETE", "/v1/account", http.StatusMethodNotAllowed},
+		{"GET", "/v1/./account", http.StatusNotFound},
+		{"GET", "/v1//account", http.StatusNotFound},
+		{"GET", "*", http.StatusBadRequest},
+	}
+	used := 0
+	usedHeader := "X-RateLimit-Used" // spelled as the contract spells it, not canonical: read from the map as set
+	for _, c := range cases {
+		for _, key := range []string{"", secret} {
+			req := httptest.NewRequest(c.method, "/", nil)
+			req.RequestURI, req.URL.Path = c.target, c.target
+			req.RemoteAddr = "127.0.0.1:40000"
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			w := httptest.NewRecorder()
+			e.h.ServeHTTP(w, req)
+			if key == "" {
+				is.Equal(w.Code, http.StatusUnauthorized) // no key: nothing else is said
+				continue
+			}
+			used++
+			is.Equal(w.Code, c.status)
+			is.Equal(w.Header()[usedHeader], []string{strconv.Itoa(used)}) // charged once
+		}
+	}
 }

@@ -85,49 +85,15 @@ func (s *batchScanner) null() bool {
 // num reads a number in JSON's grammar.
 func (s *batchScanner) num() (float64, bool) {
 	s.ws()
-	b, i := s.b, s.i
-	start := i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
+	end, ok := numberEnd(s.b, s.i)
+	if !ok {
 		return 0, false
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return 0, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return 0, false
-		}
-	}
-	f, err := strconv.ParseFloat(string(b[start:i]), 64)
+	f, err := strconv.ParseFloat(string(s.b[s.i:end]), 64)
 	if err != nil {
 		return 0, false
 	}
-	s.i = i
+	s.i = end
 	return f, true
 }
 
@@ -297,6 +263,11 @@ func decodeBatch(body []byte) ([]rawPoint, error) {
 			return rps, nil
 		}
 	}
+	return decodeBatchStrict(body)
+}
+
+// decodeBatchStrict decodes a location batch with the strict decoder.
+func decodeBatchStrict(body []byte) ([]rawPoint, error) {
 	req, err := decode[fleetwire.LocationBatch](body, false)
 	if err != nil {
 		return nil, err
@@ -325,6 +296,7 @@ func decodeBatch(body []byte) ([]rawPoint, error) {
 		if p.OdometerKm != nil {
 			rp.odo, rp.hasOd = *p.OdometerKm, true
 		}
+		rp.p.Attributes = p.Attributes
 	}
 	return rps, nil
 }

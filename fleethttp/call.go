@@ -97,14 +97,27 @@ func (h *Handler) wrap(index int, rt route) http.Handler {
 		known = append(known, tokenParam)
 	}
 	validated := rt.validated()
+	// Every answer of a deprecated route says so, 401 and 429 included: a
+	// client learns it before its key works.
+	deprecation := deprecationHeaders(rt.doc)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
+		if deprecation != nil {
+			hd := w.Header()
+			for k, v := range deprecation {
+				hd[k] = v
+			}
+		}
+		if !h.admitted(w, r, st) {
+			return
+		}
 		st.route = index
 		if err := checkQuery(r.URL.RawQuery, known, repeatable); err != nil {
 			writeError(w, h.log, st.requestID, err)
 			return
 		}
-		c := &call{w: w, r: r, p: st.principal, h: h, rid: st.requestID, validated: validated}
+		c := &st.call
+		*c = call{w: w, r: r, p: st.principal, h: h, rid: st.requestID, validated: validated}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 			b, err := readBody(w, r, limit, timeout)
 			if err != nil {

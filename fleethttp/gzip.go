@@ -3,6 +3,7 @@ package fleethttp
 import (
 	"compress/gzip"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -86,12 +87,24 @@ func (g *gzipWriter) WriteHeader(code int) {
 		return
 	}
 	g.code = code
-	// An answer without a body, or one that must flow as written, is
-	// sent at once, as it is.
+	// An answer without a body, one that must flow as written, or one
+	// whose length is known to be under the threshold, is sent at once,
+	// as it is: nothing is held.
+	hd := g.Header()
 	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified ||
-		strings.HasPrefix(g.Header().Get("Content-Type"), "text/event-stream") {
+		knownSmall(hd) || strings.HasPrefix(hd.Get("Content-Type"), "text/event-stream") {
 		g.plain()
 	}
+}
+
+// knownSmall reports whether hd gives a Content-Length under GzipMinBytes.
+func knownSmall(hd http.Header) bool {
+	v := hd["Content-Length"]
+	if len(v) != 1 {
+		return false
+	}
+	n, err := strconv.Atoi(v[0])
+	return err == nil && n >= 0 && n < GzipMinBytes
 }
 
 func (g *gzipWriter) Write(b []byte) (int, error) {

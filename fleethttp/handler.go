@@ -77,14 +77,11 @@ type Handler struct {
 	// use it for routes the API does not have, such as a deprecated one).
 	extraRoutes func(*Handler) []route
 	cors        map[string]bool // allowed origins (WithCORSOrigins); nil: CORS off
-	// deprecations holds the deprecation headers of deprecated routes by
-	// mux pattern; nil when no route is deprecated.
-	deprecations map[string]http.Header
-	tokenPaths   map[string]bool // paths of the routes that take a stream token
-	corsExpose   string
-	publicURL    string   // the dashboard's address (WithPublicURL); "": the request's
-	gzip         gzipPool // compressors, reused across answers
-	openAPITag   string   // the OpenAPI document's ETag
+	tokenPaths  map[string]bool // paths of the routes that take a stream token
+	corsExpose  string
+	publicURL   string   // the dashboard's address (WithPublicURL); "": the request's
+	gzip        gzipPool // compressors, reused across answers
+	openAPITag  string   // the OpenAPI document's ETag
 }
 
 // NewHandler returns the HTTP handler of the API over svc.
@@ -108,12 +105,6 @@ func NewHandler(svc *fleet.Service, opts ...Option) *Handler {
 	h.tokenPaths = map[string]bool{}
 	for i, rt := range h.routes {
 		h.mux.Handle(rt.method+" "+rt.pattern, h.wrap(i+1, rt))
-		if hd := deprecationHeaders(rt.doc); hd != nil {
-			if h.deprecations == nil {
-				h.deprecations = map[string]http.Header{}
-			}
-			h.deprecations[rt.method+" "+rt.pattern] = hd
-		}
 		if rt.doc.tokenAuth {
 			if strings.Contains(rt.pattern, "{") || rt.method != http.MethodGet {
 				panic("fleethttp: a route that takes a stream token is a GET without wildcards: " + rt.pattern)
@@ -137,14 +128,21 @@ type state struct {
 	sw        statusWriter // one allocation for the request's bookkeeping
 	gz        gzipWriter   // compresses the answer when the client accepts gzip
 	gzipping  bool         // the answer is compressed once it reaches GzipMinBytes
+	call      call         // the route's view of the request, made by its wrapper
+	admission bool         // admit has run (and let the request in)
+	// Backing arrays of header values the request answers with, so that
+	// setting them allocates nothing more.
+	ridHdr   [1]string
+	quotaHdr [6]string
 }
 
 func stateOf(r *http.Request) *state { return r.Context().Value(ctxKey{}).(*state) }
 
 // Header values every answer carries, made once.
 var (
-	nosniff = []string{"nosniff"}
-	noStore = []string{"no-store"}
+	nosniff            = []string{"nosniff"}
+	noStore            = []string{"no-store"}
+	varyAcceptEncoding = []string{"Accept-Encoding"}
 )
 
 // ServeHTTP runs every request through: request id, recover, access log,
@@ -153,14 +151,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	st := &state{requestID: h.requestID(r)}
 	hd := w.Header()
-	hd["X-Request-Id"] = []string{st.requestID}
+	st.ridHdr[0] = st.requestID
+	hd["X-Request-Id"] = st.ridHdr[:]
 	hd[VersionHeader] = h.versionHdr
 	// API answers are for one caller: no content sniffing, no caching on
 	// the way (routes that may be cached, such as the OpenAPI document,
 	// set their own Cache-Control).
 	hd["X-Content-Type-Options"] = nosniff
 	hd["Cache-Control"] = noStore
-	addVary(hd, "Accept-Encoding") // any answer may be compressed
+	hd["Vary"] = varyAcceptEncoding // any answer may be compressed (addVary adds to it)
 	st.sw.ResponseWriter = w
 	gzipping := r.Method != http.MethodHead && acceptsGzip(r)
 	if gzipping {
@@ -223,25 +222,32 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, st *state) {
 			return
 		}
 	}
-	if h.deprecations != nil {
-		// Every answer of a deprecated route says so, 401 and 429
-		// included: a client learns it before its key works.
-		if _, pattern := h.mux.Handler(r); h.deprecations[pattern] != nil {
-			for k, v := range h.deprecations[pattern] {
-				w.Header()[k] = v
-			}
+	if p := r.URL.Path; !canonicalPath(p) || !strings.HasPrefix(p, "/") || r.Method == http.MethodConnect {
+		// What ServeMux would answer itself (a redirect to the cleaned
+		// path, which may be another resource; a request URI of "*"; a
+		// CONNECT) is admitted here, before the mux sees it.
+		if !h.admitted(w, r, st) {
+			return
+		}
+		if !canonicalPath(p) {
+			// An API answers for the path it was asked.
+			writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeNotFound, "No route %s %s.", r.Method, p))
+			return
 		}
 	}
-	if !h.admit(w, r, st) {
-		return
-	}
-	if !canonicalPath(r.URL.Path) {
-		// ServeMux would redirect to the cleaned path, which may be another
-		// resource: an API answers for the path it was asked.
-		writeError(w, h.log, st.requestID, fleet.Errorf(fleet.CodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
-		return
-	}
+	// The mux finds the route once; its wrapper (wrap) or noRoute admits
+	// the request, after setting a deprecated route's headers.
 	h.mux.ServeHTTP(w, r)
+}
+
+// admitted runs admit once for the request: a request admitted before the
+// mux is not charged again by its route.
+func (h *Handler) admitted(w http.ResponseWriter, r *http.Request, st *state) bool {
+	if st.admission {
+		return true
+	}
+	st.admission = true
+	return h.admit(w, r, st)
 }
 
 // canonicalPath reports whether p has no empty, "." or ".." segment.
@@ -258,6 +264,9 @@ func canonicalPath(p string) bool {
 // path exists under other methods, else 404.
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
+	if !h.admitted(w, r, st) {
+		return
+	}
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
 		if m == r.Method {

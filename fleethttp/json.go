@@ -42,6 +42,10 @@ func jsonMarshal(v any) ([]byte, error) { return marshalNoEscape(v) }
 // writeJSON writes v with status; it is the only place bodies are encoded.
 // JSON goes out without HTML escaping ("<API_KEY>", not "\u003cAPI_KEY\u003e"):
 // it is served as application/json with nosniff, never inside a page.
+// jsonAppender is a body that writes its own JSON, as encoding/json would
+// write it (a page of history: thousands of points).
+type jsonAppender interface{ appendJSON([]byte) []byte }
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeJSONTagged(w, nil, status, v)
 }
@@ -60,7 +64,10 @@ func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, v any) 
 	}()
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if a, ok := v.(jsonAppender); ok {
+		buf.Write(a.appendJSON(buf.AvailableBuffer()))
+		buf.WriteByte('\n')
+	} else if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString(`{"success":false,"error":{"code":"internal_error","message":"An internal error occurred."}}` + "\n")
@@ -84,7 +91,10 @@ func writeJSONTagged(w http.ResponseWriter, r *http.Request, status int, v any) 
 // every server answers the same tag for the same representation.
 func entityTag(body []byte) string {
 	sum := sha256.Sum256(body)
-	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+	var tag [2 + 24]byte // 18 bytes are 24 in base64, between quotes
+	tag[0], tag[len(tag)-1] = '"', '"'
+	base64.RawURLEncoding.Encode(tag[1:len(tag)-1], sum[:18])
+	return string(tag[:])
 }
 
 // representationTag is the ETag of the representation r is answered with:
@@ -225,156 +235,28 @@ func seconds(d time.Duration) string {
 	return d.String()
 }
 
-// decode parses a JSON object strictly into T: unknown fields, wrong types,
-// a member given twice in any object, trailing data and anything but an
-// object are invalid_request. A missing
-// body is invalid_request too, unless optional (then it reads as {}).
+// decode parses a JSON object strictly into T, in one pass (decodeStrict):
+// unknown fields, wrong types, a member given twice in any object, trailing
+// data and anything but an object are invalid_request. A missing body is
+// invalid_request too, unless optional (then it reads as {}).
 func decode[T any](body []byte, optional bool) (T, error) {
 	var v T
+	err := decodeValue(body, optional, reflect.ValueOf(&v).Elem())
+	return v, err
+}
+
+// decodeValue is decode into v, a settable value of the body's type.
+func decodeValue(body []byte, optional bool, v reflect.Value) error {
 	if body == nil {
 		if optional {
-			return v, nil
+			return nil
 		}
-		return v, fleet.Errorf(fleet.CodeInvalidRequest, "A JSON object request body is required.")
+		return fleet.Errorf(fleet.CodeInvalidRequest, "A JSON object request body is required.")
 	}
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return v, fleet.Errorf(fleet.CodeInvalidRequest, "The request body must be a JSON object.")
+		return fleet.Errorf(fleet.CodeInvalidRequest, "The request body must be a JSON object.")
 	}
-	// The keys and value types are checked first, so that the error names
-	// the whole path of what is wrong (and names are exact: "NAME" is an
-	// unknown field, though encoding/json would take it for "name").
-	var raw any
-	rd := json.NewDecoder(bytes.NewReader(body))
-	rd.UseNumber() // ranges are the typed decoder's to judge
-	if err := rd.Decode(&raw); err != nil {
-		return v, decodeError(err)
-	}
-	if err := duplicateMemberError(body); err != nil {
-		return v, err
-	}
-	if err := checkShape(raw, reflect.TypeFor[T](), ""); err != nil {
-		return v, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return v, fleet.Errorf(fleet.CodeInvalidRequest, "The request body has data after the JSON object.")
-	}
-	return v, nil
-}
-
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// checkShape checks a decoded JSON value against the Go type it is to be
-// decoded into, before the typed decoder runs, so that what is wrong is named
-// by its whole path ("locations[1].timestamp"): every key of an object names
-// a field of the struct, spelled exactly as its json tag (encoding/json
-// would match it without regard to case), and every value has the JSON type
-// its field takes. null is taken anywhere (absent, or cleared, for the
-// service to judge). Types that decode themselves check themselves, but a
-// merge patch member (fleet.Optional) is checked as its value.
-func checkShape(v any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if v == nil {
-		return nil
-	}
-	if elem, ok := optionalElem(t); ok {
-		return checkShape(v, elem, path)
-	}
-	switch {
-	case t == timeType:
-		s, ok := v.(string)
-		if !ok {
-			return wrongType(path, "an RFC 3339 timestamp (2026-11-22T10:15:30Z)")
-		}
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-			return wrongType(path, "an RFC 3339 timestamp (2026-11-22T10:15:30Z)")
-		}
-		return nil
-	case t == rawMessageType, t.Implements(unmarshalerType), reflect.PointerTo(t).Implements(unmarshalerType):
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return wrongType(path, "an object")
-		}
-		fields := jsonFields(t)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // the first problem named is the same every time
-		for _, k := range keys {
-			ft, ok := fields[k]
-			if !ok {
-				e := fleet.Errorf(fleet.CodeInvalidRequest, "Unknown or read-only field %q.", join(path, k))
-				e.Details = []fleet.FieldError{{Field: join(path, k), Message: "is not a field that can be set"}}
-				return e
-			}
-			if err := checkShape(m[k], ft, join(path, k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		a, ok := v.([]any)
-		if !ok {
-			return wrongType(path, "an array")
-		}
-		for i, x := range a {
-			if err := checkShape(x, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return wrongType(path, "an object")
-		}
-		for k, x := range m {
-			if err := checkShape(x, t.Elem(), join(path, k)); err != nil {
-				return err
-			}
-		}
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			return wrongType(path, "a string")
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			return wrongType(path, "a boolean")
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return wrongType(path, "a whole number")
-		}
-		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
-			return wrongType(path, "a whole number")
-		}
-	case reflect.Float32, reflect.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return wrongType(path, "a number")
-		}
-		if _, err := strconv.ParseFloat(string(n), t.Bits()); err != nil {
-			return wrongType(path, "a number")
-		}
-	}
-	return nil
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
+	return decodeStrict(body, v, planOf(v.Type()))
 }
 
 // wrongType is the error of a value of the wrong JSON type, naming it.
@@ -385,38 +267,6 @@ func wrongType(path, want string) error {
 	e := fleet.Errorf(fleet.CodeInvalidRequest, "Field %q must be %s.", path, want)
 	e.Details = []fleet.FieldError{{Field: path, Message: "must be " + want}}
 	return e
-}
-
-// jsonFields maps the JSON names of a struct's fields, embedded ones
-// included, to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		if !f.IsExported() && !f.Anonymous {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					out[k] = v
-				}
-				continue
-			}
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
 }
 
 func decodeError(err error) error {

@@ -114,7 +114,30 @@ func (h *Handler) history(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.list(l.Items, l.NextCursor, l.HasMore)
+	writeJSON(c.w, http.StatusOK, historyPage(l))
+	return nil
+}
+
+// historyPage is a page of history as the list envelope holds it, written
+// point by point (fleet.Point.AppendJSON) rather than by reflection.
+type historyPage fleet.List[fleet.Point]
+
+func (l historyPage) appendJSON(b []byte) []byte {
+	b = append(b, `{"success":true,"data":[`...)
+	for i := range l.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = l.Items[i].AppendJSON(b)
+	}
+	b = append(b, `],"pagination":{"next_cursor":`...)
+	if l.NextCursor == "" {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, l.NextCursor) // a cursor is URL-safe text
+	}
+	b = strconv.AppendBool(append(b, `,"has_more":`...), l.HasMore)
+	return append(b, "}}"...)
 }
 
 // heartbeatEvery is how often the stream sends a comment to keep proxies

@@ -138,6 +138,13 @@ func registerComponents(g *generator) {
 				"description", "The driver who drives the vehicle now; null when none. Read-only: assigned with `PUT /v1/vehicles/{vehicle_id}/driver`, or by a device's report carrying a driver's identifier.")).
 			with("external_id", "description", "Your own id for the vehicle, unique in the account.").
 			with("speed", "description", "km/h, from the latest report.").
+			with("odometer_km", "description", "Set by hand, by a report's `odometer_km` (never backwards by more than 1 km), or, for a vehicle whose reports carry none, advanced by the distance between its reports.").
+			with("ignition", "description", "Whether the ignition is on, from the newest report that said; null until one did.").
+			with("engine_hours", "minimum", 0, "description", "Total engine hours: a report's `engine_hours`, or advanced by the time between reports while the ignition was on; null until known.").
+			with("fuel_level", "description", "Fuel in the tank, percent, from the newest report that carried it; null until one did.").
+			with("fuel_l", "description", "Fuel in the tank, litres, from the newest report that carried it; null until one did.").
+			with("power_v", "description", "External (vehicle) power, volts, from the newest report that carried it; null until one did.").
+			with("telemetry_at", "description", "The time of the newest report the telematics state (ignition, engine hours, fuel, power) comes from; null before one.").
 			with("updated_at", "description", "Last change by a client (location reports do not move it).")
 	})
 	vehicleFields := func(s *shape) *shape {
@@ -273,12 +280,15 @@ func registerComponents(g *generator) {
 			null("description due_date assigned_to currency")
 	})
 	whole[fleet.ScheduleStatus](g, "ScheduleStatus", func() *obj {
-		return enum(fleet.ScheduleStatuses(), fmt.Sprintf("overdue: today is after next_due_date, or the odometer is past next_due_odometer_km; due_soon: next_due_date is %d days away or less, or the odometer is within %g km of next_due_odometer_km; ok otherwise. Dates are UTC days.", fleet.DueSoonDays, fleet.DueSoonKm))
+		return enum(fleet.ScheduleStatuses(), fmt.Sprintf("overdue: today is after next_due_date, or the odometer is past next_due_odometer_km, or the engine hours past next_due_engine_hours; due_soon: next_due_date is %d days away or less, or the odometer is within %g km of next_due_odometer_km, or the engine hours within %g%% of interval_engine_hours of next_due_engine_hours; ok otherwise. Dates are UTC days.", fleet.DueSoonDays, fleet.DueSoonKm, 100*fleet.DueSoonEngineHoursShare))
 	})
 	scheduleFields := func(s *shape) *shape {
 		return s.with("name", "minLength", 1, "maxLength", fleet.MaxVehicleName).
 			with("interval_days", "minimum", 1, "maximum", fleet.MaxIntervalDay).
-			with("interval_km", "exclusiveMinimum", 0, "maximum", fleet.MaxIntervalKm)
+			with("interval_km", "exclusiveMinimum", 0, "maximum", fleet.MaxIntervalKm).
+			with("interval_engine_hours", "exclusiveMinimum", 0, "maximum", fleet.MaxIntervalEngineHours,
+				"description", "Due every that many engine hours of the vehicle (its `engine_hours`: reported by its device, or counted from the time with the ignition on).").
+			with("last_service_engine_hours", "minimum", 0)
 	}
 	comp[fleet.Schedule](g, "Schedule", output, func(s *shape) {
 		scheduleFields(s).replace("schedule_id", id(fleet.PrefixSchedule)).
@@ -287,17 +297,20 @@ func registerComponents(g *generator) {
 			with("auto_create_work_order", "description", "When the schedule becomes due_soon (or overdue), open one linked work order, once per service cycle.").
 			null("next_due_date").
 			with("next_due_date", "format", "date", "description", "last_service_date + interval_days; null without interval_days.").
-			with("next_due_odometer_km", "description", "last_service_odometer_km + interval_km; null without interval_km.")
+			with("next_due_odometer_km", "description", "last_service_odometer_km + interval_km; null without interval_km.").
+			with("last_service_engine_hours", "description", "The vehicle's engine hours at the last service; null without interval_engine_hours.").
+			with("next_due_engine_hours", "description", "last_service_engine_hours + interval_engine_hours; null without interval_engine_hours.")
 	})
 	comp[fleetwire.ScheduleInput](g, "ScheduleInput", input, func(s *shape) {
-		scheduleFields(s).describe("At least one of interval_days and interval_km. `vehicle_id` must name a vehicle of the account, else 422 validation_error naming it. The computed fields (next_due_date, next_due_odometer_km, status) are read-only.").
+		scheduleFields(s).describe("At least one of interval_days, interval_km and interval_engine_hours. `vehicle_id` must name a vehicle of the account, else 422 validation_error naming it. The computed fields (next_due_date, next_due_odometer_km, status) are read-only.").
 			require("vehicle_id name").
 			with("last_service_date", "format", "date", "description", "Default: today. Not in the future.").
 			with("last_service_odometer_km", "minimum", 0, "description", "Default: the vehicle's odometer now (0 if it has none).").
-			with("auto_create_work_order", "description", "Default false.")
+			with("auto_create_work_order", "description", "Default false.").
+			with("last_service_engine_hours", "description", "With interval_engine_hours. Default: the vehicle's engine hours now (0 if unknown).")
 	})
 	comp[fleet.SchedulePatch](g, "SchedulePatch", input, func(s *shape) {
-		scheduleFields(s).describe("JSON merge patch: an absent field is unchanged, null clears it (at least one interval must remain; name, last_service_date, last_service_odometer_km and auto_create_work_order cannot be cleared). Changing last_service_date or last_service_odometer_km records a service done elsewhere and starts a new cycle; changing the intervals does not.").
+		scheduleFields(s).describe("JSON merge patch: an absent field is unchanged, null clears it (at least one interval must remain; name, last_service_date, last_service_odometer_km and auto_create_work_order cannot be cleared). Changing last_service_date, last_service_odometer_km or last_service_engine_hours records a service done elsewhere and starts a new cycle; changing the intervals does not.").
 			null("last_service_date").
 			with("last_service_date", "format", "date").
 			with("last_service_odometer_km", "minimum", 0)
@@ -313,6 +326,7 @@ func registerComponents(g *generator) {
 	registerDeviceComponents(g)
 	registerCommandComponents(g)
 	registerDriverComponents(g)
+	registerTelematicsComponents(g)
 	registerShareLinkComponents(g)
 	registerNotifyComponents(g)
 }

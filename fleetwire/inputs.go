@@ -37,6 +37,9 @@ type LocationInput struct {
 	Speed      *float64   `json:"speed"`
 	Heading    *float64   `json:"heading"`
 	OdometerKm *float64   `json:"odometer_km"`
+	// Attributes are what the report says besides its position (API.md
+	// §14): a JSON object of numbers, booleans and strings.
+	Attributes fleet.Attributes `json:"attributes,omitempty"`
 }
 
 // LocationBatch is a location batch: a vehicle's own (its points leave out
@@ -68,6 +71,9 @@ type ScheduleInput struct {
 	LastServiceDate       *string  `json:"last_service_date"`
 	LastServiceOdometerKm *float64 `json:"last_service_odometer_km"`
 	AutoCreateWorkOrder   *bool    `json:"auto_create_work_order"`
+	// By engine hours (API.md §6, §14); left out when unset.
+	IntervalEngineHours    *float64 `json:"interval_engine_hours,omitempty"`
+	LastServiceEngineHours *float64 `json:"last_service_engine_hours,omitempty"`
 }
 
 // AlertInput is the body of POST /v1/alerts, a custom alert.

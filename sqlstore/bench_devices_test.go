@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,49 +69,6 @@ func BenchmarkDeviceReportVsIngest(b *testing.B) {
 		}
 		return err
 	}
-	round := func(op func(g int) error) time.Duration {
-		clock.Set(t0.Add(time.Duration(slices.Max(seq)) * 100 * time.Millisecond))
-		var wg sync.WaitGroup
-		start := time.Now()
-		for g := range goroutines {
-			wg.Go(func() {
-				for range reportsPerRound {
-					if err := op(g); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		return time.Since(start)
-	}
-	round(api) // compiles the account's rules and routes every device
-	round(dev)
-	var tAPI, tDev time.Duration
-	var ratios []float64 // of each pair of rounds
-	n := 0
-	for b.Loop() {
-		var a, d time.Duration
-		if n%2 == 0 {
-			a = round(api)
-			d = round(dev)
-		} else {
-			d = round(dev)
-			a = round(api)
-		}
-		tAPI, tDev = tAPI+a, tDev+d
-		ratios = append(ratios, a.Seconds()/d.Seconds())
-		n++
-	}
-	ops := float64(n * goroutines * reportsPerRound)
-	b.ReportMetric(ops/tDev.Seconds(), "device-reports/s")
-	b.ReportMetric(ops/tAPI.Seconds(), "api-posts/s")
-	b.ReportMetric(tAPI.Seconds()/tDev.Seconds(), "ratio")
-	// On a machine others share, one round now and then waits for the
-	// disk far longer than the rest (a WAL checkpoint, another process's
-	// sync) and swings the totals' ratio; the median of the pairs' ratios
-	// is the one it does not move.
-	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+	pairedRounds(b, goroutines, reportsPerRound, func() { clock.Set(t0.Add(time.Duration(slices.Max(seq)) * 100 * time.Millisecond)) },
+		api, dev, "api-posts/s", "device-reports/s")
 }

@@ -45,6 +45,8 @@ func RunVehicles(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"DeleteVehicleCascades", testDeleteVehicleCascades},
 		{"VehiclesToSweep", testVehiclesToSweep},
 		{"VehiclesGoneSilent", testVehiclesGoneSilent},
+		{"VehicleTelemetryRoundTrip", testVehicleTelemetry},
+		{"VehicleLastAttributes", testVehicleLastAttributes},
 	})
 }
 
@@ -57,6 +59,7 @@ func RunLocations(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"PointsRangeAndOrder", testPointsRange},
 		{"PointsRollback", testPointsRollback},
 		{"PurgePoints", testPurgePoints},
+		{"PointAttributesRoundTrip", testPointAttributes},
 	})
 }
 
