@@ -24,6 +24,11 @@ const (
 	EventTripStarted            = "trip.started"
 	EventTripCompleted          = "trip.completed"
 	EventVehicleDriverChanged   = "vehicle.driver_changed"
+	EventCommandQueued          = "command.queued"
+	EventCommandSent            = "command.sent"
+	EventCommandDelivered       = "command.delivered"
+	EventCommandFailed          = "command.failed"
+	EventCommandExpired         = "command.expired"
 )
 
 // EventTypes lists every event type.
@@ -35,6 +40,7 @@ var eventTypes = []string{
 	EventTripStarted, EventTripCompleted, EventVehicleDriverChanged,
 	EventVehicleIgnitionOn, EventVehicleIgnitionOff, EventDeviceAlarm, EventVehicleFuelDrop, EventVehicleRefuel,
 	EventVehicleIdlingStarted, EventVehicleIdlingEnded,
+	EventCommandQueued, EventCommandSent, EventCommandDelivered, EventCommandFailed, EventCommandExpired,
 }
 
 // EventTypes lists every event type.
@@ -108,6 +114,8 @@ func EventData(typ string) any {
 		return FuelChange{}
 	case EventVehicleIdlingStarted, EventVehicleIdlingEnded:
 		return IdlingChange{}
+	case EventCommandQueued, EventCommandSent, EventCommandDelivered, EventCommandFailed, EventCommandExpired:
+		return Command{}
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ const (
 	PrefixDevice    = "dev"
 	PrefixDriver    = "drv"
 	PrefixShareLink = "shr"
+	PrefixCommand   = "cmd"
 )
 
 // idEncoding is lower-case Crockford base32: its alphabet is in ASCII order,

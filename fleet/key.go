@@ -115,8 +115,11 @@ const (
 	PermKeysWrite        Permission = "keys:write"
 	PermDevicesRead      Permission = "devices:read"
 	PermDevicesWrite     Permission = "devices:write"
-	PermDriversRead      Permission = "drivers:read"
-	PermDriversWrite     Permission = "drivers:write"
+	// PermDevicesCommand sends commands to devices (API.md §16): a
+	// permission of its own, which devices:write does not imply.
+	PermDevicesCommand Permission = "devices:command"
+	PermDriversRead    Permission = "drivers:read"
+	PermDriversWrite   Permission = "drivers:write"
 	// PermNotificationsRead and PermNotificationsWrite are the people's
 	// notification rules and report schedules (API.md §17).
 	PermNotificationsRead  Permission = "notifications:read"
@@ -128,7 +131,7 @@ var allPermissions = []Permission{
 	PermVehiclesRead, PermVehiclesWrite, PermLocationsRead, PermLocationsWrite,
 	PermMaintenanceRead, PermMaintenanceWrite, PermAlertsRead, PermAlertsWrite,
 	PermWebhooksRead, PermWebhooksWrite, PermEventsRead, PermKeysRead, PermKeysWrite,
-	PermDevicesRead, PermDevicesWrite, PermDriversRead, PermDriversWrite, PermNotificationsRead, PermNotificationsWrite,
+	PermDevicesRead, PermDevicesWrite, PermDevicesCommand, PermDriversRead, PermDriversWrite, PermNotificationsRead, PermNotificationsWrite,
 }
 
 // AllPermissions returns every permission other than "*", in a fresh slice.

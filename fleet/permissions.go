@@ -94,6 +94,13 @@ var useCases = map[string]Permission{
 	"UpdateDevice": PermDevicesWrite,
 	"DeleteDevice": PermDevicesWrite,
 
+	// Commands to devices: reading them is reading devices; sending and
+	// cancelling take a permission of their own.
+	"ListCommands":  PermDevicesRead,
+	"Command":       PermDevicesRead,
+	"CreateCommand": PermDevicesCommand,
+	"CancelCommand": PermDevicesCommand,
+
 	"ListPeople":             PermNotificationsRead,
 	"ListNotificationRules":  PermNotificationsRead,
 	"NotificationRule":       PermNotificationsRead,

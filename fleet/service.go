@@ -51,6 +51,19 @@ type Options struct {
 	// per-e-mail sign-in brake (MaxLoginDelay) waits. A timer when nil;
 	// tests pass one that follows their clock.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Protocols are what each device protocol can carry, by protocol name
+	// ("teltonika"), as its encoder says: a command whose device last spoke
+	// one of them is checked against it when it is posted. A program that
+	// serves devices fills it from its encoders; a protocol missing here
+	// is not checked (its encoder decides at delivery).
+	Protocols map[string]ProtocolCommands
+	// CheckCommand, when set, judges a command for the protocol its device
+	// last spoke, as that protocol's encoder would when it is sent: it
+	// returns the member at fault and why ("", "" when the protocol
+	// carries the command as given), which CreateCommand refuses as a
+	// validation_error. A program that serves devices sets it from its
+	// encoders (fleetdevice.CommandCheck).
+	CheckCommand func(protocol string, c ClaimedCommand) (field, problem string)
 }
 
 // The brake on requests without a valid key (Options.AddressLimit).
@@ -101,6 +114,9 @@ type Service struct {
 	// sender when a transaction that queued mail commits.
 	notify   notifyCache
 	mailWake chan struct{}
+	// cmds are the listeners waiting for their devices' commands
+	// (service_commands.go).
+	cmds commandWaiters
 }
 
 // NewService returns a Service over store.
@@ -116,6 +132,7 @@ func NewService(store Store, opts Options) *Service {
 	s.usage.init()
 	s.devices.init()
 	s.unknownLimit.init()
+	s.cmds.init()
 	s.stream = newBroker(time.Now())
 	s.mailWake = make(chan struct{}, 1)
 	return s
@@ -163,12 +180,14 @@ func (s *Service) Store() Store { return s.store }
 // Run does the service's background work until ctx ends: every second it
 // flushes request usage and ends the live streams of keys no longer valid
 // and of share links no longer standing (CheckStreams, CheckShareStreams);
-// every SweepEvery it sweeps vehicle statuses and checks maintenance
-// schedules against the calendar; every minute it purges expired records.
-// When the store is a LiveFeed (PostgreSQL), it follows the feed shared by
-// the servers (see Jobs.FollowLive) while it runs.
+// every SweepEvery it sweeps vehicle statuses, checks maintenance
+// schedules against the calendar and expires commands; every minute it
+// purges expired records. When the store is a LiveFeed (PostgreSQL), it
+// follows the feed shared by the servers (see Jobs.FollowLive) while it
+// runs, and when it is a CommandFeed, the commands announced by every
+// server (Jobs.FollowCommands).
 // Callers that drive time themselves call Flush, CheckStreams, Sweep,
-// CheckMaintenance and Maintain instead. When ctx ends, Run flushes once
+// CheckMaintenance, ExpireCommands and Maintain instead. When ctx ends, Run flushes once
 // more and returns.
 func (s *Service) Run(ctx context.Context) {
 	following := make(chan struct{})
@@ -177,6 +196,12 @@ func (s *Service) Run(ctx context.Context) {
 		s.Jobs().FollowLive(ctx)
 	}()
 	defer func() { <-following }()
+	followingCommands := make(chan struct{})
+	go func() {
+		defer close(followingCommands)
+		s.Jobs().FollowCommands(ctx)
+	}()
+	defer func() { <-followingCommands }()
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
 	sweep := time.NewTicker(s.opts.SweepEvery)
@@ -221,6 +246,9 @@ func (s *Service) Run(ctx context.Context) {
 			if err != nil {
 				s.log.Error("maintenance check", "err", err)
 			}
+			if _, err := s.Jobs().ExpireCommands(ctx); err != nil {
+				s.log.Error("expire commands", "err", err)
+			}
 		case <-maintain.C:
 			t := time.Now()
 			err := s.Jobs().Maintain(ctx)
@@ -238,7 +266,8 @@ func (s *Service) Run(ctx context.Context) {
 // attempts after 30 days, the shared live feed (LiveFeed) after the
 // replay window, ended dashboard sessions and sign-in links, records of
 // unknown device identifiers unseen for UnknownDeviceRetention, share
-// links ShareLinkRetention after they expired, and
+// links ShareLinkRetention after they expired, commands CommandRetention
+// after they were made, and
 // location points older than the longest plan reach.
 func (j Jobs) Maintain(ctx context.Context) error {
 	s := j.s
@@ -276,6 +305,9 @@ func (j Jobs) Maintain(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.store.PurgeShareLinks(ctx, now.Add(-ShareLinkRetention)); err != nil {
+		return err
+	}
+	if _, err := s.store.PurgeCommands(ctx, now.Add(-CommandRetention)); err != nil {
 		return err
 	}
 	_, err := s.store.PurgePoints(ctx, now.Add(-MaxHistoryReach()))

@@ -175,6 +175,9 @@ func (s *Service) DeleteDevice(ctx context.Context, p Principal, id string) (Dev
 		if err != nil {
 			return err
 		}
+		if err := deleteCommands(tx, d.AccountID, d.ID); err != nil {
+			return err
+		}
 		return tx.DeleteDevice(d.AccountID, d.ID)
 	})
 	if err != nil {

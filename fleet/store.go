@@ -14,7 +14,7 @@ import "context"
 // the store, which the API reports as internal_error.
 //
 // The contract is grouped by area — keys, vehicles, locations, events,
-// maintenance, alerts, webhooks, stream tokens, devices, drivers, share links — each with a Store part (what runs outside
+// maintenance, alerts, webhooks, stream tokens, devices, drivers, share links, commands — each with a Store part (what runs outside
 // a transaction: the per-request path, the delivery queue, purges) and a Tx
 // part, and each with its section of the conformance suite
 // (fleet/storetest: RunKeys, RunVehicles...), so that a new store can be
@@ -45,6 +45,7 @@ type Store interface {
 	DeviceStore
 	ShareLinkStore
 	NotifyStore
+	CommandStore
 }
 
 // Tx is what a transaction can read and write. Methods of a Tx are only
@@ -67,6 +68,7 @@ type Tx interface {
 	NotifyTx
 	DriverTx
 	ShareLinkTx
+	CommandTx
 }
 
 // WriteCost describes a write transaction to the store that runs it: whose

@@ -242,11 +242,17 @@ type Stats struct {
 	// Timeouts counts connections closed for their idle, frame or login
 	// deadline; Panics the frames whose handling panicked.
 	Timeouts, Panics int64
+	// CommandsSent counts commands written to devices (or put in an
+	// OsmAnd answer), CommandsAnswered the devices' answers recorded,
+	// CommandsFailed the commands failed (their protocol could not carry
+	// them, or the device answered garbage).
+	CommandsSent, CommandsAnswered, CommandsFailed int64
 }
 
 type counters struct {
 	refused, evicted, dropped, frames, acked, unknown, braked, garbage, checksum,
 	limited, failed, timeouts, panics atomic.Int64
+	commandsSent, commandsAnswered, commandsFailed atomic.Int64
 }
 
 // Stats returns the Server's counters.
@@ -262,6 +268,7 @@ func (s *Server) Stats() Stats {
 		Garbage: c.garbage.Load(), Checksum: c.checksum.Load(),
 		Limited: c.limited.Load(), Failed: c.failed.Load(),
 		Timeouts: c.timeouts.Load(), Panics: c.panics.Load(),
+		CommandsSent: c.commandsSent.Load(), CommandsAnswered: c.commandsAnswered.Load(), CommandsFailed: c.commandsFailed.Load(),
 	}
 }
 

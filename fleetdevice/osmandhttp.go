@@ -92,7 +92,13 @@ func (s *Server) serveOsmAnd(w http.ResponseWriter, r *http.Request) {
 	}
 	switch s.handle(&pr, &sess, m) {
 	case ack:
-		answer(http.StatusOK, 0, m.Reply)
+		reply := m.Reply
+		if m.Kind == KindPositions && pr.verified != "" {
+			if cmd := s.osmandCommand(pr.verified); cmd != nil {
+				reply = cmd
+			}
+		}
+		answer(http.StatusOK, 0, reply)
 		if m.Kind == KindPositions {
 			s.stats.acked.Add(1)
 		}

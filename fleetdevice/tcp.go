@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -127,6 +128,14 @@ type tcpConn struct {
 	// linger: a refusal was written; the connection is closed gently so
 	// that the device reads it rather than a reset.
 	linger bool
+	// garbage: the connection is closed for bytes of no frame.
+	garbage bool
+	// wmu orders the writes of the reading goroutine (answers) and of the
+	// commands' (commands.go).
+	wmu sync.Mutex
+	// cmds delivers the device's commands once it has logged in (nil
+	// before, or when there are none to deliver).
+	cmds *connCommands
 }
 
 func (c *tcpConn) buf() []byte {
@@ -141,6 +150,12 @@ func (c *tcpConn) serve() {
 	defer func() {
 		if v := recover(); v != nil {
 			s.logPanic(&c.pr, v, debug.Stack())
+		}
+		if c.cmds != nil {
+			// Wakes a command being written, then waits for the delivery
+			// to end.
+			c.c.SetWriteDeadline(time.Now())
+			c.cmds.end(c.garbage)
 		}
 		if c.linger {
 			lingerClose(c.c)
@@ -167,6 +182,7 @@ func (c *tcpConn) serve() {
 			return
 		}
 		if !c.room() {
+			c.garbage = true
 			s.stats.garbage.Add(1)
 			s.log.Debug("device frame too long", "protocol", c.pr.proto, "remote", c.pr.remote, "bytes", c.n-c.off)
 			return
@@ -229,6 +245,7 @@ func (c *tcpConn) frames() bool {
 		b := c.buf()[c.off:c.n]
 		k, err := c.p.Split(b)
 		if err != nil || k < 0 || k > len(b) {
+			c.garbage = true
 			s.stats.garbage.Add(1)
 			s.log.Debug("device sent bytes of no frame", "protocol", c.pr.proto, "remote", c.pr.remote)
 			return false
@@ -273,9 +290,13 @@ func (c *tcpConn) frame(f []byte) bool {
 			s.log.Debug("device frame checksum failed", "protocol", c.pr.proto, "remote", c.pr.remote)
 			return true
 		}
+		c.garbage = true
 		s.stats.garbage.Add(1)
 		s.log.Debug("device frame not decoded", "protocol", c.pr.proto, "remote", c.pr.remote, "error", err)
 		return false
+	}
+	if m.HasResult && c.cmds != nil {
+		c.cmds.answer(m)
 	}
 	switch s.handle(&c.pr, &c.sess, m) {
 	case ack:
@@ -287,7 +308,19 @@ func (c *tcpConn) frame(f []byte) bool {
 				s.stats.acked.Add(1)
 			}
 		}
-		return !m.Close
+		if m.Close {
+			return false
+		}
+		// The device's commands follow its login's answer; a report may
+		// let a held one go.
+		if c.pr.verified != "" {
+			if c.cmds == nil {
+				c.startCommands(c.pr.verified)
+			} else if m.Kind == KindPositions {
+				c.cmds.reported()
+			}
+		}
+		return true
 	case silent:
 		return true
 	case refuse:
@@ -301,6 +334,8 @@ func (c *tcpConn) frame(f []byte) bool {
 
 // write writes b within the write deadline.
 func (c *tcpConn) write(b []byte) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.c.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
 	if _, err := c.c.Write(b); err != nil {
 		c.s.log.Debug("device acknowledgement not written", "protocol", c.pr.proto, "remote", c.pr.remote, "error", err)

@@ -11,6 +11,7 @@ var (
 		"alert_id": exAlert, "rule_id": exRule, "geofence_id": exGeofence, "webhook_id": exWebhook,
 		"event_id": exEvent, "delivery_id": exDelivery, "trip_id": exTrip, "device_id": exDevice, "account_id": exAccount,
 		"driver_id": exDriver, "notification_rule_id": exNtfRule, "report_schedule_id": exReport, "user_id": exUser,
+		"command_id": exCommand,
 	}
 	// ExampleWebhookURL is the endpoint the webhook examples name.
 	ExampleWebhookURL = exWebhookURL

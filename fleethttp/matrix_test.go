@@ -28,6 +28,7 @@ type tenant struct {
 	deviceID, spareDeviceID                                    string
 	driverID, spareDriverID                                    string
 	shareLinkID, spareShareLinkID                              string
+	commandID, spareCommandID                                  string
 	userID, ntfRuleID, spareNtfRuleID, reportID, spareReportID string
 }
 
@@ -72,6 +73,13 @@ func (e *env) tenant() *tenant {
 	}
 	// Through the service: the routes' own calls are the matrices' cases.
 	p := fleet.SystemPrincipal(a)
+	for _, dst := range []*string{&tn.commandID, &tn.spareCommandID} {
+		c, err := e.svc.CreateCommand(context.Background(), p, tn.deviceID, fleet.CommandInput{Type: fleet.CommandPositionRequest})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		*dst = c.ID
+	}
 	for _, dst := range []*string{&tn.ntfRuleID, &tn.spareNtfRuleID} {
 		r, err := e.svc.CreateNotificationRule(context.Background(), p, fleet.NotificationRuleInput{UserID: tn.userID, Events: []string{fleet.EventAlertCreated}})
 		if err != nil {
@@ -190,7 +198,13 @@ var routeCases = map[string]routeCase{
 	"GET /v1/devices/{device_id}":    {},
 	"PATCH /v1/devices/{device_id}":  {body: func(*tenant, time.Time) any { return map[string]any{"name": "Trailer unit"} }},
 	"DELETE /v1/devices/{device_id}": {spare: true},
-	"GET /v1/drivers":                {},
+	"POST /v1/devices/{device_id}/commands": {body: func(*tenant, time.Time) any {
+		return map[string]any{"type": "set_interval", "seconds": 30}
+	}},
+	"GET /v1/devices/{device_id}/commands":  {},
+	"GET /v1/commands/{command_id}":         {},
+	"POST /v1/commands/{command_id}/cancel": {spare: true},
+	"GET /v1/drivers":                       {},
 	"POST /v1/drivers": {body: func(*tenant, time.Time) any {
 		return map[string]any{"name": "Bo Berg", "identifier": newIdentifier(), "phone": "+49 30 1234567", "email": "bo@example.com",
 			"license_number": "B072RRE2I55", "license_expires_on": "2029-03-31", "notes": "Nights.", "external_id": "hr-" + newIdentifier()}
@@ -242,15 +256,16 @@ func (tn *tenant) alerts(e *env) {
 
 func fill(pattern string, tn *tenant, spare bool) string {
 	keyID, vehID, schID, whID, ruleID, geoID, devID, drvID, shrID := tn.keyID, tn.vehicleID, tn.scheduleID, tn.webhookID, tn.ruleID, tn.geofenceID, tn.deviceID, tn.driverID, tn.shareLinkID
-	ntfID, rptID := tn.ntfRuleID, tn.reportID
+	ntfID, rptID, cmdID := tn.ntfRuleID, tn.reportID, tn.commandID
 	if spare {
+		cmdID = tn.spareCommandID
 		keyID, vehID, schID, whID, ruleID, geoID, devID, drvID, shrID = tn.spareKeyID, tn.spareVehicleID, tn.spareScheduleID, tn.spareWebhookID, tn.spareRuleID, tn.spareGeofenceID, tn.spareDeviceID, tn.spareDriverID, tn.spareShareLinkID
 		ntfID, rptID = tn.spareNtfRuleID, tn.spareReportID
 	}
 	return strings.NewReplacer("{key_id}", keyID, "{vehicle_id}", vehID, "{event_id}", tn.eventID,
 		"{work_order_id}", tn.workOrderID, "{schedule_id}", schID, "{webhook_id}", whID, "{delivery_id}", tn.deliveryID,
 		"{alert_id}", tn.alertID, "{rule_id}", ruleID, "{geofence_id}", geoID, "{trip_id}", tn.tripID, "{device_id}", devID, "{driver_id}", drvID,
-		"{share_link_id}", shrID, "{notification_rule_id}", ntfID, "{report_schedule_id}", rptID).Replace(pattern)
+		"{share_link_id}", shrID, "{notification_rule_id}", ntfID, "{report_schedule_id}", rptID, "{command_id}", cmdID).Replace(pattern)
 }
 
 // call sends one route's request. The event stream is cut once its
@@ -331,11 +346,11 @@ func TestTenantIsolationMatrix(t *testing.T) {
 	is.New(t).Equal(snapshot(), before) // nothing of bob's changed
 	for _, p := range []string{"/v1/api_keys", "/v1/vehicles", "/v1/events?limit=500", "/v1/vehicles/locations",
 		"/v1/maintenance/work_orders", "/v1/maintenance/schedules", "/v1/webhooks", "/v1/alerts", "/v1/alerts/rules", "/v1/geofences", "/v1/devices", "/v1/drivers",
-		"/v1/share_links", "/v1/users", "/v1/notification_rules", "/v1/report_schedules"} {
+		"/v1/share_links", "/v1/users", "/v1/notification_rules", "/v1/report_schedules", "/v1/devices/" + alice.deviceID + "/commands"} {
 		body := string(e.do("GET", p, alice.key, nil).body)
 		for _, id := range []string{bob.keyID, bob.spareKeyID, bob.vehicleID, bob.spareVehicleID, bob.eventID, bob.workOrderID, bob.scheduleID,
 			bob.webhookID, bob.alertID, bob.ruleID, bob.geofenceID, bob.deviceID, bob.spareDeviceID, bob.driverID, bob.spareDriverID,
-			bob.shareLinkID, bob.spareShareLinkID, bob.userID, bob.ntfRuleID, bob.reportID} {
+			bob.shareLinkID, bob.spareShareLinkID, bob.userID, bob.ntfRuleID, bob.reportID, bob.commandID, bob.spareCommandID} {
 			if strings.Contains(body, id) {
 				t.Errorf("%s lists %s of another account", p, id)
 			}

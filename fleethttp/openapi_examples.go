@@ -51,6 +51,7 @@ var (
 	exUser      = exampleID(fleet.PrefixUser, 18)
 	exNtfRule   = exampleID(fleet.PrefixNotificationRule, 19)
 	exReport    = exampleID(fleet.PrefixReportSchedule, 20)
+	exCommand   = exampleID(fleet.PrefixCommand, 21)
 )
 
 // exWebhookURL is the endpoint of the webhook examples.
@@ -214,6 +215,10 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		fleetwire.DeviceInput{Identifier: "356307042441013", VehicleID: &exVehicle, Name: ptr("FMB920 in Truck 7")},
 		fleet.DevicePatch{Name: mergePatch("FMB920 spare"), VehicleID: clear},
 		fleet.DeviceDeleted{DeviceID: exDevice, Deleted: true},
+		fleet.Command{ID: exCommand, DeviceID: exDevice, Type: fleet.CommandEngineStop, Status: fleet.CommandDelivered,
+			Result: "DOUT1:1 DOUT2:0 DOUT3:0 DIN1:1", CreatedBy: exKey, ExpiresAt: exampleAt(23 * time.Hour), CreatedAt: exampleAt(-time.Hour),
+			SentAt: ptr(exampleAt(-time.Hour)), DeliveredAt: ptr(exampleAt(-time.Hour + 2*time.Second))},
+		fleetwire.CommandInput{Type: fleet.CommandEngineStop},
 
 		driver,
 		fleetwire.DriverInput{Name: "Ana Lima", Identifier: ptr("01A2B3C4D5E6F708"), Phone: ptr("+49 30 1234567"),

@@ -325,6 +325,7 @@ func registerComponents(g *generator) {
 	registerWebhookComponents(g)
 	registerTripComponents(g)
 	registerDeviceComponents(g)
+	registerCommandComponents(g)
 	registerDriverComponents(g)
 	registerTelematicsComponents(g)
 	registerShareLinkComponents(g)

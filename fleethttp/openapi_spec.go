@@ -189,6 +189,7 @@ const (
 	// scheduled reports.
 	tagNotifications = "Notifications"
 	tagShareLinks    = "Share links"
+	tagCommands      = "Commands"
 )
 
 var tagDescriptions = map[string]string{
@@ -205,6 +206,7 @@ var tagDescriptions = map[string]string{
 	tagDevices:       "Trackers and phone apps that report positions in their own protocols, and what each last sent.",
 	tagNotifications: "E-mail notifications and scheduled reports for the account's people.",
 	tagDrivers:       "The people who drive the fleet's vehicles, who drives which vehicle now, by hand or from the driver key a device reads.",
+	tagCommands:      "Commands to devices: engine stop and resume, a position now, the reporting interval, outputs, reboot, the protocol's own text.",
 	tagShareLinks:    "Links that show one vehicle's live position and today's route on a public page, for a while, and nothing else.",
 }
 

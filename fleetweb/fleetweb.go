@@ -61,6 +61,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,7 +203,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice",
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "commands", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice",
 		"geofences", "geofence", "deletegeofence", "rules", "rule", "deleterule", "replay"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
@@ -325,6 +326,10 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/share", h.auth(h.shareLinksPage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/share", h.auth(h.createShareLink))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/share/{share_link_id}/revoke", h.auth(h.revokeShareLink))
+	// A vehicle's devices' commands (commands.go).
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/commands", h.auth(h.commandsPage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/commands", h.auth(h.sendCommand))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/commands/{command_id}/cancel", h.auth(h.cancelCommand))
 	// A share link's public page and its stream: no session (share.go).
 	h.mux.HandleFunc("GET "+fleet.ShareLinkPath("{token}"), h.sharePage)
 	h.mux.HandleFunc("GET "+fleet.ShareLinkPath("{token}")+"/events", h.shareEvents)
@@ -712,4 +717,5 @@ var funcs = template.FuncMap{
 	"prefix":        func(k fleet.Key) string { return k.Prefix + "…" },
 	"ms":            func(d *int64) string { return num(int(*d)) + " ms" },
 	"words":         func(s any) string { return strings.ReplaceAll(fmt.Sprint(s), "_", " ") },
+	"has":           func(list []string, v string) bool { return slices.Contains(list, v) },
 }

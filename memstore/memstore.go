@@ -44,6 +44,7 @@ type Store struct {
 	nt         notifyTables
 	dr         *driverTables
 	sh         *shareLinkTables
+	cm         *commandTables
 
 	quotaMu sync.Mutex
 	quota   map[string]*fleet.QuotaState
@@ -101,6 +102,7 @@ func New() *Store {
 		nt: newNotifyTables(),
 		dr: newDriverTables(),
 		sh: newShareLinkTables(),
+		cm: newCommandTables(),
 	}
 }
 

@@ -44,7 +44,7 @@ func commands() []command {
 		accountsCreateCommand(), accountsListCommand(),
 		keysCreateCommand(), keysListCommand(), keysRevokeCommand(),
 		usersCreateCommand(), usersListCommand(), usersRemoveCommand(), usersLinkCommand(),
-		devicesUnknownCommand(),
+		devicesUnknownCommand(), devicesCommandCommand(),
 		migrateCommand(), checkCommand(), backupCommand(),
 		loadCommand(),
 		versionCommand(),

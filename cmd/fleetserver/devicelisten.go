@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetdevice"
 	"github.com/fleetkit/fleetapi/fleetweb"
 	"github.com/prometheus/client_golang/prometheus"
@@ -191,3 +192,17 @@ func (c deviceCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descDevTimeouts, st.Timeouts)
 	counter(descDevPanics, st.Panics)
 }
+
+// commandProtocols is what each device protocol's encoder carries, as
+// fleet takes it: a command its device's protocol cannot carry is refused
+// when it is posted.
+func commandProtocols() map[string]fleet.ProtocolCommands {
+	out := map[string]fleet.ProtocolCommands{}
+	for name, cs := range fleetdevice.CommandSupports() {
+		out[name] = fleet.ProtocolCommands{Types: cs.Types, MaxText: cs.MaxText}
+	}
+	return out
+}
+
+// The device edge delivers commands to the connections it holds.
+var _ fleetdevice.Commander = fleet.DeviceEdge{}

@@ -82,3 +82,52 @@ func TestDevicesUnknown(t *testing.T) {
 	is.NoErr(err)
 	is.True(strings.Contains(out, "devices unknown"))
 }
+
+// `fleetserver devices command` sends a command to a device by its
+// identifier, as the operator, and lists and cancels its commands.
+func TestDevicesCommand(t *testing.T) {
+	is := is.New(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
+	env := map[string]string{"FLEET_DB": db}
+	ctx := context.Background()
+	store, err := fleetstore.Open(ctx, db)
+	is.NoErr(err)
+	svc := fleet.NewService(store, fleet.Options{})
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme", Plan: fleet.PlanPro})
+	is.NoErr(err)
+	_, err = svc.CreateDevice(ctx, fleet.SystemPrincipal(a), fleet.Device{Identifier: "356307042441013"})
+	is.NoErr(err)
+	is.NoErr(store.Close())
+
+	out, err := cmdRun(env, "devices", "command", "--json", "356307042441013", "set_interval", "--seconds", "30")
+	is.NoErr(err)
+	var sent map[string]any
+	is.NoErr(json.Unmarshal([]byte(out), &sent))
+	is.Equal(sent["type"], "set_interval")
+	is.Equal(sent["seconds"], 30.0)
+	is.Equal(sent["status"], "queued")
+	is.Equal(sent["created_by"], fleet.OperatorKeyID)
+	_, err = cmdRun(env, "devices", "command", "356307042441013", "output", "--index", "1", "--state", "on")
+	is.NoErr(err)
+
+	_, err = cmdRun(env, "devices", "command", "356307042441013", "set_interval")
+	is.True(err != nil && strings.Contains(err.Error(), "--seconds")) // the flag at fault
+	_, err = cmdRun(env, "devices", "command", "000000000000000", "reboot")
+	is.True(err != nil && strings.Contains(err.Error(), "No device"))
+	_, err = cmdRun(env, "devices", "command", "356307042441013", "output", "--index", "1", "--state", "maybe")
+	is.True(err != nil)
+
+	out, err = cmdRun(env, "devices", "command", "--list", "356307042441013")
+	is.NoErr(err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	is.Equal(len(lines), 3) // the header and two commands, newest first
+	is.True(strings.Contains(lines[1], "output"))
+	is.True(strings.Contains(lines[2], "set_interval"))
+
+	id := sent["command_id"].(string)
+	out, err = cmdRun(env, "devices", "command", "--cancel", id, "356307042441013")
+	is.NoErr(err)
+	is.True(strings.Contains(out, "cancelled"))
+	_, err = cmdRun(env, "devices", "command", "--cancel", id, "356307042441013")
+	is.True(err != nil && strings.Contains(err.Error(), "cancelled")) // only while queued
+}

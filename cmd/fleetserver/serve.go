@@ -185,7 +185,8 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			return err
 		}
 		webhooks.Insecure = *insecure
-		svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: webhooks})
+		svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: addressLimit, Webhooks: webhooks, Protocols: commandProtocols(),
+			CheckCommand: fleetdevice.CommandCheck})
 		if err := sealSecrets(ctx, svc, *dsn, madeKeyFile, log); err != nil {
 			return err
 		}
