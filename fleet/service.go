@@ -51,6 +51,12 @@ type Options struct {
 	// per-e-mail sign-in brake (MaxLoginDelay) waits. A timer when nil;
 	// tests pass one that follows their clock.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// IngestOneByOne makes a location batch write its points, vehicles,
+	// trips and device row through the transaction's methods one by one,
+	// as they are decided, instead of as one write-set applied by
+	// LocationTx.ApplyIngest (see IngestWrites). The stores' tests compare
+	// the two; a store's behaviour is the same with either.
+	IngestOneByOne bool
 }
 
 // The brake on requests without a valid key (Options.AddressLimit).

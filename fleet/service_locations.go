@@ -157,11 +157,23 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			} else {
 				pl = judged
 			}
-			if err := s.applyBatch(tx, b, pl, vehicles, &res, &live); err != nil {
+			// The batch's writes of the rows every report writes are
+			// gathered and applied in one call (ingest_writes.go).
+			wtx, staged := tx, (*stagedTx)(nil)
+			if !s.opts.IngestOneByOne {
+				staged = newStagedTx(tx, vehicles)
+				wtx = staged
+			}
+			if err := s.applyBatch(wtx, b, pl, vehicles, &res, &live); err != nil {
 				return err
 			}
 			if dev != nil {
-				return dev.hook(tx, b.stored)
+				if err := dev.hook(wtx, b.stored); err != nil {
+					return err
+				}
+			}
+			if staged != nil {
+				return staged.apply()
 			}
 			return nil
 		})

@@ -49,6 +49,9 @@ type tx struct {
 	// roundTrips counts the round trips the transaction sends (roundtrips.go),
 	// or is nil.
 	roundTrips *roundTrips
+	// stage, set for a member of a PostgreSQL group in write-set mode
+	// (group_writes.go), gathers its write-sets (ApplyIngest).
+	stage *memberWrites
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")

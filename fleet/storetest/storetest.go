@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	RunNotify(t, open)
 	RunDrivers(t, open)
 	RunShareLinks(t, open)
+	RunIngest(t, open)
 }
 
 // RunTransactions checks Store.Update and Store.View: all or nothing,
