@@ -166,13 +166,13 @@ func testWriteSetsSameAsOneByOne(t *testing.T, open func(t *testing.T) fleet.Sto
 		steps = append(steps, step{vehicle: a, points: drive(a, 600+30*k, 660+30*k, 30, 50)})
 	}
 	steps = append(steps,
-		step{vehicle: a, points: drive(a, 600, 660, 30, 50)},                                    // a repeat: duplicates
+		step{vehicle: a, points: drive(a, 600, 660, 30, 50)},                                       // a repeat: duplicates
 		step{vehicle: a, points: append(drive(a, 615, 615, 1, 50), drive(a, 810, 840, 30, 50)...)}, // late and forward
-		step{points: append(drive(a, 900, 960, 30, 0), drive(b, 100, 400, 60, 40)...)},           // a bulk batch: a stops, b drives
-		step{vehicle: a, points: drive(a, 2400, 2460, 30, 0)},                                    // a long stop
-		step{vehicle: a, points: drive(a, 3000, 3060, 30, 60), device: true},                     // the device: off again
-		step{vehicle: a, points: drive(a, 3060, 3090, 30, 60), device: true},                     // its first point is a duplicate
-		step{vehicle: b, points: drive(b, 200, 700, 100, 40)},                                    // late, reopening b's trip, and forward
+		step{points: append(drive(a, 900, 960, 30, 0), drive(b, 100, 400, 60, 40)...)},             // a bulk batch: a stops, b drives
+		step{vehicle: a, points: drive(a, 2400, 2460, 30, 0)},                                      // a long stop
+		step{vehicle: a, points: drive(a, 3000, 3060, 30, 60), device: true},                       // the device: off again
+		step{vehicle: a, points: drive(a, 3060, 3090, 30, 60), device: true},                       // its first point is a duplicate
+		step{vehicle: b, points: drive(b, 200, 700, 100, 40)},                                      // late, reopening b's trip, and forward
 	)
 	for i, st := range steps {
 		for k, svc := range svcs {
