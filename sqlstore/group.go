@@ -123,8 +123,7 @@ type groupCommit struct {
 	// (tx.lockRows), and a member or group that PostgreSQL aborted for a
 	// deadlock or a serialisation failure runs again.
 	pg bool
-	// maxMembers bounds a group of other writes (maxGroup, or
-	// pgMaxGroup).
+	// maxMembers bounds a group of other writes (maxGroup).
 	maxMembers int
 	// caches are PostgreSQL's row caches not in use by a group (one is
 	// taken for each group, emptied: takeCache).
@@ -136,8 +135,11 @@ type groupCommit struct {
 	lanes    map[string][]*member
 	turns    []string
 	bulkTurn bool
-	// commits counts the groups that committed, members their members.
-	commits, members atomic.Int64
+	// commits counts the groups that committed, members their members;
+	// deferred the members put off to the next group (deferRepeats),
+	// fallbacks the groups whose write-sets failed to apply and that ran
+	// again one by one.
+	commits, members, deferred, fallbacks atomic.Int64
 }
 
 // group is one transaction shared by its members.
@@ -162,6 +164,11 @@ type group struct {
 	cache *rowCache
 	// broken is set when the transaction can no longer be used.
 	broken error
+	// writeSets says that the members' write-sets are staged and applied
+	// together before the commit, and that a member takes its savepoint
+	// only before its first write of its own (PostgreSQL:
+	// group_writes.go).
+	writeSets bool
 }
 
 // member is one caller's write transaction in a group.
@@ -192,6 +199,8 @@ type member struct {
 	// statements for a deadlock or a serialisation failure: its savepoint
 	// was rolled back, and it runs again in a later group.
 	retry bool
+	// staged holds the write-sets fn staged in a group of write-sets.
+	staged *memberWrites
 }
 
 const (
@@ -301,6 +310,10 @@ func (gc *groupCommit) runGroup(g *group) {
 		g.ctx, g.cancel = context.WithTimeout(g.ctx, gc.sh.timeout)
 	}
 	bg := g.ctx
+	if gc.pg {
+		g.writeSets = true
+		gc.deferRepeats(g)
+	}
 	g.relaxed = !gc.pg
 	for _, m := range g.members {
 		g.relaxed = g.relaxed && m.lease
@@ -342,20 +355,51 @@ func (gc *groupCommit) runGroup(g *group) {
 		gc.finish(g)
 		return
 	}
+	gc.runMembers(g)
+	if g.writeSets && g.broken == nil {
+		if err := gc.flush(g); err != nil {
+			// Again, at once, one by one: each member in its savepoint,
+			// its write-sets replayed.
+			gc.fallbacks.Add(1)
+			g.tx.Rollback()
+			gc.trip(tripRollback)
+			g.cache.reset()
+			g.writeSets, g.open, g.locked = false, false, nil
+			for _, m := range g.members {
+				m.ran, m.fnErr, m.panicked, m.retry, m.staged = false, nil, nil, false, nil
+			}
+			g.tx, err = g.conn.BeginTx(g.ctx, gc.txOptions())
+			gc.trip(tripBegin)
+			if err != nil {
+				g.broken = fmt.Errorf("sqlstore: begin: %w", err)
+				for _, m := range g.members {
+					m.result, m.rerun = g.broken, true
+				}
+				gc.finish(g)
+				return
+			}
+			gc.runMembers(g)
+		}
+	}
+	gc.commit(g)
+}
+
+// runMembers runs g's members in its transaction, their vehicles locked
+// first on PostgreSQL.
+func (gc *groupCommit) runMembers(g *group) {
 	if gc.pg {
 		gc.lockVehicles(g)
 	}
 	for _, m := range g.members {
 		gc.run(g, m)
 	}
-	gc.commit(g)
 }
 
 // run runs member m of g inside its savepoint. A panic of fn rolls its
 // savepoint back, lets the group go on, and goes on in m's caller.
 func (gc *groupCommit) run(g *group, m *member) {
-	if !m.state.CompareAndSwap(memberWaiting, memberRunning) {
-		return // its caller has left
+	if !m.state.CompareAndSwap(memberWaiting, memberRunning) && m.state.Load() != memberRunning {
+		return // its caller has left (a member runs again in a group that fell back)
 	}
 	if g.broken != nil {
 		return
@@ -373,18 +417,41 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// The context is checked before each statement instead (tx.stop).
 	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: g.cache, lockRows: gc.pg, locked: g.locked, roundTrips: &gc.sh.trips}
 	bg := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, stmts: gc.stmts}
-	begin := "SAVEPOINT member"
-	if g.open { // PostgreSQL: the previous member's, released in the same round trip
-		begin = "RELEASE member; SAVEPOINT member"
-		g.open = false
+	took := false // its savepoint
+	savepoint := func() error {
+		begin := "SAVEPOINT member"
+		if g.open { // PostgreSQL: the previous member's, released in the same round trip
+			begin = "RELEASE member; SAVEPOINT member"
+			g.open = false
+		}
+		gc.trip(tripSavepoint)
+		if _, err := bg.exec(begin); err != nil {
+			g.broken = err
+			return err
+		}
+		took = true
+		return nil
 	}
-	gc.trip(tripSavepoint)
-	if _, err := bg.exec(begin); err != nil {
-		g.broken = err
+	if g.writeSets {
+		// Its write-sets are staged, and its savepoint is taken before its
+		// first write of its own, if any.
+		m.staged = &memberWrites{}
+		t.stage, t.lazy = m.staged, savepoint
+	} else if savepoint() != nil {
 		return
 	}
 	undo := func() {
 		g.cache.memberUndone()
+		m.staged = nil
+		if !took {
+			// It wrote nothing; but a statement of it may have failed,
+			// which ends a PostgreSQL transaction: ask.
+			gc.trip(tripStatement)
+			if _, err := bg.exec("SELECT 1"); err != nil {
+				g.broken = err
+			}
+			return
+		}
 		if gc.pg {
 			gc.trip(tripSavepoint)
 			if _, err := bg.exec("ROLLBACK TO member; RELEASE member"); err != nil {
@@ -410,6 +477,9 @@ func (gc *groupCommit) run(g *group, m *member) {
 		m.fnErr = err
 		m.retry = gc.pg && t.retry
 		undo()
+	case !took: // wrote nothing of its own: nothing to release
+		g.cache.memberKept()
+		m.ran = true
 	case gc.pg: // released with the next member's savepoint, or committed
 		g.open = true
 		m.ran = true

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -52,6 +53,27 @@ type tx struct {
 	// stage, set for a member of a PostgreSQL group in write-set mode
 	// (group_writes.go), gathers its write-sets (ApplyIngest).
 	stage *memberWrites
+	// lazy, when set, takes the member's savepoint: called (once) before
+	// the first statement that writes (beforeWrite).
+	lazy func() error
+}
+
+// beforeWrite takes the member's savepoint before its first statement
+// that may write (anything but a SELECT) in a group of write-sets.
+func (t *tx) beforeWrite(query string) error {
+	if t.lazy == nil || isSelect(query) {
+		return nil
+	}
+	lazy := t.lazy
+	t.lazy = nil
+	return lazy()
+}
+
+// isSelect reports whether query is a SELECT (which may lock rows, and
+// writes none).
+func isSelect(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "select")
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
@@ -107,6 +129,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	if err := t.stopped(); err != nil {
 		return nil, err
 	}
+	if err := t.beforeWrite(query); err != nil {
+		return nil, err
+	}
 	t.guard(query)
 	t.roundTrips.add(tripStatement)
 	if st := t.stmt(query); st != nil {
@@ -118,6 +143,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 // query runs a query (its placeholders in the dialect's form).
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.stopped(); err != nil {
+		return nil, err
+	}
+	if err := t.beforeWrite(query); err != nil {
 		return nil, err
 	}
 	t.guard(query)
@@ -134,6 +162,7 @@ func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	if t.stopped() != nil {
 		return t.tx.QueryRowContext(t.stop, q, args...) // carries the context's error
 	}
+	t.beforeWrite(q) // a failure breaks the transaction, and the statement's error tells
 	t.guard(q)
 	t.roundTrips.add(tripStatement)
 	if st := t.stmt(q); st != nil {
@@ -161,6 +190,7 @@ func (p *preparedStmt) prepare(ctx context.Context, db *sql.DB, query string) er
 
 // prepared returns the transaction's form of p.
 func (t *tx) prepared(p preparedStmt) *sql.Stmt {
+	t.beforeWrite(p.query) // a failure breaks the transaction, and the statement's error tells
 	t.guard(p.query)
 	return t.tx.StmtContext(t.ctx, p.Stmt)
 }
@@ -168,6 +198,9 @@ func (t *tx) prepared(p preparedStmt) *sql.Stmt {
 // prepare prepares query (its placeholders in the dialect's form) for the
 // transaction, to run it many times; the caller closes it.
 func (t *tx) prepare(query string) (*sql.Stmt, error) {
+	if err := t.beforeWrite(query); err != nil {
+		return nil, err
+	}
 	t.guard(query)
 	return t.tx.PrepareContext(t.ctx, query)
 }
@@ -201,6 +234,9 @@ func (t *tx) savepoint(fn func() error) error {
 	}
 	if !t.d.abortsOnError {
 		return fn()
+	}
+	if err := t.beforeWrite("SAVEPOINT"); err != nil {
+		return t.failed(err)
 	}
 	t.savepoints++
 	sp := fmt.Sprintf("sp%d", t.savepoints)
