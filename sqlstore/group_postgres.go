@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -77,11 +78,47 @@ import (
 // own connection. While they all run, writes wait in the forming group.
 const pgGroupRunners = 2
 
-// txOptions are the options of a group's transaction.
-func (gc *groupCommit) txOptions() *sql.TxOptions {
-	if gc.pg {
-		return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+// pgPolicy is PostgreSQL's (groupPolicy): READ COMMITTED, the store's
+// timeout over the group, a row cache of the group's own, the members'
+// vehicles locked first, write-sets staged (a vehicle twice deferred), a
+// member's savepoint released with the next one's, and members that the
+// database aborted run again.
+type pgPolicy struct{}
+
+func (pgPolicy) open(gc *groupCommit, g *group) {
+	g.ctx, g.cancel = context.Background(), func() {}
+	if gc.sh.timeout > 0 {
+		g.ctx, g.cancel = context.WithTimeout(g.ctx, gc.sh.timeout)
 	}
+	g.writeSets = true
+	gc.deferRepeats(g)
+	g.cache = gc.takeCache()
+}
+
+func (pgPolicy) txOptions() *sql.TxOptions {
+	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+}
+
+func (pgPolicy) begun(*group) error                      { return nil }
+func (pgPolicy) beforeMembers(gc *groupCommit, g *group) { gc.lockVehicles(g) }
+func (pgPolicy) aborts() bool                            { return true }
+func (pgPolicy) close(gc *groupCommit, g *group) {
+	if g.cache != nil {
+		gc.giveCache(g.cache)
+	}
+}
+
+// undo rolls the member back in one round trip.
+func (pgPolicy) undo(gc *groupCommit, bg *tx) error {
+	gc.trip(tripSavepoint)
+	_, err := bg.exec("ROLLBACK TO member; RELEASE member")
+	return err
+}
+
+// keep leaves the savepoint open: the next member's SAVEPOINT releases it
+// in the same round trip, or the COMMIT does.
+func (pgPolicy) keep(_ *groupCommit, g *group, _ *tx) error {
+	g.open = true
 	return nil
 }
 
