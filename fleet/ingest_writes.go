@@ -19,10 +19,10 @@ import (
 // PostgreSQL's group commit does, apply the write-sets of many batches
 // together in a few set-based statements.
 //
-// The rows a batch writes rarely (events and their deliveries, alerts,
-// work orders, a driver's change, points older than the vehicle's latest
-// report) are written as they are decided, through the transaction's
-// methods, as before.
+// The events it emits are staged too. The rows a batch writes rarely
+// (webhook deliveries and mail, alerts, work orders, a driver's change,
+// points older than the vehicle's latest report) are written as they are
+// decided, through the transaction's methods, as before.
 //
 // Reads that follow a staged write in the same batch see it: the trip
 // tracker reads the vehicle's points (the staged ones included) and the
@@ -57,6 +57,9 @@ type IngestWrites struct {
 	// device no longer attached to its VehicleID fails the write-set
 	// (not_found).
 	Devices []Device
+	// Events are the events the batch emits (a status change, an alert
+	// opened...), as EventTx.AppendEvent stores them, in their order.
+	Events []Event
 }
 
 // VehiclePoints are one vehicle's points of an IngestWrites.
@@ -67,16 +70,21 @@ type VehiclePoints struct {
 
 // Empty reports whether w writes nothing.
 func (w IngestWrites) Empty() bool {
-	return len(w.Points) == 0 && len(w.Vehicles) == 0 && len(w.Trips) == 0 && len(w.Devices) == 0
+	return len(w.Points) == 0 && len(w.Vehicles) == 0 && len(w.Trips) == 0 && len(w.Devices) == 0 && len(w.Events) == 0
 }
 
 // ReplayIngest applies w to tx with the transaction's own methods, in the
-// order the one-by-one path writes them: each vehicle's points
-// (InsertPoints), the vehicles (UpdateVehicle), the trips (PutTrips), the
-// devices (RecordDeviceReport). A point of w that is stored already breaks
+// order the one-by-one path writes them: the events (AppendEvent), each
+// vehicle's points (InsertPoints), the vehicles (UpdateVehicle), the trips
+// (PutTrips), the devices (RecordDeviceReport). A point of w that is stored already breaks
 // the rule that makes it new (see above): that is an error, not a
 // duplicate. A store whose ApplyIngest has nothing better to do calls it.
 func ReplayIngest(tx Tx, w IngestWrites) error {
+	for _, e := range w.Events {
+		if err := tx.AppendEvent(e); err != nil {
+			return err
+		}
+	}
 	for _, vp := range w.Points {
 		stored, err := tx.InsertPoints(vp.VehicleID, vp.Points)
 		if err != nil {
@@ -344,4 +352,39 @@ func (t *stagedTx) RecordDeviceReport(d Device) error {
 	}
 	t.w.Devices = append(t.w.Devices, d)
 	return nil
+}
+
+// AppendEvent stages the event.
+func (t *stagedTx) AppendEvent(e Event) error {
+	t.w.Events = append(t.w.Events, e)
+	return nil
+}
+
+// appendEventsNow writes the staged events at once, before a read of
+// events that does not see them.
+func (t *stagedTx) appendEventsNow() error {
+	es := t.w.Events
+	t.w.Events = nil
+	for _, e := range es {
+		if err := t.Tx.AppendEvent(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Event sees the staged events (written first).
+func (t *stagedTx) Event(accountID, id string) (Event, error) {
+	if err := t.appendEventsNow(); err != nil {
+		return Event{}, err
+	}
+	return t.Tx.Event(accountID, id)
+}
+
+// Events sees the staged events (written first).
+func (t *stagedTx) Events(accountID string, f EventFilter, p Page) ([]Event, error) {
+	if err := t.appendEventsNow(); err != nil {
+		return nil, err
+	}
+	return t.Tx.Events(accountID, f, p)
 }

@@ -13,11 +13,11 @@ import (
 //
 // A group's members run their functions one after another, as before,
 // but a location batch no longer sends its writes of points, vehicles,
-// trips and its device's row as it decides them: it hands them to
+// trips, events and its device's row as it decides them: it hands them to
 // ApplyIngest as one write-set, which the member's transaction stages.
 // When every member has run, the group applies all its members'
-// write-sets in ONE statement (flushStatement): four data-modifying parts,
-// each set-based over arrays (unnest), whose counts come back together:
+// write-sets in ONE statement (flush) of five data-modifying parts, each
+// set-based over arrays (unnest), whose counts come back together:
 //
 //   - the points: INSERT ... SELECT FROM unnest(...) ON CONFLICT DO
 //     NOTHING. Every staged point is newer than its vehicle's latest
@@ -27,7 +27,8 @@ import (
 //   - the trips: an upsert, INSERT ... ON CONFLICT (id) DO UPDATE;
 //   - the devices' rows: UPDATE devices ... FROM unnest(...) on the
 //     condition that each is still attached to its vehicle: a count short
-//     fails the flush.
+//     fails the flush;
+//   - the events: INSERT ... SELECT FROM unnest(...).
 //
 // Because members write nothing else in the usual case, a member needs no
 // savepoint: it takes one only before its first statement that writes
@@ -106,9 +107,10 @@ var (
 		{"slices", "bytea"}, {"driver_id", "text"}}
 	flushDevices = []column{{"id", "text"}, {"account_id", "text"}, {"vehicle_id", "text"}, {"protocol", "text"},
 		{"last_seen_at", "int8"}, {"last_report", "text"}}
+	flushEvents = []column{{"id", "text"}, {"account_id", "text"}, {"type", "text"}, {"created_at", "int8"}, {"data", "text"}}
 	// flushParts are the parts in the order of the statement's
 	// parameters.
-	flushParts = [][]column{flushPoints, flushVehicles, flushTrips, flushDevices}
+	flushParts = [][]column{flushPoints, flushVehicles, flushTrips, flushDevices, flushEvents}
 )
 
 // flushSQL is the flush statement, made once from its template
@@ -139,7 +141,7 @@ func expand(template string) string {
 				sets = append(sets, col.name+" = excluded."+col.name)
 			}
 		}
-		key := string("pvtd"[k])
+		key := string("pvtde"[k])
 		r = append(r, "{"+key+".args}", strings.Join(args, ", "), "{"+key+".names}", strings.Join(names, ", "),
 			"{"+key+".sets}", strings.Join(sets, ", "))
 	}
@@ -149,9 +151,9 @@ func expand(template string) string {
 // flushArgs gathers write-sets into the flush statement's arrays (each
 // part's columns, by flushParts), and what each part must count.
 type flushArgs struct {
-	parts                            [4][][]any
-	points, vehicles, trips, devices int64
-	err                              error // a row of the wrong length
+	parts                                    [5][][]any
+	points, vehicles, trips, devices, events int64
+	err                                      error // a row of the wrong length
 }
 
 func newFlushArgs() *flushArgs {
@@ -206,6 +208,10 @@ func (a *flushArgs) add(w fleet.IngestWrites) error {
 		}
 		a.row(3, d.ID, d.AccountID, d.VehicleID, d.Protocol, toNullDB(d.LastSeenAt), report)
 		a.devices++
+	}
+	for _, e := range w.Events {
+		a.row(4, e.ID, e.AccountID, e.Type, toDB(e.CreatedAt), string(e.Data))
+		a.events++
 	}
 	return nil
 }
@@ -309,7 +315,7 @@ func (gc *groupCommit) flush(g *group) error {
 			}
 		}
 	}
-	if a.points+a.vehicles+a.trips+a.devices == 0 {
+	if a.points+a.vehicles+a.trips+a.devices+a.events == 0 {
 		return nil
 	}
 	args, err := a.args()
@@ -317,7 +323,7 @@ func (gc *groupCommit) flush(g *group) error {
 		return err
 	}
 	t := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, roundTrips: &gc.sh.trips}
-	var points, vehicles, trips, devices int64
+	var points, vehicles, trips, devices, events int64
 	// The group's row cache (lockVehicles) serves its members' reads and
 	// ends with the group, after this last statement: it has nothing to
 	// keep.
@@ -338,17 +344,19 @@ func (gc *groupCommit) flush(g *group) error {
 	UPDATE devices AS d SET protocol = x.protocol, last_seen_at = x.last_seen_at, last_report = COALESCE(x.last_report, d.last_report)
 	FROM unnest({d.args}) AS x({d.names})
 	WHERE d.id = x.id AND d.account_id = x.account_id AND d.vehicle_id = x.vehicle_id RETURNING 1
+), e AS (
+	INSERT INTO events ({e.names}) SELECT * FROM unnest({e.args}) RETURNING 1
 )
-SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM v), (SELECT count(*) FROM t), (SELECT count(*) FROM d)`)
+SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM v), (SELECT count(*) FROM t), (SELECT count(*) FROM d), (SELECT count(*) FROM e)`)
 		})
-		return t.queryRow(flushSQL.text, args...).Scan(&points, &vehicles, &trips, &devices)
+		return t.queryRow(flushSQL.text, args...).Scan(&points, &vehicles, &trips, &devices, &events)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: apply the group's write-sets: %w", err)
 	}
-	if points != a.points || vehicles != a.vehicles || trips != a.trips || devices != a.devices {
-		return fmt.Errorf("sqlstore: apply the group's write-sets: wrote %d points, %d vehicles, %d trips, %d devices of %d, %d, %d, %d",
-			points, vehicles, trips, devices, a.points, a.vehicles, a.trips, a.devices)
+	if points != a.points || vehicles != a.vehicles || trips != a.trips || devices != a.devices || events != a.events {
+		return fmt.Errorf("sqlstore: apply the group's write-sets: wrote %d points, %d vehicles, %d trips, %d devices, %d events of %d, %d, %d, %d, %d",
+			points, vehicles, trips, devices, events, a.points, a.vehicles, a.trips, a.devices, a.events)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ func TestFlushVehicleColumnsFollowVehicleArgs(t *testing.T) {
 		Vehicles: []fleet.Vehicle{{ID: "veh_1", AccountID: "acc_1", Name: "A", Status: fleet.StatusOffline}},
 		Trips:    []fleet.Trip{{ID: "trip_1", AccountID: "acc_1", VehicleID: "veh_1"}},
 		Devices:  []fleet.Device{{ID: "dev_1", AccountID: "acc_1", VehicleID: "veh_1"}},
+		Events:   []fleet.Event{{ID: "evt_1", AccountID: "acc_1", Type: fleet.EventVehicleStatusChanged, Data: []byte(`{}`)}},
 	}))
 	vals, err := a.args()
 	is.NoErr(err)
@@ -31,7 +32,7 @@ func TestFlushVehicleColumnsFollowVehicleArgs(t *testing.T) {
 		n += len(part)
 	}
 	is.Equal(len(vals), n)
-	q := expand("{p.args} {v.args} {t.args} {d.args}")
+	q := expand("{p.args} {v.args} {t.args} {d.args} {e.args}")
 	is.True(strings.Contains(q, "$"+strconv.Itoa(n)+"::")) // every array a parameter
 	is.True(!strings.Contains(q, "$"+strconv.Itoa(n+1)+"::"))
 }

@@ -73,6 +73,7 @@ func testApplyIngest(t *testing.T, s fleet.Store) {
 		Vehicles: []fleet.Vehicle{v},
 		Trips:    []fleet.Trip{tr},
 		Devices:  []fleet.Device{d},
+		Events:   []fleet.Event{{ID: fleet.NewID(fleet.PrefixEvent), AccountID: f.account.ID, Type: fleet.EventVehicleStatusChanged, CreatedAt: T0, Data: []byte(`{"vehicle_id":"x"}`)}},
 	}
 	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.ApplyIngest(w) }))
 	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
@@ -95,6 +96,10 @@ func testApplyIngest(t *testing.T, s fleet.Store) {
 		is.NoErr(err)
 		is.Equal(dev.Protocol, "teltonika")
 		is.True(dev.LastReport != nil && dev.LastReport.Stored)
+		evs, err := tx.Events(f.account.ID, fleet.EventFilter{}, fleet.Page{Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(evs), 1)
+		is.Equal(evs[0].ID, w.Events[0].ID)
 		return nil
 	}))
 }
