@@ -53,6 +53,7 @@ const (
 type batch struct {
 	accountID string
 	only      string   // the one vehicle of a single-vehicle batch
+	deviceID  string   // the device whose report the batch is, "" for the API's
 	order     []string // vehicle ids, sorted: a fixed lock order
 	points    map[string][]Point
 	indices   map[string][]int // each vehicle's positions in the request

@@ -34,6 +34,12 @@ type DevicePosition struct {
 	Valid      bool           `json:"valid"`
 	Satellites *int           `json:"satellites"`
 	Attributes map[string]any `json:"attributes"`
+	// Attrs are the attributes a decoder named, in the common vocabulary
+	// (API.md §14): the stored point keeps those that pass the rules (the
+	// others are dropped and counted, Stats.DeviceAttributesDropped), and
+	// a last report without Attributes shows them. The service may
+	// reorder them in place.
+	Attrs Attributes `json:"-"`
 }
 
 // DeviceReport is one message of a device as a listener decoded it.
@@ -265,10 +271,19 @@ type UnknownDevice struct {
 	Count int64 `json:"count"`
 }
 
-// point is the location a valid position becomes.
+// cleanAttrs keeps of p.Attrs those that pass the rules, in name order
+// (in their memory), and returns how many it dropped.
+func (p *DevicePosition) cleanAttrs() int {
+	var dropped int
+	p.Attrs, dropped = p.Attrs.clean()
+	return dropped
+}
+
+// point is the location a valid position becomes, with its attributes
+// (cleaned: cleanAttrs).
 func (p DevicePosition) point() Point {
 	return Point{Latitude: p.Latitude, Longitude: p.Longitude, Timestamp: Timestamp(p.Timestamp),
-		Speed: clonePtr(p.Speed), Heading: clonePtr(p.Heading)}
+		Speed: clonePtr(p.Speed), Heading: clonePtr(p.Heading), Attributes: p.Attrs}
 }
 
 // shown returns the position as a device's last report keeps it: its time
@@ -293,6 +308,10 @@ func (p DevicePosition) shown() DevicePosition {
 	}
 	if p.Timestamp.IsZero() {
 		out.Timestamp = time.Time{}
+	}
+	if p.Attributes == nil && p.Attrs != nil { // cleaned: cleanAttrs
+		out.Attributes = p.Attrs.Map()
+		return out
 	}
 	keep := func(k string) bool {
 		if k == "" || len(k) > MaxAttributeName || !utf8.ValidString(k) {

@@ -403,6 +403,15 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 	}
 	reach := now.Add(-r.as.Account.Plan.Limits().HistoryReach)
 	last := len(rep.Positions) - 1
+	// A bad attribute is dropped, its position kept: a device cannot be
+	// told (API.md §14).
+	dropped := 0
+	for i := range rep.Positions {
+		dropped += rep.Positions[i].cleanAttrs()
+	}
+	if dropped > 0 {
+		s.stats.deviceAttrsDropped.Add(uint64(dropped))
+	}
 	lr := LastReport{ReceivedAt: now, Protocol: d.Protocol, Position: rep.Positions[last].shown()}
 	points := make([]Point, 0, len(rep.Positions))
 	lastAt := -1 // the last position's index in points, when it is to be stored

@@ -33,6 +33,8 @@ var eventTypes = []string{
 	EventMaintenanceDueSoon, EventMaintenanceOverdue,
 	EventAlertCreated, EventAlertAcknowledged, EventAlertResolved, EventWebhookTest,
 	EventTripStarted, EventTripCompleted, EventVehicleDriverChanged,
+	EventVehicleIgnitionOn, EventVehicleIgnitionOff, EventDeviceAlarm, EventVehicleFuelDrop, EventVehicleRefuel,
+	EventVehicleIdlingStarted, EventVehicleIdlingEnded,
 }
 
 // EventTypes lists every event type.
@@ -98,6 +100,14 @@ func EventData(typ string) any {
 		return Trip{}
 	case EventVehicleDriverChanged:
 		return DriverChange{}
+	case EventVehicleIgnitionOn, EventVehicleIgnitionOff:
+		return IgnitionChange{}
+	case EventDeviceAlarm:
+		return DeviceAlarm{}
+	case EventVehicleFuelDrop, EventVehicleRefuel:
+		return FuelChange{}
+	case EventVehicleIdlingStarted, EventVehicleIdlingEnded:
+		return IdlingChange{}
 	}
 	return nil
 }

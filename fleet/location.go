@@ -16,6 +16,9 @@ type Point struct {
 	Speed      *float64  `json:"speed"`
 	Heading    *float64  `json:"heading"`
 	OdometerKm *float64  `json:"odometer_km"`
+	// Attributes are what the report said besides its position (API.md
+	// §14), in name order; omitted when none.
+	Attributes Attributes `json:"attributes,omitempty"`
 }
 
 // NoCoordinate is a coordinate that was not given: a Point with it as its
@@ -67,6 +70,7 @@ func (p *Point) validate(v *Validator, now time.Time) {
 	if p.OdometerKm != nil {
 		v.Check(*p.OdometerKm >= 0 && *p.OdometerKm < 1e8, "odometer_km", "must be between 0 and 100000000")
 	}
+	p.Attributes.validate(v)
 }
 
 // IngestResult is the answer to a location batch.

@@ -75,6 +75,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 	if dev != nil {
 		b.stored = map[string][]Point{}
 		deviceID = dev.id
+		b.deviceID = dev.id
 	}
 	for i := range points {
 		pt := &points[i]
@@ -240,11 +241,20 @@ func (s *Service) applyBatch(tx ingestTx, b *batch, pl *plan, vehicles map[strin
 		if v.LastLocation != nil {
 			newest = ptr(v.LastLocation.Timestamp)
 		}
-		odometer, alerts := v.OdometerKm, v.AlertsVersion
+		odometer, hours, alerts := v.OdometerKm, v.EngineHours, v.AlertsVersion
+		before := v
 		a := &applier{s: s, cfg: pl.cfg, vp: vp, pts: pts, now: b.now, decided: map[int32]bool{}}
-		moved, err := s.advance(tx, &v, pts, stored, vp.fwd, b.now, th, live, a)
+		tel := &telemetry{deviceID: b.deviceID}
+		moved, err := s.advance(tx, &v, pts, stored, vp.fwd, b.now, th, live, a, tel)
 		if err != nil {
 			return err
+		}
+		if vp.fwd < len(pts) {
+			in := telemetryJudgement{accountID: b.accountID, deviceID: b.deviceID, cfg: pl.cfg, before: before, vehicle: &v,
+				previous: lastPoint(&before), points: pts[vp.fwd:], events: tel.events, now: b.now}
+			if err := s.judgeTelemetry(tx, in); err != nil {
+				return err
+			}
 		}
 		trips = append(trips, tripInput{id, newest, stored})
 		if moved || v.AlertsVersion != alerts {
@@ -252,7 +262,7 @@ func (s *Service) applyBatch(tx ingestTx, b *batch, pl *plan, vehicles map[strin
 				return err
 			}
 		}
-		if !samePtr(odometer, v.OdometerKm) { // maintenance due by distance
+		if !samePtr(odometer, v.OdometerKm) || !samePtr(hours, v.EngineHours) { // maintenance due by distance or engine hours
 			if err := s.reviewVehicleSchedules(tx, &v, b.now); err != nil {
 				return err
 			}
@@ -263,10 +273,10 @@ func (s *Service) applyBatch(tx ingestTx, b *batch, pl *plan, vehicles map[strin
 
 // advance moves a vehicle through its stored points newer than its latest
 // report (pts[fwd:], all stored), in time order, emitting each status change
-// and opening the alerts the judgement calls for (a); it reports whether
-// the vehicle moved. Older points are history only, but speeding is judged
-// on every stored point.
-func (s *Service) advance(tx openAlertTx, v *Vehicle, pts, stored []Point, fwd int, now time.Time, th StatusThresholds, live *[]StreamItem, a *applier) (bool, error) {
+// and opening the alerts the judgement calls for (a), and moving its
+// telematics state (tel); it reports whether the vehicle moved. Older
+// points are history only, but speeding is judged on every stored point.
+func (s *Service) advance(tx advanceTx, v *Vehicle, pts, stored []Point, fwd int, now time.Time, th StatusThresholds, live *[]StreamItem, a *applier, tel *telemetry) (bool, error) {
 	changed := false
 	setStatus := func(to VehicleStatus, at time.Time) error {
 		if to == v.Status {
@@ -291,12 +301,12 @@ func (s *Service) advance(tx openAlertTx, v *Vehicle, pts, stored []Point, fwd i
 		if err := a.cross(tx, v, i); err != nil {
 			return false, err
 		}
+		if err := tel.step(s, tx, v, &pts[i], i-fwd, now, th); err != nil { // the odometer too
+			return false, err
+		}
 		wasMoving := v.LastLocation != nil && v.Speed != nil && *v.Speed >= th.MovingSpeed
 		v.LastLocation = &Position{Latitude: pt.Latitude, Longitude: pt.Longitude, Timestamp: pt.Timestamp, Heading: pt.Heading}
 		v.Speed = pt.Speed
-		if pt.OdometerKm != nil {
-			v.OdometerKm = pt.OdometerKm
-		}
 		moving := pt.Speed != nil && *pt.Speed >= th.MovingSpeed
 		switch {
 		case moving:
@@ -327,6 +337,16 @@ func (s *Service) advance(tx openAlertTx, v *Vehicle, pts, stored []Point, fwd i
 		(*live)[n-1].Record.Status = v.Status
 	}
 	return true, nil
+}
+
+// lastPoint is the vehicle's latest point as the vehicle keeps it (no
+// attributes), nil when it has none.
+func lastPoint(v *Vehicle) *Point {
+	if v.LastLocation == nil {
+		return nil
+	}
+	l := v.LastLocation
+	return &Point{VehicleID: v.ID, Latitude: l.Latitude, Longitude: l.Longitude, Timestamp: l.Timestamp, Speed: v.Speed, Heading: l.Heading}
 }
 
 // HistoryQuery asks for a vehicle's location history.

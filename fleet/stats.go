@@ -23,6 +23,10 @@ type Stats struct {
 	// the operator's list (an address's attempts past
 	// UnknownRecordsPerMinute are counted only).
 	Devices struct{ Reports, Unknown, UnknownRecorded uint64 }
+	// DeviceAttributesDropped counts the attributes of devices' positions
+	// dropped for breaking API.md §14's rules (a device cannot be told:
+	// the position is kept without them).
+	DeviceAttributesDropped uint64
 	// Jobs are the background jobs Run runs, in the order of JobNames.
 	Jobs [len(JobNames)]JobStats
 }
@@ -62,6 +66,7 @@ type stats struct {
 	jobs            [len(JobNames)]jobStats
 
 	deviceReports, deviceUnknown, deviceUnknownRecorded atomic.Uint64
+	deviceAttrsDropped                                  atomic.Uint64
 }
 
 type jobStats struct {
@@ -96,6 +101,7 @@ func (s *Service) Stats() Stats {
 	out.Devices.Reports = s.stats.deviceReports.Load()
 	out.Devices.Unknown = s.stats.deviceUnknown.Load()
 	out.Devices.UnknownRecorded = s.stats.deviceUnknownRecorded.Load()
+	out.DeviceAttributesDropped = s.stats.deviceAttrsDropped.Load()
 	for i := range s.stats.jobs {
 		j := &s.stats.jobs[i]
 		o := &out.Jobs[i]

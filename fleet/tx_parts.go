@@ -78,15 +78,25 @@ type trackTx interface {
 	VehicleTx
 }
 
+// advanceTx is what moving a vehicle through its forward points needs: the
+// alerts they open, and their telematics (the driver a key names, and the
+// events).
+type advanceTx interface {
+	openAlertTx
+	telemetryTx
+}
+
 // ingestTx is what a location batch's write transaction needs: every area
-// but keys, users and devices. It stores the points, moves the vehicles,
-// opens the alerts and events the judgement calls for, reviews the
-// schedules whose vehicle's odometer moved and tracks the trips.
+// but keys, users and devices. It stores the points, moves the vehicles
+// (their drivers too), opens the alerts and events the judgement calls
+// for, reviews the schedules whose vehicle's odometer moved and tracks the
+// trips.
 type ingestTx interface {
 	LocationTx
 	VehicleTx
 	scheduleTx
 	trackTx
+	DriverTx
 }
 
 // sharedTx is what the public page of a share link reads: the link, its

@@ -104,9 +104,18 @@ type Vehicle struct {
 	// device's report naming a driver): stores write it with
 	// DriverTx.SetVehicleDriver alone, never with UpdateVehicle, so that
 	// a copy of the vehicle read before an assignment cannot undo it.
-	DriverID  string    `json:"driver_id"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	DriverID string `json:"driver_id"`
+	// The vehicle's telematics state (API.md §14), from the attributes of
+	// its forward points: each nil until a report carries it.
+	// TelemetryAt is the time of the report the newest of them came from.
+	Ignition    *bool      `json:"ignition"`
+	EngineHours *float64   `json:"engine_hours"`
+	FuelLevel   *float64   `json:"fuel_level"` // percent
+	FuelL       *float64   `json:"fuel_l"`     // litres
+	PowerV      *float64   `json:"power_v"`    // volts
+	TelemetryAt *time.Time `json:"telemetry_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
 	// StationarySince is when the vehicle last came to rest (the first
 	// report below the moving speed after moving); nil while moving.
 	StationarySince *time.Time `json:"-"`
@@ -115,6 +124,8 @@ type Vehicle struct {
 	// ingest judges a batch against the vehicle's alerts before its write
 	// transaction and checks, in it, that this has not moved since.
 	AlertsVersion int64 `json:"-"`
+	// Telemetry is what the telematics rules remember between reports.
+	Telemetry TelemetryMemory `json:"-"`
 }
 
 // Clone returns a copy of v that shares no memory with it (tags, and
@@ -126,6 +137,9 @@ func (v Vehicle) Clone() Vehicle {
 	v.OdometerKm = clonePtr(v.OdometerKm)
 	v.Speed = clonePtr(v.Speed)
 	v.StationarySince = clonePtr(v.StationarySince)
+	v.Ignition, v.EngineHours, v.FuelLevel = clonePtr(v.Ignition), clonePtr(v.EngineHours), clonePtr(v.FuelLevel)
+	v.FuelL, v.PowerV, v.TelemetryAt = clonePtr(v.FuelL), clonePtr(v.PowerV), clonePtr(v.TelemetryAt)
+	v.Telemetry = v.Telemetry.Clone()
 	if v.LastLocation != nil {
 		l := *v.LastLocation
 		l.Heading = clonePtr(l.Heading)
@@ -165,11 +179,18 @@ func (v Vehicle) MarshalJSON() ([]byte, error) {
 		Speed        *float64      `json:"speed"`
 		LastLocation *Position     `json:"last_location"`
 		DriverID     *string       `json:"driver_id"`
+		Ignition     *bool         `json:"ignition"`
+		EngineHours  *float64      `json:"engine_hours"`
+		FuelLevel    *float64      `json:"fuel_level"`
+		FuelL        *float64      `json:"fuel_l"`
+		PowerV       *float64      `json:"power_v"`
+		TelemetryAt  *time.Time    `json:"telemetry_at"`
 		CreatedAt    time.Time     `json:"created_at"`
 		UpdatedAt    time.Time     `json:"updated_at"`
 	}{
 		v.ID, v.Name, nullString(v.VIN), nullString(v.Make), nullString(v.Model), v.Year, nullString(v.LicensePlate),
-		nullString(v.ExternalID), tags, v.OdometerKm, v.Status, v.Speed, v.LastLocation, nullString(v.DriverID), v.CreatedAt, v.UpdatedAt,
+		nullString(v.ExternalID), tags, v.OdometerKm, v.Status, v.Speed, v.LastLocation, nullString(v.DriverID),
+		v.Ignition, v.EngineHours, v.FuelLevel, v.FuelL, v.PowerV, v.TelemetryAt, v.CreatedAt, v.UpdatedAt,
 	})
 }
 

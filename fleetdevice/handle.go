@@ -3,10 +3,12 @@ package fleetdevice
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetdevice/devproto"
 	"golang.org/x/time/rate"
 )
 
@@ -197,8 +199,9 @@ func (s *Server) unknown(pr *peer, id string) {
 	s.log.Info("unknown device refused", "protocol", pr.proto, "identifier", id, "remote", pr.remote)
 }
 
-// report is the fleet.DeviceReport of m's positions, in m's order. Only
-// the last position, the device's last_report, carries its attributes.
+// report is the fleet.DeviceReport of m's positions, in m's order, each
+// with its attributes (one allocation for all of them: a name is the
+// decoder's constant, or a Teltonika element's from ioNames).
 func (s *Server) report(pr *peer, id string, m *Message) fleet.DeviceReport {
 	n := len(m.Positions)
 	ps := make([]fleet.DevicePosition, n)
@@ -213,6 +216,11 @@ func (s *Server) report(pr *peer, id string, m *Message) fleet.DeviceReport {
 		vals = append(vals, v)
 		return &vals[len(vals)-1]
 	}
+	total := 0
+	for i := range m.Positions {
+		total += len(m.Positions[i].Attrs)
+	}
+	attrs := make(fleet.Attributes, 0, total)
 	for i := range m.Positions {
 		p := &m.Positions[i]
 		d := &ps[i]
@@ -227,16 +235,46 @@ func (s *Server) report(pr *peer, id string, m *Message) fleet.DeviceReport {
 			sats = append(sats, p.Satellites)
 			d.Satellites = &sats[len(sats)-1]
 		}
-	}
-	if n > 0 {
-		last := &m.Positions[n-1]
-		attrs := make(map[string]any, len(last.Attrs))
-		for _, a := range last.Attrs {
-			attrs[a.Name()] = a.Value()
+		start := len(attrs)
+		for _, a := range p.Attrs {
+			attrs = append(attrs, attribute(a))
 		}
-		ps[n-1].Attributes = attrs
+		if len(attrs) > start {
+			d.Attrs = attrs[start:len(attrs):len(attrs)]
+		}
 	}
 	return fleet.DeviceReport{Identifier: id, Protocol: pr.proto, RemoteAddr: pr.remote, Positions: ps}
+}
+
+// attribute is a decoder's attribute as fleet keeps it.
+func attribute(a devproto.Attribute) fleet.Attribute {
+	x := fleet.Attribute{Name: a.Key, Num: a.Num}
+	if x.Name == "" {
+		x.Name = ioName(a.IO)
+	}
+	switch a.Kind {
+	case devproto.AttrBool:
+		x.Kind = fleet.AttrBool
+	case devproto.AttrString:
+		x.Kind, x.Text = fleet.AttrText, a.Str
+	}
+	return x
+}
+
+// ioNames are the names of Teltonika's I/O elements 0 to 511, made once, so
+// that naming one allocates nothing; ioName makes the rarer others.
+var ioNames = func() (names [512]string) {
+	for i := range names {
+		names[i] = "io" + strconv.Itoa(i)
+	}
+	return names
+}()
+
+func ioName(n int) string {
+	if n >= 0 && n < len(ioNames) {
+		return ioNames[n]
+	}
+	return "io" + strconv.Itoa(n)
 }
 
 // brake refuses, for a while, the addresses that sent too many unknown

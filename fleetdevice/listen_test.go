@@ -47,9 +47,9 @@ func TestPositionsAreAcknowledgedOnlyOnceStored(t *testing.T) {
 	is.Equal(rep.Positions[1].Timestamp.Location(), time.UTC)
 	is.Equal(*rep.Positions[0].Speed, 36.0)
 	is.Equal(*rep.Positions[0].Satellites, 7)
-	is.True(rep.Positions[0].Heading == nil)    // not sent, not set
-	is.True(rep.Positions[0].Attributes == nil) // only the last position has its attributes
-	is.Equal(rep.Positions[1].Attributes, map[string]any{"seq": 1.0})
+	is.True(rep.Positions[0].Heading == nil)                                       // not sent, not set
+	is.Equal(rep.Positions[0].Attrs, fleet.Attributes{fleet.NumberAttr("seq", 0)}) // each position its own
+	is.Equal(rep.Positions[1].Attrs, fleet.Attributes{fleet.NumberAttr("seq", 1)})
 	expectOpen(t, c) // the connection handles its frames in order: the count is up to date
 	is.Equal(r.s.Stats().Acked, int64(1))
 }

@@ -325,6 +325,7 @@ func decodeBatch(body []byte) ([]rawPoint, error) {
 		if p.OdometerKm != nil {
 			rp.odo, rp.hasOd = *p.OdometerKm, true
 		}
+		rp.p.Attributes = p.Attributes
 	}
 	return rps, nil
 }

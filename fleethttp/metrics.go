@@ -176,6 +176,7 @@ var (
 	descDeviceReports = desc("fleet_device_reports_total", "Messages of positions from registered devices (trackers and phone apps) handled, acknowledged or not.")
 	descUnknown       = desc("fleet_device_unknown_total", "Logins and messages of device identifiers no device is registered with.")
 	descUnknownKept   = desc("fleet_device_unknown_recorded_total", "Of the attempts of unknown identifiers, those recorded in the operator's list (fleetserver devices unknown); the others came from an address past its rate.")
+	descAttrsDropped  = desc("fleet_device_attributes_dropped_total", "Attributes of devices' positions dropped for breaking API.md §14's rules (a name outside the rule, a value not finite, text too long, past 64 a point): the position is kept without them.")
 	descJobDuration   = desc("fleet_job_duration_seconds", "How long the background jobs' runs took: flush (usage counts), check_streams (keys and share links of live streams), sweep (vehicle statuses and offline alerts), check_maintenance, purge.", "job")
 	descJobFailures   = desc("fleet_job_failures_total", "Background job runs that failed (the log says why).", "job")
 )
@@ -184,7 +185,7 @@ var (
 type serviceCollector struct{ svc *fleet.Service }
 
 func (c serviceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoints, descRejections, descStreamClients, descDeviceReports, descUnknown, descUnknownKept,
+	for _, d := range []*prometheus.Desc{descPoints, descRejections, descStreamClients, descDeviceReports, descUnknown, descUnknownKept, descAttrsDropped,
 		descJobDuration, descJobFailures} {
 		ch <- d
 	}
@@ -199,6 +200,7 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDeviceReports, prometheus.CounterValue, float64(st.Devices.Reports))
 	ch <- prometheus.MustNewConstMetric(descUnknown, prometheus.CounterValue, float64(st.Devices.Unknown))
 	ch <- prometheus.MustNewConstMetric(descUnknownKept, prometheus.CounterValue, float64(st.Devices.UnknownRecorded))
+	ch <- prometheus.MustNewConstMetric(descAttrsDropped, prometheus.CounterValue, float64(st.DeviceAttributesDropped))
 	for i, name := range fleet.JobNames {
 		j := st.Jobs[i]
 		buckets := make(map[float64]uint64, len(fleet.JobBounds))

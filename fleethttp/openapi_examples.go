@@ -86,10 +86,11 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 	berlin := fleet.Position{Latitude: 52.520008, Longitude: 13.404954, Timestamp: exampleAt(-time.Minute), Heading: ptr(92.0)}
 	vehicle := fleet.Vehicle{ID: exVehicle, Name: "Truck 7", VIN: "1HGBH41JXMN109186", Make: "Volvo", Model: "FH16", Year: ptr(2024),
 		LicensePlate: "B-FL 2024", ExternalID: "erp-7", Tags: []string{"north", "refrigerated"}, OdometerKm: ptr(9612.4),
-		Status: fleet.StatusMoving, Speed: ptr(44.0), LastLocation: &berlin, CreatedAt: created, UpdatedAt: exampleAt(-day)}
+		Status: fleet.StatusMoving, Speed: ptr(44.0), LastLocation: &berlin, Ignition: ptr(true), EngineHours: ptr(1523.4), FuelLevel: ptr(62.0),
+		PowerV: ptr(13.8), TelemetryAt: ptr(berlin.Timestamp), CreatedAt: created, UpdatedAt: exampleAt(-day)}
 	point := func(min int, lat, lon, speed float64) fleetwire.LocationInput {
 		return fleetwire.LocationInput{Latitude: ptr(lat), Longitude: ptr(lon), Timestamp: ptr(exampleAt(time.Duration(min) * time.Minute)),
-			Speed: ptr(speed), Heading: ptr(92.0)}
+			Speed: ptr(speed), Heading: ptr(92.0), Attributes: fleet.Attributes{fleet.BoolAttr("ignition", true), fleet.NumberAttr("power_v", 13.8)}}
 	}
 	bulkPoint := point(-1, 52.520008, 13.404954, 44)
 	bulkPoint.VehicleID = &exVehicle
@@ -159,7 +160,8 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		fleetwire.LocationBatch{Locations: []fleetwire.LocationInput{point(-2, 52.5194, 13.4021, 38), point(-1, 52.520008, 13.404954, 44)}},
 		bulkRequest{Locations: []fleetwire.LocationInput{bulkPoint}},
 		fleet.Point{Latitude: berlin.Latitude, Longitude: berlin.Longitude, Timestamp: berlin.Timestamp, Speed: ptr(44.0), Heading: ptr(92.0),
-			OdometerKm: ptr(9612.4)},
+			OdometerKm: ptr(9612.4), Attributes: fleet.Attributes{fleet.NumberAttr("fuel_level", 62), fleet.BoolAttr("ignition", true),
+				fleet.NumberAttr("power_v", 13.8)}},
 		fleet.IngestResult{Accepted: 2, Duplicates: 0},
 		trip, detail,
 		fleet.Stop{VehicleID: exVehicle, Start: exampleAt(-62 * time.Minute), End: ptr(exampleAt(-20 * time.Minute)), DurationSeconds: 2520,
@@ -221,6 +223,14 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		fleet.AssignTo(exDriver),
 		fleet.VehicleDriver{VehicleID: exVehicle, DriverID: exDriver},
 		fleet.DriverChange{VehicleID: exVehicle, To: &exDriver, Identifier: ptr("01A2B3C4D5E6F708"), At: exampleAt(-time.Minute)},
+
+		fleet.IgnitionChange{VehicleID: exVehicle, At: exampleAt(-time.Minute), Location: fleet.EventLocation{Latitude: 52.520008, Longitude: 13.404954},
+			DeviceID: ptr(exDevice)},
+		fleet.DeviceAlarm{DeviceID: ptr(exDevice), VehicleID: exVehicle, Alarm: "power_cut", At: exampleAt(-time.Minute),
+			Location: fleet.EventLocation{Latitude: 52.520008, Longitude: 13.404954}},
+		fleet.FuelChange{VehicleID: exVehicle, From: 64, To: 41, Unit: fleet.FuelUnitPercent, At: exampleAt(-time.Minute),
+			Location: fleet.EventLocation{Latitude: 52.520008, Longitude: 13.404954}},
+		fleet.IdlingChange{VehicleID: exVehicle, At: exampleAt(-time.Minute), Minutes: 5.5},
 
 		fleet.Person{UserID: exUser, Email: "ana.lima@example.com", Name: "Ana Lima", Role: fleet.RoleAdmin},
 		fleet.NotificationRule{ID: exNtfRule, UserID: exUser, Events: []string{fleet.EventAlertCreated},

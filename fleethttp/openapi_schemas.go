@@ -138,6 +138,13 @@ func registerComponents(g *generator) {
 				"description", "The driver who drives the vehicle now; null when none. Read-only: assigned with `PUT /v1/vehicles/{vehicle_id}/driver`, or by a device's report carrying a driver's identifier.")).
 			with("external_id", "description", "Your own id for the vehicle, unique in the account.").
 			with("speed", "description", "km/h, from the latest report.").
+			with("odometer_km", "description", "Set by hand, by a report's `odometer_km` (never backwards by more than 1 km), or, for a vehicle whose reports carry none, advanced by the distance between its reports.").
+			with("ignition", "description", "Whether the ignition is on, from the newest report that said; null until one did.").
+			with("engine_hours", "minimum", 0, "description", "Total engine hours: a report's `engine_hours`, or advanced by the time between reports while the ignition was on; null until known.").
+			with("fuel_level", "description", "Fuel in the tank, percent, from the newest report that carried it; null until one did.").
+			with("fuel_l", "description", "Fuel in the tank, litres, from the newest report that carried it; null until one did.").
+			with("power_v", "description", "External (vehicle) power, volts, from the newest report that carried it; null until one did.").
+			with("telemetry_at", "description", "The time of the newest report the telematics state (ignition, engine hours, fuel, power) comes from; null before one.").
 			with("updated_at", "description", "Last change by a client (location reports do not move it).")
 	})
 	vehicleFields := func(s *shape) *shape {
@@ -312,6 +319,7 @@ func registerComponents(g *generator) {
 	registerTripComponents(g)
 	registerDeviceComponents(g)
 	registerDriverComponents(g)
+	registerTelematicsComponents(g)
 	registerShareLinkComponents(g)
 	registerNotifyComponents(g)
 }

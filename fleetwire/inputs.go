@@ -37,6 +37,9 @@ type LocationInput struct {
 	Speed      *float64   `json:"speed"`
 	Heading    *float64   `json:"heading"`
 	OdometerKm *float64   `json:"odometer_km"`
+	// Attributes are what the report says besides its position (API.md
+	// §14): a JSON object of numbers, booleans and strings.
+	Attributes fleet.Attributes `json:"attributes,omitempty"`
 }
 
 // LocationBatch is a location batch: a vehicle's own (its points leave out

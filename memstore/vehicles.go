@@ -16,14 +16,16 @@ func cloneEvent(e fleet.Event) fleet.Event {
 	return e
 }
 
-// packedPoint is a stored location point: 48 bytes. Absent optional values
-// are NaN.
+// packedPoint is a stored location point: 72 bytes, and its attributes in
+// their binary form (fleet.Attributes.AppendBinary; nil for none). Absent
+// optional values are NaN.
 type packedPoint struct {
 	micros   int64 // timestamp, Unix microseconds
 	lat, lon float64
 	odometer float64
 	speed    float32
 	heading  float32
+	attrs    []byte
 }
 
 func pack(p fleet.Point) packedPoint {
@@ -38,6 +40,7 @@ func pack(p fleet.Point) packedPoint {
 	if p.OdometerKm != nil {
 		pp.odometer = *p.OdometerKm
 	}
+	pp.attrs, _ = p.Attributes.AppendBinary(nil) // a copy: the store shares no memory with its caller
 	return pp
 }
 
@@ -55,6 +58,7 @@ func (pp packedPoint) unpack(vehicleID string) fleet.Point {
 		o := pp.odometer
 		p.OdometerKm = &o
 	}
+	_ = p.Attributes.UnmarshalBinary(pp.attrs) // pack wrote them: they read back
 	return p
 }
 

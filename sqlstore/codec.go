@@ -147,3 +147,12 @@ func wrap(err error, doing string) error {
 	}
 	return fault(fmt.Errorf("sqlstore: %s: %w", doing, err))
 }
+
+// attrsArg is a point's attributes in their binary form, NULL when none.
+func attrsArg(a fleet.Attributes) any {
+	if len(a) == 0 {
+		return nil
+	}
+	b, _ := a.AppendBinary(make([]byte, 0, 8*len(a))) // it cannot fail
+	return b
+}

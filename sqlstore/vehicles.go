@@ -15,7 +15,8 @@ import (
 
 const vehicleColumns = `v.id, v.account_id, v.name, v.vin, v.make, v.model, v.year, v.license_plate, v.external_id,
 	v.tags, v.odometer_km, v.status, v.speed, v.last_lat, v.last_lon, v.last_at, v.last_heading,
-	v.stationary_since, v.created_at, v.updated_at, v.alert_version, v.driver_id`
+	v.stationary_since, v.ignition, v.engine_hours, v.fuel_level, v.fuel_l, v.power_v, v.telemetry_at, v.telemetry,
+	v.created_at, v.updated_at, v.alert_version, v.driver_id`
 
 func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var v fleet.Vehicle
@@ -24,10 +25,26 @@ func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var tags, status string
 	var odo, speed, lat, lon, heading sql.NullFloat64
 	var lastAt, since sql.NullInt64
+	var ignition, telemetryAt sql.NullInt64
+	var hours, fuelLevel, fuelL, power sql.NullFloat64
+	var memory sql.NullString
 	var created, updated int64
 	if err := s.Scan(&v.ID, &v.AccountID, &v.Name, &v.VIN, &v.Make, &v.Model, &year, &v.LicensePlate, &ext,
-		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since, &created, &updated, &v.AlertsVersion, &driver); err != nil {
+		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since,
+		&ignition, &hours, &fuelLevel, &fuelL, &power, &telemetryAt, &memory,
+		&created, &updated, &v.AlertsVersion, &driver); err != nil {
 		return fleet.Vehicle{}, err
+	}
+	if ignition.Valid {
+		on := ignition.Int64 != 0
+		v.Ignition = &on
+	}
+	v.EngineHours, v.FuelLevel, v.FuelL, v.PowerV = nullFloat(hours), nullFloat(fuelLevel), nullFloat(fuelL), nullFloat(power)
+	v.TelemetryAt = fromNullDB(telemetryAt)
+	if memory.Valid && memory.String != "" {
+		if err := json.Unmarshal([]byte(memory.String), &v.Telemetry); err != nil {
+			return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode telemetry: %w", err)
+		}
 	}
 	if year.Valid {
 		y := int(year.Int64)
@@ -85,8 +102,23 @@ func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	if l := v.LastLocation; l != nil {
 		lat, lon, lastAt, heading = l.Latitude, l.Longitude, toDB(l.Timestamp), floatArg(l.Heading)
 	}
+	var ignition, memory any
+	if v.Ignition != nil {
+		ignition = int64(0)
+		if *v.Ignition {
+			ignition = int64(1)
+		}
+	}
+	if !v.Telemetry.IsZero() {
+		mb, err := json.Marshal(v.Telemetry)
+		if err != nil {
+			return nil, err
+		}
+		memory = string(mb)
+	}
 	return []any{v.Name, v.VIN, v.Make, v.Model, year, v.LicensePlate, ext, string(tb), floatArg(v.OdometerKm),
 		string(v.Status), floatArg(v.Speed), lat, lon, lastAt, heading, toNullDB(v.StationarySince),
+		ignition, floatArg(v.EngineHours), floatArg(v.FuelLevel), floatArg(v.FuelL), floatArg(v.PowerV), toNullDB(v.TelemetryAt), memory,
 		toDB(v.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion}, nil
 }
 
@@ -99,9 +131,9 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	// A new row makes no cached one stale.
 	err = t.keeping(cachedVehicles, func() error {
 		return t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
-			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since, created_at, updated_at,
-			alert_version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
+			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since,
+			ignition, engine_hours, fuel_level, fuel_l, power_v, telemetry_at, telemetry, created_at, updated_at, alert_version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
 	})
 	switch classify(err) {
 	case errUnique:
@@ -208,7 +240,8 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 		return write(func() (err error) {
 			n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
-			last_heading = ?, stationary_since = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
+			last_heading = ?, stationary_since = ?, ignition = ?, engine_hours = ?, fuel_level = ?, fuel_l = ?, power_v = ?,
+			telemetry_at = ?, telemetry = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
 			return err
 		})
 	})
@@ -313,7 +346,7 @@ func (t *tx) VehiclesGoneSilent(since, now time.Time, minutes []int, after strin
 		ORDER BY v.id LIMIT ?`, args...)
 }
 
-// pointsPerInsert bounds one multi-row INSERT (7 parameters a row, well
+// pointsPerInsert bounds one multi-row INSERT (8 parameters a row, well
 // under SQLite's and PostgreSQL's parameter limits).
 const pointsPerInsert = 500
 
@@ -327,17 +360,18 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 	for start := 0; start < len(points); start += pointsPerInsert {
 		part := points[start:min(start+pointsPerInsert, len(points))]
 		var b strings.Builder
-		b.WriteString(`INSERT INTO points (vehicle_id, ts, lat, lon, speed, heading, odometer_km) VALUES `)
-		args := make([]any, 0, 7*len(part))
+		b.WriteString(`INSERT INTO points (vehicle_id, ts, lat, lon, speed, heading, odometer_km, attrs) VALUES `)
+		args := make([]any, 0, 8*len(part))
 		byTS := make(map[int64]int, len(part))
 		for i, p := range part {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 			ts := toDB(p.Timestamp)
 			byTS[ts] = i
-			args = append(args, vehicleID, ts, p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm))
+			args = append(args, vehicleID, ts, p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm),
+				attrsArg(p.Attributes))
 		}
 		b.WriteString(` ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING ts`)
 		rows, err := t.query(t.d.q(b.String()), args...)
@@ -373,20 +407,24 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 // Points implements fleet.Tx.
 func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Point, error) {
 	out := []fleet.Point{}
-	rows, err := t.query(t.d.q(`SELECT ts, lat, lon, speed, heading, odometer_km FROM points
+	rows, err := t.query(t.d.q(`SELECT ts, lat, lon, speed, heading, odometer_km, attrs FROM points
 		WHERE vehicle_id = ? AND ts >= ? AND ts <= ? ORDER BY ts LIMIT ?`), vehicleID, toDB(from), toDB(to), int64(limit))
 	if err != nil {
 		return nil, wrap(t.failed(err), "read points")
 	}
 	defer rows.Close()
+	var attrs sql.RawBytes // decoded before the next row
 	for rows.Next() {
 		var ts int64
 		var speed, heading, odo sql.NullFloat64
 		p := fleet.Point{VehicleID: vehicleID}
-		if err := rows.Scan(&ts, &p.Latitude, &p.Longitude, &speed, &heading, &odo); err != nil {
+		if err := rows.Scan(&ts, &p.Latitude, &p.Longitude, &speed, &heading, &odo, &attrs); err != nil {
 			return nil, wrap(err, "read points")
 		}
 		p.Timestamp, p.Speed, p.Heading, p.OdometerKm = fromDB(ts), nullFloat(speed), nullFloat(heading), nullFloat(odo)
+		if err := p.Attributes.UnmarshalBinary(attrs); err != nil {
+			return nil, wrap(err, "read points")
+		}
 		out = append(out, p)
 	}
 	return out, wrap(t.failed(rows.Err()), "read points")

@@ -45,6 +45,7 @@ func RunVehicles(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"DeleteVehicleCascades", testDeleteVehicleCascades},
 		{"VehiclesToSweep", testVehiclesToSweep},
 		{"VehiclesGoneSilent", testVehiclesGoneSilent},
+		{"VehicleTelemetryRoundTrip", testVehicleTelemetry},
 	})
 }
 
@@ -57,6 +58,7 @@ func RunLocations(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"PointsRangeAndOrder", testPointsRange},
 		{"PointsRollback", testPointsRollback},
 		{"PurgePoints", testPurgePoints},
+		{"PointAttributesRoundTrip", testPointAttributes},
 	})
 }
 

@@ -1,0 +1,190 @@
+package fleet
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"strconv"
+)
+
+// The binary form of a point's attributes, as stores keep them: compact
+// (15 typical attributes of a tracker take about 60 bytes) and the same in
+// every store, so that a row written by one release is read by the next.
+// The form is stored: change it only by a new version byte.
+//
+//	attributes := version(1) attribute*
+//	attribute  := name value
+//	name       := 0x00..0x7f              a name of attrCodes, by its index
+//	            | 0x80 uvarint(N)         "io" followed by N in decimal (Teltonika's raw I/O)
+//	            | 0x81 uvarint(len) bytes any other name
+//	value      := 0x00 | 0x01             false, true
+//	            | 0x02 uvarint(len) bytes text (UTF-8)
+//	            | 0x03 8 bytes            a number, IEEE 754 little-endian
+//	            | 0x04+d varint(n)        the number n/10^d (d 0..3), when that is exactly it
+
+const attrCodecVersion = 1
+
+// attrCodes are the names written as one byte. Append only: a name's
+// index is stored.
+var attrCodes = [...]string{
+	AttrIgnition, AttrMotion, AttrAlarm, AttrPowerV, "battery_v", "battery_level", "charging", AttrOdometerKm,
+	"trip_odometer_km", AttrEngineHours, AttrFuelLevel, AttrFuelL, "fuel_used_l", "rpm", "obd_speed_kmh", "coolant_temp_c",
+	"temp1_c", "temp2_c", "temp3_c", "temp4_c", AttrDriverIdentifier, "din1", "din2", "din3", "din4",
+	"dout1", "dout2", "dout3", "dout4", "ain1", "ain2", "ain3", "ain4", "rssi", "hdop", "pdop", "accuracy_m", "event",
+}
+
+// attrCode returns the code of name in attrCodes.
+func attrCode(name string) (byte, bool) {
+	for i := range attrCodes {
+		if attrCodes[i] == name {
+			return byte(i), true
+		}
+	}
+	return 0, false
+}
+
+var pow10 = [...]float64{1, 10, 100, 1000}
+
+// ioNumber returns N when name is "io" followed by N in its canonical
+// decimal form.
+func ioNumber(name string) (uint64, bool) {
+	if len(name) < 3 || len(name) > 12 || name[0] != 'i' || name[1] != 'o' || (name[2] == '0' && len(name) > 3) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(name[2:], 10, 64)
+	return n, err == nil
+}
+
+// AppendBinary appends the binary form of a (in its order) to b; nothing
+// for no attributes, so that a store keeps NULL.
+func (a Attributes) AppendBinary(b []byte) ([]byte, error) {
+	if len(a) == 0 {
+		return b, nil
+	}
+	b = append(b, attrCodecVersion)
+	for _, x := range a {
+		if c, ok := attrCode(x.Name); ok {
+			b = append(b, c)
+		} else if n, ok := ioNumber(x.Name); ok {
+			b = append(b, 0x80)
+			b = binary.AppendUvarint(b, n)
+		} else {
+			b = append(b, 0x81)
+			b = binary.AppendUvarint(b, uint64(len(x.Name)))
+			b = append(b, x.Name...)
+		}
+		switch x.Kind {
+		case AttrBool:
+			if x.Num != 0 {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		case AttrText:
+			b = append(b, 2)
+			b = binary.AppendUvarint(b, uint64(len(x.Text)))
+			b = append(b, x.Text...)
+		default:
+			b = appendAttrNumber(b, x.Num)
+		}
+	}
+	return b, nil
+}
+
+// appendAttrNumber writes f as a scaled integer when one of up to three
+// decimals is exactly it, else as its eight bytes.
+func appendAttrNumber(b []byte, f float64) []byte {
+	if math.Abs(f) < 1<<50 && !(f == 0 && math.Signbit(f)) {
+		for d, p := range pow10 {
+			if r := math.Round(f * p); r/p == f {
+				b = append(b, byte(4+d))
+				return binary.AppendVarint(b, int64(r))
+			}
+		}
+	}
+	b = append(b, 3)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+}
+
+var errAttrCodec = errors.New("fleet: attributes: malformed binary form")
+
+// UnmarshalBinary reads attributes that AppendBinary wrote (none from no
+// bytes).
+func (a *Attributes) UnmarshalBinary(data []byte) error {
+	if len(data) == 0 {
+		*a = nil
+		return nil
+	}
+	if data[0] != attrCodecVersion {
+		return errAttrCodec
+	}
+	data = data[1:]
+	var buf [MaxPointAttributes]Attribute // decoded here, then copied once at its size
+	out := buf[:0]
+	for len(data) > 0 {
+		if len(out) == len(buf) {
+			return errAttrCodec
+		}
+		var x Attribute
+		c := data[0]
+		data = data[1:]
+		switch {
+		case int(c) < len(attrCodes):
+			x.Name = attrCodes[c]
+		case c == 0x80:
+			n, k := binary.Uvarint(data)
+			if k <= 0 {
+				return errAttrCodec
+			}
+			x.Name, data = "io"+strconv.FormatUint(n, 10), data[k:]
+		case c == 0x81:
+			s, rest, ok := attrBytes(data)
+			if !ok {
+				return errAttrCodec
+			}
+			x.Name, data = string(s), rest
+		default:
+			return errAttrCodec
+		}
+		if len(data) == 0 {
+			return errAttrCodec
+		}
+		t := data[0]
+		data = data[1:]
+		switch {
+		case t <= 1:
+			x.Kind, x.Num = AttrBool, float64(t)
+		case t == 2:
+			s, rest, ok := attrBytes(data)
+			if !ok {
+				return errAttrCodec
+			}
+			x.Kind, x.Text, data = AttrText, string(s), rest
+		case t == 3:
+			if len(data) < 8 {
+				return errAttrCodec
+			}
+			x.Num, data = math.Float64frombits(binary.LittleEndian.Uint64(data)), data[8:]
+		case t <= 7:
+			n, k := binary.Varint(data)
+			if k <= 0 {
+				return errAttrCodec
+			}
+			x.Num, data = float64(n)/pow10[t-4], data[k:]
+		default:
+			return errAttrCodec
+		}
+		out = append(out, x)
+	}
+	*a = append(Attributes(nil), out...)
+	return nil
+}
+
+// attrBytes reads a length-prefixed run of bytes.
+func attrBytes(data []byte) ([]byte, []byte, bool) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)-k) {
+		return nil, nil, false
+	}
+	return data[k : k+int(n)], data[k+int(n):], true
+}

@@ -1,0 +1,110 @@
+package storetest
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
+)
+
+// TypicalAttributes are a tracker's usual attributes (API.md §14): fifteen
+// of the common vocabulary and of a protocol's raw names, of every kind.
+func TypicalAttributes(i int) fleet.Attributes {
+	f := float64(i % 1000)
+	return fleet.Attributes{
+		fleet.BoolAttr("ignition", true), fleet.BoolAttr("motion", i%2 == 0), fleet.NumberAttr("power_v", 12.5+f/1000),
+		fleet.NumberAttr("battery_v", 4.1), fleet.NumberAttr("battery_level", 97), fleet.NumberAttr("odometer_km", 123456.789+f/10),
+		fleet.NumberAttr("engine_hours", 1523.4+f/60), fleet.NumberAttr("fuel_level", 62), fleet.NumberAttr("rssi", 4),
+		fleet.NumberAttr("hdop", 0.7), fleet.NumberAttr("pdop", 1.1), fleet.TextAttr("driver_identifier", "01A2B3C4D5E6F708"),
+		fleet.BoolAttr("din1", true), fleet.NumberAttr("io200", 0), fleet.NumberAttr("rpm", 850+f),
+	}.Sort()
+}
+
+// testPointAttributes: every point keeps the attributes it was stored
+// with, of every kind and name, exactly; a point without any reads back
+// without any; a duplicate keeps the first point's.
+func testPointAttributes(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	v := MustVehicle(t, s, a.ID, "v")
+	odd := fleet.Attributes{
+		fleet.NumberAttr("a_custom_name", math.Pi), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("neg", -12.25),
+		fleet.NumberAttr("tiny", 1e-9), fleet.TextAttr("note", "é \"quoted\" \\ "+strings.Repeat("x", 40)), fleet.TextAttr("empty", ""),
+		fleet.BoolAttr("charging", false), fleet.NumberAttr("zero", 0),
+	}.Sort()
+	pts := []fleet.Point{
+		{Latitude: 1, Longitude: 1, Timestamp: T0, Attributes: TypicalAttributes(7)},
+		{Latitude: 1, Longitude: 1, Timestamp: T0.Add(time.Second)},
+		{Latitude: 1, Longitude: 1, Timestamp: T0.Add(2 * time.Second), Attributes: odd},
+	}
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) (err error) { _, err = tx.InsertPoints(v.ID, pts); return err }))
+	// A duplicate with other attributes changes nothing.
+	dup := fleet.Point{Latitude: 1, Longitude: 1, Timestamp: T0, Attributes: fleet.Attributes{fleet.BoolAttr("ignition", false)}}
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) (err error) { _, err = tx.InsertPoints(v.ID, []fleet.Point{dup}); return err }))
+	var got []fleet.Point
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Points(v.ID, T0, T0.Add(time.Hour), 10); return err }))
+	is.Equal(len(got), 3)
+	is.Equal(got[0].Attributes, TypicalAttributes(7))
+	is.Equal(len(got[1].Attributes), 0)
+	is.Equal(got[2].Attributes, odd)
+	// What a caller holds is its own.
+	got[0].Attributes[0].Name = "changed"
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Points(v.ID, T0, T0, 1); return err }))
+	is.Equal(got[0].Attributes, TypicalAttributes(7))
+	pts[0].Attributes[0].Num = 0 // the store kept a copy
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Points(v.ID, T0, T0, 1); return err }))
+	is.Equal(got[0].Attributes, TypicalAttributes(7))
+}
+
+// testVehicleTelemetry: the vehicle's telematics state and memory are
+// stored by UpdateVehicle and read back as they were; cleared, they read
+// back absent.
+func testVehicleTelemetry(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	v := MustVehicle(t, s, a.ID, "v")
+	read := func() fleet.Vehicle {
+		var got fleet.Vehicle
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
+		return got
+	}
+	fresh := read()
+	is.Equal(fresh.Ignition, nil) // nothing known before a report
+	is.Equal(fresh.EngineHours, nil)
+	is.Equal(fresh.TelemetryAt, nil)
+	is.True(fresh.Telemetry.IsZero())
+
+	on, at, idle, off := true, T0.Add(time.Minute), T0.Add(-4*time.Minute), T0.Add(-time.Hour)
+	v.Ignition, v.EngineHours, v.FuelLevel, v.FuelL, v.PowerV, v.TelemetryAt = &on, f64(1523.25), f64(62.5), f64(41), f64(13.8), &at
+	v.Telemetry = fleet.TelemetryMemory{IdlingSince: &idle, Idling: true, IgnitionOffSince: &off,
+		Alarms: []fleet.AlarmSeen{{DeviceID: "dev_x", Alarm: "sos", At: at}, {Alarm: "tow", At: idle}}}
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateVehicle(v) }))
+	got := read()
+	is.Equal(*got.Ignition, true)
+	is.Equal(*got.EngineHours, 1523.25)
+	is.Equal(*got.FuelLevel, 62.5)
+	is.Equal(*got.FuelL, 41.0)
+	is.Equal(*got.PowerV, 13.8)
+	is.True(got.TelemetryAt.Equal(at))
+	is.True(got.Telemetry.IdlingSince.Equal(idle))
+	is.True(got.Telemetry.Idling)
+	is.True(got.Telemetry.IgnitionOffSince.Equal(off))
+	is.Equal(len(got.Telemetry.Alarms), 2)
+	is.Equal(got.Telemetry.Alarms[0].DeviceID, "dev_x")
+	is.Equal(got.Telemetry.Alarms[1].Alarm, "tow")
+	is.True(got.Telemetry.Alarms[1].At.Equal(idle))
+
+	off2 := false
+	v.Ignition, v.EngineHours, v.FuelLevel, v.FuelL, v.PowerV, v.TelemetryAt = &off2, nil, nil, nil, nil, nil
+	v.Telemetry = fleet.TelemetryMemory{}
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateVehicle(v) }))
+	got = read()
+	is.Equal(*got.Ignition, false) // off is not unknown
+	is.Equal(got.EngineHours, nil)
+	is.Equal(got.PowerV, nil)
+	is.Equal(got.TelemetryAt, nil)
+	is.True(got.Telemetry.IsZero())
+}
