@@ -94,11 +94,13 @@ type column struct{ name, typ string }
 // (TestFlushVehicleColumnsFollowVehicleArgs).
 var (
 	flushPoints = []column{{"vehicle_id", "text"}, {"ts", "int8"}, {"lat", "float8"}, {"lon", "float8"}, {"speed", "float8"},
-		{"heading", "float8"}, {"odometer_km", "float8"}}
+		{"heading", "float8"}, {"odometer_km", "float8"}, {"attrs", "bytea"}}
 	flushVehicles = []column{{"id", "text"}, {"account_id", "text"}, {"name", "text"}, {"vin", "text"}, {"make", "text"},
 		{"model", "text"}, {"year", "int8"}, {"license_plate", "text"}, {"external_id", "text"}, {"tags", "text"},
 		{"odometer_km", "float8"}, {"status", "text"}, {"speed", "float8"}, {"last_lat", "float8"}, {"last_lon", "float8"},
-		{"last_at", "int8"}, {"last_heading", "float8"}, {"stationary_since", "int8"}, {"updated_at", "int8"}, {"alert_version", "int8"}}
+		{"last_at", "int8"}, {"last_heading", "float8"}, {"stationary_since", "int8"}, {"ignition", "int8"}, {"engine_hours", "float8"},
+		{"fuel_level", "float8"}, {"fuel_l", "float8"}, {"power_v", "float8"}, {"telemetry_at", "int8"}, {"telemetry", "text"},
+		{"updated_at", "int8"}, {"alert_version", "int8"}}
 	flushTrips = []column{{"id", "text"}, {"account_id", "text"}, {"vehicle_id", "text"}, {"status", "text"}, {"start_lat", "float8"},
 		{"start_lon", "float8"}, {"start_at", "int8"}, {"end_lat", "float8"}, {"end_lon", "float8"}, {"end_at", "int8"},
 		{"distance_km", "float8"}, {"great_circle_km", "float8"}, {"moving_seconds", "float8"}, {"max_speed", "float8"},
@@ -179,7 +181,8 @@ func (a *flushArgs) row(k int, vals ...any) {
 func (a *flushArgs) add(w fleet.IngestWrites) error {
 	for _, vp := range w.Points {
 		for _, p := range vp.Points {
-			a.row(0, vp.VehicleID, toDB(p.Timestamp), p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm))
+			a.row(0, vp.VehicleID, toDB(p.Timestamp), p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm),
+				attrsArg(p.Attributes))
 			a.points++
 		}
 	}
@@ -290,11 +293,16 @@ func typedArray(typ string, vals []any) (any, error) {
 	case "bytea":
 		out := make([][]byte, len(vals))
 		for i, v := range vals {
-			b, ok := v.([]byte)
-			if !ok {
+			switch v := v.(type) {
+			case nil: // NULL
+			case []byte:
+				out[i] = v
+				if v == nil {
+					out[i] = []byte{}
+				}
+			default:
 				return nil, fmt.Errorf("%T is not bytea", v)
 			}
-			out[i] = b
 		}
 		return out, nil
 	}

@@ -51,10 +51,16 @@ func newIngestFixture(t *testing.T, stores ...fleet.Store) ingestFixture {
 	return f
 }
 
-// drivePoint is vehicle id's point sec seconds after T0, at speed.
+// drivePoint is vehicle id's point sec seconds after T0, at speed, with
+// the attributes of a tracker (the ignition on while it moves).
 func drivePoint(id string, sec int, speed float64) fleet.Point {
 	return fleet.Point{VehicleID: id, Latitude: 52 + float64(sec)/10000, Longitude: 13, Timestamp: T0.Add(time.Duration(sec) * time.Second),
-		Speed: f64(speed), Heading: f64(90), OdometerKm: f64(1200.5 + float64(sec)/100)}
+		Speed: f64(speed), Heading: f64(90), OdometerKm: f64(1200.5 + float64(sec)/100),
+		Attributes: fleet.Attributes{
+			fleet.BoolAttr(fleet.AttrIgnition, speed > 0), fleet.NumberAttr(fleet.AttrPowerV, 12.5+float64(sec%100)/100),
+			fleet.NumberAttr(fleet.AttrEngineHours, 1000+float64(sec)/3600), fleet.NumberAttr(fleet.AttrFuelLevel, float64(90-sec/100)),
+			fleet.NumberAttr("rpm", 800+speed*20),
+		}.Sort()}
 }
 
 func testApplyIngest(t *testing.T, s fleet.Store) {
@@ -187,7 +193,8 @@ func testWriteSetsSameAsOneByOne(t *testing.T, open func(t *testing.T) fleet.Sto
 			case st.device:
 				rep := fleet.DeviceReport{Identifier: f.device.Identifier, Protocol: "teltonika", RemoteAddr: "192.0.2.1:5000"}
 				for _, pt := range pts {
-					rep.Positions = append(rep.Positions, fleet.DevicePosition{Latitude: pt.Latitude, Longitude: pt.Longitude, Timestamp: pt.Timestamp, Speed: pt.Speed, Heading: pt.Heading, Valid: true})
+					rep.Positions = append(rep.Positions, fleet.DevicePosition{Latitude: pt.Latitude, Longitude: pt.Longitude, Timestamp: pt.Timestamp,
+						Speed: pt.Speed, Heading: pt.Heading, Valid: true, Attributes: pt.Attributes.Map()})
 				}
 				_, err = svc.DeviceEdge().Report(ctx, rep)
 			case st.vehicle == "":
@@ -262,7 +269,7 @@ func dumpIngest(t *testing.T, s fleet.Store, accountID, deviceID string, ids ...
 			for i := range trips {
 				trips[i].ID = ""
 			}
-			out[id] = map[string]any{"vehicle": v, "points": pts, "trips": trips}
+			out[id] = map[string]any{"vehicle": v, "telemetry": v.Telemetry, "points": pts, "trips": trips}
 		}
 		evs, err := tx.Events(accountID, fleet.EventFilter{}, fleet.Page{Limit: 1000})
 		if err != nil {
