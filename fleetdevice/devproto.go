@@ -13,6 +13,11 @@ type (
 	Message   = devproto.Message
 	Session   = devproto.Session
 	Decoder   = devproto.Decoder
+	Encoder   = devproto.Encoder
+	Command   = devproto.Command
+	// CommandError is an encoder's refusal of a command it cannot carry as
+	// given.
+	CommandError = devproto.CommandError
 )
 
 // Transports.
@@ -41,4 +46,9 @@ const (
 var (
 	ErrGarbage  = devproto.ErrGarbage
 	ErrChecksum = devproto.ErrChecksum
+	// ErrCommandUnsupported: the protocol cannot carry the command's type.
+	ErrCommandUnsupported = devproto.ErrCommandUnsupported
+	// ErrNoIdentifier: the command names the device, and the session has
+	// no identifier.
+	ErrNoIdentifier = devproto.ErrNoIdentifier
 )

@@ -1,10 +1,7 @@
 package fleethttp
 
 import (
-	"database/sql"
-	"maps"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,14 +101,18 @@ func (h *Handler) Registry() *prometheus.Registry {
 			httpCollector{m},
 			serviceCollector{h.svc},
 		)
-		if ps, ok := h.svc.Store().(poolStater); ok {
-			m.reg.MustRegister(storeCollector{ps})
-		}
-		if rt, ok := h.svc.Store().(roundTripCounter); ok {
-			m.reg.MustRegister(roundTripCollector{rt})
+		if cs, ok := h.svc.Store().(collectorStore); ok {
+			m.reg.MustRegister(cs.Collectors()...)
 		}
 	})
 	return m.reg
+}
+
+// collectorStore is a store with figures of its own (sqlstore: its
+// connection pools, round trips and group commits), which the metrics
+// serve beside the service's.
+type collectorStore interface {
+	Collectors() []prometheus.Collector
 }
 
 // WatchSender adds the sender's figures to the metrics: deliveries by
@@ -214,43 +215,6 @@ func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// poolStater is a store with connection pools (sqlstore: "read" and
-// "write" on SQLite, "main", "group" and "serializable" on PostgreSQL).
-type poolStater interface {
-	PoolStats() map[string]sql.DBStats
-}
-
-var (
-	descConns     = desc("fleet_store_connections", "The store's open connections by pool and state (in_use, idle).", "pool", "state")
-	descConnsMax  = desc("fleet_store_connections_max", "The most connections a pool of the store opens.", "pool")
-	descWaits     = desc("fleet_store_waits_total", "Times a store call waited for a free connection.", "pool")
-	descWaitSecs  = desc("fleet_store_wait_seconds_total", "Time store calls spent waiting for a free connection.", "pool")
-	descConnsDrop = desc("fleet_store_connections_closed_total", "Connections the pool closed for idleness or age.", "pool")
-)
-
-// storeCollector reads a SQL store's pool figures.
-type storeCollector struct{ s poolStater }
-
-func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descConns, descConnsMax, descWaits, descWaitSecs, descConnsDrop} {
-		ch <- d
-	}
-}
-
-func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
-	pools := c.s.PoolStats()
-	for _, pool := range slices.Sorted(maps.Keys(pools)) {
-		st := pools[pool]
-		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(st.InUse), pool, "in_use")
-		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(st.Idle), pool, "idle")
-		ch <- prometheus.MustNewConstMetric(descConnsMax, prometheus.GaugeValue, float64(st.MaxOpenConnections), pool)
-		ch <- prometheus.MustNewConstMetric(descWaits, prometheus.CounterValue, float64(st.WaitCount), pool)
-		ch <- prometheus.MustNewConstMetric(descWaitSecs, prometheus.CounterValue, st.WaitDuration.Seconds(), pool)
-		ch <- prometheus.MustNewConstMetric(descConnsDrop, prometheus.CounterValue,
-			float64(st.MaxIdleClosed+st.MaxIdleTimeClosed+st.MaxLifetimeClosed), pool)
-	}
-}
-
 var (
 	descDeliveries = desc("fleet_webhook_deliveries_total", "Webhook delivery attempts by outcome: delivered (2xx), refused (another status), unanswered (timeout, connection failed, address not allowed).", "outcome")
 	descHeld       = desc("fleet_webhook_deliveries_held", "Webhook deliveries the sender has claimed and not yet recorded: waiting for their endpoint's turn or in flight.")
@@ -270,37 +234,4 @@ func (c senderCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Refused), "refused")
 	ch <- prometheus.MustNewConstMetric(descDeliveries, prometheus.CounterValue, float64(st.Unanswered), "unanswered")
 	ch <- prometheus.MustNewConstMetric(descHeld, prometheus.GaugeValue, float64(st.Held))
-}
-
-// roundTripCounter is a store that counts the round trips it sends to its
-// database, by operation (sqlstore: begin, commit, rollback, savepoint,
-// statement), and its group commits.
-type roundTripCounter interface {
-	RoundTrips() map[string]int64
-	WriteGroups() (commits, transactions int64)
-}
-
-var (
-	descRoundTrips   = desc("fleet_store_round_trips_total", "Round trips the store sent to its database, by operation (begin, commit, rollback, savepoint, statement); the members of a group commit share its begin and commit.", "operation")
-	descGroupCommits = desc("fleet_store_group_commits_total", "Group commits the store made: write transactions that committed together, once (SQLite: every write; PostgreSQL: location writes).")
-	descGroupMembers = desc("fleet_store_group_members_total", "Write transactions the store's group commits carried (divided by fleet_store_group_commits_total: the mean group size).")
-)
-
-// roundTripCollector reads a SQL store's round trips and group commits.
-type roundTripCollector struct{ s roundTripCounter }
-
-func (c roundTripCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descRoundTrips
-	ch <- descGroupCommits
-	ch <- descGroupMembers
-}
-
-func (c roundTripCollector) Collect(ch chan<- prometheus.Metric) {
-	trips := c.s.RoundTrips()
-	for _, op := range slices.Sorted(maps.Keys(trips)) {
-		ch <- prometheus.MustNewConstMetric(descRoundTrips, prometheus.CounterValue, float64(trips[op]), op)
-	}
-	commits, members := c.s.WriteGroups()
-	ch <- prometheus.MustNewConstMetric(descGroupCommits, prometheus.CounterValue, float64(commits))
-	ch <- prometheus.MustNewConstMetric(descGroupMembers, prometheus.CounterValue, float64(members))
 }

@@ -60,7 +60,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
-	"github.com/fleetkit/fleetapi/fleethttp"
+	"github.com/fleetkit/fleetapi/fleetwire"
 )
 
 //go:embed templates/*.html
@@ -436,7 +436,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 
 // statusOf is the HTTP status a page that failed with err is served with:
 // the API's, from fleethttp's one table of code to status.
-func statusOf(err error) int { return fleethttp.StatusOf(fleet.ErrorCode(err)) }
+func statusOf(err error) int { return fleetwire.StatusOf(fleet.ErrorCode(err)) }
 
 // errorPage sets the page's error from err: the domain's message (never
 // internals) and its bad fields, which the page words as sentences about

@@ -17,6 +17,15 @@
 //	frame, want := d.Report(points)
 //	conn.Write(frame)
 //	devicetest.Read(rd, want) // the record count, once they are stored
+//
+// Each stream device is also Commanded: it reads a command the server
+// writes and answers it as the real device does (Teltonika a codec 12
+// response, GT06 a 0x15 frame echoing the server flag, H02 a V4 sentence,
+// GPS103 a jt or kt report, Queclink a +ACK echoing the serial number):
+//
+//	cmd, _ := devicetest.Read(rd, d.Command)
+//	answer, _ := d.Answer(cmd)
+//	conn.Write(answer)
 package devicetest
 
 import (
@@ -155,3 +164,15 @@ func degMin(v float64, decimals int) (int, float64) {
 
 // knots is km/h in knots.
 func knots(kmh float64) float64 { return kmh / 1.852 }
+
+// Commanded is a simulated device that answers the commands a server
+// writes to it, as the real device does.
+type Commanded interface {
+	// Command recognises a command frame of the server at the start of b
+	// (an Expect, for Read).
+	Command(b []byte) (int, error)
+	// Answer is the device's answer to the command frame cmd (one that
+	// Command recognised); nil when the device answers none. It returns
+	// ErrUnexpected for bytes that are not a command it reads.
+	Answer(cmd []byte) ([]byte, error)
+}

@@ -492,3 +492,46 @@ func sameNumber(t *testing.T, a, b string, tol float64) {
 		t.Errorf("%q and %q differ", a, b)
 	}
 }
+
+// Every stream device answers commands.
+var _ = []Commanded{(*Teltonika)(nil), (*GT06)(nil), (*H02)(nil), (*Queclink)(nil), (*GPS103)(nil)}
+
+// A simulated device reads only its protocol's commands: another's bytes,
+// a frame cut short or a bad CRC are ErrUnexpected, never an answer.
+func TestSimulatorsReadOnlyCommands(t *testing.T) {
+	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC) }
+	tk := "00000000000000130c01050000000b7365746469676f7574203101000087a2" // setdigout 1
+	gt := "787815800f000000014459442c30303030303023000189a70d0a"           // DYD,000000#, flag 1
+	for _, c := range []struct {
+		dev       Commanded
+		good, bad []byte
+		answer    string
+	}{
+		{&Teltonika{IMEI: "356307042441013"}, mustHex(t, tk), mustHex(t, tk[:len(tk)-2]+"00"), "DOUT1:1"},
+		{&GT06{IMEI: "356307042441013"}, mustHex(t, gt), mustHex(t, gt[:len(gt)-8]+"00000d0a"), "DYD=Success!"},
+		{&H02{ID: "4210209006"}, []byte("*HQ,4210209006,S20,010203,1,1#"), []byte("*HQ,4210209007,S20,010203,1,1#"), "V4,S20,DONE,010203,"},
+		{&GPS103{IMEI: "359710045559474"}, []byte("**,imei:359710045559474,J;"), []byte("##,imei:359710045559474,J;"), ",jt,"},
+		{&Queclink{IMEI: "860599000773978", Now: now}, []byte("AT+GTRTO=gl300,8,,,,,,002A$"), []byte("AT+GTRTO$"), "+ACK:GTRTO,270A04,860599000773978,,VER,002A,20261126120000,0000$"},
+	} {
+		is := is.New(t)
+		got, err := Read(bufio.NewReader(bytes.NewReader(append(c.good, "rest"...))), c.dev.Command)
+		is.NoErr(err)
+		is.Equal(got, c.good) // all of the command, nothing after it
+		answer, err := c.dev.Answer(c.good)
+		is.NoErr(err)
+		is.True(bytes.Contains(answer, []byte(c.answer)))
+		_, err = c.dev.Answer(c.bad)
+		is.True(errors.Is(err, ErrUnexpected))
+		_, err = c.dev.Command([]byte("garbage"))
+		is.True(errors.Is(err, ErrUnexpected))
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -2,7 +2,9 @@ package devicetest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -137,4 +139,43 @@ func GT06Ack(typ byte, serial uint16) []byte {
 	b = binary.BigEndian.AppendUint16(b, serial)
 	b = binary.BigEndian.AppendUint16(b, CRCITU(b[2:]))
 	return append(b, 0x0D, 0x0A)
+}
+
+// GT06Command is the type of the server's online command.
+const GT06Command = 0x80
+
+// Command recognises an online command frame (0x80) of the server.
+func (*GT06) Command(b []byte) (int, error) {
+	if len(b) >= 2 && (b[0] != 0x78 || b[1] != 0x78) || len(b) >= 4 && b[3] != GT06Command {
+		return 0, fmt.Errorf("%w: % x is not a GT06 command", ErrUnexpected, b)
+	}
+	if len(b) < 3 || len(b) < 5+int(b[2]) {
+		return 0, nil
+	}
+	return 5 + int(b[2]), nil
+}
+
+// Answer reads an online command (its CRC checked) and answers with a
+// 0x15 frame that echoes its server flag, with the text a GT06N answers:
+// `DYD,<password>#` → "DYD=Success!", `HFYD,<password>#` →
+// "HFYD=Success!", anything else "Unknown command!".
+func (d *GT06) Answer(cmd []byte) ([]byte, error) {
+	n, err := d.Command(cmd)
+	if err != nil || n != len(cmd) || n < 15 || int(cmd[4]) != n-11 ||
+		CRCITU(cmd[2:n-4]) != binary.BigEndian.Uint16(cmd[n-4:]) || cmd[n-2] != '\r' || cmd[n-1] != '\n' {
+		return nil, fmt.Errorf("%w: % x is not one GT06 command", ErrUnexpected, cmd)
+	}
+	flag, text := cmd[5:9], string(cmd[9:n-6])
+	answer := "Unknown command!"
+	switch {
+	case strings.HasPrefix(text, "DYD,") || text == "DYD#":
+		answer = "DYD=Success!"
+	case strings.HasPrefix(text, "HFYD,") || text == "HFYD#":
+		answer = "HFYD=Success!"
+	}
+	data := append([]byte{byte(4 + len(answer))}, flag...)
+	data = append(data, answer...)
+	data = append(data, 0x00, 0x02) // language: English
+	frame, _ := d.frame(0x15, data)
+	return frame, nil
 }

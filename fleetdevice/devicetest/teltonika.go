@@ -2,7 +2,9 @@ package devicetest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
 )
 
 // Teltonika is a Teltonika tracker (FMB920 and the like) speaking Codec 8,
@@ -132,4 +134,72 @@ func avlData(recs []TeltonikaRecord) []byte {
 		}
 	}
 	return append(b, byte(len(recs)))
+}
+
+// Command recognises a codec 12 command frame (type 0x05) over TCP.
+func (*Teltonika) Command(b []byte) (int, error) {
+	for i := 0; i < 4 && i < len(b); i++ {
+		if b[i] != 0 {
+			return 0, fmt.Errorf("%w: % x is not a codec 12 frame", ErrUnexpected, b)
+		}
+	}
+	if len(b) < 12 {
+		return 0, nil
+	}
+	n := 12 + int(binary.BigEndian.Uint32(b[4:]))
+	if b[8] != 0x0C || b[10] != 0x05 || n > 1<<16 {
+		return 0, fmt.Errorf("%w: % x is not a codec 12 command", ErrUnexpected, b)
+	}
+	if len(b) < n {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// Answer reads a codec 12 command (its CRC checked) and answers with a
+// codec 12 response (type 0x06) holding the text an FMB device answers:
+// `setdigout 1?` → "DOUT1:1 DOUT2:IGNORED", `getgps` → its GPS state,
+// anything else "Unknown command". A `cpureset` restarts the device,
+// which answers nothing.
+func (d *Teltonika) Answer(cmd []byte) ([]byte, error) {
+	n, err := d.Command(cmd)
+	if err != nil || n != len(cmd) || n < 17 {
+		return nil, fmt.Errorf("%w: % x is not one codec 12 command", ErrUnexpected, cmd)
+	}
+	data := cmd[8 : n-4]
+	if uint32(CRC16IBM(data)) != binary.BigEndian.Uint32(cmd[n-4:]) ||
+		int(binary.BigEndian.Uint32(data[3:]))+8 != len(data) {
+		return nil, fmt.Errorf("%w: % x: bad CRC or length", ErrUnexpected, cmd)
+	}
+	text := string(data[7 : len(data)-1])
+	var answer string
+	switch {
+	case text == "cpureset":
+		return nil, nil
+	case text == "getgps":
+		answer = "GPS:0 Sat:0 Lat:0.000000 Long:0.000000 Alt:0 Speed:0 Dir:0"
+	case strings.HasPrefix(text, "setdigout "):
+		var parts []string
+		for i, c := range strings.TrimPrefix(text, "setdigout ") {
+			v := string(c)
+			if c == '?' {
+				v = "IGNORED"
+			}
+			parts = append(parts, fmt.Sprintf("DOUT%d:%s", i+1, v))
+		}
+		answer = strings.Join(parts, " ")
+	default:
+		answer = "Unknown command"
+	}
+	return TeltonikaResponse(answer), nil
+}
+
+// TeltonikaResponse is a codec 12 response frame (type 0x06) of text.
+func TeltonikaResponse(text string) []byte {
+	data := []byte{0x0C, 0x01, 0x06}
+	data = binary.BigEndian.AppendUint32(data, uint32(len(text)))
+	data = append(append(data, text...), 0x01)
+	b := binary.BigEndian.AppendUint32(make([]byte, 4), uint32(len(data)))
+	b = append(b, data...)
+	return binary.BigEndian.AppendUint32(b, uint32(CRC16IBM(data)))
 }

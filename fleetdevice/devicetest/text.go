@@ -1,7 +1,9 @@
 package devicetest
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -11,6 +13,8 @@ type H02 struct {
 	ID string // the terminal id (10 digits, or 15)
 	// Status is the 8 hex digits of status bits; FFFFFBFF when empty.
 	Status string
+	// Last is the position the answers to commands carry.
+	Last Point
 }
 
 func (*H02) Protocol() string { return "h02" }
@@ -114,6 +118,8 @@ type GPS103 struct {
 	// Offset is the device clock's offset from UTC: its sentences carry
 	// the local date and time beside the UTC time of the fix.
 	Offset time.Duration
+	// Last is the position the answers to commands carry.
+	Last Point
 }
 
 func (*GPS103) Protocol() string { return "gps103" }
@@ -175,4 +181,98 @@ func hemisphere(v float64, pos, neg string) string {
 		return neg
 	}
 	return pos
+}
+
+// sentenceCommand recognises a server's command sentence from first to
+// the first last.
+func sentenceCommand(b []byte, first, last byte) (int, error) {
+	if len(b) > 0 && b[0] != first {
+		return 0, fmt.Errorf("%w: %q is not a command", ErrUnexpected, b)
+	}
+	if i := bytes.IndexByte(b, last); i >= 0 {
+		return i + 1, nil
+	}
+	if len(b) > 1024 {
+		return 0, fmt.Errorf("%w: %q: no end of command", ErrUnexpected, b)
+	}
+	return 0, nil
+}
+
+// Command recognises a command sentence (`*` to `#`).
+func (*H02) Command(b []byte) (int, error) { return sentenceCommand(b, '*', '#') }
+
+// Answer reads a command sentence `*HQ,<id>,<command>,<hhmmss>,...#`
+// and answers as the device does, with a V4 sentence that names the
+// command, its outcome and its time, then the device's last position
+// (Last): `*HQ,<id>,V4,S20,DONE,<hhmmss>,<time>,A,...#`.
+func (d *H02) Answer(cmd []byte) ([]byte, error) {
+	f := strings.Split(strings.TrimSuffix(string(cmd), "#"), ",")
+	if n, err := d.Command(cmd); err != nil || n != len(cmd) || len(f) < 4 || f[0] != "*HQ" || f[1] != d.ID {
+		return nil, fmt.Errorf("%w: %q is not a command to %s", ErrUnexpected, cmd, d.ID)
+	}
+	p := d.Last
+	t := p.Time.UTC()
+	status := d.Status
+	if status == "" {
+		status = "FFFFFBFF"
+	}
+	return fmt.Appendf(nil, "*HQ,%s,V4,%s,DONE,%s,%s,%s,%s,%s,%.2f,%03.0f,%s,%s#",
+		d.ID, f[2], f[3], t.Format("150405"), validity(p.Valid), nmeaLat(p.Latitude), nmeaLon(p.Longitude),
+		knots(p.Speed), p.Heading, t.Format("020106"), status), nil
+}
+
+// Command recognises a command sentence (`**,imei:...;`).
+func (*GPS103) Command(b []byte) (int, error) { return sentenceCommand(b, '*', ';') }
+
+// Answer reads a command sentence `**,imei:<imei>,<command>;` and
+// answers as a Coban tracker does: J (cut the oil) and K (restore it)
+// with a report of its last position (Last) whose keyword is jt or kt, B
+// with a tracker report; the others with none.
+func (d *GPS103) Answer(cmd []byte) ([]byte, error) {
+	text, ok := strings.CutPrefix(string(cmd), "**,imei:"+d.IMEI+",")
+	if n, err := d.Command(cmd); err != nil || n != len(cmd) || !ok {
+		return nil, fmt.Errorf("%w: %q is not a command to %s", ErrUnexpected, cmd, d.IMEI)
+	}
+	keyword := map[string]string{"J;": "jt", "K;": "kt", "B;": "tracker"}[text]
+	if keyword == "" {
+		return nil, nil
+	}
+	return []byte(strings.Replace(d.Sentence(d.Last), ",tracker,", ","+keyword+",", 1)), nil
+}
+
+// Command recognises an AT command (`AT+GT...$`).
+func (*Queclink) Command(b []byte) (int, error) {
+	if len(b) > 0 && !bytes.HasPrefix([]byte("AT+GT"), b[:min(len(b), 5)]) {
+		return 0, fmt.Errorf("%w: %q is not an AT command", ErrUnexpected, b)
+	}
+	return sentenceCommand(b, 'A', '$')
+}
+
+// Answer reads an AT command `AT+GTxxx=<password>,...,<serial>$` and
+// answers as the device does, `+ACK:GTxxx,<version>,<imei>,<name>,
+// [<what>,]<serial>,<send time>,<count>$`, echoing its serial number;
+// GTRTO names what it did (1 RTL, 3 REBOOT, 8 VER...).
+func (d *Queclink) Answer(cmd []byte) ([]byte, error) {
+	n, err := d.Command(cmd)
+	text := strings.TrimSuffix(string(cmd), "$")
+	name, params, ok := strings.Cut(strings.TrimPrefix(text, "AT+"), "=")
+	f := strings.Split(params, ",")
+	if err != nil || n != len(cmd) || !ok || len(f) < 2 {
+		return nil, fmt.Errorf("%w: %q is not one AT command", ErrUnexpected, cmd)
+	}
+	serial := f[len(f)-1]
+	what := ""
+	if name == "GTRTO" {
+		sub, known := map[string]string{"0": "GPS", "1": "RTL", "2": "READ", "3": "REBOOT", "8": "VER"}[f[1]]
+		if !known {
+			return nil, nil // a subcommand the device does not know: no answer
+		}
+		what = sub + ","
+	}
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	return fmt.Appendf(nil, "+ACK:%s,%s,%s,%s,%s%s,%s,%s$", name, d.version(), d.IMEI, d.Name, what, serial,
+		now().UTC().Format("20060102150405"), d.count()), nil
 }

@@ -180,8 +180,11 @@ type Message struct {
 	Close bool
 	// CommandResult is the device's answer to a command the connection
 	// wrote (its text, as the protocol carries it), when HasResult is set;
-	// Seq is the command's Seq when the protocol echoes it, else 0 (the
-	// oldest command written and not yet answered).
+	// ResultSeq is the command's Seq when the protocol echoes it (GT06
+	// all of it, Queclink its low 16 bits), else 0 (the answer is the
+	// oldest command's written and not yet answered). An answer is
+	// KindOther, or KindPositions where the protocol's answer carries the
+	// device's position too (H02's V4, GT06's "Current position!").
 	CommandResult string
 	HasResult     bool
 	ResultSeq     uint32

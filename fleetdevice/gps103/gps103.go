@@ -17,11 +17,10 @@
 //     ...,*` is the alternative report of some firmware, in decimal degrees.
 //
 // Decoder is its devproto.Decoder, which the listeners of fleetdevice
-// serve (fleetdevice.Protocols). Commands to devices go the other way: an
-// encoder of them belongs beside the decoder, in encode.go of this
-// package, as a pure function that turns a command into the bytes the
-// device reads (and its tests, in encode_test.go, on the protocol's own
-// examples, as the decoder's are on captures).
+// serve (fleetdevice.Protocols). Commands to devices go the other way:
+// Encoder (encode.go) turns a command into the sentence the device reads,
+// and the Decoder reads the device's acknowledging report (`jt`, `kt`)
+// as the command's result.
 package gps103
 
 import (
@@ -199,6 +198,9 @@ func gps103Regular(sentence string, m *devproto.Message) {
 	}
 	m.Identifier = imei
 	alarm := f.Next()
+	if gps103Answer(alarm) {
+		m.CommandResult, m.HasResult = alarm, true
+	}
 	if alarm == "help me" {
 		m.Reply = append(m.Reply, "**,imei:"...)
 		m.Reply = append(m.Reply, imei...)

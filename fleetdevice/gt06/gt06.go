@@ -23,11 +23,10 @@
 // checked by their structure instead.
 //
 // Decoder is its devproto.Decoder, which the listeners of fleetdevice
-// serve (fleetdevice.Protocols). Commands to devices go the other way: an
-// encoder of them belongs beside the decoder, in encode.go of this
-// package, as a pure function that turns a command into the bytes the
-// device reads (and its tests, in encode_test.go, on the protocol's own
-// examples, as the decoder's are on captures).
+// serve (fleetdevice.Protocols). Commands to devices go the other way:
+// Encoder (encode.go) turns a command into the 0x80 frame the device
+// reads, and the Decoder reads the device's 0x15 or 0x21 answer as the
+// command's result.
 package gt06
 
 import (
@@ -402,7 +401,11 @@ func (f *gtFrame) decode() error {
 		// Cells and access points, no position.
 		f.ack(false)
 
-	case typ == gtBluetoothClock, typ == gtString, typ == gtBMS:
+	case typ == gtString:
+		f.stringAnswer()
+		f.ack(false)
+
+	case typ == gtBluetoothClock, typ == gtBMS:
 		f.ack(false)
 
 	case typ == gtStatus && r.Left() == 16:
@@ -1380,7 +1383,7 @@ func (f *gtFrame) gpsLBS8(p *devproto.Position) (bool, error) {
 // HH:mm:ss", a position (the speed in knots, as Traccar reads it).
 func (f *gtFrame) stringInfo() error {
 	r, m := &f.r, f.m
-	r.U32() // server flag
+	flag := r.U32() // the server flag of the command it answers
 	encoding := r.U8()
 	if r.Bad {
 		return devproto.ErrGarbage
@@ -1396,6 +1399,8 @@ func (f *gtFrame) stringInfo() error {
 		}
 		text = string(utf16.Decode(u))
 	}
+	m.CommandResult = strings.TrimSpace(strings.TrimRight(text, "\x00"))
+	m.HasResult, m.ResultSeq = true, flag
 	p := devproto.NextPosition(m)
 	if !gtCurrentPosition(text, f, p) {
 		devproto.DropPosition(m)
@@ -1412,11 +1417,9 @@ func gtCurrentPosition(text string, f *gtFrame, p *devproto.Position) bool {
 		return false
 	}
 	field := func(name string) string {
-		var v string
-		v, rest, ok = strings.Cut(rest, ",")
-		if !ok {
-			v = rest
-		}
+		// The last field has no comma after it: Cut returns it whole.
+		v, after, _ := strings.Cut(rest, ",")
+		rest = after
 		v, found := strings.CutPrefix(v, name)
 		if !found {
 			return ""

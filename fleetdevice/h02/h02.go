@@ -12,11 +12,9 @@
 // device's last location, which is the server's to know, not the frame's.
 //
 // Decoder is its devproto.Decoder, which the listeners of fleetdevice
-// serve (fleetdevice.Protocols). Commands to devices go the other way: an
-// encoder of them belongs beside the decoder, in encode.go of this
-// package, as a pure function that turns a command into the bytes the
-// device reads (and its tests, in encode_test.go, on the protocol's own
-// examples, as the decoder's are on captures).
+// serve (fleetdevice.Protocols). Commands to devices go the other way:
+// Encoder (encode.go) turns a command into the sentence the device reads,
+// and the Decoder reads the device's V4 answer as the command's result.
 package h02
 
 import (
@@ -266,7 +264,16 @@ func h02Report(sentence string, s *devproto.Session, m *devproto.Message) {
 	}
 	p := devproto.NextPosition(m)
 	if f.HasNext(1) {
-		devproto.SetStr(p, "result", f.Next())
+		// A V4 sentence answers a command: the attribute as Traccar
+		// has it, and the command's result without the command's time
+		// that it echoes last.
+		answer := f.Next()
+		devproto.SetStr(p, "result", answer)
+		result := answer
+		if i := strings.LastIndexByte(result, ','); i >= 0 && len(result)-i == 7 && devproto.AllDigits(result[i+1:]) {
+			result = result[:i]
+		}
+		m.CommandResult, m.HasResult = result, true
 	}
 	if f.HasNext(1) && f.Next() == "V1" && id != "" {
 		m.Reply = append(m.Reply, "*HQ,"...)

@@ -5,10 +5,9 @@
 // OsmAnd handler of fleetdevice's Server, which answers it.
 //
 // OsmAnd is HTTP, not a stream: it has no devproto.Decoder, and its row of
-// fleetdevice.Protocols has none. Commands to devices go the other way: an
-// encoder of them, where the protocol has one, belongs beside the decoder,
-// in encode.go of this package, as a pure function that turns a command
-// into what the device reads.
+// fleetdevice.Protocols has none. Commands to devices go the other way:
+// Encoder (encode.go) turns a custom command into the body of the answer
+// to the device's next request.
 package osmand
 
 import (

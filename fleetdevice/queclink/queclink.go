@@ -9,15 +9,14 @@
 //
 // The identifier is the report's IMEI. The heartbeat `+ACK:GTHBD` is
 // answered `+SACK:GTHBD,<protocol version>,<count>$`; nothing else is
-// acknowledged. hdop is an attribute; a position is valid when it has
+// acknowledged (the other `+ACK`s answer commands). hdop is an attribute; a position is valid when it has
 // coordinates, except GTCAN's, which says whether its fix is.
 //
 // Decoder is its devproto.Decoder, which the listeners of fleetdevice
-// serve (fleetdevice.Protocols). Commands to devices go the other way: an
-// encoder of them belongs beside the decoder, in encode.go of this
-// package, as a pure function that turns a command into the bytes the
-// device reads (and its tests, in encode_test.go, on the protocol's own
-// examples, as the decoder's are on captures).
+// serve (fleetdevice.Protocols). Commands to devices go the other way:
+// Encoder (encode.go) turns a command into the AT command the device
+// reads, and the Decoder reads the device's `+ACK:GTxxx` as the
+// command's result, with the serial number it echoes.
 package queclink
 
 import (
@@ -111,13 +110,15 @@ func (q Decoder) Decode(frame []byte, s *devproto.Session, m *devproto.Message) 
 }
 
 // glAck decodes an answer: the heartbeat's gets its acknowledgement, the
-// others carry nothing.
+// others answer commands (glCommandAck).
 func glAck(v []string, m *devproto.Message) {
 	if len(v) < 3 || !devproto.IdentifierOK(v[2]) {
 		return
 	}
 	m.Identifier = v[2]
-	if v[0] == "+ACK:GTHBD" {
+	if v[0] != "+ACK:GTHBD" {
+		glCommandAck(v, m)
+	} else {
 		m.Kind = devproto.KindHeartbeat
 		m.Reply = append(m.Reply, "+SACK:GTHBD,"...)
 		m.Reply = append(m.Reply, v[1]...)

@@ -37,11 +37,10 @@
 // sent before, a second alarm in one record).
 //
 // Decoder is its devproto.Decoder, which the listeners of fleetdevice
-// serve (fleetdevice.Protocols). Commands to devices go the other way: an
-// encoder of them belongs beside the decoder, in encode.go of this
-// package, as a pure function that turns a command into the bytes the
-// device reads (and its tests, in encode_test.go, on the protocol's own
-// examples, as the decoder's are on captures).
+// serve (fleetdevice.Protocols). Commands to devices go the other way:
+// Encoder (encode.go) turns a command into the codec 12 frame the device
+// reads, and the Decoder reads the device's codec 12 response as the
+// command's result.
 package teltonika
 
 import (
@@ -229,8 +228,13 @@ func tkDecodeData(body []byte, m *devproto.Message) (n byte, ack bool, err error
 		return 0, false, devproto.ErrGarbage
 	}
 	switch codec {
-	case tkCodec12, tkCodec13, tkCodec14:
-		// A command's response (or a camera's data): no position.
+	case tkCodec12:
+		// A command's response: no position.
+		m.Kind = devproto.KindOther
+		tkCodec12Answer(body, m)
+		return n, false, nil
+	case tkCodec13, tkCodec14:
+		// A device's own message (or a camera's data): no position.
 		m.Kind = devproto.KindOther
 		return n, false, nil
 	case tkCodecGH3000, tkCodec8, tkCodec8E, tkCodec16:

@@ -654,6 +654,8 @@ func FuzzTeltonika(f *testing.F) {
 	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{full, tkFullIO(1)})), false, true)
 	f.Add(tkFrame(tkBody(tkCodec8E, []tkRec{tkRealistic(0)})), false, true)
 	f.Add(tkDatagram(1, 1, "352093081452251", tkBody(tkCodec16, []tkRec{tkRealistic(0)})), true, false)
+	// A device's answer to a command: a codec 12 response.
+	f.Add(prototest.MustHex(f, "000000000000002d0c01060000002523464d323d3236323033323736313732313339362c32363230332c30372e30322e30350d0a0100009a2e"), false, true)
 	var reused devproto.Message
 	f.Fuzz(func(t *testing.T, b []byte, udp, fix bool) {
 		s := devproto.Session{Identifier: "356307042441013", Now: prototest.Now}

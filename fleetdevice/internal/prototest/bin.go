@@ -296,6 +296,7 @@ func FuzzDecode(t *testing.T, proto devproto.Decoder, frame []byte, s devproto.S
 		return
 	}
 	if s1 != s2 || fresh.Kind != reused.Kind || fresh.Identifier != reused.Identifier ||
+		fresh.HasResult != reused.HasResult || fresh.CommandResult != reused.CommandResult || fresh.ResultSeq != reused.ResultSeq ||
 		!bytes.Equal(fresh.Reply, reused.Reply) || !SamePositions(fresh.Positions, reused.Positions) {
 		t.Fatalf("a reused Message decodes otherwise:\n%+v\n%+v", reused, fresh)
 	}
