@@ -263,6 +263,9 @@ func (s *Service) maintenanceAlert(tx openAlertTx, sch Schedule, event string, n
 		typ, sev, what = AlertMaintenanceOverdue, SeverityCritical, "overdue"
 	}
 	key := sch.ID + alertKeySep + string(typ) + alertKeySep + sch.LastServiceDate + alertKeySep + formatNum(orZero(sch.LastServiceOdometerKm))
+	if sch.LastServiceEngineHours != nil { // a cycle by engine hours too
+		key += alertKeySep + formatNum(*sch.LastServiceEngineHours)
+	}
 	_, err := tx.LatestAlert(sch.AccountID, key)
 	if err == nil {
 		return nil

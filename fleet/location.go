@@ -88,6 +88,8 @@ type LocationRecord struct {
 	Status    VehicleStatus `json:"status"`
 	Speed     *float64      `json:"speed"`
 	Heading   *float64      `json:"heading"`
+	// Attributes are the latest report's (API.md §14); omitted when none.
+	Attributes Attributes `json:"attributes,omitempty"`
 }
 
 // RecordPoint is the location object of a LocationRecord.
@@ -104,7 +106,7 @@ func (v *Vehicle) Record() (LocationRecord, bool) {
 		return LocationRecord{}, false
 	}
 	return LocationRecord{
-		VehicleID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed, Heading: v.LastLocation.Heading,
+		VehicleID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed, Heading: v.LastLocation.Heading, Attributes: v.LastAttributes,
 		Location: RecordPoint{Latitude: v.LastLocation.Latitude, Longitude: v.LastLocation.Longitude, Timestamp: v.LastLocation.Timestamp},
 	}, true
 }

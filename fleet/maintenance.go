@@ -249,6 +249,11 @@ func (s ScheduleStatus) rank() int {
 const (
 	DueSoonDays = 7
 	DueSoonKm   = 500.0
+	// DueSoonEngineHoursShare: a schedule by engine hours is due soon
+	// within this share of its interval.
+	DueSoonEngineHoursShare = 0.1
+	// MaxIntervalEngineHours bounds interval_engine_hours.
+	MaxIntervalEngineHours = 100_000.0
 )
 
 // Schedule is a recurring service of a vehicle: every IntervalDays days
@@ -263,6 +268,12 @@ type Schedule struct {
 	Name         string   `json:"name"`
 	IntervalDays *int     `json:"interval_days"`
 	IntervalKm   *float64 `json:"interval_km"`
+	// IntervalEngineHours is due every that many engine hours (API.md §6,
+	// §14); LastServiceEngineHours the vehicle's engine hours at the last
+	// service (defaults to the vehicle's, 0 if unknown; nil without the
+	// interval), NextDueEngineHours computed.
+	IntervalEngineHours    *float64 `json:"interval_engine_hours"`
+	LastServiceEngineHours *float64 `json:"last_service_engine_hours"`
 	// LastServiceDate (YYYY-MM-DD) and LastServiceOdometerKm start the
 	// current cycle. On creation they default to the creation date and the
 	// vehicle's odometer (0 if it has none); once stored, both are set.
@@ -273,11 +284,12 @@ type Schedule struct {
 	AutoCreateWorkOrder bool `json:"auto_create_work_order"`
 	// Computed by EvaluateSchedule: NextDueDate is "" without IntervalDays,
 	// NextDueOdometerKm nil without IntervalKm.
-	NextDueDate       string         `json:"next_due_date"`
-	NextDueOdometerKm *float64       `json:"next_due_odometer_km"`
-	Status            ScheduleStatus `json:"status"`
-	CreatedAt         time.Time      `json:"created_at"`
-	UpdatedAt         time.Time      `json:"updated_at"`
+	NextDueDate        string         `json:"next_due_date"`
+	NextDueOdometerKm  *float64       `json:"next_due_odometer_km"`
+	NextDueEngineHours *float64       `json:"next_due_engine_hours"`
+	Status             ScheduleStatus `json:"status"`
+	CreatedAt          time.Time      `json:"created_at"`
+	UpdatedAt          time.Time      `json:"updated_at"`
 
 	// Bookkeeping of the current cycle, never shown: whether its due_soon
 	// and overdue events were emitted, and the work order opened for it.
@@ -289,22 +301,26 @@ type Schedule struct {
 // MarshalJSON writes the schedule as the API shows it.
 func (s Schedule) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		ID                    string         `json:"schedule_id"`
-		VehicleID             string         `json:"vehicle_id"`
-		Name                  string         `json:"name"`
-		IntervalDays          *int           `json:"interval_days"`
-		IntervalKm            *float64       `json:"interval_km"`
-		LastServiceDate       string         `json:"last_service_date"`
-		LastServiceOdometerKm float64        `json:"last_service_odometer_km"`
-		AutoCreateWorkOrder   bool           `json:"auto_create_work_order"`
-		NextDueDate           *string        `json:"next_due_date"`
-		NextDueOdometerKm     *float64       `json:"next_due_odometer_km"`
-		Status                ScheduleStatus `json:"status"`
-		CreatedAt             time.Time      `json:"created_at"`
-		UpdatedAt             time.Time      `json:"updated_at"`
+		ID                     string         `json:"schedule_id"`
+		VehicleID              string         `json:"vehicle_id"`
+		Name                   string         `json:"name"`
+		IntervalDays           *int           `json:"interval_days"`
+		IntervalKm             *float64       `json:"interval_km"`
+		IntervalEngineHours    *float64       `json:"interval_engine_hours"`
+		LastServiceDate        string         `json:"last_service_date"`
+		LastServiceOdometerKm  float64        `json:"last_service_odometer_km"`
+		LastServiceEngineHours *float64       `json:"last_service_engine_hours"`
+		AutoCreateWorkOrder    bool           `json:"auto_create_work_order"`
+		NextDueDate            *string        `json:"next_due_date"`
+		NextDueOdometerKm      *float64       `json:"next_due_odometer_km"`
+		NextDueEngineHours     *float64       `json:"next_due_engine_hours"`
+		Status                 ScheduleStatus `json:"status"`
+		CreatedAt              time.Time      `json:"created_at"`
+		UpdatedAt              time.Time      `json:"updated_at"`
 	}{
-		s.ID, s.VehicleID, s.Name, s.IntervalDays, s.IntervalKm, s.LastServiceDate, orZero(s.LastServiceOdometerKm),
-		s.AutoCreateWorkOrder, nullString(s.NextDueDate), s.NextDueOdometerKm, s.Status, s.CreatedAt, s.UpdatedAt,
+		s.ID, s.VehicleID, s.Name, s.IntervalDays, s.IntervalKm, s.IntervalEngineHours, s.LastServiceDate, orZero(s.LastServiceOdometerKm),
+		s.LastServiceEngineHours, s.AutoCreateWorkOrder, nullString(s.NextDueDate), s.NextDueOdometerKm, s.NextDueEngineHours,
+		s.Status, s.CreatedAt, s.UpdatedAt,
 	})
 }
 
@@ -327,12 +343,22 @@ func (s *Schedule) Validate(now time.Time) error {
 // without -0 (unsignedZero).
 func (s *Schedule) validate(val *Validator, now time.Time) {
 	s.IntervalKm, s.LastServiceOdometerKm = unsignedZeroPtr(s.IntervalKm), unsignedZeroPtr(s.LastServiceOdometerKm)
+	s.IntervalEngineHours, s.LastServiceEngineHours = unsignedZeroPtr(s.IntervalEngineHours), unsignedZeroPtr(s.LastServiceEngineHours)
 	val.Check(s.VehicleID != "", "vehicle_id", "is required")
 	val.Check(strings.TrimSpace(s.Name) != "" && utf8.RuneCountInString(s.Name) <= MaxVehicleName, "name", "is required, 1 to %d characters", MaxVehicleName)
 	val.Text("name", s.Name)
-	if s.IntervalDays == nil && s.IntervalKm == nil {
-		val.Add("interval_days", "interval_days or interval_km (or both) is required")
-		val.Add("interval_km", "interval_days or interval_km (or both) is required")
+	if s.IntervalDays == nil && s.IntervalKm == nil && s.IntervalEngineHours == nil {
+		const msg = "at least one of interval_days, interval_km and interval_engine_hours is required"
+		val.Add("interval_days", msg)
+		val.Add("interval_km", msg)
+		val.Add("interval_engine_hours", msg)
+	}
+	if s.IntervalEngineHours != nil {
+		val.Check(*s.IntervalEngineHours > 0 && *s.IntervalEngineHours <= MaxIntervalEngineHours, "interval_engine_hours",
+			"must be above 0 and at most %d", int(MaxIntervalEngineHours))
+	}
+	if h := s.LastServiceEngineHours; h != nil {
+		val.Check(*h >= 0 && *h < 1e7, "last_service_engine_hours", "must be between 0 and 10000000")
 	}
 	if s.IntervalDays != nil {
 		val.Check(*s.IntervalDays >= 1 && *s.IntervalDays <= MaxIntervalDay, "interval_days", "must be between 1 and %d", MaxIntervalDay)
@@ -366,8 +392,19 @@ func (s *Schedule) validate(val *Validator, now time.Time) {
 // most DueSoonDays away (the due date itself included) or the odometer is
 // within DueSoonKm of the due reading (the reading itself included); ok
 // otherwise. With both intervals, the more due of the two counts.
+//
+// A schedule by engine hours (IntervalEngineHours) counts the vehicle's as
+// 0 here: EvaluateScheduleWithHours takes them.
 func EvaluateSchedule(s Schedule, odometerKm *float64, now time.Time) Schedule {
-	s.NextDueDate, s.NextDueOdometerKm = "", nil
+	return EvaluateScheduleWithHours(s, odometerKm, nil, now)
+}
+
+// EvaluateScheduleWithHours is EvaluateSchedule with the vehicle's engine
+// hours (nil counts as 0) too: by IntervalEngineHours, the schedule is
+// overdue past the next due engine hours, due_soon within a tenth of the
+// interval of them (DueSoonEngineHoursShare).
+func EvaluateScheduleWithHours(s Schedule, odometerKm, engineHours *float64, now time.Time) Schedule {
+	s.NextDueDate, s.NextDueOdometerKm, s.NextDueEngineHours = "", nil, nil
 	status := ScheduleOK
 	worsen := func(to ScheduleStatus) {
 		if to.rank() > status.rank() {
@@ -395,6 +432,17 @@ func EvaluateSchedule(s Schedule, odometerKm *float64, now time.Time) Schedule {
 		case odo > next:
 			worsen(ScheduleOverdue)
 		case odo >= next-DueSoonKm:
+			worsen(ScheduleDueSoon)
+		}
+	}
+	if s.IntervalEngineHours != nil {
+		next := math.Round((orZero(s.LastServiceEngineHours)+*s.IntervalEngineHours)*100) / 100
+		s.NextDueEngineHours = &next
+		h := orZero(engineHours)
+		switch {
+		case h > next:
+			worsen(ScheduleOverdue)
+		case h >= next-DueSoonEngineHoursShare**s.IntervalEngineHours:
 			worsen(ScheduleDueSoon)
 		}
 	}

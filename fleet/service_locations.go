@@ -341,7 +341,7 @@ func (s *Service) advance(tx advanceTx, v *Vehicle, pts, stored []Point, fwd int
 		}
 		wasMoving := v.LastLocation != nil && v.Speed != nil && *v.Speed >= th.MovingSpeed
 		v.LastLocation = &Position{Latitude: pt.Latitude, Longitude: pt.Longitude, Timestamp: pt.Timestamp, Heading: pt.Heading}
-		v.Speed = pt.Speed
+		v.Speed, v.LastAttributes = pt.Speed, pt.Attributes
 		moving := pt.Speed != nil && *pt.Speed >= th.MovingSpeed
 		switch {
 		case moving:

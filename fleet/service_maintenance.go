@@ -29,6 +29,10 @@ type SchedulePatch struct {
 	LastServiceDate       Optional[string]   `json:"last_service_date,omitzero"`
 	LastServiceOdometerKm Optional[*float64] `json:"last_service_odometer_km,omitzero"`
 	AutoCreateWorkOrder   Optional[*bool]    `json:"auto_create_work_order,omitzero"`
+	// IntervalEngineHours and LastServiceEngineHours: by engine hours
+	// (API.md §6).
+	IntervalEngineHours    Optional[*float64] `json:"interval_engine_hours,omitzero"`
+	LastServiceEngineHours Optional[*float64] `json:"last_service_engine_hours,omitzero"`
 }
 
 func notFoundWorkOrder(id string) error { return NotFound("work order", id) }
@@ -277,7 +281,7 @@ func (s *Service) recordService(tx recordServiceTx, w WorkOrder, now time.Time) 
 	if err != nil {
 		return err
 	}
-	odometer, err := s.odometerOf(tx, sch)
+	r, err := s.readingsOf(tx, sch)
 	if err != nil {
 		return err
 	}
@@ -285,27 +289,37 @@ func (s *Service) recordService(tx recordServiceTx, w WorkOrder, now time.Time) 
 	switch {
 	case w.OdometerKm != nil:
 		sch.LastServiceOdometerKm = ptr(*w.OdometerKm)
-	case odometer != nil:
-		sch.LastServiceOdometerKm = ptr(*odometer)
+	case r.km != nil:
+		sch.LastServiceOdometerKm = ptr(*r.km)
+	}
+	if sch.IntervalEngineHours != nil && r.hours != nil {
+		sch.LastServiceEngineHours = ptr(*r.hours)
 	}
 	sch.startCycle()
 	sch.UpdatedAt = now
-	if _, err := s.reviewSchedule(tx, &sch, odometer, now); err != nil {
+	if _, err := s.reviewSchedule(tx, &sch, r, now); err != nil {
 		return err
 	}
 	return tx.UpdateSchedule(sch)
 }
 
-// odometerOf returns the odometer of a schedule's vehicle (nil if unknown).
-func (s *Service) odometerOf(tx VehicleTx, sch Schedule) (*float64, error) {
+// readings are what a vehicle's schedules are due by besides the date: its
+// odometer and its engine hours (nil if unknown).
+type readings struct{ km, hours *float64 }
+
+func readingsOfVehicle(v *Vehicle) readings { return readings{v.OdometerKm, v.EngineHours} }
+
+// readingsOf returns the readings of a schedule's vehicle (none if it is
+// gone).
+func (s *Service) readingsOf(tx VehicleTx, sch Schedule) (readings, error) {
 	v, err := tx.Vehicle(sch.AccountID, sch.VehicleID)
 	if ErrorCode(err) == CodeNotFound {
-		return nil, nil
+		return readings{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return readings{}, err
 	}
-	return v.OdometerKm, nil
+	return readingsOfVehicle(&v), nil
 }
 
 // reviewSchedule brings a schedule's computed fields up to date with the
@@ -314,9 +328,9 @@ func (s *Service) odometerOf(tx VehicleTx, sch Schedule) (*float64, error) {
 // overdue schedule owes no due_soon event any more) and, with
 // AutoCreateWorkOrder, one linked work order. It reports whether the
 // schedule changed; the caller stores it.
-func (s *Service) reviewSchedule(tx scheduleTx, sch *Schedule, odometerKm *float64, now time.Time) (bool, error) {
+func (s *Service) reviewSchedule(tx scheduleTx, sch *Schedule, r readings, now time.Time) (bool, error) {
 	before := *sch
-	*sch = EvaluateSchedule(*sch, odometerKm, now)
+	*sch = EvaluateScheduleWithHours(*sch, r.km, r.hours, now)
 	event := ""
 	switch {
 	case sch.Status == ScheduleOverdue && !sch.NotifiedOverdue:
@@ -373,19 +387,20 @@ func (s *Service) scheduledWorkOrder(sch Schedule, now time.Time) WorkOrder {
 }
 
 func sameScheduleState(a, b Schedule) bool {
-	return a.NextDueDate == b.NextDueDate && samePtr(a.NextDueOdometerKm, b.NextDueOdometerKm) && a.Status == b.Status &&
+	return a.NextDueDate == b.NextDueDate && samePtr(a.NextDueOdometerKm, b.NextDueOdometerKm) &&
+		samePtr(a.NextDueEngineHours, b.NextDueEngineHours) && a.Status == b.Status &&
 		a.NotifiedDueSoon == b.NotifiedDueSoon && a.NotifiedOverdue == b.NotifiedOverdue && a.CycleWorkOrderID == b.CycleWorkOrderID
 }
 
 // reviewVehicleSchedules reviews the schedules of a vehicle whose odometer
-// has moved, storing those that changed.
+// or engine hours have moved, storing those that changed.
 func (s *Service) reviewVehicleSchedules(tx scheduleTx, v *Vehicle, now time.Time) error {
 	schs, err := tx.SchedulesOfVehicle(v.ID)
 	if err != nil {
 		return err
 	}
 	for i := range schs {
-		changed, err := s.reviewSchedule(tx, &schs[i], v.OdometerKm, now)
+		changed, err := s.reviewSchedule(tx, &schs[i], readingsOfVehicle(v), now)
 		if err != nil {
 			return err
 		}
@@ -411,6 +426,7 @@ func (s *Service) CreateSchedule(ctx context.Context, p Principal, in Schedule) 
 		ID: NewID(PrefixSchedule), AccountID: p.Account.ID, VehicleID: in.VehicleID, Name: strings.TrimSpace(in.Name),
 		IntervalDays: in.IntervalDays, IntervalKm: in.IntervalKm, LastServiceDate: in.LastServiceDate,
 		LastServiceOdometerKm: in.LastServiceOdometerKm, AutoCreateWorkOrder: in.AutoCreateWorkOrder,
+		IntervalEngineHours: in.IntervalEngineHours, LastServiceEngineHours: in.LastServiceEngineHours,
 		Status: ScheduleOK, CreatedAt: now, UpdatedAt: now,
 	}
 	if sch.LastServiceDate == "" {
@@ -425,6 +441,9 @@ func (s *Service) CreateSchedule(ctx context.Context, p Principal, in Schedule) 
 		if sch.LastServiceOdometerKm == nil {
 			sch.LastServiceOdometerKm = ptr(orZero(v.OdometerKm))
 		}
+		if sch.IntervalEngineHours != nil && sch.LastServiceEngineHours == nil {
+			sch.LastServiceEngineHours = ptr(orZero(v.EngineHours))
+		}
 		sch.validate(&val, now)
 		if err := val.Err(); err != nil {
 			return err
@@ -432,7 +451,7 @@ func (s *Service) CreateSchedule(ctx context.Context, p Principal, in Schedule) 
 		if err := tx.CreateSchedule(sch); err != nil {
 			return err
 		}
-		changed, err := s.reviewSchedule(tx, &sch, v.OdometerKm, now)
+		changed, err := s.reviewSchedule(tx, &sch, readingsOfVehicle(&v), now)
 		if err != nil || !changed {
 			return err
 		}
@@ -502,6 +521,15 @@ func (s *Service) UpdateSchedule(ctx context.Context, p Principal, id string, pa
 		set(&sch.IntervalKm, patch.IntervalKm)
 		set(&sch.LastServiceDate, patch.LastServiceDate)
 		set(&sch.LastServiceOdometerKm, patch.LastServiceOdometerKm)
+		set(&sch.IntervalEngineHours, patch.IntervalEngineHours)
+		set(&sch.LastServiceEngineHours, patch.LastServiceEngineHours)
+		r, err := s.readingsOf(tx, sch)
+		if err != nil {
+			return err
+		}
+		if sch.IntervalEngineHours != nil && sch.LastServiceEngineHours == nil {
+			sch.LastServiceEngineHours = ptr(orZero(r.hours))
+		}
 		var val Validator
 		if patch.AutoCreateWorkOrder.Set {
 			if patch.AutoCreateWorkOrder.Value == nil {
@@ -514,15 +542,12 @@ func (s *Service) UpdateSchedule(ctx context.Context, p Principal, id string, pa
 		if err := val.Err(); err != nil {
 			return err
 		}
-		if sch.LastServiceDate != old.LastServiceDate || !samePtr(sch.LastServiceOdometerKm, old.LastServiceOdometerKm) {
+		if sch.LastServiceDate != old.LastServiceDate || !samePtr(sch.LastServiceOdometerKm, old.LastServiceOdometerKm) ||
+			!samePtr(sch.LastServiceEngineHours, old.LastServiceEngineHours) {
 			sch.startCycle()
 		}
 		sch.UpdatedAt = now
-		odometer, err := s.odometerOf(tx, sch)
-		if err != nil {
-			return err
-		}
-		if _, err := s.reviewSchedule(tx, &sch, odometer, now); err != nil {
+		if _, err := s.reviewSchedule(tx, &sch, r, now); err != nil {
 			return err
 		}
 		return tx.UpdateSchedule(sch)
@@ -574,11 +599,11 @@ func (j Jobs) CheckMaintenance(ctx context.Context) (int, error) {
 			}
 			n = len(schs)
 			for i := range schs {
-				odometer, err := s.odometerOf(tx, schs[i])
+				r, err := s.readingsOf(tx, schs[i])
 				if err != nil {
 					return err
 				}
-				ok, err := s.reviewSchedule(tx, &schs[i], odometer, now)
+				ok, err := s.reviewSchedule(tx, &schs[i], r, now)
 				if err != nil {
 					return err
 				}

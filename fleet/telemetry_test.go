@@ -363,3 +363,43 @@ func mustEvents(t *testing.T, svc *fleet.Service, p fleet.Principal) []fleet.Eve
 	}
 	return l.Items
 }
+
+func TestSchedulesByEngineHours(t *testing.T) {
+	is := is.New(t)
+	tl := newTele(t)
+	hours := func(h float64) fleet.Attribute { return fleet.NumberAttr("engine_hours", h) }
+	tl.send(tl.pt(0, 0, ignOn, hours(1000)))
+	every := 100.0
+	sch, err := tl.svc.CreateSchedule(ctx, tl.p, fleet.Schedule{VehicleID: tl.v.ID, Name: "Oil", IntervalEngineHours: &every})
+	is.NoErr(err)
+	is.Equal(*sch.LastServiceEngineHours, 1000.0) // the vehicle's now
+	is.Equal(*sch.NextDueEngineHours, 1100.0)
+	is.Equal(sch.Status, fleet.ScheduleOK)
+	tl.events()
+
+	status := func() fleet.ScheduleStatus {
+		got, err := tl.svc.Schedule(ctx, tl.p, sch.ID)
+		is.NoErr(err)
+		return got.Status
+	}
+	tl.send(tl.pt(60, 0, ignOn, hours(1089.9)))
+	is.Equal(status(), fleet.ScheduleOK)
+	tl.send(tl.pt(120, 0, ignOn, hours(1090))) // within a tenth of the interval
+	is.Equal(status(), fleet.ScheduleDueSoon)
+	tl.send(tl.pt(180, 0, ignOn, hours(1100.5)))
+	is.Equal(status(), fleet.ScheduleOverdue)
+	is.Equal(types(tl.events()), []string{fleet.EventMaintenanceDueSoon, fleet.EventAlertCreated, fleet.EventMaintenanceOverdue, fleet.EventAlertCreated})
+
+	// A service recorded by hand starts a new cycle from the hours given.
+	last := 1100.0
+	sch, err = tl.svc.UpdateSchedule(ctx, tl.p, sch.ID, fleet.SchedulePatch{LastServiceEngineHours: fleet.Some(&last)})
+	is.NoErr(err)
+	is.Equal(*sch.NextDueEngineHours, 1200.0)
+	is.Equal(sch.Status, fleet.ScheduleOK)
+
+	// An interval out of bounds, or none at all, is refused.
+	_, err = tl.svc.CreateSchedule(ctx, tl.p, fleet.Schedule{VehicleID: tl.v.ID, Name: "Bad", IntervalEngineHours: ptrTo(-1.0)})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+	_, err = tl.svc.CreateSchedule(ctx, tl.p, fleet.Schedule{VehicleID: tl.v.ID, Name: "None"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+}

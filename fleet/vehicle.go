@@ -126,6 +126,9 @@ type Vehicle struct {
 	AlertsVersion int64 `json:"-"`
 	// Telemetry is what the telematics rules remember between reports.
 	Telemetry TelemetryMemory `json:"-"`
+	// LastAttributes are the attributes of the latest report (LastLocation),
+	// which the snapshot and the live stream show.
+	LastAttributes Attributes `json:"-"`
 }
 
 // Clone returns a copy of v that shares no memory with it (tags, and
@@ -140,6 +143,7 @@ func (v Vehicle) Clone() Vehicle {
 	v.Ignition, v.EngineHours, v.FuelLevel = clonePtr(v.Ignition), clonePtr(v.EngineHours), clonePtr(v.FuelLevel)
 	v.FuelL, v.PowerV, v.TelemetryAt = clonePtr(v.FuelL), clonePtr(v.PowerV), clonePtr(v.TelemetryAt)
 	v.Telemetry = v.Telemetry.Clone()
+	v.LastAttributes = v.LastAttributes.Clone()
 	if v.LastLocation != nil {
 		l := *v.LastLocation
 		l.Heading = clonePtr(l.Heading)

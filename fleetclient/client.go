@@ -461,6 +461,7 @@ func (c *Client) CreateSchedule(ctx context.Context, s fleet.Schedule) (fleet.Sc
 	_, err := c.do(ctx, http.MethodPost, "/maintenance/schedules", nil, fleetwire.ScheduleInput{
 		VehicleID: s.VehicleID, Name: s.Name, IntervalDays: s.IntervalDays, IntervalKm: s.IntervalKm,
 		LastServiceDate: nullIfEmpty(s.LastServiceDate), LastServiceOdometerKm: s.LastServiceOdometerKm, AutoCreateWorkOrder: &auto,
+		IntervalEngineHours: s.IntervalEngineHours, LastServiceEngineHours: s.LastServiceEngineHours,
 	}, &out)
 	return out, err
 }

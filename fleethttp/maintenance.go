@@ -69,6 +69,7 @@ func (h *Handler) createSchedule(c *call) error {
 		VehicleID: req.VehicleID, Name: req.Name, IntervalDays: req.IntervalDays, IntervalKm: req.IntervalKm,
 		LastServiceDate: deref(req.LastServiceDate), LastServiceOdometerKm: req.LastServiceOdometerKm,
 		AutoCreateWorkOrder: req.AutoCreateWorkOrder != nil && *req.AutoCreateWorkOrder,
+		IntervalEngineHours: req.IntervalEngineHours, LastServiceEngineHours: req.LastServiceEngineHours,
 	})
 	if err != nil {
 		return err

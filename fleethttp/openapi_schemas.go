@@ -280,12 +280,15 @@ func registerComponents(g *generator) {
 			null("description due_date assigned_to currency")
 	})
 	whole[fleet.ScheduleStatus](g, "ScheduleStatus", func() *obj {
-		return enum(fleet.ScheduleStatuses(), fmt.Sprintf("overdue: today is after next_due_date, or the odometer is past next_due_odometer_km; due_soon: next_due_date is %d days away or less, or the odometer is within %g km of next_due_odometer_km; ok otherwise. Dates are UTC days.", fleet.DueSoonDays, fleet.DueSoonKm))
+		return enum(fleet.ScheduleStatuses(), fmt.Sprintf("overdue: today is after next_due_date, or the odometer is past next_due_odometer_km, or the engine hours past next_due_engine_hours; due_soon: next_due_date is %d days away or less, or the odometer is within %g km of next_due_odometer_km, or the engine hours within %g%% of interval_engine_hours of next_due_engine_hours; ok otherwise. Dates are UTC days.", fleet.DueSoonDays, fleet.DueSoonKm, 100*fleet.DueSoonEngineHoursShare))
 	})
 	scheduleFields := func(s *shape) *shape {
 		return s.with("name", "minLength", 1, "maxLength", fleet.MaxVehicleName).
 			with("interval_days", "minimum", 1, "maximum", fleet.MaxIntervalDay).
-			with("interval_km", "exclusiveMinimum", 0, "maximum", fleet.MaxIntervalKm)
+			with("interval_km", "exclusiveMinimum", 0, "maximum", fleet.MaxIntervalKm).
+			with("interval_engine_hours", "exclusiveMinimum", 0, "maximum", fleet.MaxIntervalEngineHours,
+				"description", "Due every that many engine hours of the vehicle (its `engine_hours`: reported by its device, or counted from the time with the ignition on).").
+			with("last_service_engine_hours", "minimum", 0)
 	}
 	comp[fleet.Schedule](g, "Schedule", output, func(s *shape) {
 		scheduleFields(s).replace("schedule_id", id(fleet.PrefixSchedule)).
@@ -294,17 +297,20 @@ func registerComponents(g *generator) {
 			with("auto_create_work_order", "description", "When the schedule becomes due_soon (or overdue), open one linked work order, once per service cycle.").
 			null("next_due_date").
 			with("next_due_date", "format", "date", "description", "last_service_date + interval_days; null without interval_days.").
-			with("next_due_odometer_km", "description", "last_service_odometer_km + interval_km; null without interval_km.")
+			with("next_due_odometer_km", "description", "last_service_odometer_km + interval_km; null without interval_km.").
+			with("last_service_engine_hours", "description", "The vehicle's engine hours at the last service; null without interval_engine_hours.").
+			with("next_due_engine_hours", "description", "last_service_engine_hours + interval_engine_hours; null without interval_engine_hours.")
 	})
 	comp[fleetwire.ScheduleInput](g, "ScheduleInput", input, func(s *shape) {
-		scheduleFields(s).describe("At least one of interval_days and interval_km. `vehicle_id` must name a vehicle of the account, else 422 validation_error naming it. The computed fields (next_due_date, next_due_odometer_km, status) are read-only.").
+		scheduleFields(s).describe("At least one of interval_days, interval_km and interval_engine_hours. `vehicle_id` must name a vehicle of the account, else 422 validation_error naming it. The computed fields (next_due_date, next_due_odometer_km, status) are read-only.").
 			require("vehicle_id name").
 			with("last_service_date", "format", "date", "description", "Default: today. Not in the future.").
 			with("last_service_odometer_km", "minimum", 0, "description", "Default: the vehicle's odometer now (0 if it has none).").
-			with("auto_create_work_order", "description", "Default false.")
+			with("auto_create_work_order", "description", "Default false.").
+			with("last_service_engine_hours", "description", "With interval_engine_hours. Default: the vehicle's engine hours now (0 if unknown).")
 	})
 	comp[fleet.SchedulePatch](g, "SchedulePatch", input, func(s *shape) {
-		scheduleFields(s).describe("JSON merge patch: an absent field is unchanged, null clears it (at least one interval must remain; name, last_service_date, last_service_odometer_km and auto_create_work_order cannot be cleared). Changing last_service_date or last_service_odometer_km records a service done elsewhere and starts a new cycle; changing the intervals does not.").
+		scheduleFields(s).describe("JSON merge patch: an absent field is unchanged, null clears it (at least one interval must remain; name, last_service_date, last_service_odometer_km and auto_create_work_order cannot be cleared). Changing last_service_date, last_service_odometer_km or last_service_engine_hours records a service done elsewhere and starts a new cycle; changing the intervals does not.").
 			null("last_service_date").
 			with("last_service_date", "format", "date").
 			with("last_service_odometer_km", "minimum", 0)

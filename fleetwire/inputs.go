@@ -71,6 +71,9 @@ type ScheduleInput struct {
 	LastServiceDate       *string  `json:"last_service_date"`
 	LastServiceOdometerKm *float64 `json:"last_service_odometer_km"`
 	AutoCreateWorkOrder   *bool    `json:"auto_create_work_order"`
+	// By engine hours (API.md §6, §14); left out when unset.
+	IntervalEngineHours    *float64 `json:"interval_engine_hours,omitempty"`
+	LastServiceEngineHours *float64 `json:"last_service_engine_hours,omitempty"`
 }
 
 // AlertInput is the body of POST /v1/alerts, a custom alert.

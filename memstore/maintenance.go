@@ -18,6 +18,8 @@ func cloneSchedule(s fleet.Schedule) fleet.Schedule {
 	s.IntervalDays = clonePtr(s.IntervalDays)
 	s.IntervalKm = clonePtr(s.IntervalKm)
 	s.LastServiceOdometerKm = clonePtr(s.LastServiceOdometerKm)
+	s.IntervalEngineHours, s.LastServiceEngineHours = clonePtr(s.IntervalEngineHours), clonePtr(s.LastServiceEngineHours)
+	s.NextDueEngineHours = clonePtr(s.NextDueEngineHours)
 	s.NextDueOdometerKm = clonePtr(s.NextDueOdometerKm)
 	return s
 }

@@ -112,19 +112,21 @@ func (t *tx) UpdateWorkOrder(w fleet.WorkOrder) error {
 
 const scheduleColumns = `s.id, s.account_id, s.vehicle_id, s.name, s.interval_days, s.interval_km, s.last_service_date,
 	s.last_service_odometer_km, s.auto_create_work_order, s.next_due_date, s.next_due_odometer_km, s.status,
-	s.notified_due_soon, s.notified_overdue, s.cycle_work_order_id, s.created_at, s.updated_at`
+	s.notified_due_soon, s.notified_overdue, s.cycle_work_order_id, s.created_at, s.updated_at,
+	s.interval_engine_hours, s.last_service_engine_hours, s.next_due_engine_hours`
 
 func scanSchedule(r scanner) (fleet.Schedule, error) {
 	var s fleet.Schedule
 	var days sql.NullInt64
-	var km, lastOdo, nextOdo sql.NullFloat64
+	var km, lastOdo, nextOdo, hours, lastHours, nextHours sql.NullFloat64
 	var status string
 	var created, updated int64
 	if err := r.Scan(&s.ID, &s.AccountID, &s.VehicleID, &s.Name, &days, &km, &s.LastServiceDate, &lastOdo,
 		&s.AutoCreateWorkOrder, &s.NextDueDate, &nextOdo, &status, &s.NotifiedDueSoon, &s.NotifiedOverdue,
-		&s.CycleWorkOrderID, &created, &updated); err != nil {
+		&s.CycleWorkOrderID, &created, &updated, &hours, &lastHours, &nextHours); err != nil {
 		return fleet.Schedule{}, err
 	}
+	s.IntervalEngineHours, s.LastServiceEngineHours, s.NextDueEngineHours = nullFloat(hours), nullFloat(lastHours), nullFloat(nextHours)
 	if days.Valid {
 		d := int(days.Int64)
 		s.IntervalDays = &d
@@ -157,11 +159,13 @@ func (t *tx) CreateSchedule(s fleet.Schedule) error {
 	}
 	err = t.insert(`INSERT INTO schedules (id, account_id, vehicle_id, name, interval_days, interval_km, last_service_date,
 			last_service_odometer_km, auto_create_work_order, next_due_date, next_due_odometer_km, status,
-			notified_due_soon, notified_overdue, cycle_work_order_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			notified_due_soon, notified_overdue, cycle_work_order_id, created_at, updated_at,
+			interval_engine_hours, last_service_engine_hours, next_due_engine_hours)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.AccountID, s.VehicleID, s.Name, intArg(s.IntervalDays), floatArg(s.IntervalKm), s.LastServiceDate,
 		floatArg(s.LastServiceOdometerKm), s.AutoCreateWorkOrder, s.NextDueDate, floatArg(s.NextDueOdometerKm),
-		string(s.Status), s.NotifiedDueSoon, s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.CreatedAt), toDB(s.UpdatedAt))
+		string(s.Status), s.NotifiedDueSoon, s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.CreatedAt), toDB(s.UpdatedAt),
+		floatArg(s.IntervalEngineHours), floatArg(s.LastServiceEngineHours), floatArg(s.NextDueEngineHours))
 	if classify(err) == errUnique {
 		return conflict(err, "A schedule with id %q exists.", s.ID)
 	}
@@ -223,11 +227,13 @@ func (t *tx) Schedules(accountID string, f fleet.ScheduleFilter, p fleet.Page) (
 func (t *tx) UpdateSchedule(s fleet.Schedule) error {
 	n, err := t.update(`UPDATE schedules SET name = ?, interval_days = ?, interval_km = ?, last_service_date = ?,
 			last_service_odometer_km = ?, auto_create_work_order = ?, next_due_date = ?, next_due_odometer_km = ?, status = ?,
-			notified_due_soon = ?, notified_overdue = ?, cycle_work_order_id = ?, updated_at = ?
+			notified_due_soon = ?, notified_overdue = ?, cycle_work_order_id = ?, updated_at = ?,
+			interval_engine_hours = ?, last_service_engine_hours = ?, next_due_engine_hours = ?
 		WHERE id = ? AND account_id = ?`,
 		s.Name, intArg(s.IntervalDays), floatArg(s.IntervalKm), s.LastServiceDate, floatArg(s.LastServiceOdometerKm),
 		s.AutoCreateWorkOrder, s.NextDueDate, floatArg(s.NextDueOdometerKm), string(s.Status), s.NotifiedDueSoon,
-		s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.UpdatedAt), s.ID, s.AccountID)
+		s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.UpdatedAt),
+		floatArg(s.IntervalEngineHours), floatArg(s.LastServiceEngineHours), floatArg(s.NextDueEngineHours), s.ID, s.AccountID)
 	if err != nil {
 		return wrap(err, "update schedule")
 	}

@@ -497,6 +497,9 @@ func (r argsRow) Scan(dest ...any) error {
 			var b []byte
 			b, ok = v.([]byte)
 			*d = append([]byte(nil), b...)
+			if v == nil { // NULL
+				*d, ok = nil, true
+			}
 		default:
 			ok = false
 		}

@@ -16,7 +16,7 @@ import (
 const vehicleColumns = `v.id, v.account_id, v.name, v.vin, v.make, v.model, v.year, v.license_plate, v.external_id,
 	v.tags, v.odometer_km, v.status, v.speed, v.last_lat, v.last_lon, v.last_at, v.last_heading,
 	v.stationary_since, v.ignition, v.engine_hours, v.fuel_level, v.fuel_l, v.power_v, v.telemetry_at, v.telemetry,
-	v.created_at, v.updated_at, v.alert_version, v.driver_id`
+	v.last_attrs, v.created_at, v.updated_at, v.alert_version, v.driver_id`
 
 func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var v fleet.Vehicle
@@ -28,10 +28,11 @@ func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	var ignition, telemetryAt sql.NullInt64
 	var hours, fuelLevel, fuelL, power sql.NullFloat64
 	var memory sql.NullString
+	var lastAttrs []byte
 	var created, updated int64
 	if err := s.Scan(&v.ID, &v.AccountID, &v.Name, &v.VIN, &v.Make, &v.Model, &year, &v.LicensePlate, &ext,
 		&tags, &odo, &status, &speed, &lat, &lon, &lastAt, &heading, &since,
-		&ignition, &hours, &fuelLevel, &fuelL, &power, &telemetryAt, &memory,
+		&ignition, &hours, &fuelLevel, &fuelL, &power, &telemetryAt, &memory, &lastAttrs,
 		&created, &updated, &v.AlertsVersion, &driver); err != nil {
 		return fleet.Vehicle{}, err
 	}
@@ -41,6 +42,9 @@ func scanVehicle(s scanner) (fleet.Vehicle, error) {
 	}
 	v.EngineHours, v.FuelLevel, v.FuelL, v.PowerV = nullFloat(hours), nullFloat(fuelLevel), nullFloat(fuelL), nullFloat(power)
 	v.TelemetryAt = fromNullDB(telemetryAt)
+	if err := v.LastAttributes.UnmarshalBinary(lastAttrs); err != nil {
+		return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode last attributes: %w", err)
+	}
 	if memory.Valid && memory.String != "" {
 		if err := json.Unmarshal([]byte(memory.String), &v.Telemetry); err != nil {
 			return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode telemetry: %w", err)
@@ -119,7 +123,7 @@ func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 	return []any{v.Name, v.VIN, v.Make, v.Model, year, v.LicensePlate, ext, string(tb), floatArg(v.OdometerKm),
 		string(v.Status), floatArg(v.Speed), lat, lon, lastAt, heading, toNullDB(v.StationarySince),
 		ignition, floatArg(v.EngineHours), floatArg(v.FuelLevel), floatArg(v.FuelL), floatArg(v.PowerV), toNullDB(v.TelemetryAt), memory,
-		toDB(v.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion}, nil
+		attrsArg(v.LastAttributes), toDB(v.CreatedAt), toDB(v.UpdatedAt), v.AlertsVersion}, nil
 }
 
 // CreateVehicle implements fleet.Tx.
@@ -132,8 +136,8 @@ func (t *tx) CreateVehicle(v fleet.Vehicle) error {
 	err = t.keeping(cachedVehicles, func() error {
 		return t.insert(`INSERT INTO vehicles (id, account_id, name, vin, make, model, year, license_plate, external_id,
 			tags, odometer_km, status, speed, last_lat, last_lon, last_at, last_heading, stationary_since,
-			ignition, engine_hours, fuel_level, fuel_l, power_v, telemetry_at, telemetry, created_at, updated_at, alert_version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
+			ignition, engine_hours, fuel_level, fuel_l, power_v, telemetry_at, telemetry, last_attrs, created_at, updated_at, alert_version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{v.ID, v.AccountID}, args...)...)
 	})
 	switch classify(err) {
 	case errUnique:
@@ -241,7 +245,7 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 			n, err = t.update(`UPDATE vehicles SET name = ?, vin = ?, make = ?, model = ?, year = ?, license_plate = ?,
 			external_id = ?, tags = ?, odometer_km = ?, status = ?, speed = ?, last_lat = ?, last_lon = ?, last_at = ?,
 			last_heading = ?, stationary_since = ?, ignition = ?, engine_hours = ?, fuel_level = ?, fuel_l = ?, power_v = ?,
-			telemetry_at = ?, telemetry = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
+			telemetry_at = ?, telemetry = ?, last_attrs = ?, updated_at = ?, alert_version = ? WHERE id = ? AND account_id = ?`, args...)
 			return err
 		})
 	})

@@ -76,6 +76,7 @@ func RunMaintenance(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"SchedulesToCheck", testSchedulesToCheck},
 		{"MaintenanceRollback", testMaintenanceRollback},
 		{"DeleteVehicleCascadesToSchedules", testDeleteVehicleCascadesToSchedules},
+		{"ScheduleEngineHoursRoundTrip", testScheduleEngineHours},
 	})
 }
 

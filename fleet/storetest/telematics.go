@@ -108,3 +108,53 @@ func testVehicleTelemetry(t *testing.T, s fleet.Store) {
 	is.Equal(got.TelemetryAt, nil)
 	is.True(got.Telemetry.IsZero())
 }
+
+// testVehicleLastAttributes: the attributes of the vehicle's latest point
+// are kept with it.
+func testVehicleLastAttributes(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	v := MustVehicle(t, s, a.ID, "v")
+	v.LastLocation = &fleet.Position{Latitude: 1, Longitude: 2, Timestamp: T0}
+	v.LastAttributes = TypicalAttributes(3)
+	for range 2 { // twice: a cached row too
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateVehicle(v) }))
+		var got fleet.Vehicle
+		is.NoErr(s.Update(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
+		is.Equal(got.LastAttributes, TypicalAttributes(3))
+	}
+	v.LastAttributes = nil
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateVehicle(v) }))
+	var got fleet.Vehicle
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Vehicle(a.ID, v.ID); return err }))
+	is.Equal(len(got.LastAttributes), 0)
+}
+
+// testScheduleEngineHours: a schedule's engine-hour fields are stored by
+// CreateSchedule and UpdateSchedule, and absent ones read back absent.
+func testScheduleEngineHours(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	v := MustVehicle(t, s, a.ID, "v")
+	sch := NewSchedule(a.ID, v.ID, "oil")
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.CreateSchedule(sch) }))
+	read := func() fleet.Schedule {
+		var got fleet.Schedule
+		is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { got, err = tx.Schedule(a.ID, sch.ID); return err }))
+		return got
+	}
+	got := read()
+	is.Equal(got.IntervalEngineHours, nil)
+	is.Equal(got.LastServiceEngineHours, nil)
+	is.Equal(got.NextDueEngineHours, nil)
+	sch.IntervalEngineHours, sch.LastServiceEngineHours, sch.NextDueEngineHours = f64(250), f64(1523.5), f64(1773.5)
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { return tx.UpdateSchedule(sch) }))
+	got = read()
+	is.Equal(*got.IntervalEngineHours, 250.0)
+	is.Equal(*got.LastServiceEngineHours, 1523.5)
+	is.Equal(*got.NextDueEngineHours, 1773.5)
+	var list []fleet.Schedule
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) (err error) { list, err = tx.SchedulesOfVehicle(v.ID); return err }))
+	is.Equal(len(list), 1)
+	is.Equal(*list[0].NextDueEngineHours, 1773.5)
+}

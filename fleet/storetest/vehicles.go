@@ -46,6 +46,7 @@ func RunVehicles(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"VehiclesToSweep", testVehiclesToSweep},
 		{"VehiclesGoneSilent", testVehiclesGoneSilent},
 		{"VehicleTelemetryRoundTrip", testVehicleTelemetry},
+		{"VehicleLastAttributes", testVehicleLastAttributes},
 	})
 }
 

@@ -19,6 +19,9 @@ ALTER TABLE vehicles ADD COLUMN fuel_l DOUBLE PRECISION;
 ALTER TABLE vehicles ADD COLUMN power_v DOUBLE PRECISION;
 ALTER TABLE vehicles ADD COLUMN telemetry_at BIGINT;
 ALTER TABLE vehicles ADD COLUMN telemetry TEXT;
+-- The attributes of the vehicle's latest point (its last_location), as
+-- points.attrs, for the snapshot and the live stream.
+ALTER TABLE vehicles ADD COLUMN last_attrs BLOB;
 
 -- Maintenance by engine hours (API.md §6): a schedule's interval, the
 -- engine hours at its last service and when it is next due (NULL without
