@@ -100,7 +100,7 @@ var (
 		{"odometer_km", "float8"}, {"status", "text"}, {"speed", "float8"}, {"last_lat", "float8"}, {"last_lon", "float8"},
 		{"last_at", "int8"}, {"last_heading", "float8"}, {"stationary_since", "int8"}, {"ignition", "int8"}, {"engine_hours", "float8"},
 		{"fuel_level", "float8"}, {"fuel_l", "float8"}, {"power_v", "float8"}, {"telemetry_at", "int8"}, {"telemetry", "text"},
-		{"updated_at", "int8"}, {"alert_version", "int8"}}
+		{"last_attrs", "bytea"}, {"updated_at", "int8"}, {"alert_version", "int8"}}
 	flushTrips = []column{{"id", "text"}, {"account_id", "text"}, {"vehicle_id", "text"}, {"status", "text"}, {"start_lat", "float8"},
 		{"start_lon", "float8"}, {"start_at", "int8"}, {"end_lat", "float8"}, {"end_lon", "float8"}, {"end_at", "int8"},
 		{"distance_km", "float8"}, {"great_circle_km", "float8"}, {"moving_seconds", "float8"}, {"max_speed", "float8"},
