@@ -125,7 +125,7 @@ func TestScheduleValidationNamesEveryField(t *testing.T) {
 	is := is.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s := fleet.Schedule{Name: "", LastServiceDate: "2026-11-23"}
-	is.Equal(fields(s.Validate(now)), []string{"vehicle_id", "name", "interval_days", "interval_km", "last_service_date", "last_service_odometer_km"})
+	is.Equal(fields(s.Validate(now)), []string{"vehicle_id", "name", "interval_days", "interval_km", "interval_engine_hours", "last_service_date", "last_service_odometer_km"})
 	zero, neg := 0, -1.0
 	s = fleet.Schedule{VehicleID: "veh_x", Name: "Oil", IntervalDays: &zero, IntervalKm: &neg, LastServiceDate: "22/11/2026", LastServiceOdometerKm: &neg}
 	is.Equal(fields(s.Validate(now)), []string{"interval_days", "interval_km", "last_service_date", "last_service_odometer_km"})
@@ -473,7 +473,7 @@ func TestSchedulePatchStartsCycleOnlyForANewService(t *testing.T) {
 	is.Equal(len(m.events(fleet.EventMaintenanceDueSoon)), 2) // a new cycle notifies again
 
 	_, err = m.svc.UpdateSchedule(ctx, m.p, s.ID, fleet.SchedulePatch{IntervalDays: fleet.Optional[*int]{Set: true}})
-	is.Equal(fields(err), []string{"interval_days", "interval_km"}) // at least one interval
+	is.Equal(fields(err), []string{"interval_days", "interval_km", "interval_engine_hours"}) // at least one interval
 	_, err = m.svc.UpdateSchedule(ctx, m.p, s.ID, fleet.SchedulePatch{LastServiceDate: fleet.Optional[string]{Set: true, Value: "2099-01-01"}})
 	is.Equal(fields(err), []string{"last_service_date"}) // not in the future
 }

@@ -250,7 +250,7 @@ func TestMaintenanceValidationNamesEveryField(t *testing.T) {
 	r = e.do("POST", "/v1/maintenance/schedules", key, map[string]any{"vehicle_id": "veh_nope", "name": "",
 		"last_service_date": "2026-11-23", "last_service_odometer_km": -1})
 	is.Equal(r.status, http.StatusUnprocessableEntity)
-	is.Equal(errorFields(r), []string{"interval_days", "interval_km", "last_service_date", "last_service_odometer_km", "name", "vehicle_id"})
+	is.Equal(errorFields(r), []string{"interval_days", "interval_engine_hours", "interval_km", "last_service_date", "last_service_odometer_km", "name", "vehicle_id"})
 	r = e.do("POST", "/v1/maintenance/schedules", key, map[string]any{"vehicle_id": foreign, "name": "x", "interval_days": 0, "interval_km": 0})
 	is.Equal(errorFields(r), []string{"interval_days", "interval_km", "vehicle_id"})
 
@@ -265,7 +265,7 @@ func TestMaintenanceValidationNamesEveryField(t *testing.T) {
 	s := e.schedule(key, map[string]any{"vehicle_id": veh, "name": "x", "interval_days": 30})["schedule_id"].(string)
 	r = e.do("PATCH", "/v1/maintenance/schedules/"+s, key, `{"interval_days":null,"name":"","last_service_odometer_km":null,"auto_create_work_order":null}`)
 	is.Equal(r.status, http.StatusUnprocessableEntity)
-	is.Equal(errorFields(r), []string{"auto_create_work_order", "interval_days", "interval_km", "last_service_odometer_km", "name"})
+	is.Equal(errorFields(r), []string{"auto_create_work_order", "interval_days", "interval_engine_hours", "interval_km", "last_service_odometer_km", "name"})
 	r = e.do("PATCH", "/v1/maintenance/schedules/"+s, key, `{"auto_create_work_order":"yes"}`)
 	is.Equal(r.status, http.StatusBadRequest)
 	is.Equal(len(e.do("GET", "/v1/maintenance/work_orders", key, nil).list()), 1) // nothing was created by the failures
