@@ -59,7 +59,7 @@ func (s *Service) SetUserRole(ctx context.Context, us UserSession, userID string
 	}
 	if !role.Valid() {
 		var v Validator
-		v.Add("role", "must be admin or viewer")
+		v.Add("role", "must be admin, manager or viewer")
 		return User{}, v.Err()
 	}
 	var u User
@@ -71,7 +71,7 @@ func (s *Service) SetUserRole(ctx context.Context, us UserSession, userID string
 			return nil
 		}
 		if role != RoleAdmin {
-			if err := keepsAnAdmin(tx, u, "made a viewer"); err != nil {
+			if err := keepsAnAdmin(tx, u, "made a "+string(role)); err != nil {
 				return err
 			}
 		}

@@ -30,6 +30,11 @@ func (u UserSession) Principal() Principal {
 // IsAdmin reports whether the person is an admin of the account.
 func (u UserSession) IsAdmin() bool { return u.User.Role == RoleAdmin }
 
+// Can reports whether the person's role holds the permission (a
+// Permission of the contract, such as "vehicles:write"): the dashboard
+// offers a control only to whom the use case behind it would allow.
+func (u UserSession) Can(p Permission) bool { return u.User.Role.Permissions().Allows(p) }
+
 func (u UserSession) requireAdmin() error {
 	if u.IsAdmin() {
 		return nil

@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,27 +22,39 @@ type Role string
 const (
 	// RoleAdmin may do everything in the account: keys, users, settings.
 	RoleAdmin Role = "admin"
+	// RoleManager runs the fleet: everything an admin does but people,
+	// API keys and webhooks, which a manager sees and cannot change.
+	RoleManager Role = "manager"
 	// RoleViewer sees everything and changes nothing.
 	RoleViewer Role = "viewer"
 )
 
-// Roles lists every role.
-func Roles() []Role { return []Role{RoleAdmin, RoleViewer} }
+// Roles lists every role, from the one that may do the most.
+func Roles() []Role { return []Role{RoleAdmin, RoleManager, RoleViewer} }
 
 // Valid reports whether r is a known role.
-func (r Role) Valid() bool { return r == RoleAdmin || r == RoleViewer }
+func (r Role) Valid() bool { return r == RoleAdmin || r == RoleManager || r == RoleViewer }
+
+// managerWithholds are the permissions a manager lacks: changing API keys
+// and webhooks (people are an admin's alone: see UserSession.requireAdmin).
+var managerWithholds = []Permission{PermKeysWrite, PermWebhooksWrite}
 
 // Permissions returns what the role may do, in the terms of the permission
-// table (PermissionOf): an admin holds "*", a viewer every read permission.
-// The dashboard acts with these, so a viewer is refused every change by the
-// same rules that refuse a read-only API key.
+// table (PermissionOf): an admin holds "*", a manager every permission but
+// managerWithholds, a viewer every read permission. The dashboard acts
+// with these, so a viewer is refused every change, and a manager every
+// change of keys and webhooks, by the same rules that refuse an API key
+// without the permission.
 func (r Role) Permissions() Permissions {
 	if r == RoleAdmin {
 		return Permissions{PermAll}
 	}
 	var ps Permissions
 	for _, p := range allPermissions {
-		if strings.HasSuffix(p, ":read") {
+		switch {
+		case strings.HasSuffix(p, ":read"):
+			ps = append(ps, p)
+		case r == RoleManager && !slices.Contains(managerWithholds, p):
 			ps = append(ps, p)
 		}
 	}
@@ -167,7 +180,7 @@ func (p *UserParams) validate(v *Validator) {
 	v.Check(err == nil && addr.Address == p.Email && len(p.Email) <= MaxEmail, "email", "must be an e-mail address")
 	v.Check(utf8.RuneCountInString(p.Name) <= MaxUserName, "name", "must be at most %d characters", MaxUserName)
 	v.Text("name", p.Name)
-	v.Check(p.Role.Valid(), "role", "must be admin or viewer")
+	v.Check(p.Role.Valid(), "role", "must be admin, manager or viewer")
 }
 
 // HashPassword returns the argon2id hash of a password in PHC string form,

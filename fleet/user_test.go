@@ -177,3 +177,47 @@ func TestSignUpThrottledPerAddress(t *testing.T) {
 	_, _, err = svc.SignUp(ctx, fleet.SignUpParams{CompanyName: "Co", Email: "later@example.com", Password: goodPassword, ClientAddr: "203.0.113.9"})
 	is.NoErr(err)
 }
+
+// A manager runs the fleet through the same use cases as a key: vehicles,
+// devices, drivers, alerts and maintenance change; API keys, webhooks and
+// people do not, though the manager sees them.
+func TestManagerRunsTheFleet(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, _, _ := userService(t)
+	admin, _, err := svc.SignIn(ctx, "ada@example.com", goodPassword, "1.2.3.4")
+	is.NoErr(err)
+	_, link, err := svc.AddUser(ctx, admin, fleet.UserParams{Email: "max@example.com", Role: fleet.RoleManager})
+	is.NoErr(err)
+	m, _, err := svc.SignInWithLink(ctx, link, goodPassword+"!")
+	is.NoErr(err)
+	is.True(!m.IsAdmin())
+	is.True(m.Can(fleet.PermVehiclesWrite))
+	is.True(!m.Can(fleet.PermKeysWrite))
+	is.True(m.Can(fleet.PermKeysRead))
+
+	v, err := svc.CreateVehicle(ctx, m.Principal(), fleet.Vehicle{Name: "Truck 7"})
+	is.NoErr(err)
+	_, err = svc.CreateDevice(ctx, m.Principal(), fleet.Device{Identifier: "356307042441013", VehicleID: v.ID})
+	is.NoErr(err)
+	_, err = svc.CreateDriver(ctx, m.Principal(), fleet.Driver{Name: "Ana Lima"})
+	is.NoErr(err)
+	_, err = svc.CreateWorkOrder(ctx, m.Principal(), fleet.WorkOrder{VehicleID: v.ID, Title: "Brakes"})
+	is.NoErr(err)
+
+	_, err = svc.CreateKey(ctx, m.Principal(), fleet.KeyParams{Name: "nope"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	_, err = svc.CreateWebhook(ctx, m.Principal(), fleet.Webhook{URL: "https://hooks.example.com/x"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	_, _, err = svc.AddUser(ctx, m, fleet.UserParams{Email: "eve@example.com", Role: fleet.RoleAdmin})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	_, err = svc.SetUserRole(ctx, m, m.User.ID, fleet.RoleAdmin)
+	is.Equal(fleet.ErrorCode(err), fleet.CodeInsufficientPermissions)
+	_, err = svc.ListKeys(ctx, m.Principal(), fleet.ListQuery{})
+	is.NoErr(err)
+
+	// The role is chosen like the others, and named in the mistake.
+	_, _, err = svc.AddUser(ctx, admin, fleet.UserParams{Email: "x@example.com", Role: "boss"})
+	is.Equal(fleet.ErrorCode(err), fleet.CodeValidation)
+	is.True(strings.Contains(err.Error(), "admin, manager or viewer"))
+}

@@ -40,7 +40,8 @@ func ProtocolNames() []string {
 // protocol=host:port entries ("teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055"),
 // or "all", every protocol on its conventional port on defaultHost (the
 // host of --addr; "" listens on every interface). An empty spec is no
-// endpoint: devices are off. A protocol with a datagram form (teltonika,
+// endpoint: devices are off. Protocol names may be written in any case
+// (Teltonika, OSMAND). A protocol with a datagram form (teltonika,
 // h02, queclink) is served on UDP too, on the same port. Port 0 asks the
 // system for a free port.
 //
@@ -77,7 +78,8 @@ func ParseEndpoints(spec, defaultHost string) ([]Endpoint, error) {
 			return nil, fmt.Errorf("devices: %q: all stands alone, without other entries", spec)
 		}
 		name, addr, ok := strings.Cut(entry, "=")
-		name, addr = strings.TrimSpace(name), strings.TrimSpace(addr)
+		// Names are the table's, in any case: Teltonika is teltonika.
+		name, addr = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(addr)
 		if !ok || name == "" {
 			return nil, fmt.Errorf("devices: %q: want protocol=host:port, or all", entry)
 		}

@@ -36,6 +36,10 @@ func TestParseEndpoints(t *testing.T) {
 		{spec: "all", host: "127.0.0.1", want: all("127.0.0.1")},
 		{spec: "all", host: "::1", want: all("::1")},
 		{spec: "all", host: "fleet.example.com", want: all("fleet.example.com")},
+		{spec: "Teltonika=0.0.0.0:5027, OsmAnd=0.0.0.0:5055", host: "127.0.0.1", want: []Endpoint{ // any case
+			{Protocol: "teltonika", Addr: "0.0.0.0:5027", UDP: true},
+			{Protocol: "osmand", Addr: "0.0.0.0:5055"},
+		}},
 		{spec: "teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055", host: "127.0.0.1", want: []Endpoint{
 			{Protocol: "teltonika", Addr: "0.0.0.0:5027", UDP: true},
 			{Protocol: "osmand", Addr: "0.0.0.0:5055"},
@@ -55,7 +59,7 @@ func TestParseEndpoints(t *testing.T) {
 		}},
 
 		{spec: "tk103=0.0.0.0:5002", err: `unknown protocol "tk103" (known: osmand, teltonika, gt06, h02, queclink, gps103)`},
-		{spec: "Teltonika=0.0.0.0:5027", err: `unknown protocol "Teltonika"`},
+		{spec: "Tel7onika=0.0.0.0:5027", err: `unknown protocol "tel7onika"`},
 		{spec: "teltonika", err: `"teltonika": want protocol=host:port, or all`},
 		{spec: "=0.0.0.0:5027", err: `want protocol=host:port, or all`},
 		{spec: "teltonika=5027", err: `the address "5027" is not host:port`},

@@ -156,7 +156,7 @@ func (h *Handler) moveAlert(to fleet.AlertStatus) userFunc {
 func (h *Handler) acknowledgeSelected(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	q := back(r)
 	ids := r.PostForm["alert_id"]
-	if len(ids) == 0 && us.IsAdmin() {
+	if len(ids) == 0 && us.Can(fleet.PermAlertsWrite) {
 		p := page{Title: "Alerts", Nav: "alerts", User: &us, Error: "Tick the alerts to acknowledge first."}
 		h.showAlerts(w, r, us, q, http.StatusUnprocessableEntity, p)
 		return

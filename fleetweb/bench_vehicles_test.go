@@ -2,9 +2,7 @@ package fleetweb_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -30,46 +28,7 @@ func BenchmarkVehiclesPage(b *testing.B) {
 	const n = 10_000
 	for _, kind := range []string{"memstore", "sqlite"} {
 		b.Run(kind, func(b *testing.B) {
-			ctx := context.Background()
-			var store fleet.Store = memstore.New()
-			if kind == "sqlite" {
-				s, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { s.Close() })
-				store = s
-			}
-			svc := fleet.NewService(store, fleet.Options{})
-			acc, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Big Fleet", Plan: fleet.PlanEnterprise})
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := fleet.SystemPrincipal(acc)
-			now := time.Now().UTC()
-			var pts []fleet.Point
-			for i := range n {
-				v, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: fmt.Sprintf("Truck %d", n-i), LicensePlate: fmt.Sprintf("B-FL %d", i),
-					Tags: []string{[]string{"north", "south", "east", "west"}[i%4]}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if i%3 > 0 { // two in three have reported, at 0 to 60 km/h, up to an hour ago
-					sp := float64(i % 61)
-					pts = append(pts, fleet.Point{VehicleID: v.ID, Latitude: 52 + float64(i%1000)/1000, Longitude: 13,
-						Timestamp: now.Add(-time.Duration(i%3600) * time.Second), Speed: &sp})
-				}
-			}
-			if _, err := svc.IngestBulk(ctx, p, pts); err != nil {
-				b.Fatal(err)
-			}
-			if _, _, err := svc.Operator().CreateUser(ctx, acc.ID, fleet.UserParams{Email: "ops@big.test", Role: fleet.RoleViewer}, "a-long-viewer-password"); err != nil {
-				b.Fatal(err)
-			}
-			_, secret, err := svc.SignIn(ctx, "ops@big.test", "a-long-viewer-password", "192.0.2.1")
-			if err != nil {
-				b.Fatal(err)
-			}
+			svc, p, secret := bigFleet(b, kind, n, fleet.RoleViewer)
 			web := fleetweb.New(svc, fleetweb.Options{InsecureCookies: true})
 			render := func(b *testing.B, path string, rows int) {
 				for b.Loop() {
@@ -83,30 +42,58 @@ func BenchmarkVehiclesPage(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/render")
 			}
-			b.Run("baseline-list-as-json", func(b *testing.B) {
-				for b.Loop() {
-					var all []fleet.Vehicle
-					q := fleet.ListQuery{Limit: fleet.MaxPageLimit}
-					for {
-						l, err := svc.ListVehicles(ctx, p, fleet.VehicleFilter{}, q)
-						if err != nil {
-							b.Fatal(err)
-						}
-						all = append(all, l.Items...)
-						if !l.HasMore {
-							break
-						}
-						q.Cursor = l.NextCursor
-					}
-					if err := json.NewEncoder(io.Discard).Encode(all); err != nil || len(all) != n {
-						b.Fatal(err, len(all))
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/render")
-			})
+			b.Run("baseline-list-as-json", func(b *testing.B) { baselineListAsJSON(b, svc, p, n) })
 			b.Run("page-of-50", func(b *testing.B) { render(b, "/vehicles", 50) })
 			b.Run("search-by-last-report", func(b *testing.B) { render(b, "/vehicles?q=truck+1&tag=north&sort=-last_report&page=2", 50) })
 			b.Run("all-10000", func(b *testing.B) { render(b, "/vehicles?per=all", n) })
 		})
 	}
+}
+
+// bigFleet makes an account of n vehicles, two in three of which have
+// reported, in memstore or SQLite, with a person of the role signed in:
+// the service, the account's principal and the session's secret.
+func bigFleet(b *testing.B, kind string, n int, role fleet.Role) (*fleet.Service, fleet.Principal, string) {
+	b.Helper()
+	ctx := context.Background()
+	var store fleet.Store = memstore.New()
+	if kind == "sqlite" {
+		s, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(b.TempDir(), "fleet.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		store = s
+	}
+	svc := fleet.NewService(store, fleet.Options{})
+	acc, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Big Fleet", Plan: fleet.PlanEnterprise})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := fleet.SystemPrincipal(acc)
+	now := time.Now().UTC()
+	var pts []fleet.Point
+	for i := range n {
+		v, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: fmt.Sprintf("Truck %d", n-i), LicensePlate: fmt.Sprintf("B-FL %d", i),
+			Tags: []string{[]string{"north", "south", "east", "west"}[i%4]}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%3 > 0 { // two in three have reported, at 0 to 60 km/h, up to an hour ago
+			sp := float64(i % 61)
+			pts = append(pts, fleet.Point{VehicleID: v.ID, Latitude: 52 + float64(i%1000)/1000, Longitude: 13,
+				Timestamp: now.Add(-time.Duration(i%3600) * time.Second), Speed: &sp})
+		}
+	}
+	if _, err := svc.IngestBulk(ctx, p, pts); err != nil {
+		b.Fatal(err)
+	}
+	if _, _, err := svc.Operator().CreateUser(ctx, acc.ID, fleet.UserParams{Email: "ops@big.test", Role: role}, "a-long-viewer-password"); err != nil {
+		b.Fatal(err)
+	}
+	_, secret, err := svc.SignIn(ctx, "ops@big.test", "a-long-viewer-password", "192.0.2.1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc, p, secret
 }

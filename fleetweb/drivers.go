@@ -239,8 +239,8 @@ func (h *Handler) saveDriver(w http.ResponseWriter, r *http.Request, us fleet.Us
 // deleteDriverPage asks an admin to confirm a driver's deletion, naming
 // them.
 func (h *Handler) deleteDriverPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
-	if !us.IsAdmin() {
-		h.fail(w, r, &us, fleet.Errorf(fleet.CodeInsufficientPermissions, "Only an admin of the account can delete drivers."))
+	if !us.Can(fleet.PermDriversWrite) {
+		h.fail(w, r, &us, fleet.Errorf(fleet.CodeInsufficientPermissions, "Only an admin or a manager of the account can delete drivers."))
 		return
 	}
 	d, err := h.svc.Driver(r.Context(), us.Principal(), r.PathValue("driver_id"))

@@ -1,7 +1,10 @@
 // Package fleetweb is the dashboard: server-rendered pages where the people
 // of an account sign in, make, rotate and revoke API keys, watch each key's
 // usage, manage their people, find their vehicles and each one's day of
-// trips and stops, manage their drivers and who drives which vehicle, work
+// trips and stops, run the fleet (add, change, delete and import vehicles,
+// register their trackers and phones, open work orders and service
+// schedules, make reports of trips, stops and summaries as tables and CSV),
+// manage their drivers and who drives which vehicle, work
 // through alerts, manage webhook endpoints, follow the fleet on a live map
 // and share a vehicle's live location with a link; and the public page such
 // a link opens, with no sign-in (share.go).
@@ -114,6 +117,19 @@ type Options struct {
 	// MailNote, when set, says on the Notifications page that e-mail is
 	// not sent ("no --smtp-url: rules are kept and nothing is sent").
 	MailNote string
+	// DeviceListeners returns the protocols the server listens on for
+	// trackers and phone apps, with their ports: the devices' pages show
+	// them, with the server's host (PublicURL's, or the request's), as
+	// what to type into a tracker. Nil when the server runs no listener
+	// (the pages then say so). It is called for each page, after the
+	// listeners are bound (a port 0 is known by then).
+	DeviceListeners func() []DeviceListener
+	// UnknownDevices shows an account's admins, on /devices/unknown, the
+	// server's record of devices that tried to reach it unregistered
+	// (fleet.Operator.UnknownDevices), each with Register this…. The
+	// record is the server's, every account's identifiers and addresses
+	// together: turn it on only where one company runs the server.
+	UnknownDevices bool
 }
 
 // ParsePublicURL checks a dashboard's public address (Options.PublicURL):
@@ -183,10 +199,13 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h := &Handler{svc: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), pages: map[string]*template.Template{}, once: newOnceStore()}
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
-	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error"} {
+	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
+		}
+		if name == "device" || name == "deviceform" || name == "registerdevice" {
+			files = append(files, "templates/connect.html") // what to type into a tracker, shared
 		}
 		h.pages[name] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, files...))
 	}
@@ -224,12 +243,35 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /vehicles", h.auth(h.vehiclesPage))
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/driver", h.auth(h.assignDriver))
+	h.mux.HandleFunc("GET /vehicles/new", h.auth(h.newVehiclePage))
+	h.mux.HandleFunc("GET /vehicles/import", h.auth(h.importVehiclesPage))
+	h.mux.HandleFunc("POST /vehicles/import", h.auth(h.importVehicles))
+	h.mux.HandleFunc("POST /vehicles", h.auth(h.addVehicle))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/edit", h.auth(h.editVehiclePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/edit", h.auth(h.saveVehicle))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehiclePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/delete", h.auth(h.deleteVehicle))
+	h.mux.HandleFunc("GET /vehicles/{vehicle_id}/devices/new", h.auth(h.newDevicePage))
+	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/devices", h.auth(h.addDevice))
+	h.mux.HandleFunc("GET /devices/unknown", h.auth(h.unknownDevicesPage))
+	h.mux.HandleFunc("GET /devices/new", h.auth(h.registerDevicePage))
+	h.mux.HandleFunc("POST /devices", h.auth(h.registerDevice))
+	h.mux.HandleFunc("GET /devices/{device_id}", h.auth(h.devicePage))
+	h.mux.HandleFunc("POST /devices/{device_id}", h.auth(h.saveDevice))
+	h.mux.HandleFunc("GET /devices/{device_id}/delete", h.auth(h.deleteDevicePage))
+	h.mux.HandleFunc("POST /devices/{device_id}/delete", h.auth(h.deleteDevice))
 	h.mux.HandleFunc("GET /drivers", h.auth(h.driversPage))
 	h.mux.HandleFunc("POST /drivers", h.auth(h.addDriver))
 	h.mux.HandleFunc("GET /drivers/{driver_id}", h.auth(h.driverPage))
 	h.mux.HandleFunc("POST /drivers/{driver_id}", h.auth(h.saveDriver))
 	h.mux.HandleFunc("GET /drivers/{driver_id}/delete", h.auth(h.deleteDriverPage))
 	h.mux.HandleFunc("POST /drivers/{driver_id}/delete", h.auth(h.deleteDriver))
+	h.mux.HandleFunc("GET /reports", h.auth(h.reportsPage))
+	h.mux.HandleFunc("GET /maintenance", h.auth(h.maintenancePage))
+	h.mux.HandleFunc("POST /maintenance/work-orders", h.auth(h.addWorkOrder))
+	h.mux.HandleFunc("POST /maintenance/work-orders/{work_order_id}/status", h.auth(h.moveWorkOrder))
+	h.mux.HandleFunc("POST /maintenance/schedules", h.auth(h.addSchedule))
+	h.mux.HandleFunc("POST /maintenance/schedules/{schedule_id}/delete", h.auth(h.deleteSchedule))
 	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
 	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
 	h.mux.HandleFunc("POST /alerts/{alert_id}/acknowledge", h.auth(h.moveAlert(fleet.AlertAcknowledged)))
@@ -445,7 +487,7 @@ func statusOf(err error) int { return fleetwire.StatusOf(fleet.ErrorCode(err)) }
 func errorPage(p *page, err error) {
 	p.Error = fleet.ErrorMessage(err)
 	if fleet.ErrorCode(err) == fleet.CodeInsufficientPermissions && p.User != nil && !p.User.IsAdmin() {
-		p.Error = "Your role is viewer: you can see everything but change nothing. Ask an admin of your account."
+		p.Error = roleRefusal(p.User.User.Role)
 	}
 	var fe *fleet.Error
 	if errors.As(err, &fe) {
@@ -454,6 +496,14 @@ func errorPage(p *page, err error) {
 	if fleet.ErrorCode(err) == fleet.CodeValidation && len(p.Fields) > 0 {
 		p.Error = "Please correct the form:"
 	}
+}
+
+// roleRefusal says why a person's role refused a change.
+func roleRefusal(r fleet.Role) string {
+	if r == fleet.RoleManager {
+		return "Your role is manager: you run the fleet, but people, API keys and webhooks are changed by an admin. Ask an admin of your account."
+	}
+	return "Your role is viewer: you can see everything but change nothing. Ask an admin of your account."
 }
 
 // fieldLabels are the labels of the form fields that the use cases name
@@ -466,7 +516,10 @@ var fieldLabels = map[string]string{
 	"q": "Search", "tag": "Tag", "status": "Status", "sort": "Sort by", "per": "Per page", "page": "Page", "day": "Day", "tz": "Time zone",
 	"url": "Endpoint URL", "events": "Events", "description": "Description", "alert_ids": "The selection", "duration": "How long",
 	"identifier": "Driver key", "phone": "Phone", "license_number": "Licence number", "license_expires_on": "Licence expiry date",
-	"notes": "Notes", "external_id": "External id", "driver_id": "Driver",
+	"notes": "Notes", "external_id": "External id", "driver_id": "Driver", "device_identifier": "Identifier", "vehicle_id": "Vehicle",
+	"title": "Title", "priority": "Priority", "due_date": "Due on", "assigned_to": "Assigned to", "interval_days": "Every how many days",
+	"interval_km": "Every how many km", "last_service_date": "Last service on", "last_service_odometer_km": "Odometer at the last service",
+	"year": "Year", "vin": "VIN", "license_plate": "Licence plate", "make": "Make", "model": "Model", "tags": "Tags",
 	"user_id": "Send to", "digest_minutes": "Digest window", "alert_types": "Alert types", "vehicle_ids": "Vehicles",
 	"quiet_hours.tz": "Quiet hours' time zone", "quiet_hours.from": "Quiet hours' start", "quiet_hours.to": "Quiet hours' end",
 	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",

@@ -331,10 +331,13 @@ func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request, us fleet.Use
 	}
 	d.WeekTotal = [2]int{u.Requests, u.Rejected}
 	d.ThisHour = u.Hours[0].Requests
-	for _, x := range u.Hours { // newest first: the hours of a day are together
-		day := x.Hour.UTC().Format("2006-01-02")
-		if len(d.Days) == 0 || d.Days[len(d.Days)-1].Day != day {
-			d.Days = append(d.Days, dayTotal{Day: day})
+	// Seven rows of 24 hours each, newest first, as the chart's seven
+	// days: the last 168 hours span eight calendar dates, so a row is the
+	// 24 hours that end with the hour its chart label marks.
+	for i, x := range u.Hours {
+		if i%24 == 0 {
+			end := x.Hour.Add(time.Hour).UTC()
+			d.Days = append(d.Days, dayTotal{Day: end.Add(-24*time.Hour).Format("Jan 2 15:00") + " – " + end.Format("Jan 2 15:00")})
 		}
 		t := &d.Days[len(d.Days)-1]
 		t.Requests += x.Requests

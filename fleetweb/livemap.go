@@ -19,6 +19,10 @@ type mapVehicle struct {
 	Longitude *float64            `json:"longitude"`
 	Speed     *float64            `json:"speed"`
 	Timestamp *time.Time          `json:"timestamp"`
+	// AgeSeconds is how old the report was when the page was made (the
+	// server's clock), so that the page's script marks it stale at
+	// StaleAfter; a live event's report is new (absent).
+	AgeSeconds *int64 `json:"age_seconds,omitempty"`
 }
 
 type mapData struct {
@@ -27,6 +31,7 @@ type mapData struct {
 	Tiles       string
 	Attribution string
 	Statuses    []fleet.VehicleStatus // the legend's
+	StaleAfter  int                   // seconds: StaleAfter
 }
 
 // mapPage shows the account's vehicles on a map, coloured by status with a
@@ -44,13 +49,16 @@ func (h *Handler) mapPage(w http.ResponseWriter, r *http.Request, us fleet.UserS
 		return
 	}
 	d := mapData{More: more, Tiles: h.opts.MapTiles, Attribution: h.opts.MapAttribution, Vehicles: []mapVehicle{},
-		Statuses: fleet.VehicleStatuses()}
+		Statuses: fleet.VehicleStatuses(), StaleAfter: int(StaleAfter / time.Second)}
+	now := h.svc.Now()
 	for _, v := range vehicles {
 		mv := mapVehicle{ID: v.ID, Name: v.Name, Status: v.Status, Speed: v.Speed}
 		if rec, ok := v.Record(); ok {
 			mv.Latitude, mv.Longitude = &rec.Location.Latitude, &rec.Location.Longitude
 			t := rec.Location.Timestamp
 			mv.Timestamp = &t
+			age := int64(now.Sub(t) / time.Second)
+			mv.AgeSeconds = &age
 		}
 		d.Vehicles = append(d.Vehicles, mv)
 	}

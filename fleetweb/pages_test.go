@@ -117,6 +117,12 @@ func TestOverviewShowsThisHoursUsage(t *testing.T) {
 	is.Equal(r.status, http.StatusOK)
 	is.True(strings.Contains(r.body, `<dd id="this-hour">3 of 1,000 requests</dd>`))
 	is.True(strings.Contains(r.body, "<svg"))
+	// The table of the last 7 days has 7 rows, as its chart has 7 days,
+	// whatever the hour (168 hours span 8 calendar dates).
+	table := r.body[strings.Index(r.body, `<table id="days">`):]
+	table = table[:strings.Index(table, "</table>")]
+	is.Equal(strings.Count(table, `<th scope="row">`), 7)
+	is.True(strings.Contains(table, "<td>3</td>"))
 }
 
 func TestAlertsAcknowledgeAndResolve(t *testing.T) {

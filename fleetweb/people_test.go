@@ -57,7 +57,7 @@ func TestAdminManagesPeople(t *testing.T) {
 	is.Equal(e.user(t, "viewer@acme.test").Role, fleet.RoleAdmin)
 	r = do(t, admin, "POST", e.srv.URL+"/users/"+vic.ID+"/role", url.Values{"role": {"owner"}})
 	is.Equal(r.status, http.StatusUnprocessableEntity)
-	is.True(strings.Contains(r.body, "Role must be admin or viewer."))
+	is.True(strings.Contains(r.body, "Role must be admin, manager or viewer."))
 	r = do(t, admin, "POST", e.srv.URL+"/users/"+vic.ID+"/role", url.Values{"role": {"viewer"}})
 	is.Equal(r.status, http.StatusSeeOther)
 

@@ -78,7 +78,7 @@ func (h *Handler) showShareLinks(w http.ResponseWriter, r *http.Request, us flee
 	}
 	loc, _, _ := zoneOf(r)
 	now := h.svc.Now()
-	d.Vehicle, d.Admin, d.Durations, d.Zone = v, us.IsAdmin(), shareDurations, loc.String()
+	d.Vehicle, d.Admin, d.Durations, d.Zone = v, us.Can(fleet.PermVehiclesWrite), shareDurations, loc.String()
 	for i := len(l.Items) - 1; i >= 0; i-- { // newest first
 		sl := l.Items[i]
 		d.Links = append(d.Links, shareLinkRow{ID: sl.ID, Created: localTime(sl.CreatedAt, loc), Expires: localTime(sl.ExpiresAt, loc),

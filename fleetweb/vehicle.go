@@ -80,6 +80,7 @@ type vehicleData struct {
 	Status     fleet.VehicleStatus
 	LastReport string
 	Ago        string
+	Stale      bool // the last report is older than StaleAfter
 	Speed      string
 	Position   string
 	Details    []detail
@@ -141,6 +142,7 @@ func (h *Handler) vehiclePage(w http.ResponseWriter, r *http.Request, us fleet.U
 	if v.LastLocation != nil {
 		l := v.LastLocation
 		d.LastReport, d.Ago, d.Position = localTime(l.Timestamp, loc), ago(l.Timestamp, now), coords(l.Latitude, l.Longitude)
+		d.Stale = v.Status != fleet.StatusOffline && stale(l.Timestamp, now)
 		d.Track.Position = &trackStop{Lat: l.Latitude, Lon: l.Longitude, Label: v.Name + " · " + string(v.Status) + " · " + localTime(l.Timestamp, loc)}
 	}
 	if v.Speed != nil {
@@ -399,7 +401,7 @@ func (h *Handler) vehicleDriver(ctx context.Context, us fleet.UserSession, v fle
 		}
 		d.Driver = dr
 	}
-	if !us.IsAdmin() {
+	if !us.Can(fleet.PermDriversWrite) {
 		return nil
 	}
 	drivers, more, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Driver], error) {

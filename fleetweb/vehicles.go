@@ -158,6 +158,7 @@ type vehicleRow struct {
 	Status          fleet.VehicleStatus
 	LastReport      string // in the person's time zone, "—" when none
 	Ago             string // "5 min ago"
+	Stale           bool   // the last report is older than StaleAfter
 	Speed           string // "42 km/h", "—"
 	Tags            []string
 }
@@ -173,6 +174,7 @@ type vehiclesData struct {
 	RowsHTML   template.HTML // the rows as the table shows them (rowsHTML)
 	Account    int           // the account's vehicles read
 	Capped     bool          // the account has more than maxSortedVehicles
+	Unknown    bool          // the page links to the unknown devices (an admin, Options.UnknownDevices)
 	Matching   int           // those the search, tag and status keep
 	First      int           // the page's first row, from 1
 	Last       int
@@ -220,6 +222,11 @@ func (d vehiclesData) SortBy(key string) column {
 // at a time.
 func (h *Handler) vehiclesPage(w http.ResponseWriter, r *http.Request, us fleet.UserSession) {
 	p := page{Title: "Vehicles", Nav: "vehicles", User: &us}
+	if n, ok := h.takeNotice(r); ok {
+		if s, ok := n.(string); ok {
+			p.Notice = s
+		}
+	}
 	vq, qerr := readVehicleQuery(r.URL.Query())
 	loc, _, zerr := zoneOf(r)
 	status := http.StatusOK
@@ -232,6 +239,7 @@ func (h *Handler) vehiclesPage(w http.ResponseWriter, r *http.Request, us fleet.
 		h.fail(w, r, &us, err)
 		return
 	}
+	d.Unknown = h.opts.UnknownDevices && us.IsAdmin()
 	p.Data = d
 	h.render(w, status, "vehicles", p)
 }
@@ -293,6 +301,7 @@ func (h *Handler) vehicles(r *http.Request, us fleet.UserSession, vq vehicleQuer
 		if v.LastLocation != nil {
 			row.LastReport = localTime(v.LastLocation.Timestamp, loc)
 			row.Ago = ago(v.LastLocation.Timestamp, now)
+			row.Stale = v.Status != fleet.StatusOffline && stale(v.LastLocation.Timestamp, now)
 		}
 		if v.Speed != nil {
 			row.Speed = speed(*v.Speed)
@@ -340,7 +349,11 @@ func rowsHTML(rows []vehicleRow) template.HTML {
 		}
 		b.WriteString("</td>\n")
 		st := e(string(r.Status))
-		b.WriteString(`      <td data-label="Status"><span class="badge st-` + st + `">` + st + "</span></td>\n")
+		b.WriteString(`      <td data-label="Status"><span class="badge st-` + st + `">` + st + "</span>")
+		if r.Stale {
+			b.WriteString(` <span class="badge st-stale" title="The last report is ` + e(r.Ago) + `: the status is what it said.">stale</span>`)
+		}
+		b.WriteString("</td>\n")
 		b.WriteString(`      <td data-label="Last report"><span>` + e(r.LastReport))
 		if r.Ago != "" {
 			b.WriteString(` <span class="hint nowrap">` + e(r.Ago) + `</span>`)

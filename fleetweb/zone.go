@@ -80,6 +80,14 @@ func dayClock(t, day time.Time, loc *time.Location) string {
 	return t.Format("2 Jan 15:04")
 }
 
+// StaleAfter is how old a vehicle's last report may be before the
+// dashboard marks it stale: the status and speed shown are what that
+// report said, and may no longer be true.
+const StaleAfter = 5 * time.Minute
+
+// stale reports whether a report at t is older than StaleAfter at now.
+func stale(t, now time.Time) bool { return now.Sub(t) > StaleAfter }
+
 // ago says how long before now t was, roughly: "just now", "5 min ago",
 // "3 h ago", "2 days ago".
 func ago(t, now time.Time) string {

@@ -299,7 +299,11 @@ func (f *flags) explain(err error, args []string) error {
 	}
 	switch {
 	case strings.HasPrefix(msg, "flag provided but not defined: -"):
-		return usagef(f.cmd, "unknown flag %s", typed(strings.TrimPrefix(msg, "flag provided but not defined: -")))
+		name := strings.TrimPrefix(msg, "flag provided but not defined: -")
+		if near := f.nearest(name); near != "" {
+			return usagef(f.cmd, "unknown flag %s (did you mean --%s?)", typed(name), near)
+		}
+		return usagef(f.cmd, "unknown flag %s", typed(name))
 	case strings.HasPrefix(msg, "flag needs an argument: -"):
 		return usagef(f.cmd, "%s needs a value", typed(strings.TrimPrefix(msg, "flag needs an argument: -")))
 	case strings.HasPrefix(msg, "invalid value "):
@@ -312,6 +316,45 @@ func (f *flags) explain(err error, args []string) error {
 		return usagef(f.cmd, "%s", msg)
 	}
 	return usagef(f.cmd, "%s", msg)
+}
+
+// nearest returns the command's flag a mistyped name most likely meant
+// (--deomo: demo), "" when none is near: at most two letters changed,
+// added, removed or swapped, and fewer than half of them.
+func (f *flags) nearest(name string) string {
+	best, bestD := "", 3
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if d := editDistance(name, fl.Name); d < bestD && 2*d < len(fl.Name) {
+			best, bestD = fl.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance counts the letters to change, add, remove or swap (two
+// side by side) to turn a into b (optimal string alignment).
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // knownEnv lists every FLEET_* variable the commands read, and the ones the

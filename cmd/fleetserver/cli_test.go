@@ -68,6 +68,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"accounts", "create", "--company", "X", "--bogus"}, "unknown flag --bogus", "accounts create"},
 		{[]string{"accounts", "create", "-bogus"}, "unknown flag -bogus", "accounts create"},
+		{[]string{"serve", "--deomo"}, "unknown flag --deomo (did you mean --demo?)", "serve"},
+		{[]string{"--deomo"}, "unknown flag --deomo (did you mean --demo?)", "serve"},
+		{[]string{"accounts", "create", "--compnay=X"}, "unknown flag --compnay (did you mean --company?)", "accounts create"},
 		{[]string{"accounts", "create"}, "--company is required", "accounts create"},
 		{[]string{"keys", "create", "--name", "x"}, "--account is required", "keys create"},
 		{[]string{"keys", "list"}, "--account is required", "keys list"},

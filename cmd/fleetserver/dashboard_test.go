@@ -139,3 +139,31 @@ func TestPublicURL(t *testing.T) {
 	is.True(regexp.MustCompile(`https://fleet\.example\.com/welcome\?token=[A-Za-z0-9_-]{43}`).Match(b)) // the public address
 	is.True(!strings.Contains(string(b), "other.example"))
 }
+
+// The dashboard's device pages show the ports the device listeners are
+// bound to (port 0 included) on --public-url's host, and --demo on a
+// loopback address opens the unknown devices to its admin.
+func TestDashboardShowsTheDevicePorts(t *testing.T) {
+	is := is.New(t)
+	s := start(t, map[string]string{"FLEET_DB": "memory:"}, "--demo", "--map-tiles", "off", "--devices", "Teltonika=127.0.0.1:0",
+		"--public-url", "https://fleet.example.com")
+	port := s.stdout.waitFor(t, regexp.MustCompile(`devices: teltonika on tcp 127\.0\.0\.1:(\d+)`))
+	email := s.stdout.waitFor(t, regexp.MustCompile(`sign in as (\S+) with the password`))
+	password := s.stdout.waitFor(t, regexp.MustCompile(`with the password (\S+)`))
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	res, err := c.PostForm(s.base+"/sign-in", url.Values{"email": {email}, "password": {password}})
+	is.NoErr(err)
+	res.Body.Close()
+	for _, path := range []string{"/devices/new", "/devices/unknown"} {
+		res, err = c.Get(s.base + path)
+		is.NoErr(err)
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		is.Equal(res.StatusCode, http.StatusOK) // path
+		if path == "/devices/new" {
+			is.True(strings.Contains(string(b), "<code>"+port+"</code>"))
+			is.True(strings.Contains(string(b), "<code>fleet.example.com</code>"))
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fleetkit/fleetapi/fleetdevice"
+	"github.com/fleetkit/fleetapi/fleetweb"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -25,6 +26,9 @@ type deviceListeners struct {
 	// errc receives the error of a listener that stopped for another
 	// reason than the server's shutdown.
 	errc chan error
+	// web is what the dashboard's device pages show: each protocol with
+	// the port it is bound to.
+	web []fleetweb.DeviceListener
 }
 
 // listenDevices binds every endpoint's listeners (TCP or OsmAnd's HTTP,
@@ -68,6 +72,16 @@ func listenDevices(srv *fleetdevice.Server, eps []fleetdevice.Endpoint, out io.W
 				}
 			}()
 		}
+		wl := fleetweb.DeviceListener{Protocol: b.ep.Protocol, Port: b.ln.Addr().(*net.TCPAddr).Port}
+		if b.ep.Decoder() != nil {
+			wl.Transports = []string{"tcp"}
+			if b.pc != nil {
+				wl.Transports = append(wl.Transports, "udp")
+			}
+		} else {
+			wl.Transports = []string{"http"}
+		}
+		d.web = append(d.web, wl)
 		if p := b.ep.Decoder(); p != nil {
 			fmt.Fprintf(out, "devices: %s on tcp %s\n", p.Name(), b.ln.Addr())
 			serve("tcp", func() error { return srv.ServeTCP(ln, p) })

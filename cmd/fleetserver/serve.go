@@ -55,6 +55,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 	corsOrigins := fs.String("cors-origins", "", "let browser pages from these `ORIGINS` call the API (comma-separated, e.g. https://app.example.com; none by default)")
 	signup := fs.Bool("signup", false, "open the dashboard's sign-up page: anyone may open a free account with its first admin")
 	insecureCookies := fs.Bool("dashboard-insecure-cookies", false, "name the dashboard's session cookie fleet_session without Secure, for plain http on a loopback --addr (development only)")
+	unknownDevices := fs.Bool("dashboard-unknown-devices", false, "show account admins, on the dashboard's Unknown devices page, the devices that tried to reach --devices unregistered, to register them: every account's, so only where one company runs the server (--demo on a loopback address turns it on)")
 	publicURL := fs.String("public-url", "", "the dashboard's address as people reach it, `URL` (https://fleet.example.com): sign-in links, share links and the API's address shown on the dashboard are made from it rather than from a request's Host")
 	mapTiles := fs.String("map-tiles", fleetweb.DefaultMapTiles, "the live map's tile `URL` template ({z}/{x}/{y}, optionally {s}); off: no tiles, the vehicle list only")
 	devicesList := fs.String("devices", "", "listen for GPS trackers and phone apps: `LIST` of protocol=host:port, comma-separated (e.g. teltonika=0.0.0.0:5027,osmand=0.0.0.0:5055; port 0 picks one), or all: every protocol on its conventional port on the host of --addr ("+conventionalPorts()+"; off when empty)")
@@ -136,6 +137,9 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 				byDemo["insecure-webhooks"] = " (turned on by --demo on a loopback address)"
 				localDemo = append(localDemo, "webhooks may go to http://127.0.0.1 and other private addresses")
 			}
+			if !given["dashboard-unknown-devices"] {
+				*unknownDevices = true
+			}
 			if !given["dashboard-insecure-cookies"] {
 				*insecureCookies = true
 				byDemo["dashboard-insecure-cookies"] = " (turned on by --demo on a loopback address)"
@@ -202,8 +206,11 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 			}
 			mailNote = "This demo has no --smtp-url: notification e-mails are printed on the server's standard output instead of sent."
 		}
+		// The device listeners are bound below, before the dashboard serves
+		// its first page: it then shows their ports.
+		var deviceListenersShown []fleetweb.DeviceListener
 		web := fleetweb.New(svc, fleetweb.Options{Signup: *signup, InsecureCookies: *insecureCookies, MapTiles: *mapTiles, PublicURL: *publicURL,
-			Logger: log, MailNote: mailNote})
+			Logger: log, MailNote: mailNote, UnknownDevices: *unknownDevices, DeviceListeners: func() []fleetweb.DeviceListener { return deviceListenersShown }})
 		if *insecureCookies {
 			log.Warn("--dashboard-insecure-cookies is on" + byDemo["dashboard-insecure-cookies"] + ": the dashboard's session cookie travels over plain http; development only")
 		}
@@ -287,6 +294,7 @@ func defineServe(c *cli, f *flags) func(context.Context, []string) error {
 				stop()
 				return err
 			}
+			deviceListenersShown = devices.web
 			defer dsrv.Close()
 			handler.Registry().MustRegister(deviceCollector{devices})
 		}

@@ -20,8 +20,9 @@ func usersCreateCommand() command {
 	return command{
 		name:    "users create",
 		summary: "add a person who signs in to the dashboard",
-		about: "Adds a person to an account's dashboard, as admin (everything, users included) or viewer\n" +
-			"(sees everything, changes nothing). With --password-stdin the password is the first line of\n" +
+		about: "Adds a person to an account's dashboard, as admin (everything, users included), manager\n" +
+			"(runs the fleet: everything but people, API keys and webhooks) or viewer (sees everything,\n" +
+			"changes nothing). With --password-stdin the password is the first line of\n" +
 			"standard input (at least 12 characters, not a common one); otherwise a one-time sign-in link,\n" +
 			"valid 24 hours, is printed once: whoever opens it sets the password. No e-mail is sent.",
 		example: "fleetserver users create --account acc_... --email ada@example.com --role admin --url https://fleet.example.com",
@@ -29,7 +30,7 @@ func usersCreateCommand() command {
 			account := f.fs.String("account", "", "the account's id, `ACC_ID` (acc_...; required)")
 			email := f.fs.String("email", "", "the person's e-mail `ADDRESS`, what they sign in with (required)")
 			name := f.fs.String("name", "", "the person's `NAME` (optional)")
-			role := f.fs.String("role", string(fleet.RoleViewer), "`ROLE`: admin or viewer")
+			role := f.fs.String("role", string(fleet.RoleViewer), "`ROLE`: admin, manager or viewer")
 			fromStdin := f.fs.Bool("password-stdin", false, "read the password from standard input instead of printing a sign-in link")
 			base := linkURL(f)
 			dsn := f.db()

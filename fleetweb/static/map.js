@@ -41,6 +41,24 @@
     row.appendChild(td);
     return td;
   }
+  // A report older than the page's data-stale-after (seconds) is marked
+  // stale: the status shown is what it said. Its age comes from the
+  // server (age_seconds) for the page's first list, and is 0 for a live
+  // report; the mark then comes by the browser's timer, whatever its clock.
+  var staleAfter = parseInt(document.getElementById("vehicles").getAttribute("data-stale-after"), 10) || 300;
+  function staleLater(row, v) {
+    clearTimeout(row.staleTimer);
+    if (v.status === "offline") return;
+    var mark = function () {
+      var s = document.createElement("span");
+      s.className = "badge st-stale";
+      s.textContent = "stale";
+      s.title = "No report for over " + Math.round(staleAfter / 60) + " minutes: the status is what the last report said.";
+      row.querySelector(".ts").append(" ", s);
+    };
+    var left = staleAfter - (v.age_seconds || 0);
+    if (left <= 0) mark(); else row.staleTimer = setTimeout(mark, left * 1000);
+  }
   function place(v) {
     var row = document.getElementById("veh-" + v.vehicle_id);
     if (!row) {
@@ -65,6 +83,7 @@
       var ts = row.querySelector(".ts");
       ts.textContent = v.timestamp.substring(11, 19);
       ts.title = v.timestamp;
+      staleLater(row, v);
     }
     if (!map) return;
     var ll = [v.latitude, v.longitude];

@@ -186,7 +186,9 @@ func serveWith(t *testing.T, cfg setup) *world {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	web = fleetweb.New(svc, fleetweb.Options{InsecureCookies: true, MapTiles: srv.URL + "/tiles/{z}/{x}/{y}.png", MapAttribution: "test tiles",
-		Signup: cfg.signup})
+		Signup: cfg.signup, UnknownDevices: true, DeviceListeners: func() []fleetweb.DeviceListener {
+			return []fleetweb.DeviceListener{{Protocol: "osmand", Port: 5055, Transports: []string{"http"}}, {Protocol: "teltonika", Port: 5027, Transports: []string{"tcp", "udp"}}}
+		}})
 	return &world{now: now, svc: svc, srv: srv, account: a, seedKey: nk.Secret, vehicle: v, tileReferers: referers}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -52,7 +53,13 @@ var cities = []struct {
 	lat, lon float64
 }{{"Berlin", 52.52, 13.405}, {"Hamburg", 53.551, 9.993}, {"Munich", 48.137, 11.575}, {"Cologne", 50.937, 6.96}, {"Leipzig", 51.34, 12.375}}
 
-// New creates n vehicles in the principal's account.
+// ExternalIDPrefix begins the external id of every vehicle New makes
+// ("sim-01"): what tells the simulator's own vehicles from those a person
+// adds to the same account, which Resume never drives.
+const ExternalIDPrefix = "sim-"
+
+// New creates n vehicles in the principal's account, each with an external
+// id of ExternalIDPrefix and its number.
 func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed uint64) (*Fleet, error) {
 	f := &Fleet{svc: svc, p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	makes := []struct{ make, model string }{{"Mercedes-Benz", "Sprinter"}, {"Ford", "Transit"}, {"Volvo", "FH16"}, {"Scania", "R450"}, {"Renault", "Master"}}
@@ -64,7 +71,7 @@ func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed
 		v, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{
 			Name: fmt.Sprintf("%s %02d", mk.model, i+1), Make: mk.make, Model: mk.model, Year: &year,
 			LicensePlate: fmt.Sprintf("%s-%c%c %d", city.name[:1], 'A'+rune(f.rng.IntN(26)), 'A'+rune(f.rng.IntN(26)), 100+f.rng.IntN(9000)),
-			Tags:         []string{city.name}, OdometerKm: &odo,
+			Tags:         []string{city.name}, OdometerKm: &odo, ExternalID: fmt.Sprintf("%s%02d", ExternalIDPrefix, i+1),
 		})
 		if err != nil {
 			return nil, err
@@ -77,25 +84,41 @@ func New(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed
 	return f, nil
 }
 
-// Resume drives the vehicles the principal's account has already, as a
-// fleet of its own (a demo run again on the same store): each loops
-// around the city of its first tag, or where it last reported, from its
-// odometer on. An account without vehicles gets n new ones, as New.
+// Resume drives the simulator's own vehicles of the principal's account
+// (those New made, by their external id) again, as a fleet of its own (a
+// demo run again on the same store): each loops around the city of its
+// first tag, or where it last reported, from its odometer on. Vehicles a
+// person added are never driven, nor is one of the simulator's that has a
+// device registered now (a real tracker reports for it). An account
+// without the simulator's vehicles gets n new ones, as New.
 func Resume(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, seed uint64) (*Fleet, error) {
-	var vs []fleet.Vehicle
-	q := fleet.ListQuery{Limit: fleet.MaxPageLimit}
-	for {
-		l, err := svc.ListVehicles(ctx, p, fleet.VehicleFilter{}, q)
-		if err != nil {
-			return nil, err
-		}
-		vs = append(vs, l.Items...)
-		if !l.HasMore {
-			break
-		}
-		q.Cursor = l.NextCursor
+	all, err := walk(func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
+		return svc.ListVehicles(ctx, p, fleet.VehicleFilter{}, q)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(vs) == 0 {
+	devices, err := walk(func(q fleet.ListQuery) (fleet.List[fleet.Device], error) {
+		return svc.ListDevices(ctx, p, fleet.DeviceFilter{}, q)
+	})
+	if err != nil {
+		return nil, err
+	}
+	tracked := map[string]bool{}
+	for _, d := range devices {
+		tracked[d.VehicleID] = true
+	}
+	var vs []fleet.Vehicle
+	own := 0
+	for _, v := range all {
+		if strings.HasPrefix(v.ExternalID, ExternalIDPrefix) {
+			own++
+			if !tracked[v.ID] {
+				vs = append(vs, v)
+			}
+		}
+	}
+	if own == 0 {
 		return New(ctx, svc, p, n, seed)
 	}
 	f := &Fleet{svc: svc, p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
@@ -120,6 +143,23 @@ func Resume(ctx context.Context, svc *fleet.Service, p fleet.Principal, n int, s
 		}).deliveries(i))
 	}
 	return f, nil
+}
+
+// walk reads every page of a list.
+func walk[T any](list func(fleet.ListQuery) (fleet.List[T], error)) ([]T, error) {
+	var out []T
+	q := fleet.ListQuery{Limit: fleet.MaxPageLimit}
+	for {
+		l, err := list(q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l.Items...)
+		if !l.HasMore {
+			return out, nil
+		}
+		q.Cursor = l.NextCursor
+	}
 }
 
 // VehicleIDs returns the ids of the simulated vehicles.
@@ -169,6 +209,9 @@ func (f *Fleet) Step(ctx context.Context, now time.Time, dt time.Duration) error
 			h = 0
 		}
 		pts = append(pts, fleet.Point{VehicleID: c.id, Latitude: lat, Longitude: lon, Timestamp: now, Speed: &s, Heading: &h, OdometerKm: &o})
+	}
+	if len(pts) == 0 {
+		return nil // every vehicle of the simulator has a real tracker now
 	}
 	_, err := f.svc.IngestBulk(ctx, f.p, pts)
 	return err

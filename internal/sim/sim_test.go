@@ -82,3 +82,44 @@ func TestFleetMakesTrips(t *testing.T) {
 	is.True(len(stops.Items) >= 1)
 	is.True(stops.Items[0].DurationSeconds >= 300)
 }
+
+// A demo run again on the same store drives the simulator's own vehicles
+// only: never one a person added, nor one of its own that a real tracker
+// now reports for.
+func TestResumeDrivesOnlyItsOwnVehicles(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now})
+	a, _, err := svc.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Sim", Plan: fleet.PlanEnterprise})
+	is.NoErr(err)
+	p := fleet.SystemPrincipal(a)
+	first, err := sim.New(ctx, svc, p, 4, 1)
+	is.NoErr(err)
+	own := first.VehicleIDs()
+
+	// The person's own vehicle, one with a tracker, and one of the
+	// simulator's that got a real tracker.
+	truck, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Truck 7", Tags: []string{"Berlin"}})
+	is.NoErr(err)
+	tracked, err := svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Van 2", ExternalID: "VAN-2"})
+	is.NoErr(err)
+	_, err = svc.CreateDevice(ctx, p, fleet.Device{Identifier: "356307042441013", VehicleID: tracked.ID})
+	is.NoErr(err)
+	_, err = svc.CreateDevice(ctx, p, fleet.Device{Identifier: "356307042441014", VehicleID: own[3]})
+	is.NoErr(err)
+
+	again, err := sim.Resume(ctx, svc, p, 4, 2)
+	is.NoErr(err)
+	is.Equal(again.VehicleIDs(), own[:3])
+	clock.Advance(2 * time.Second)
+	is.NoErr(again.Step(ctx, clock.Now(), 2*time.Second))
+	for _, id := range []string{truck.ID, tracked.ID, own[3]} {
+		v, err := svc.Vehicle(ctx, p, id)
+		is.NoErr(err)
+		is.True(v.LastLocation == nil) // never simulated
+	}
+	v, err := svc.Vehicle(ctx, p, own[0])
+	is.NoErr(err)
+	is.True(v.LastLocation != nil)
+}
