@@ -411,9 +411,10 @@ func (gc *groupCommit) run(g *group, m *member) {
 		took = true
 		return nil
 	}
-	if g.writeSets {
+	if g.writeSets && len(m.vehicles) > 0 {
 		// Its write-sets are staged, and its savepoint is taken before its
-		// first write of its own, if any.
+		// first write of its own, if any. (A write that names no vehicles
+		// for the group to lock takes its savepoint first, as before.)
 		m.staged = &memberWrites{}
 		t.stage, t.lazy = m.staged, savepoint
 	} else if savepoint() != nil {

@@ -59,7 +59,8 @@ type tx struct {
 }
 
 // beforeWrite takes the member's savepoint before its first statement
-// that may write (anything but a SELECT) in a group of write-sets.
+// that may write or lock rows (anything but a plain SELECT) in a group of
+// write-sets, so that rolling the member back releases what it locked.
 func (t *tx) beforeWrite(query string) error {
 	if t.lazy == nil || isSelect(query) {
 		return nil
@@ -69,11 +70,15 @@ func (t *tx) beforeWrite(query string) error {
 	return lazy()
 }
 
-// isSelect reports whether query is a SELECT (which may lock rows, and
-// writes none).
+// isSelect reports whether query is a SELECT that neither writes nor
+// locks rows.
 func isSelect(query string) bool {
 	q := strings.TrimLeft(query, " \t\r\n(")
-	return len(q) >= 6 && strings.EqualFold(q[:6], "select")
+	if len(q) < 6 || !strings.EqualFold(q[:6], "select") {
+		return false
+	}
+	u := strings.ToUpper(q)
+	return !strings.Contains(u, "FOR UPDATE") && !strings.Contains(u, "FOR SHARE")
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
