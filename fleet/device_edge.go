@@ -28,9 +28,14 @@ import (
 // which also forgets the identifier at once, or by another sharing the
 // store, which this one cannot tell — fails that condition: the
 // transaction rolls back whole, the route is read again, and the report is
-// ingested along the new one. On PostgreSQL the transaction is
-// SERIALIZABLE, so a move committed by another server while the report runs
-// aborts one of the two, and the report is run again by the store. What the
+// ingested along the new one. The device's row is part of the batch's
+// write-set (IngestWrites.Devices), applied with its condition: on
+// PostgreSQL a group applies its members' rows in one statement, and a
+// row whose device moved meanwhile fails that statement, so the group's
+// members run again one by one and the report alone fails its condition.
+// A move committed by another server while the report runs either commits
+// first (the report's condition fails) or waits for the report's group to
+// commit (the row is locked by its update). What the
 // cache may hold stale is the account (its plan, which decides too_old and
 // the points allowance), for up to routeTTL, and the absence of a device
 // that another server registered, for up to unknownTTL (this server forgets

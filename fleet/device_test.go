@@ -507,6 +507,10 @@ func (t faultyTx) RecordDeviceReport(d fleet.Device) error {
 	return t.Tx.RecordDeviceReport(d)
 }
 
+// ApplyIngest replays the write-set through faultyTx's methods, so that
+// its faults meet the staged writes too.
+func (t faultyTx) ApplyIngest(w fleet.IngestWrites) error { return fleet.ReplayIngest(t, w) }
+
 // InsertPoints refuses as the account's points allowance does.
 func (t faultyTx) InsertPoints(vehicleID string, pts []fleet.Point) ([]fleet.Point, error) {
 	if t.s.refusePoints.Load() {

@@ -165,6 +165,10 @@
 //   - share links (ShareLinkStore, ShareLinkTx): links to one vehicle's
 //     public page, found by the hash of their token across accounts;
 //     storetest.RunShareLinks.
+//   - a location batch's write-set (LocationTx.ApplyIngest, IngestWrites):
+//     fleet.ReplayIngest is a correct ApplyIngest for any store; a store
+//     may apply many batches' write-sets together. storetest.RunIngest,
+//     which needs the areas above.
 //
 // storetest.Run runs them all; a store's own test is three lines calling it.
 // Each method's comment says what it returns (not_found, conflict) and what

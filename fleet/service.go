@@ -64,6 +64,12 @@ type Options struct {
 	// validation_error. A program that serves devices sets it from its
 	// encoders (fleetdevice.CommandCheck).
 	CheckCommand func(protocol string, c ClaimedCommand) (field, problem string)
+	// IngestOneByOne makes a location batch write its points, vehicles,
+	// trips and device row through the transaction's methods one by one,
+	// as they are decided, instead of as one write-set applied by
+	// LocationTx.ApplyIngest (see IngestWrites). The stores' tests compare
+	// the two; a store's behaviour is the same with either.
+	IngestOneByOne bool
 }
 
 // The brake on requests without a valid key (Options.AddressLimit).

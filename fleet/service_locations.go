@@ -55,26 +55,63 @@ func (s *Service) IngestBulk(ctx context.Context, p Principal, points []Point) (
 // device's report (dev, nil otherwise) comes out of its device's allowance
 // too, and its hook runs in the write transaction after the points are
 // stored, so that what it writes commits with them.
+//
+// It runs in three steps: prepareBatch (validate, group), writeBatch (one
+// write transaction that reads, decides and hands its writes over as a
+// write-set) and publishBatch (what follows the commit).
 func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPoints int, only string, dev *ingestDevice) (IngestResult, error) {
 	now := s.Now()
+	// The gates it holds (gate.go) and the points it took (points.go) are
+	// given back once, as it returns: what was not stored, unless the
+	// batch committed (then publish gives back what it did not store).
+	held := s.gates.ingest(p.Account.ID)
+	var taken pointsTake
+	committed := false
+	defer func() {
+		held.release()
+		if !committed {
+			s.refundPoints(ctx, taken, 0)
+		}
+	}()
+	b, err := s.prepareBatch(ctx, held, p.Account.ID, points, maxPoints, only, dev, now)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	// The batch's points come out of the account's allowance, and what is
+	// not stored goes back.
+	t, err := s.takePoints(ctx, p.Account, b.deviceID, b, len(points)-b.dups, now)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	taken = t
+	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups, Vehicles: b.order})
+	res, live, err := s.writeBatch(ctx, held, b, dev, len(points))
+	if err != nil {
+		return IngestResult{}, err
+	}
+	committed = true
+	s.publishBatch(ctx, held, b, res, live, taken)
+	return res, nil
+}
+
+// prepareBatch validates a batch whole (naming each bad point by its
+// index), takes the bulk gate for a bulk batch, and groups its points by
+// vehicle, each vehicle's in time order without repeated timestamps (the
+// repeats are the batch's duplicates), the vehicles in id order.
+func (s *Service) prepareBatch(ctx context.Context, held *ingestHold, accountID string, points []Point, maxPoints int, only string, dev *ingestDevice, now time.Time) (*batch, error) {
 	var val Validator
 	if len(points) == 0 || len(points) > maxPoints {
 		val.Add("locations", "must hold 1 to %d points", maxPoints)
-		return IngestResult{}, val.Err()
+		return nil, val.Err()
 	}
-	// The gates it holds, and across what (gate.go).
-	held := s.gates.ingest(p.Account.ID)
-	defer held.release()
 	if len(points) >= BulkPoints {
 		if err := held.takeBulk(ctx); err != nil { // one at a time per account
-			return IngestResult{}, err
+			return nil, err
 		}
 	}
-	b := &batch{accountID: p.Account.ID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
-	deviceID := ""
+	b := &batch{accountID: accountID, only: only, points: map[string][]Point{}, indices: map[string][]int{}, now: now}
 	if dev != nil {
 		b.stored = map[string][]Point{}
-		deviceID = dev.id
 		b.deviceID = dev.id
 	}
 	for i := range points {
@@ -95,7 +132,7 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		b.indices[pt.VehicleID] = append(b.indices[pt.VehicleID], i)
 	}
 	if val.Len() > 0 {
-		return IngestResult{}, val.Err()
+		return nil, val.Err()
 	}
 	slices.Sort(b.order) // a fixed lock order across concurrent batches
 	for id, pts := range b.points {
@@ -105,18 +142,21 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		b.dups += len(pts) - len(uniq)
 		b.points[id] = uniq
 	}
-	// The batch's points come out of the account's allowance, and what is
-	// not stored goes back (see points.go).
-	taken, err := s.takePoints(ctx, p.Account, deviceID, b, len(points)-b.dups, now)
-	if err != nil {
-		return IngestResult{}, err
-	}
-	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups, Vehicles: b.order})
+	return b, nil
+}
+
+// writeBatch stores a prepared batch of n points in its write transaction:
+// it judges the alert rules (inside the transaction when that is little
+// work, otherwise outside it first: see judgeBatch), decides every write,
+// and hands the rows every report writes to the store as one write-set
+// (ingest_writes.go). It returns what the batch stored and the live
+// reports to publish once it committed.
+func (s *Service) writeBatch(ctx context.Context, held *ingestHold, b *batch, dev *ingestDevice, n int) (IngestResult, []StreamItem, error) {
 	var res IngestResult
 	var live []StreamItem
 	var judged *plan
 	first := 0
-	if s.looksHeavy(b, len(points)) {
+	if s.looksHeavy(b, n) {
 		first = 1 // not worth a try in the write transaction
 	}
 	for attempt := first; ; attempt++ {
@@ -126,17 +166,12 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		inside := attempt == 0 || attempt > maxOutsideJudgements
 		// Past a first try inside, it holds the account's gate too.
 		if err := held.take(ctx, b.order, attempt > 0); err != nil {
-			held.release()
-			s.refundPoints(ctx, taken, 0)
-			return IngestResult{}, err
+			return IngestResult{}, nil, err
 		}
 		if !inside {
 			var err error
-			judged, err = s.judgeOutside(ctx, b, judged)
-			if err != nil {
-				held.release()
-				s.refundPoints(ctx, taken, 0)
-				return IngestResult{}, err
+			if judged, err = s.judgeOutside(ctx, b, judged); err != nil {
+				return IngestResult{}, nil, err
 			}
 		}
 		err := s.update(ctx, func(tx Tx) error {
@@ -158,30 +193,42 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 			} else {
 				pl = judged
 			}
-			if err := s.applyBatch(tx, b, pl, vehicles, &res, &live); err != nil {
+			// The batch's writes of the rows every report writes are
+			// gathered and applied in one call (ingest_writes.go).
+			wtx, staged := tx, (*stagedTx)(nil)
+			if !s.opts.IngestOneByOne {
+				staged = newStagedTx(tx, vehicles)
+				wtx = staged
+			}
+			if err := s.applyBatch(wtx, b, pl, vehicles, &res, &live); err != nil {
 				return err
 			}
 			if dev != nil {
-				return dev.hook(tx, b.stored)
+				if err := dev.hook(wtx, b.stored); err != nil {
+					return err
+				}
+			}
+			if staged != nil {
+				return staged.apply()
 			}
 			return nil
 		})
 		if errors.Is(err, errHeavy) || errors.Is(err, errStale) {
 			continue
 		}
-		if err != nil {
-			held.release()
-			s.refundPoints(ctx, taken, 0)
-			return IngestResult{}, err
-		}
-		break
+		return res, live, err
 	}
+}
+
+// publishBatch follows a batch's commit: the live reports go out (a
+// vehicle's in commit order, before the vehicle's gate opens), the gates
+// open, and the points not stored go back to the allowance.
+func (s *Service) publishBatch(ctx context.Context, held *ingestHold, b *batch, res IngestResult, live []StreamItem, taken pointsTake) {
 	held.releaseStored()
-	s.publishLive(ctx, p.Account.ID, live, now) // a vehicle's in commit order
+	s.publishLive(ctx, b.accountID, live, b.now)
 	held.release()
 	s.refundPoints(ctx, taken, res.Accepted)
 	s.stats.points.Add(uint64(res.Accepted))
-	return res, nil
 }
 
 // ingestDevice is what a device's report adds to ingest: the device whose

@@ -53,7 +53,12 @@ type Store interface {
 // Reads scoped by account return not_found for another account's resource.
 // A method that fails (a conflict, say) leaves the transaction usable: fn
 // may go on, and only returning an error from fn rolls everything back.
-// The exception is TripTx.PutTrips, whose failure fn returns.
+// The exceptions, which may leave the transaction unusable on PostgreSQL
+// (their statements run without a savepoint) and whose failure fn
+// returns: TripTx.PutTrips, VehicleTx.UpdateVehicle of a vehicle without
+// an ExternalID, and LocationTx.ApplyIngest (fn's last call). A read that
+// fails on PostgreSQL (a deadlock, a statement past the store's timeout)
+// may end the transaction too: fn returns its error.
 type Tx interface {
 	KeyTx
 	VehicleTx

@@ -60,4 +60,16 @@ type LocationTx interface {
 	// Points returns the vehicle's points with from <= timestamp <= to in
 	// ascending time, at most limit of them.
 	Points(vehicleID string, from, to time.Time, limit int) ([]Point, error)
+	// ApplyIngest applies a location batch's write-set (IngestWrites): its
+	// new points, its vehicles' final rows, its trips and its devices'
+	// rows, as InsertPoints, UpdateVehicle, PutTrips and
+	// RecordDeviceReport would, all or none (ReplayIngest does just
+	// that). A point of w stored already, a vehicle not stored and a
+	// device not attached to its vehicle fail it (conflict, not_found,
+	// not_found). A store may defer the writes to the transaction's
+	// commit, applying many transactions' write-sets together, provided
+	// that a failure then runs the transactions again (Store.Update): the
+	// function returns what ApplyIngest returns, as its last call. Like
+	// PutTrips, its failure may leave the transaction unusable.
+	ApplyIngest(w IngestWrites) error
 }

@@ -309,3 +309,48 @@ func BenchmarkPostgresIngestChoices(b *testing.B) {
 		})
 	}
 }
+
+// batchClock hands out the timestamps of postBatch's points: one
+// millisecond apart, from an hour ago, each once.
+var batchClock struct {
+	once  sync.Once
+	start time.Time
+	next  atomic.Int64
+}
+
+// postBatch is client i's k-th batch of 1,000 points of one vehicle on d,
+// each point newer than the vehicle's last.
+func (d *benchDeployment) postBatch(i, k int) *http.Request {
+	batchClock.once.Do(func() { batchClock.start = time.Now().UTC().Add(-time.Hour) })
+	s := d.servers[(i+k)%len(d.servers)]
+	a := (i + k*benchClients) % len(d.secrets)
+	ids := d.vehicles[a]
+	id := ids[(i+k*benchClients)%len(ids)]
+	first := batchClock.next.Add(1000) - 1000
+	var body bytes.Buffer
+	body.WriteString(`{"locations":[`)
+	for j := range int64(1000) {
+		if j > 0 {
+			body.WriteByte(',')
+		}
+		at := batchClock.start.Add(time.Duration(first+j) * time.Millisecond)
+		fmt.Fprintf(&body, `{"latitude":52.5,"longitude":13.4,"speed":30,"timestamp":%q}`, at.Format(time.RFC3339Nano))
+	}
+	body.WriteString(`]}`)
+	r, _ := http.NewRequest("POST", s.url+"/v1/vehicles/"+id+"/locations", &body)
+	r.Header.Set("Authorization", "Bearer "+d.secrets[a])
+	r.Header.Set("Content-Type", "application/json")
+	return r
+}
+
+// BenchmarkPostgresIngestBatch: POST /v1/vehicles/{id}/locations of 1,000
+// points a request (56 vehicles of 8 accounts) on PostgreSQL against
+// SQLite (target ratio >= 0.8): a batch's points go in one set-based
+// statement of its group's write-sets.
+func BenchmarkPostgresIngestBatch(b *testing.B) {
+	pg := benchPostgresDSN(b)
+	lite := newBenchDeployment(b, "sqlite", benchSQLiteDSN(b), 1, 8, 7)
+	post := newBenchDeployment(b, "postgres", pg, 1, 8, 7)
+	compareLoad(b, 64, []*benchDeployment{lite, post},
+		func(d *benchDeployment) func(i, k int) *http.Request { return d.postBatch })
+}

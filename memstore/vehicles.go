@@ -304,3 +304,8 @@ func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) 
 	}
 	return n, nil
 }
+
+// ApplyIngest implements fleet.Tx: the write-set replayed.
+func (t *tx) ApplyIngest(w fleet.IngestWrites) error {
+	return fleet.ReplayIngest(t, w)
+}

@@ -105,7 +105,7 @@ func openPostgres(ctx context.Context, dsn string, sh *shared) (*pgEngine, error
 	return &pgEngine{shared: sh, sdb: sdb, gdb: gdb, fast: fast, addrQuota: newMemQuota(), dsn: dsn,
 		writers: newWriterGate(pgWriters),
 		group: &groupCommit{db: gdb, sh: sh, runners: pgGroupRunners, bulkRunners: pgGroupRunners - 1,
-			maxMembers: pgMaxGroup, pg: true}}, nil
+			maxMembers: maxGroup, policy: pgPolicy{}}}, nil
 }
 
 // update runs a location write (one whose context carries a

@@ -83,7 +83,7 @@ func openSQLite(ctx context.Context, path string, sh *shared) (*sqliteEngine, er
 	}
 	sh.d, sh.rdb, sh.wdb = newDialect(SQLite), rdb, wdb
 	e := &sqliteEngine{shared: sh, wstmts: newStmtCache(wdb), rstmts: newStmtCache(rdb), quota: newMemQuota()}
-	e.group = &groupCommit{db: wdb, sh: sh, stmts: e.wstmts, cache: newRowCache(), runners: 1, bulkRunners: 1, maxMembers: maxGroup}
+	e.group = &groupCommit{db: wdb, sh: sh, stmts: e.wstmts, cache: newRowCache(), runners: 1, bulkRunners: 1, maxMembers: maxGroup, policy: sqlitePolicy{}}
 	return e, nil
 }
 

@@ -42,3 +42,15 @@ func SetFairWrites(s *Store, on bool) { s.unfair.Store(!on) }
 // sqlite and postgres return the store's engine, for tests of its parts.
 func (s *Store) sqlite() *sqliteEngine { return s.eng.(*sqliteEngine) }
 func (s *Store) postgres() *pgEngine   { return s.eng.(*pgEngine) }
+
+// WriteSetCounts returns how many members of a PostgreSQL store's groups
+// were deferred to the next group, and how many groups fell back to one
+// by one (group_writes.go).
+func WriteSetCounts(s *Store) (deferred, fallbacks int64) {
+	g := s.postgres().group
+	return g.deferred.Load(), g.fallbacks.Load()
+}
+
+// Waiting returns how many writes wait for a PostgreSQL store's group
+// runners.
+func Waiting(s *Store) int { return s.postgres().group.waiting() }

@@ -118,13 +118,11 @@ type groupCommit struct {
 	// writes, so that a one-point report never waits for bulk writes to
 	// end), bulkRunning how many do.
 	bulkRunners, bulkRunning int
-	// pg marks a PostgreSQL store's groups (group_postgres.go): READ
-	// COMMITTED, members that lock the rows they read to write
-	// (tx.lockRows), and a member or group that PostgreSQL aborted for a
-	// deadlock or a serialisation failure runs again.
-	pg bool
-	// maxMembers bounds a group of other writes (maxGroup, or
-	// pgMaxGroup).
+	// policy is what the database makes of a group: how it begins,
+	// prepares its members, undoes and keeps a member's work, and which
+	// failures run members again (sqlitePolicy, pgPolicy).
+	policy groupPolicy
+	// maxMembers bounds a group of other writes (maxGroup).
 	maxMembers int
 	// caches are PostgreSQL's row caches not in use by a group (one is
 	// taken for each group, emptied: takeCache).
@@ -136,8 +134,11 @@ type groupCommit struct {
 	lanes    map[string][]*member
 	turns    []string
 	bulkTurn bool
-	// commits counts the groups that committed, members their members.
-	commits, members atomic.Int64
+	// commits counts the groups that committed, members their members;
+	// deferred the members put off to the next group (deferRepeats),
+	// fallbacks the groups whose write-sets failed to apply and that ran
+	// again one by one.
+	commits, members, deferred, fallbacks atomic.Int64
 }
 
 // group is one transaction shared by its members.
@@ -162,6 +163,11 @@ type group struct {
 	cache *rowCache
 	// broken is set when the transaction can no longer be used.
 	broken error
+	// writeSets says that the members' write-sets are staged and applied
+	// together before the commit, and that a member takes its savepoint
+	// only before its first write of its own (PostgreSQL:
+	// group_writes.go).
+	writeSets bool
 }
 
 // member is one caller's write transaction in a group.
@@ -192,6 +198,8 @@ type member struct {
 	// statements for a deadlock or a serialisation failure: its savepoint
 	// was rolled back, and it runs again in a later group.
 	retry bool
+	// staged holds the write-sets fn staged in a group of write-sets.
+	staged *memberWrites
 }
 
 const (
@@ -214,7 +222,7 @@ func (gc *groupCommit) update(ctx context.Context, lease bool, fn func(*tx) erro
 		if !m.rerun || attempt == maxAttempts {
 			return m.result
 		}
-		if gc.pg { // the database aborted it: let the other side go on
+		if gc.policy.aborts() { // the database aborted it: let the other side go on
 			if err := backoff(ctx, attempt); err != nil {
 				return m.result
 			}
@@ -296,19 +304,8 @@ func (gc *groupCommit) runGroups(g *group) {
 func (gc *groupCommit) runGroup(g *group) {
 	// The transaction outlives each member's context, so it has none (on
 	// PostgreSQL, the store's timeout bounds it).
-	g.ctx, g.cancel = context.Background(), func() {}
-	if gc.pg && gc.sh.timeout > 0 {
-		g.ctx, g.cancel = context.WithTimeout(g.ctx, gc.sh.timeout)
-	}
+	gc.policy.open(gc, g)
 	bg := g.ctx
-	g.relaxed = !gc.pg
-	for _, m := range g.members {
-		g.relaxed = g.relaxed && m.lease
-	}
-	g.cache = gc.cache
-	if gc.pg {
-		g.cache = gc.takeCache()
-	}
 	conn, err := gc.db.Conn(bg)
 	if err == nil {
 		g.conn = conn
@@ -319,13 +316,10 @@ func (gc *groupCommit) runGroup(g *group) {
 		}
 	}
 	if err == nil {
-		g.tx, err = g.conn.BeginTx(bg, gc.txOptions())
+		g.tx, err = g.conn.BeginTx(bg, gc.policy.txOptions())
 		gc.trip(tripBegin)
 		if err == nil {
-			if !gc.pg {
-				err = g.cache.check(g.conn, g.tx)
-			}
-			if err != nil {
+			if err = gc.policy.begun(g); err != nil {
 				g.tx.Rollback()
 			}
 		}
@@ -335,27 +329,56 @@ func (gc *groupCommit) runGroup(g *group) {
 		g.broken = fmt.Errorf("sqlstore: begin: %w", err)
 		for _, m := range g.members {
 			m.result = g.broken
-			// A PostgreSQL connection that broke: a later group may get a
-			// good one (the members ran nothing).
-			m.rerun = gc.pg && g.conn != nil
+			// A connection that broke: a later group may get a good one
+			// (the members ran nothing).
+			m.rerun = gc.policy.aborts() && g.conn != nil
 		}
 		gc.finish(g)
 		return
 	}
-	if gc.pg {
-		gc.lockVehicles(g)
+	gc.runMembers(g)
+	if g.writeSets && g.broken == nil {
+		if err := gc.flush(g); err != nil {
+			// Again, at once, one by one: each member in its savepoint,
+			// its write-sets replayed.
+			gc.fallbacks.Add(1)
+			g.tx.Rollback()
+			gc.trip(tripRollback)
+			g.cache.reset()
+			g.writeSets, g.open, g.locked = false, false, nil
+			for _, m := range g.members {
+				m.ran, m.fnErr, m.panicked, m.retry, m.staged = false, nil, nil, false, nil
+			}
+			g.tx, err = g.conn.BeginTx(g.ctx, gc.policy.txOptions())
+			gc.trip(tripBegin)
+			if err != nil {
+				g.broken = fmt.Errorf("sqlstore: begin: %w", err)
+				for _, m := range g.members {
+					m.result, m.rerun = g.broken, true
+				}
+				gc.finish(g)
+				return
+			}
+			gc.runMembers(g)
+		}
 	}
+	gc.commit(g)
+}
+
+// runMembers runs g's members in its transaction, after what the policy
+// does before them (PostgreSQL locks their vehicles).
+func (gc *groupCommit) runMembers(g *group) {
+	gc.policy.beforeMembers(gc, g)
 	for _, m := range g.members {
 		gc.run(g, m)
 	}
-	gc.commit(g)
 }
 
 // run runs member m of g inside its savepoint. A panic of fn rolls its
 // savepoint back, lets the group go on, and goes on in m's caller.
 func (gc *groupCommit) run(g *group, m *member) {
-	if !m.state.CompareAndSwap(memberWaiting, memberRunning) {
-		return // its caller has left
+	if !m.state.CompareAndSwap(memberWaiting, memberRunning) && m.state.Load() != memberRunning {
+		return // its caller has left (a member runs again in a group that fell back)
 	}
 	if g.broken != nil {
 		return
@@ -371,32 +394,45 @@ func (gc *groupCommit) run(g *group, m *member) {
 	// interrupted write breaks the group's transaction for every member
 	// (and SQLite starts a goroutine per statement to watch a context).
 	// The context is checked before each statement instead (tx.stop).
-	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: g.cache, lockRows: gc.pg, locked: g.locked, roundTrips: &gc.sh.trips}
+	t := &tx{ctx: context.WithoutCancel(m.ctx), stop: m.ctx, d: gc.sh.d, tx: g.tx, claim: &gc.sh.claim, stmts: gc.stmts, cache: g.cache, lockRows: gc.policy.aborts(), locked: g.locked, roundTrips: &gc.sh.trips}
 	bg := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, stmts: gc.stmts}
-	begin := "SAVEPOINT member"
-	if g.open { // PostgreSQL: the previous member's, released in the same round trip
-		begin = "RELEASE member; SAVEPOINT member"
-		g.open = false
+	took := false // its savepoint
+	savepoint := func() error {
+		begin := "SAVEPOINT member"
+		if g.open { // PostgreSQL: the previous member's, released in the same round trip
+			begin = "RELEASE member; SAVEPOINT member"
+			g.open = false
+		}
+		gc.trip(tripSavepoint)
+		if _, err := bg.exec(begin); err != nil {
+			g.broken = err
+			return err
+		}
+		took = true
+		return nil
 	}
-	gc.trip(tripSavepoint)
-	if _, err := bg.exec(begin); err != nil {
-		g.broken = err
+	if g.writeSets && len(m.vehicles) > 0 {
+		// Its write-sets are staged, and its savepoint is taken before its
+		// first write of its own, if any. (A write that names no vehicles
+		// for the group to lock takes its savepoint first, as before.)
+		m.staged = &memberWrites{}
+		t.stage, t.lazy = m.staged, savepoint
+	} else if savepoint() != nil {
 		return
 	}
 	undo := func() {
 		g.cache.memberUndone()
-		if gc.pg {
-			gc.trip(tripSavepoint)
-			if _, err := bg.exec("ROLLBACK TO member; RELEASE member"); err != nil {
+		m.staged = nil
+		if !took {
+			// It wrote nothing; but a statement of it may have failed,
+			// which ends a PostgreSQL transaction: ask.
+			gc.trip(tripStatement)
+			if _, err := bg.exec("SELECT 1"); err != nil {
 				g.broken = err
 			}
 			return
 		}
-		if _, err := bg.exec("ROLLBACK TO member"); err != nil {
-			g.broken = err
-			return
-		}
-		if _, err := bg.exec("RELEASE member"); err != nil {
+		if err := gc.policy.undo(gc, bg); err != nil {
 			g.broken = err
 		}
 	}
@@ -408,13 +444,13 @@ func (gc *groupCommit) run(g *group, m *member) {
 		undo()
 	case err != nil:
 		m.fnErr = err
-		m.retry = gc.pg && t.retry
+		m.retry = gc.policy.aborts() && t.retry
 		undo()
-	case gc.pg: // released with the next member's savepoint, or committed
-		g.open = true
+	case !took: // wrote nothing of its own: nothing to release
+		g.cache.memberKept()
 		m.ran = true
 	default:
-		if _, err := bg.exec("RELEASE member"); err != nil {
+		if err := gc.policy.keep(gc, g, bg); err != nil {
 			g.broken = err
 		} else {
 			g.cache.memberKept()
@@ -452,7 +488,7 @@ func (gc *groupCommit) commit(g *group) {
 		gc.trip(tripCommit)
 		// PostgreSQL aborted the group as a whole (a deadlock or a
 		// serialisation failure at commit): its members run again.
-		retry = gc.pg && classify(err) == errRetry
+		retry = gc.policy.aborts() && classify(err) == errRetry
 		err = fmt.Errorf("sqlstore: commit: %w", err)
 		g.cache.reset()
 	} else {
@@ -482,9 +518,7 @@ func (gc *groupCommit) finish(g *group) {
 	if g.cancel != nil {
 		defer g.cancel()
 	}
-	if gc.pg && g.cache != nil {
-		gc.giveCache(g.cache)
-	}
+	gc.policy.close(gc, g)
 	if g.conn != nil {
 		if g.relaxed {
 			if _, err := g.conn.ExecContext(context.Background(), "PRAGMA synchronous=FULL"); err != nil {
@@ -560,4 +594,67 @@ func (gc *groupCommit) waiting() int {
 		n += len(lane)
 	}
 	return n
+}
+
+// groupPolicy is what differs between the databases whose writes
+// groupCommit runs in groups: group.go forms and runs the groups, a
+// policy says how one database's group begins, what runs before its
+// members, how a member's savepoint is undone or kept, and whether the
+// database aborts transactions to run again.
+type groupPolicy interface {
+	// open prepares g before its transaction begins: its context, its row
+	// cache, whether it may commit without a sync (relaxed), its members
+	// (a policy may defer some) and whether they stage write-sets.
+	open(gc *groupCommit, g *group)
+	// txOptions are the options of a group's transaction.
+	txOptions() *sql.TxOptions
+	// begun runs right after BEGIN; an error fails the group's members.
+	begun(g *group) error
+	// beforeMembers runs before the members, each time they run; it
+	// breaks g (g.broken) when it fails.
+	beforeMembers(gc *groupCommit, g *group)
+	// undo rolls a member's savepoint back; keep ends the savepoint of a
+	// member whose function succeeded.
+	undo(gc *groupCommit, bg *tx) error
+	keep(gc *groupCommit, g *group, bg *tx) error
+	// aborts reports whether the database aborts transactions for
+	// deadlocks and serialisation failures, which then run again (after a
+	// backoff), and whose members lock what they read to write
+	// (tx.lockRows).
+	aborts() bool
+	// close runs as g ends, committed or not.
+	close(gc *groupCommit, g *group)
+}
+
+// sqlitePolicy is SQLite's: one writer, the writer's row cache checked
+// against the file after BEGIN, a group of leases committed without a
+// sync, savepoints released at once.
+type sqlitePolicy struct{}
+
+func (sqlitePolicy) open(gc *groupCommit, g *group) {
+	g.ctx, g.cancel = context.Background(), func() {}
+	g.relaxed = true
+	for _, m := range g.members {
+		g.relaxed = g.relaxed && m.lease
+	}
+	g.cache = gc.cache
+}
+
+func (sqlitePolicy) txOptions() *sql.TxOptions          { return nil }
+func (sqlitePolicy) begun(g *group) error               { return g.cache.check(g.conn, g.tx) }
+func (sqlitePolicy) beforeMembers(*groupCommit, *group) {}
+func (sqlitePolicy) aborts() bool                       { return false }
+func (sqlitePolicy) close(*groupCommit, *group)         {}
+
+func (sqlitePolicy) undo(_ *groupCommit, bg *tx) error {
+	if _, err := bg.exec("ROLLBACK TO member"); err != nil {
+		return err
+	}
+	_, err := bg.exec("RELEASE member")
+	return err
+}
+
+func (sqlitePolicy) keep(_ *groupCommit, _ *group, bg *tx) error {
+	_, err := bg.exec("RELEASE member")
+	return err
 }

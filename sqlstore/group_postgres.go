@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -13,11 +14,14 @@ import (
 // API's location ingest and a device's report) joins a group commit as on
 // SQLite (group.go): the writes that arrive while this server's groups
 // run join the group that is forming, which then runs its members one
-// after another in ONE transaction, each inside its own SAVEPOINT, and
-// commits once. What is kept:
+// after another in ONE transaction, applies their write-sets together in
+// one statement (group_writes.go), and commits once. What is kept:
 //
-//   - All or nothing per request: a member whose function fails is rolled
-//     back to its savepoint, alone, and gets its own error.
+//   - All or nothing per request: a member whose function fails leaves
+//     nothing (what it staged is dropped; what it wrote itself, after the
+//     savepoint it then took, is rolled back), and gets its own error;
+//     when the write-sets cannot be applied, the members run again one by
+//     one, each in its savepoint.
 //   - A 2xx means durable: every member returns after the group's COMMIT,
 //     with its error if it failed.
 //   - A member or a group that PostgreSQL aborts (a deadlock, 40P01, or a
@@ -37,9 +41,11 @@ import (
 //     work. A batch reads its vehicles in id order (fleet sorts them), so
 //     two members lock in one order. The latest location only moves
 //     forward: the member compares with the locked row.
-//   - A duplicate point is skipped by INSERT ... ON CONFLICT (vehicle_id,
-//     ts) DO NOTHING, which waits for a concurrent insert of the same point
-//     and then skips it.
+//   - A point newer than its locked vehicle's latest report cannot be
+//     stored already, and is staged; an older one may be a duplicate, and
+//     is inserted at once by INSERT ... ON CONFLICT (vehicle_id, ts) DO
+//     NOTHING, which waits for a concurrent insert of the same point and
+//     then skips it.
 //   - The account's alert configuration is read FOR SHARE, so that a change
 //     of its rules waits for the groups that judged with the old ones.
 //   - A device's report is an UPDATE conditioned on the device's vehicle.
@@ -60,23 +66,59 @@ import (
 // and runs again), and a change of alert rules waits for the groups'
 // FOR SHARE lock.
 //
-// Groups hold few members on PostgreSQL (pgMaxGroup): each member whose
-// savepoint wrote is a subtransaction, and a transaction of more than 64 of
-// them overflows PostgreSQL's per-backend cache, which makes every other
-// session's snapshots slower.
+// A group holds up to maxGroup members, as on SQLite. Its members stage
+// their location writes (group_writes.go) and take a savepoint only
+// before a write of their own; each member whose savepoint wrote is a
+// subtransaction, and a transaction of more than 64 of them overflows
+// PostgreSQL's per-backend cache, which makes every other session's
+// snapshots slower: so only a group whose members mostly write events or
+// late points pays it, and a group that fell back to one by one.
 
 // pgGroupRunners is how many groups of one server run at once, each on its
 // own connection. While they all run, writes wait in the forming group.
 const pgGroupRunners = 2
 
-// pgMaxGroup bounds the members of one PostgreSQL group (see above).
-const pgMaxGroup = 48
+// pgPolicy is PostgreSQL's (groupPolicy): READ COMMITTED, the store's
+// timeout over the group, a row cache of the group's own, the members'
+// vehicles locked first, write-sets staged (a vehicle twice deferred), a
+// member's savepoint released with the next one's, and members that the
+// database aborted run again.
+type pgPolicy struct{}
 
-// txOptions are the options of a group's transaction.
-func (gc *groupCommit) txOptions() *sql.TxOptions {
-	if gc.pg {
-		return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+func (pgPolicy) open(gc *groupCommit, g *group) {
+	g.ctx, g.cancel = context.Background(), func() {}
+	if gc.sh.timeout > 0 {
+		g.ctx, g.cancel = context.WithTimeout(g.ctx, gc.sh.timeout)
 	}
+	g.writeSets = true
+	gc.deferRepeats(g)
+	g.cache = gc.takeCache()
+}
+
+func (pgPolicy) txOptions() *sql.TxOptions {
+	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+}
+
+func (pgPolicy) begun(*group) error                      { return nil }
+func (pgPolicy) beforeMembers(gc *groupCommit, g *group) { gc.lockVehicles(g) }
+func (pgPolicy) aborts() bool                            { return true }
+func (pgPolicy) close(gc *groupCommit, g *group) {
+	if g.cache != nil {
+		gc.giveCache(g.cache)
+	}
+}
+
+// undo rolls the member back in one round trip.
+func (pgPolicy) undo(gc *groupCommit, bg *tx) error {
+	gc.trip(tripSavepoint)
+	_, err := bg.exec("ROLLBACK TO member; RELEASE member")
+	return err
+}
+
+// keep leaves the savepoint open: the next member's SAVEPOINT releases it
+// in the same round trip, or the COMMIT does.
+func (pgPolicy) keep(_ *groupCommit, g *group, _ *tx) error {
+	g.open = true
 	return nil
 }
 

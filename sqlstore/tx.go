@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -49,6 +50,35 @@ type tx struct {
 	// roundTrips counts the round trips the transaction sends (roundtrips.go),
 	// or is nil.
 	roundTrips *roundTrips
+	// stage, set for a member of a PostgreSQL group in write-set mode
+	// (group_writes.go), gathers its write-sets (ApplyIngest).
+	stage *memberWrites
+	// lazy, when set, takes the member's savepoint: called (once) before
+	// the first statement that writes (beforeWrite).
+	lazy func() error
+}
+
+// beforeWrite takes the member's savepoint before its first statement
+// that may write or lock rows (anything but a plain SELECT) in a group of
+// write-sets, so that rolling the member back releases what it locked.
+func (t *tx) beforeWrite(query string) error {
+	if t.lazy == nil || isSelect(query) {
+		return nil
+	}
+	lazy := t.lazy
+	t.lazy = nil
+	return lazy()
+}
+
+// isSelect reports whether query is a SELECT that neither writes nor
+// locks rows.
+func isSelect(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	if len(q) < 6 || !strings.EqualFold(q[:6], "select") {
+		return false
+	}
+	u := strings.ToUpper(q)
+	return !strings.Contains(u, "FOR UPDATE") && !strings.Contains(u, "FOR SHARE")
 }
 
 var errReadOnly = errors.New("sqlstore: write in a read-only transaction")
@@ -104,6 +134,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	if err := t.stopped(); err != nil {
 		return nil, err
 	}
+	if err := t.beforeWrite(query); err != nil {
+		return nil, err
+	}
 	t.guard(query)
 	t.roundTrips.add(tripStatement)
 	if st := t.stmt(query); st != nil {
@@ -115,6 +148,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 // query runs a query (its placeholders in the dialect's form).
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.stopped(); err != nil {
+		return nil, err
+	}
+	if err := t.beforeWrite(query); err != nil {
 		return nil, err
 	}
 	t.guard(query)
@@ -131,6 +167,7 @@ func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	if t.stopped() != nil {
 		return t.tx.QueryRowContext(t.stop, q, args...) // carries the context's error
 	}
+	t.beforeWrite(q) // a failure breaks the transaction, and the statement's error tells
 	t.guard(q)
 	t.roundTrips.add(tripStatement)
 	if st := t.stmt(q); st != nil {
@@ -158,6 +195,7 @@ func (p *preparedStmt) prepare(ctx context.Context, db *sql.DB, query string) er
 
 // prepared returns the transaction's form of p.
 func (t *tx) prepared(p preparedStmt) *sql.Stmt {
+	t.beforeWrite(p.query) // a failure breaks the transaction, and the statement's error tells
 	t.guard(p.query)
 	return t.tx.StmtContext(t.ctx, p.Stmt)
 }
@@ -165,6 +203,9 @@ func (t *tx) prepared(p preparedStmt) *sql.Stmt {
 // prepare prepares query (its placeholders in the dialect's form) for the
 // transaction, to run it many times; the caller closes it.
 func (t *tx) prepare(query string) (*sql.Stmt, error) {
+	if err := t.beforeWrite(query); err != nil {
+		return nil, err
+	}
 	t.guard(query)
 	return t.tx.PrepareContext(t.ctx, query)
 }
@@ -198,6 +239,9 @@ func (t *tx) savepoint(fn func() error) error {
 	}
 	if !t.d.abortsOnError {
 		return fn()
+	}
+	if err := t.beforeWrite("SAVEPOINT"); err != nil {
+		return t.failed(err)
 	}
 	t.savepoints++
 	sp := fmt.Sprintf("sp%d", t.savepoints)

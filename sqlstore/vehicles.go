@@ -502,3 +502,17 @@ func (s *Store) PurgeEvents(ctx context.Context, before time.Time) (int, error) 
 func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) {
 	return s.purge(ctx, `DELETE FROM points WHERE ts < ?`, before, "purge points")
 }
+
+// ApplyIngest implements fleet.Tx: a PostgreSQL group in write-set mode
+// stages w to apply it with the group's other members' (group_writes.go);
+// otherwise w is replayed.
+func (t *tx) ApplyIngest(w fleet.IngestWrites) error {
+	if t.readOnly {
+		return errReadOnly
+	}
+	if t.stage != nil {
+		t.stage.add(w)
+		return nil
+	}
+	return fleet.ReplayIngest(t, w)
+}

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) fleet.Store) {
 	RunDrivers(t, open)
 	RunShareLinks(t, open)
 	RunCommands(t, open)
+	RunIngest(t, open)
 }
 
 // RunTransactions checks Store.Update and Store.View: all or nothing,

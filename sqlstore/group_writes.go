@@ -1,0 +1,370 @@
+package sqlstore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/fleetkit/fleetapi/fleet"
+)
+
+// Write-sets in a PostgreSQL group (fleet.IngestWrites).
+//
+// A group's members run their functions one after another, as before,
+// but a location batch no longer sends its writes of points, vehicles,
+// trips, events and its device's row as it decides them: it hands them to
+// ApplyIngest as one write-set, which the member's transaction stages.
+// When every member has run, the group applies all its members'
+// write-sets in ONE statement (flush) of five data-modifying parts, each
+// set-based over arrays (unnest), whose counts come back together:
+//
+//   - the points: INSERT ... SELECT FROM unnest(...) ON CONFLICT DO
+//     NOTHING. Every staged point is newer than its vehicle's latest
+//     report, read under the group's lock (fleet.IngestWrites), so none
+//     may be skipped: a count short of the staged points fails the flush;
+//   - the vehicles' final rows: UPDATE vehicles ... FROM unnest(...);
+//   - the trips: an upsert, INSERT ... ON CONFLICT (id) DO UPDATE;
+//   - the devices' rows: UPDATE devices ... FROM unnest(...) on the
+//     condition that each is still attached to its vehicle: a count short
+//     fails the flush;
+//   - the events: INSERT ... SELECT FROM unnest(...).
+//
+// Because members write nothing else in the usual case, a member needs no
+// savepoint: it takes one only before its first statement that writes
+// (an event, an alert, a point older than its vehicle's latest report...:
+// tx.lazy), so that its failure still undoes its writes alone. A member
+// that fails without one had written nothing; what it staged is dropped.
+//
+// A vehicle twice in one group: its second member would read, through the
+// group's row cache, the row its first staged without writing. So a
+// member that names a vehicle an earlier member of its group names is
+// deferred to the next group (deferRepeats), which locks the vehicle after
+// this one commits.
+//
+// When the flush fails (a count short, a trip's start taken, the database
+// refusing it), the group's transaction is rolled back and its members run
+// again at once, in the same group, one by one in their savepoints, their
+// write-sets replayed through the transaction's methods (fleet.ReplayIngest):
+// a member whose writes cannot be made gets its own error, the others
+// commit.
+
+// memberWrites are the write-sets one member of a group staged.
+type memberWrites struct {
+	sets []fleet.IngestWrites
+}
+
+func (m *memberWrites) add(w fleet.IngestWrites) { m.sets = append(m.sets, w) }
+
+// deferRepeats moves the members of g that name a vehicle an earlier
+// member names to a group of their own at the head of the queue.
+func (gc *groupCommit) deferRepeats(g *group) {
+	if len(g.members) < 2 {
+		return
+	}
+	seen := map[string]bool{}
+	var keep, later []*member
+	for _, m := range g.members {
+		if slices.ContainsFunc(m.vehicles, func(id string) bool { return seen[id] }) {
+			later = append(later, m)
+			continue
+		}
+		for _, id := range m.vehicles {
+			seen[id] = true
+		}
+		keep = append(keep, m)
+	}
+	if len(later) == 0 {
+		return
+	}
+	g.members = keep
+	gc.mu.Lock()
+	gc.queue = append([]*group{{members: later}}, gc.queue...)
+	gc.mu.Unlock()
+	gc.deferred.Add(int64(len(later)))
+}
+
+// column is a column of a part of the flush statement, and the type of
+// its array.
+type column struct{ name, typ string }
+
+// The columns of each part of the flush statement, in the order of their
+// values (flushArgs.add). flushVehicles are the columns UpdateVehicle
+// sets, in vehicleArgs' order, created_at left out
+// (TestFlushVehicleColumnsFollowVehicleArgs).
+var (
+	flushPoints = []column{{"vehicle_id", "text"}, {"ts", "int8"}, {"lat", "float8"}, {"lon", "float8"}, {"speed", "float8"},
+		{"heading", "float8"}, {"odometer_km", "float8"}, {"attrs", "bytea"}}
+	flushVehicles = []column{{"id", "text"}, {"account_id", "text"}, {"name", "text"}, {"vin", "text"}, {"make", "text"},
+		{"model", "text"}, {"year", "int8"}, {"license_plate", "text"}, {"external_id", "text"}, {"tags", "text"},
+		{"odometer_km", "float8"}, {"status", "text"}, {"speed", "float8"}, {"last_lat", "float8"}, {"last_lon", "float8"},
+		{"last_at", "int8"}, {"last_heading", "float8"}, {"stationary_since", "int8"}, {"ignition", "int8"}, {"engine_hours", "float8"},
+		{"fuel_level", "float8"}, {"fuel_l", "float8"}, {"power_v", "float8"}, {"telemetry_at", "int8"}, {"telemetry", "text"},
+		{"last_attrs", "bytea"}, {"updated_at", "int8"}, {"alert_version", "int8"}}
+	flushTrips = []column{{"id", "text"}, {"account_id", "text"}, {"vehicle_id", "text"}, {"status", "text"}, {"start_lat", "float8"},
+		{"start_lon", "float8"}, {"start_at", "int8"}, {"end_lat", "float8"}, {"end_lon", "float8"}, {"end_at", "int8"},
+		{"distance_km", "float8"}, {"great_circle_km", "float8"}, {"moving_seconds", "float8"}, {"max_speed", "float8"},
+		{"start_odometer_km", "float8"}, {"end_odometer_km", "float8"}, {"odometer_all", "bool"}, {"points", "int8"},
+		{"ignored_points", "int8"}, {"pending_ignored", "int8"}, {"last_at", "int8"}, {"stationary_since", "int8"},
+		{"slices", "bytea"}, {"driver_id", "text"}}
+	flushDevices = []column{{"id", "text"}, {"account_id", "text"}, {"vehicle_id", "text"}, {"protocol", "text"},
+		{"last_seen_at", "int8"}, {"last_report", "text"}}
+	flushEvents = []column{{"id", "text"}, {"account_id", "text"}, {"type", "text"}, {"created_at", "int8"}, {"data", "text"}}
+	// flushParts are the parts in the order of the statement's
+	// parameters.
+	flushParts = [][]column{flushPoints, flushVehicles, flushTrips, flushDevices, flushEvents}
+)
+
+// flushSQL is the flush statement, made once from its template
+// (expand).
+var flushSQL struct {
+	once sync.Once
+	text string
+}
+
+// expand fills a template of the flush statement: {p.args} is the points'
+// arrays as unnest's arguments ($n::typ[], numbered across the parts in
+// flushParts' order), {p.names} their columns, {v.sets} the vehicles'
+// columns but their key, set from x; {t.sets} the trips' columns but
+// their key, set from excluded.
+func expand(template string) string {
+	r := []string{}
+	n := 0
+	for k, part := range flushParts {
+		var args, names, sets []string
+		for i, col := range part {
+			n++
+			args = append(args, fmt.Sprintf("$%d::%s[]", n, col.typ))
+			names = append(names, col.name)
+			if k == 1 && i >= 2 {
+				sets = append(sets, col.name+" = x."+col.name)
+			}
+			if k == 2 && i >= 3 {
+				sets = append(sets, col.name+" = excluded."+col.name)
+			}
+		}
+		key := string("pvtde"[k])
+		r = append(r, "{"+key+".args}", strings.Join(args, ", "), "{"+key+".names}", strings.Join(names, ", "),
+			"{"+key+".sets}", strings.Join(sets, ", "))
+	}
+	return strings.NewReplacer(r...).Replace(template)
+}
+
+// flushArgs gathers write-sets into the flush statement's arrays (each
+// part's columns, by flushParts), and what each part must count.
+type flushArgs struct {
+	parts                                    [5][][]any
+	points, vehicles, trips, devices, events int64
+	err                                      error // a row of the wrong length
+}
+
+func newFlushArgs() *flushArgs {
+	a := &flushArgs{}
+	for i, part := range flushParts {
+		a.parts[i] = make([][]any, len(part))
+	}
+	return a
+}
+
+// row appends one row's values to part k.
+func (a *flushArgs) row(k int, vals ...any) {
+	if len(vals) != len(a.parts[k]) {
+		a.err = fmt.Errorf("sqlstore: flush: %d values for the %d columns of part %d", len(vals), len(a.parts[k]), k)
+		return
+	}
+	for i, v := range vals {
+		a.parts[k][i] = append(a.parts[k][i], v)
+	}
+}
+
+// add adds a write-set.
+func (a *flushArgs) add(w fleet.IngestWrites) error {
+	for _, vp := range w.Points {
+		for _, p := range vp.Points {
+			a.row(0, vp.VehicleID, toDB(p.Timestamp), p.Latitude, p.Longitude, floatArg(p.Speed), floatArg(p.Heading), floatArg(p.OdometerKm),
+				attrsArg(p.Attributes))
+			a.points++
+		}
+	}
+	for _, v := range w.Vehicles {
+		args, err := vehicleArgs(v)
+		if err != nil {
+			return err
+		}
+		// vehicleArgs: ... stationary_since, created_at, updated_at, alert_version.
+		n := len(args)
+		a.row(1, append(append([]any{v.ID, v.AccountID}, args[:n-3]...), args[n-2:]...)...)
+		a.vehicles++
+	}
+	for _, tr := range w.Trips {
+		a.row(2, tr.ID, tr.AccountID, tr.VehicleID, string(tr.Status), tr.Start.Latitude, tr.Start.Longitude,
+			toDB(tr.Start.Timestamp), tr.End.Latitude, tr.End.Longitude, toDB(tr.End.Timestamp), tr.DistanceKm,
+			tr.GreatCircleKm, tr.MovingSeconds, tr.MaxSpeed, floatArg(tr.StartOdometerKm), floatArg(tr.EndOdometerKm),
+			tr.OdometerAll, int64(tr.Points), int64(tr.IgnoredPoints), int64(tr.PendingIgnored), toDB(tr.LastAt), toNullDB(tr.StationarySince),
+			encodeSlices(tr.Slices), driverArg(tr.DriverID))
+		a.trips++
+	}
+	for _, d := range w.Devices {
+		report, err := encodeReport(d.LastReport)
+		if err != nil {
+			return err
+		}
+		a.row(3, d.ID, d.AccountID, d.VehicleID, d.Protocol, toNullDB(d.LastSeenAt), report)
+		a.devices++
+	}
+	for _, e := range w.Events {
+		a.row(4, e.ID, e.AccountID, e.Type, toDB(e.CreatedAt), string(e.Data))
+		a.events++
+	}
+	return nil
+}
+
+// args returns the statement's arguments: each column as a typed array.
+func (a *flushArgs) args() ([]any, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	var out []any
+	for k, part := range flushParts {
+		for i, col := range part {
+			arr, err := typedArray(col.typ, a.parts[k][i])
+			if err != nil {
+				return nil, fmt.Errorf("sqlstore: flush %s: %w", col.name, err)
+			}
+			out = append(out, arr)
+		}
+	}
+	return out, nil
+}
+
+// typedArray converts a column's values (as the statements' arguments
+// are: nil for NULL) into a slice PostgreSQL takes as an array of typ.
+func typedArray(typ string, vals []any) (any, error) {
+	switch typ {
+	case "text":
+		out := make([]*string, len(vals))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+			case string:
+				out[i] = &v
+			default:
+				return nil, fmt.Errorf("%T is not text", v)
+			}
+		}
+		return out, nil
+	case "int8":
+		out := make([]*int64, len(vals))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+			case int64:
+				out[i] = &v
+			case int:
+				n := int64(v)
+				out[i] = &n
+			default:
+				return nil, fmt.Errorf("%T is not int8", v)
+			}
+		}
+		return out, nil
+	case "float8":
+		out := make([]*float64, len(vals))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+			case float64:
+				out[i] = &v
+			default:
+				return nil, fmt.Errorf("%T is not float8", v)
+			}
+		}
+		return out, nil
+	case "bool":
+		out := make([]bool, len(vals))
+		for i, v := range vals {
+			b, ok := v.(bool)
+			if !ok {
+				return nil, fmt.Errorf("%T is not bool", v)
+			}
+			out[i] = b
+		}
+		return out, nil
+	case "bytea":
+		out := make([][]byte, len(vals))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil: // NULL
+			case []byte:
+				out[i] = v
+				if v == nil {
+					out[i] = []byte{}
+				}
+			default:
+				return nil, fmt.Errorf("%T is not bytea", v)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no array of %s", typ)
+}
+
+// flush applies the write-sets of g's members that ran, in one statement;
+// an error means that the group must run again one by one.
+func (gc *groupCommit) flush(g *group) error {
+	a := newFlushArgs()
+	for _, m := range g.members {
+		if !m.ran || m.staged == nil {
+			continue
+		}
+		for _, w := range m.staged.sets {
+			if err := a.add(w); err != nil {
+				return err
+			}
+		}
+	}
+	if a.points+a.vehicles+a.trips+a.devices+a.events == 0 {
+		return nil
+	}
+	args, err := a.args()
+	if err != nil {
+		return err
+	}
+	t := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, roundTrips: &gc.sh.trips}
+	var points, vehicles, trips, devices, events int64
+	// The group's row cache (lockVehicles) serves its members' reads and
+	// ends with the group, after this last statement: it has nothing to
+	// keep.
+	err = t.keeping(cachedVehicles|cachedTrips, func() error {
+		flushSQL.once.Do(func() {
+			flushSQL.text = expand(`WITH p AS (
+	INSERT INTO points ({p.names}) SELECT * FROM unnest({p.args})
+	ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING 1
+), v AS (
+	UPDATE vehicles AS v SET {v.sets}
+	FROM unnest({v.args}) AS x({v.names})
+	WHERE v.id = x.id AND v.account_id = x.account_id RETURNING 1
+), t AS (
+	INSERT INTO trips ({t.names}) SELECT * FROM unnest({t.args})
+	ON CONFLICT (id) DO UPDATE SET {t.sets}
+	RETURNING 1
+), d AS (
+	UPDATE devices AS d SET protocol = x.protocol, last_seen_at = x.last_seen_at, last_report = COALESCE(x.last_report, d.last_report)
+	FROM unnest({d.args}) AS x({d.names})
+	WHERE d.id = x.id AND d.account_id = x.account_id AND d.vehicle_id = x.vehicle_id RETURNING 1
+), e AS (
+	INSERT INTO events ({e.names}) SELECT * FROM unnest({e.args}) RETURNING 1
+)
+SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM v), (SELECT count(*) FROM t), (SELECT count(*) FROM d), (SELECT count(*) FROM e)`)
+		})
+		return t.queryRow(flushSQL.text, args...).Scan(&points, &vehicles, &trips, &devices, &events)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlstore: apply the group's write-sets: %w", err)
+	}
+	if points != a.points || vehicles != a.vehicles || trips != a.trips || devices != a.devices || events != a.events {
+		return fmt.Errorf("sqlstore: apply the group's write-sets: wrote %d points, %d vehicles, %d trips, %d devices, %d events of %d, %d, %d, %d, %d",
+			points, vehicles, trips, devices, events, a.points, a.vehicles, a.trips, a.devices, a.events)
+	}
+	return nil
+}
