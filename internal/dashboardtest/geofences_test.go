@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/matryer/is"
@@ -27,8 +28,15 @@ func (b *browserSession) clickMap(id string, fx, fy float64) {
 func (b *browserSession) drag(sel string, dx, dy float64) {
 	b.t.Helper()
 	var at []float64
-	b.eval("find "+sel, `(() => { const el = document.querySelector(`+strconv.Quote(sel)+`); el.scrollIntoView({block: "center"});
-		const r = el.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, &at)
+	// Where it is once the map has settled: the same place two frames in a
+	// row (a map still fitting its shape moves its handles).
+	b.run("find "+sel, chromedp.WaitVisible(sel), chromedp.Evaluate(`new Promise(done => {
+		const el = document.querySelector(`+strconv.Quote(sel)+`); el.scrollIntoView({block: "center"});
+		let last = "";
+		const look = () => { const r = el.getBoundingClientRect(); const k = r.left + "," + r.top;
+			if (k === last) { done([r.left + r.width / 2, r.top + r.height / 2]); return; }
+			last = k; requestAnimationFrame(() => requestAnimationFrame(look)); };
+		look(); })`, &at, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	x, y := at[0], at[1]
 	steps := []chromedp.Action{input.DispatchMouseEvent(input.MousePressed, x, y).WithButton(input.Left).WithClickCount(1)}
 	for i := 1; i <= 5; i++ {
