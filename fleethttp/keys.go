@@ -19,7 +19,50 @@ func toAccount(a fleet.Account) fleetwire.Account {
 // getAccount answers from the account authentication read with the key, so
 // checking a key costs no store read (it is at most AuthCacheTTL old).
 func (h *Handler) getAccount(c *call) error {
-	return c.ok(http.StatusOK, toAccount(c.p.Account))
+	a := toAccount(c.p.Account)
+	if !plainJSONText(a.AccountID) || !plainJSONText(a.CompanyName) || !plainJSONText(a.Plan) || !plainJSONText(a.APIVersion) {
+		return c.ok(http.StatusOK, a) // text to escape: encoding/json's rules
+	}
+	if c.validated {
+		writeJSONTagged(c.w, c.r, http.StatusOK, accountAnswer(a))
+	} else {
+		writeJSON(c.w, http.StatusOK, accountAnswer(a))
+	}
+	return nil
+}
+
+// accountAnswer is GET /v1/account's answer written field by field, the
+// bytes encoding/json writes for the envelope (TestAccountAnswerBytes),
+// without reflection: the most frequent authenticated call, and the
+// request path's benchmark (BenchmarkGetAccount). It is used only when
+// every text is plain (plainJSONText).
+type accountAnswer fleetwire.Account
+
+func (a accountAnswer) appendJSON(b []byte) []byte {
+	b = append(b, `{"success":true,"data":{"account_id":"`...)
+	b = append(b, a.AccountID...)
+	b = append(b, `","company_name":"`...)
+	b = append(b, a.CompanyName...)
+	b = append(b, `","plan":"`...)
+	b = append(b, a.Plan...)
+	b = append(b, `","api_version":"`...)
+	b = append(b, a.APIVersion...)
+	b = append(b, `","rate_limit_per_hour":`...)
+	b = strconv.AppendInt(b, int64(a.RateLimitPerHour), 10)
+	b = append(b, `,"created_at":"`...)
+	b = a.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}}`...)
+}
+
+// plainJSONText reports whether s is written in JSON as it is, between
+// quotes: printable ASCII without a quote or a backslash.
+func plainJSONText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func toAPIKey(k fleet.Key, now time.Time) fleetwire.APIKey {
