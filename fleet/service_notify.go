@@ -124,6 +124,26 @@ func addressee(tx UserTx, p Principal, userID, email string, val *Validator) (Us
 	return u, nil
 }
 
+// checkAddressed is what creating a rule or a schedule that sends mail
+// checks before it counts and writes: the person it addresses (by id or
+// e-mail address, addressee), its own fields (validate, given that
+// person) and its vehicles, every mistake named at once.
+func checkAddressed(tx interface {
+	UserTx
+	VehicleTx
+}, p Principal, userID, email string, vehicleIDs []string, validate func(User, *Validator)) error {
+	var val Validator
+	u, err := addressee(tx, p, strings.TrimSpace(userID), strings.TrimSpace(email), &val)
+	if err != nil {
+		return err
+	}
+	validate(u, &val)
+	if err := checkVehicles(tx, p.Account.ID, vehicleIDs, &val); err != nil {
+		return err
+	}
+	return val.Err()
+}
+
 // checkVehicles checks that the account has each vehicle.
 func checkVehicles(tx VehicleTx, accountID string, ids []string, val *Validator) error {
 	for i, id := range ids {
@@ -155,17 +175,11 @@ func (s *Service) CreateNotificationRule(ctx context.Context, p Principal, in No
 	}
 	normaliseNotificationRule(&r)
 	err := s.updateAlone(ctx, p.Account.ID, func(tx Tx) error {
-		var val Validator
-		u, err := addressee(tx, p, strings.TrimSpace(in.UserID), strings.TrimSpace(in.Email), &val)
+		err := checkAddressed(tx, p, in.UserID, in.Email, r.VehicleIDs, func(u User, val *Validator) {
+			r.UserID = u.ID
+			r.validate(val)
+		})
 		if err != nil {
-			return err
-		}
-		r.UserID = u.ID
-		r.validate(&val)
-		if err := checkVehicles(tx, r.AccountID, r.VehicleIDs, &val); err != nil {
-			return err
-		}
-		if err := val.Err(); err != nil {
 			return err
 		}
 		n, err := tx.CountNotificationRules(r.AccountID)

@@ -56,17 +56,11 @@ func (s *Service) CreateReportSchedule(ctx context.Context, p Principal, in Repo
 	}
 	normaliseReportSchedule(&r)
 	err := s.update(ctx, func(tx Tx) error {
-		var val Validator
-		u, err := addressee(tx, p, strings.TrimSpace(in.UserID), strings.TrimSpace(in.Email), &val)
+		err := checkAddressed(tx, p, in.UserID, in.Email, r.VehicleIDs, func(u User, val *Validator) {
+			r.UserID = u.ID
+			r.validate(val)
+		})
 		if err != nil {
-			return err
-		}
-		r.UserID = u.ID
-		r.validate(&val)
-		if err := checkVehicles(tx, r.AccountID, r.VehicleIDs, &val); err != nil {
-			return err
-		}
-		if err := val.Err(); err != nil {
 			return err
 		}
 		n, err := tx.CountReportSchedules(r.AccountID)
