@@ -56,20 +56,7 @@ func (t *tx) Geofence(accountID, id string) (fleet.Geofence, error) {
 }
 
 func (t *tx) geofences(doing, where string, args ...any) ([]fleet.Geofence, error) {
-	rows, err := t.query(t.d.q(`SELECT `+geofenceColumns+` FROM geofences g WHERE `+where), args...)
-	if err != nil {
-		return nil, wrap(t.failed(err), doing)
-	}
-	defer rows.Close()
-	out := []fleet.Geofence{}
-	for rows.Next() {
-		g, err := scanGeofence(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, g)
-	}
-	return out, wrap(t.failed(rows.Err()), doing)
+	return queryAll(t, doing, scanGeofence, `SELECT `+geofenceColumns+` FROM geofences g WHERE `+where, args...)
 }
 
 // Geofences implements fleet.Tx.
@@ -224,20 +211,7 @@ func (t *tx) AlertRule(accountID, id string) (fleet.AlertRule, error) {
 }
 
 func (t *tx) rules(doing, where string, args ...any) ([]fleet.AlertRule, error) {
-	rows, err := t.query(t.d.q(`SELECT `+ruleColumns+` FROM alert_rules r WHERE `+where), args...)
-	if err != nil {
-		return nil, wrap(t.failed(err), doing)
-	}
-	defer rows.Close()
-	out := []fleet.AlertRule{}
-	for rows.Next() {
-		r, err := scanRule(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, r)
-	}
-	return out, wrap(t.failed(rows.Err()), doing)
+	return queryAll(t, doing, scanRule, `SELECT `+ruleColumns+` FROM alert_rules r WHERE `+where, args...)
 }
 
 // AlertRules implements fleet.Tx.

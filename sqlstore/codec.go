@@ -73,6 +73,25 @@ func hashFromDB(b []byte) ([32]byte, error) {
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
+// queryAll runs query (with ? placeholders) and reads every row with scan:
+// the list reads of most tables. doing names the read in its error.
+func queryAll[T any](t *tx, doing string, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := t.query(t.d.q(query), args...)
+	if err != nil {
+		return nil, wrap(t.failed(err), doing)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, wrap(err, doing)
+		}
+		out = append(out, v)
+	}
+	return out, wrap(t.failed(rows.Err()), doing)
+}
+
 const accountColumns = `a.id, a.company_name, a.plan, a.rate_limit_override, a.created_at`
 
 func scanAccount(r scanner) (fleet.Account, error) {

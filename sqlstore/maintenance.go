@@ -182,20 +182,7 @@ func (t *tx) Schedule(accountID, id string) (fleet.Schedule, error) {
 }
 
 func (t *tx) schedules(doing, where string, args ...any) ([]fleet.Schedule, error) {
-	rows, err := t.query(t.d.q(`SELECT `+scheduleColumns+` FROM schedules s WHERE `+where), args...)
-	if err != nil {
-		return nil, wrap(t.failed(err), doing)
-	}
-	defer rows.Close()
-	out := []fleet.Schedule{}
-	for rows.Next() {
-		s, err := scanSchedule(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, s)
-	}
-	return out, wrap(t.failed(rows.Err()), doing)
+	return queryAll(t, doing, scanSchedule, `SELECT `+scheduleColumns+` FROM schedules s WHERE `+where, args...)
 }
 
 // Schedules implements fleet.Tx.

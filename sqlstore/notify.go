@@ -75,20 +75,7 @@ func (t *tx) CreateNotificationRule(r fleet.NotificationRule) error {
 }
 
 func (t *tx) ntfRules(doing, where string, args ...any) ([]fleet.NotificationRule, error) {
-	rows, err := t.query(t.d.q(`SELECT `+ntfColumns+` FROM notification_rules WHERE `+where), args...)
-	if err != nil {
-		return nil, wrap(t.failed(err), doing)
-	}
-	defer rows.Close()
-	out := []fleet.NotificationRule{}
-	for rows.Next() {
-		r, err := scanNtf(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, r)
-	}
-	return out, wrap(t.failed(rows.Err()), doing)
+	return queryAll(t, doing, scanNtf, `SELECT `+ntfColumns+` FROM notification_rules WHERE `+where, args...)
 }
 
 // NotificationRule implements fleet.Tx.
@@ -180,20 +167,7 @@ func scanMail(s scanner) (fleet.Mail, error) {
 }
 
 func (t *tx) mails(doing, where string, args ...any) ([]fleet.Mail, error) {
-	rows, err := t.query(t.d.q(`SELECT `+mailColumns+` FROM mail_outbox WHERE `+where), args...)
-	if err != nil {
-		return nil, wrap(t.failed(err), doing)
-	}
-	defer rows.Close()
-	out := []fleet.Mail{}
-	for rows.Next() {
-		m, err := scanMail(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, m)
-	}
-	return out, wrap(t.failed(rows.Err()), doing)
+	return queryAll(t, doing, scanMail, `SELECT `+mailColumns+` FROM mail_outbox WHERE `+where, args...)
 }
 
 // queueMail is the outbox's upsert: the rule's open pending row, if any,
@@ -286,20 +260,7 @@ func scanReportSchedule(s scanner) (fleet.ReportSchedule, error) {
 }
 
 func (t *tx) rptSchedules(doing, where string, args ...any) ([]fleet.ReportSchedule, error) {
-	rows, err := t.query(t.d.q(`SELECT `+rptColumns+` FROM report_schedules WHERE `+where), args...)
-	if err != nil {
-		return nil, wrap(t.failed(err), doing)
-	}
-	defer rows.Close()
-	out := []fleet.ReportSchedule{}
-	for rows.Next() {
-		r, err := scanReportSchedule(rows)
-		if err != nil {
-			return nil, wrap(err, doing)
-		}
-		out = append(out, r)
-	}
-	return out, wrap(t.failed(rows.Err()), doing)
+	return queryAll(t, doing, scanReportSchedule, `SELECT `+rptColumns+` FROM report_schedules WHERE `+where, args...)
 }
 
 // CreateReportSchedule implements fleet.Tx.
