@@ -85,9 +85,11 @@
 //     key, a shared feed's batches taken in id order. Who may subscribe,
 //     how many streams a plan allows, and what a report is (Subscribe,
 //     StreamItem), are fleet's.
-//   - internal/password: argon2id hashing and verification of passwords
-//     (HashPassword, VerifyPassword), and the slots that bound how many
-//     hashes run at once. What a password must be (CheckPassword), and the
+//   - internal/password: the default hashing and verification of
+//     passwords, PBKDF2-HMAC-SHA256 from the standard library
+//     (HashPassword, VerifyPassword; a program passes its own hasher in
+//     Options.Passwords, such as fleetpass.Argon2id), and the slots that
+//     bound how many hashes run at once. What a password must be (CheckPassword), and the
 //     sign-in throttle, are fleet's.
 //   - internal/secret: AES-256-GCM sealing — a ring of keys named by ids
 //     in what they seal (SecretKeys), keys derived from a secret and the

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetkit/fleetapi/fleetdevice"
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/fleetmail"
+	"github.com/fleetkit/fleetapi/fleetpass"
 	"github.com/fleetkit/fleetapi/fleetstore"
 	"github.com/fleetkit/fleetapi/fleetweb"
 	"github.com/fleetkit/fleetapi/internal/logbuf"
@@ -87,6 +88,7 @@ func serve(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) erro
 	}
 	webhooks.Insecure = cfg.InsecureWebhooks
 	svc := fleet.NewService(store, fleet.Options{Logger: log, AddressLimit: cfg.addressLimit, Webhooks: webhooks, Protocols: commandProtocols(),
+		Passwords:    fleetpass.Argon2id(),
 		CheckCommand: fleetdevice.CommandCheck})
 	if err := sealSecrets(ctx, svc, cfg.DB, madeKeyFile, log); err != nil {
 		return err
