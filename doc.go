@@ -11,6 +11,8 @@
 //     over the Store interface. Standard library and uuid only; its
 //     self-contained computations (fleet/internal/geo: the geometry of
 //     geofences; fleet/internal/broker: the live streams' fan-out;
+//     fleet/internal/gate and fleet/internal/cache: the gates that order
+//     one process's writes, and the caches;
 //     fleet/internal/password and fleet/internal/secret: the default
 //     password hashing, PBKDF2 from the standard library, and the sealing
 //     of secrets) live in packages of its own that keep to the same.

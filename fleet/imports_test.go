@@ -21,14 +21,17 @@ func TestFleetImports(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	allowed := map[string]bool{
-		"github.com/fleetkit/fleetapi/fleet":                   true,
-		"github.com/fleetkit/fleetapi/fleet/internal/broker":   true,
-		"github.com/fleetkit/fleetapi/fleet/internal/geo":      true,
-		"github.com/fleetkit/fleetapi/fleet/internal/password": true,
-		"github.com/fleetkit/fleetapi/fleet/internal/secret":   true,
-		"github.com/google/uuid":                               true,
-		"golang.org/x/text/transform":                          true,
-		"golang.org/x/text/unicode/norm":                       true,
+		"github.com/fleetkit/fleetapi/fleet":                       true,
+		"github.com/fleetkit/fleetapi/fleet/internal/broker":       true,
+		"github.com/fleetkit/fleetapi/fleet/internal/cache":        true,
+		"github.com/fleetkit/fleetapi/fleet/internal/gate":         true,
+		"github.com/fleetkit/fleetapi/fleet/internal/geo":          true,
+		"github.com/fleetkit/fleetapi/fleet/internal/password":     true,
+		"github.com/fleetkit/fleetapi/fleet/internal/secret":       true,
+		"github.com/fleetkit/fleetapi/fleet/internal/unknownlimit": true,
+		"github.com/google/uuid":                                   true,
+		"golang.org/x/text/transform":                              true,
+		"golang.org/x/text/unicode/norm":                           true,
 	}
 	for _, p := range strings.Fields(string(out)) {
 		if !allowed[p] {

@@ -146,7 +146,8 @@ func NewService(store Store, opts Options) *Service {
 	s.alertCache.init(opts.AlertCacheBytes)
 	s.gates.init()
 	s.judgeBudget = defaultJudgeBudget
-	s.auth.init()
+	s.auth.Init(maxAuthEntries)
+	s.notify.Init(maxNotifyEntries)
 	s.usage.init()
 	s.devices.init()
 	s.unknownLimit.init()
