@@ -11,18 +11,24 @@
 //     over the Store interface. Standard library and uuid only; its
 //     self-contained computations (fleet/internal/geo: the geometry of
 //     geofences; fleet/internal/broker: the live streams' fan-out;
-//     fleet/internal/password and fleet/internal/secret: password hashing
-//     and the sealing of secrets) live in packages of its own that keep to
-//     the same.
+//     fleet/internal/gate and fleet/internal/cache: the gates that order
+//     one process's writes, and the caches;
+//     fleet/internal/password and fleet/internal/secret: the default
+//     password hashing, PBKDF2 from the standard library, and the sealing
+//     of secrets) live in packages of its own that keep to the same.
 //   - fleet/storetest: the conformance suite every Store passes.
 //   - memstore: a Store in memory, for tests, demos and embedding.
 //   - sqlstore: a Store on SQLite (the embedded default) or PostgreSQL.
+//   - fleetpass: Argon2id password hashing (golang.org/x/crypto), for
+//     fleet.Options.Passwords; fleetserver stores its people's passwords
+//     so.
 //   - fleetstore: opens the Store a DSN names (memory:, sqlite:PATH,
 //     postgres://...).
 //   - fleethttp: the HTTP adapter: the /v1 handler, the OpenAPI document
 //     and the webhook Sender.
 //   - fleetclient: the Go client of the API. It links fleet, fleetwire,
-//     uuid and the standard library, never the handler or the stores
+//     uuid and the standard library (no golang.org/x/crypto), never the
+//     handler or the stores
 //     (fleethttp keeps deprecated aliases of it for one minor version).
 //   - fleetwire: the API's JSON bodies that are not fleet types (the
 //     envelope, the error table, the key and account answers, the request

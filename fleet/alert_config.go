@@ -2,12 +2,11 @@ package fleet
 
 import (
 	"cmp"
-	"container/list"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/fleetkit/fleetapi/fleet/internal/cache"
 	"github.com/fleetkit/fleetapi/fleet/internal/geo"
 )
 
@@ -210,77 +209,23 @@ func (ix *fenceIndex) empty() bool { return ix.entries == 0 && len(ix.world) == 
 // which every rule or geofence change moves forward (in the change's
 // transaction, through whichever server makes it), so a server never judges
 // with rules another server has changed since.
-type alertCache struct {
-	mu   sync.Mutex
-	max  int
-	used int
-	m    map[string]*list.Element // account -> entry in lru
-	lru  list.List                // of *cacheEntry, most recently used first
-}
-
-type cacheEntry struct {
-	accountID string
-	cfg       *alertConfig
-}
+type alertCache struct{ cache.LRU[*alertConfig] }
 
 func (c *alertCache) init(max int) {
-	c.max = max
-	c.m = map[string]*list.Element{}
+	c.Init(max, func(cfg *alertConfig) int64 { return cfg.version }, func(cfg *alertConfig) int { return cfg.size })
 }
 
 // get returns the account's configuration of version, if kept.
 func (c *alertCache) get(accountID string, version int64) *alertConfig {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.m[accountID]
-	if e == nil || e.Value.(*cacheEntry).cfg.version != version {
-		return nil
-	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*cacheEntry).cfg
+	return c.Get(accountID, version)
 }
 
 // latest returns the account's configuration of whatever version is kept.
-func (c *alertCache) latest(accountID string) *alertConfig {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.m[accountID]; e != nil {
-		return e.Value.(*cacheEntry).cfg
-	}
-	return nil
-}
+func (c *alertCache) latest(accountID string) *alertConfig { return c.Latest(accountID) }
 
 // put keeps cfg as the account's configuration unless a newer one is kept,
 // then drops the least recently used until the rest fit.
-func (c *alertCache) put(accountID string, cfg *alertConfig) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.m[accountID]; e != nil {
-		old := e.Value.(*cacheEntry)
-		if old.cfg.version > cfg.version {
-			return
-		}
-		c.remove(e)
-	}
-	if cfg.size > c.max {
-		return
-	}
-	c.m[accountID] = c.lru.PushFront(&cacheEntry{accountID, cfg})
-	c.used += cfg.size
-	for c.used > c.max {
-		c.remove(c.lru.Back())
-	}
-}
-
-func (c *alertCache) remove(e *list.Element) {
-	ce := c.lru.Remove(e).(*cacheEntry)
-	delete(c.m, ce.accountID)
-	c.used -= ce.cfg.size
-}
+func (c *alertCache) put(accountID string, cfg *alertConfig) { c.Put(accountID, cfg) }
 
 // stats returns how many configurations are kept and their estimated bytes.
-func (c *alertCache) stats() (entries, bytes int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len(), c.used
-}
+func (c *alertCache) stats() (entries, bytes int) { return c.Stats() }

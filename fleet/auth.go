@@ -2,44 +2,22 @@ package fleet
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/cache"
 )
 
-// authCache keeps keys looked up by hash for a short time, so that the hot
-// path of every request reads no store.
-type authCache struct {
-	mu      sync.RWMutex
-	entries map[[32]byte]authEntry
-}
+// authCache keeps keys looked up by hash for a short time
+// (Options.AuthCacheTTL), so that the hot path of every request reads no
+// store; past maxAuthEntries it starts again empty (entries are cheap to
+// fetch again).
+type authCache = cache.Bounded[[32]byte, authEntry]
+
+const maxAuthEntries = 100_000
 
 type authEntry struct {
 	p       Principal
 	fetched time.Time
-}
-
-func (c *authCache) init() { c.entries = make(map[[32]byte]authEntry) }
-
-func (c *authCache) get(h [32]byte) (authEntry, bool) {
-	c.mu.RLock()
-	e, ok := c.entries[h]
-	c.mu.RUnlock()
-	return e, ok
-}
-
-func (c *authCache) put(h [32]byte, e authEntry) {
-	c.mu.Lock()
-	if len(c.entries) > 100_000 { // bound memory; entries are cheap to refetch
-		clear(c.entries)
-	}
-	c.entries[h] = e
-	c.mu.Unlock()
-}
-
-func (c *authCache) forget(h [32]byte) {
-	c.mu.Lock()
-	delete(c.entries, h)
-	c.mu.Unlock()
 }
 
 // errInvalidKey is the refusal of an unknown or malformed key: a new value
@@ -63,7 +41,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 // of the key whose secret hashes to h, through the key cache.
 func (s *Service) principalByHash(ctx context.Context, h [32]byte) (Principal, error) {
 	now := s.now()
-	e, ok := s.auth.get(h)
+	e, ok := s.auth.Get(h)
 	if !ok || now.Sub(e.fetched) >= s.opts.AuthCacheTTL || now.Before(e.fetched) {
 		k, a, err := s.store.KeyByHash(ctx, h)
 		if err != nil {
@@ -74,7 +52,7 @@ func (s *Service) principalByHash(ctx context.Context, h [32]byte) (Principal, e
 		}
 		k.Hash = h
 		e = authEntry{p: Principal{Key: k, Account: a}, fetched: now}
-		s.auth.put(h, e)
+		s.auth.Put(h, e)
 	}
 	switch e.p.Key.Status(now) {
 	case KeyRevoked:

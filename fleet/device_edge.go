@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"sync"
 	"time"
 )
 
@@ -91,16 +90,6 @@ type deviceRoute struct {
 	fetched time.Time
 }
 
-// deviceCache holds routes by identifier. gen moves with every forget, so
-// that a route read before a change is not kept after it.
-type deviceCache struct {
-	mu  sync.Mutex
-	m   map[string]deviceRoute
-	gen uint64
-}
-
-func (c *deviceCache) init() { c.m = map[string]deviceRoute{} }
-
 // fresh reports whether r may be trusted at now.
 func (r deviceRoute) fresh(now time.Time) bool {
 	ttl := unknownTTL
@@ -108,54 +97,6 @@ func (r deviceRoute) fresh(now time.Time) bool {
 		ttl = routeTTL
 	}
 	return now.Sub(r.fetched) < ttl && !now.Before(r.fetched)
-}
-
-func (c *deviceCache) get(identifier string, now time.Time) (deviceRoute, uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.m[identifier]
-	return r, c.gen, ok && r.fresh(now)
-}
-
-// put keeps r unless the cache changed since gen.
-func (c *deviceCache) put(identifier string, r deviceRoute, gen uint64, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen != gen {
-		return
-	}
-	if len(c.m) >= maxCachedRoutes {
-		for id, e := range c.m {
-			if !e.fresh(now) {
-				delete(c.m, id)
-			}
-		}
-		if len(c.m) >= maxCachedRoutes {
-			clear(c.m)
-		}
-	}
-	c.m[identifier] = r
-}
-
-// forget drops an identifier's route (a device registered, changed or
-// deleted here).
-func (c *deviceCache) forget(identifier string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, identifier)
-	c.gen++
-}
-
-// forgetVehicle drops the routes to a vehicle (deleted here).
-func (c *deviceCache) forgetVehicle(vehicleID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id, r := range c.m {
-		if r.vehicleID == vehicleID {
-			delete(c.m, id)
-		}
-	}
-	c.gen++
 }
 
 // route returns the route of identifier: from the cache unless fresh, else
@@ -192,71 +133,6 @@ func (s *Service) route(ctx context.Context, identifier string, fresh bool) (dev
 	r.fetched = now
 	s.devices.put(identifier, r, gen, now)
 	return r, nil
-}
-
-// unknownLimit counts, per address, the attempts of unknown identifiers
-// recorded in the current minute, and bounds the records of all addresses
-// together to UnknownRecordsPerSecond (a token bucket as deep as a
-// second's).
-type unknownLimit struct {
-	mu sync.Mutex
-	m  map[string]unknownMinute
-	// tokens is the server's bucket at last: it fills at
-	// UnknownRecordsPerSecond a second, up to that many.
-	tokens float64
-	last   time.Time
-}
-
-type unknownMinute struct {
-	start time.Time
-	n     int
-}
-
-func (l *unknownLimit) init() {
-	l.m = map[string]unknownMinute{}
-	l.tokens = UnknownRecordsPerSecond
-}
-
-// take takes a token of the server's bucket at now, if it has one.
-func (l *unknownLimit) take(now time.Time) bool {
-	if now.After(l.last) {
-		if !l.last.IsZero() {
-			l.tokens = min(UnknownRecordsPerSecond, l.tokens+now.Sub(l.last).Seconds()*UnknownRecordsPerSecond)
-		}
-		l.last = now
-	}
-	if l.tokens < 1 {
-		return false
-	}
-	l.tokens--
-	return true
-}
-
-// allow reports whether one more attempt from host may be recorded at now:
-// within its address's minute, and within the server's second.
-func (l *unknownLimit) allow(host string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w, ok := l.m[host]
-	if !ok || now.Sub(w.start) >= time.Minute || now.Before(w.start) {
-		if !ok && len(l.m) >= maxUnknownAddresses {
-			for h, old := range l.m {
-				if now.Sub(old.start) >= time.Minute || now.Before(old.start) {
-					delete(l.m, h)
-				}
-			}
-			if len(l.m) >= maxUnknownAddresses {
-				return false
-			}
-		}
-		w = unknownMinute{start: now}
-	}
-	if w.n >= UnknownRecordsPerMinute || !l.take(now) {
-		return false
-	}
-	w.n++
-	l.m[host] = w
-	return true
 }
 
 // unknownAttempt counts an attempt of an identifier no device has, and

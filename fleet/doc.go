@@ -85,10 +85,27 @@
 //     key, a shared feed's batches taken in id order. Who may subscribe,
 //     how many streams a plan allows, and what a report is (Subscribe,
 //     StreamItem), are fleet's.
-//   - internal/password: argon2id hashing and verification of passwords
-//     (HashPassword, VerifyPassword), and the slots that bound how many
-//     hashes run at once. What a password must be (CheckPassword), and the
-//     sign-in throttle, are fleet's.
+//   - internal/unknownlimit: how often the attempts of unknown device
+//     identifiers are recorded, per address a minute and for the server a
+//     second. What an attempt is, and the figures, are fleet's.
+//   - internal/password: the default hashing and verification of
+//     passwords, PBKDF2-HMAC-SHA256 from the standard library
+//     (HashPassword, VerifyPassword; a program passes its own hasher in
+//     Options.Passwords, such as fleetpass.Argon2id), and the slots that
+//     bound how many hashes run at once. What a password must be
+//     (CheckPassword), and the sign-in throttle, are fleet's.
+//   - internal/cache: the caches in memory — a bounded map (keys by
+//     hash), the newest version of a value per account (notification
+//     rules), values per account by version within a budget of bytes,
+//     least recently used first out (compiled alert rules), values
+//     trusted while fresh and dropped by a change (devices' routes by
+//     identifier). What is cached, what a version is and how long an
+//     entry is trusted are fleet's.
+//   - internal/gate: the gates that order one process's writes of an
+//     account and of a vehicle (shared or alone, granted in order of
+//     arrival, given up when a request's context ends), and an account's
+//     bulk batches one at a time. Which use case takes which gate when,
+//     and what a request whose wait ended answers, are fleet's.
 //   - internal/secret: AES-256-GCM sealing — a ring of keys named by ids
 //     in what they seal (SecretKeys), keys derived from a secret and the
 //     sealing of bytes under them (SealKey). What is sealed, under which

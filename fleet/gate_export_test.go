@@ -5,11 +5,9 @@ package fleet
 // SetGateQueued makes s call f as a request starts waiting for a gate,
 // with the gate's key (an account's or a vehicle's id) and whether it
 // waits to hold it alone.
-func SetGateQueued(s *Service, f func(key string, alone bool)) { s.gates.queued = f }
+func SetGateQueued(s *Service, f func(key string, alone bool)) { s.gates.Queued = f }
 
 // Gates returns how many gates s keeps.
 func Gates(s *Service) int {
-	s.gates.mu.Lock()
-	defer s.gates.mu.Unlock()
-	return len(s.gates.accounts) + len(s.gates.vehicles) + len(s.gates.bulks)
+	return s.gates.Len()
 }

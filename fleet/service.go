@@ -41,8 +41,15 @@ type Options struct {
 	// least recently used go first). An account whose rules alone take more
 	// is compiled for each report instead. Default 256 MiB.
 	AlertCacheBytes int
-	// MaxPasswordHashes is how many password hashes (argon2id, 19 MiB of
-	// memory each) run at once, for sign-ins, sign-ups and password
+	// Passwords hashes people's passwords and verifies them at sign-in.
+	// When nil, the service uses fleet's default, from the standard
+	// library: PBKDF2-HMAC-SHA256 with OWASP's iteration count
+	// (HashPassword), which refuses Argon2id hashes with a logged reason.
+	// fleetserver passes fleetpass.Argon2id(), and so must a program that
+	// shares a store with it.
+	Passwords PasswordHasher
+	// MaxPasswordHashes is how many password hashes (with
+	// fleetpass.Argon2id, 19 MiB of memory each) run at once, for sign-ins, sign-ups and password
 	// changes together: what bounds the memory a burst of them takes.
 	// Beyond it an attempt waits for a slot (PasswordHashWait at most).
 	// Default runtime.GOMAXPROCS(0).
@@ -94,6 +101,10 @@ type Service struct {
 	flushM sync.Mutex
 	logins loginThrottle
 	hashes *password.Slots
+	// dummyHash is verified against when no user has the e-mail given at
+	// sign-in, so that an unknown address costs the same time as a wrong
+	// password; made by Options.Passwords at the first such sign-in.
+	dummyHash func() string
 
 	alertCache alertCache
 	gates      gates
@@ -131,10 +142,12 @@ func NewService(store Store, opts Options) *Service {
 	s := &Service{store: store, now: opts.Now, log: opts.Logger, opts: opts}
 	s.logins.init(MaxLoginSubjects)
 	s.hashes = password.NewSlots(opts.MaxPasswordHashes, PasswordHashWait)
+	s.dummyHash = sync.OnceValue(func() string { return opts.Passwords.Hash("not a password of anyone") })
 	s.alertCache.init(opts.AlertCacheBytes)
 	s.gates.init()
 	s.judgeBudget = defaultJudgeBudget
-	s.auth.init()
+	s.auth.Init(maxAuthEntries)
+	s.notify.Init(maxNotifyEntries)
 	s.usage.init()
 	s.devices.init()
 	s.unknownLimit.init()
@@ -167,6 +180,9 @@ func (opts Options) withDefaults() Options {
 	}
 	if opts.AlertCacheBytes <= 0 {
 		opts.AlertCacheBytes = DefaultAlertCacheBytes
+	}
+	if opts.Passwords == nil {
+		opts.Passwords = defaultPasswords{log: opts.Logger}
 	}
 	if opts.MaxPasswordHashes <= 0 {
 		opts.MaxPasswordHashes = runtime.GOMAXPROCS(0)

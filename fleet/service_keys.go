@@ -220,7 +220,7 @@ func (s *Service) RevokeKey(ctx context.Context, p Principal, id string) (Key, e
 	if err != nil {
 		return Key{}, err
 	}
-	s.auth.forget(k.Hash)
+	s.auth.Forget(k.Hash)
 	return k, nil
 }
 
@@ -288,7 +288,7 @@ func (s *Service) RotateKey(ctx context.Context, p Principal, id string, grace t
 	if err != nil {
 		return NewKey{}, err
 	}
-	s.auth.forget(old.Hash)
+	s.auth.Forget(old.Hash)
 	return nk, nil
 }
 

@@ -7,8 +7,9 @@ import (
 	"encoding/base64"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/fleetkit/fleetapi/fleet/internal/cache"
 )
 
 // Person is one of the account's people as the API shows them (GET
@@ -377,40 +378,10 @@ func (s *Service) ListPeople(ctx context.Context, p Principal, q ListQuery) (Lis
 // the one the event's transaction reads, so no server mails by rules
 // another has changed since. An account without rules keeps an empty entry,
 // so that its events cost no read and no write.
-type notifyCache struct {
-	mu sync.Mutex
-	m  map[string]notifyEntry
-}
-
-type notifyEntry struct {
-	version int64
-	rules   []NotificationRule
-}
+type notifyCache = cache.Versioned[[]NotificationRule]
 
 // maxNotifyEntries bounds the cache; past it, it starts again empty.
 const maxNotifyEntries = 100_000
-
-func (c *notifyCache) get(accountID string, version int64) ([]NotificationRule, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[accountID]
-	if !ok || e.version != version {
-		return nil, false
-	}
-	return e.rules, true
-}
-
-func (c *notifyCache) put(accountID string, version int64, rules []NotificationRule) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxNotifyEntries {
-		c.m = map[string]notifyEntry{}
-	}
-	if e, ok := c.m[accountID]; ok && e.version > version {
-		return
-	}
-	c.m[accountID] = notifyEntry{version, rules}
-}
 
 // notifyReadTx is what reading the account's rules needs: the
 // configuration version, and the rules when it moved.
@@ -427,14 +398,14 @@ func (s *Service) notificationRulesOf(tx notifyReadTx, accountID string) ([]Noti
 	if err != nil {
 		return nil, err
 	}
-	if rules, ok := s.notify.get(accountID, version); ok {
+	if rules, ok := s.notify.Get(accountID, version); ok {
 		return rules, nil
 	}
 	rules, err := tx.EnabledNotificationRules(accountID)
 	if err != nil {
 		return nil, err
 	}
-	s.notify.put(accountID, version, rules)
+	s.notify.Put(accountID, version, rules)
 	return rules, nil
 }
 

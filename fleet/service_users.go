@@ -91,7 +91,7 @@ func (s *Service) SignIn(ctx context.Context, email, password, addr string) (Use
 	}
 	hash := u.PasswordHash
 	if err != nil || hash == "" {
-		hash = dummyHash()
+		hash = s.dummyHash()
 	}
 	ok, err := s.verifyPassword(ctx, hash, password)
 	if err != nil {

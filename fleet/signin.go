@@ -8,8 +8,6 @@ import (
 	"net/netip"
 	"sync"
 	"time"
-
-	"github.com/fleetkit/fleetapi/fleet/internal/password"
 )
 
 // The sign-in throttle. Decision: an attempt counts before its password is
@@ -277,15 +275,17 @@ func (s *Service) inSlot(ctx context.Context, fn func()) error {
 	return nil
 }
 
-// verifyPassword is VerifyPassword in one of the service's hash slots.
+// verifyPassword is Options.Passwords' Verify in one of the service's hash
+// slots.
 func (s *Service) verifyPassword(ctx context.Context, hash, plain string) (ok bool, err error) {
-	err = s.inSlot(ctx, func() { ok = password.Verify(hash, plain) })
+	err = s.inSlot(ctx, func() { ok = s.opts.Passwords.Verify(hash, plain) })
 	return ok, err
 }
 
-// hashPassword is HashPassword in one of the service's hash slots.
+// hashPassword is Options.Passwords' Hash in one of the service's hash
+// slots.
 func (s *Service) hashPassword(ctx context.Context, plain string) (hash string, err error) {
-	err = s.inSlot(ctx, func() { hash = password.Hash(plain) })
+	err = s.inSlot(ctx, func() { hash = s.opts.Passwords.Hash(plain) })
 	return hash, err
 }
 

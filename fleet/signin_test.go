@@ -2,7 +2,6 @@ package fleet_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -13,19 +12,17 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetpass"
 	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/internal/testpass"
 	"github.com/matryer/is"
-	"golang.org/x/crypto/argon2"
 )
 
-// cheapHash is an argon2id hash of password with small parameters (64 KiB,
-// one pass), for tests that run many verifications: VerifyPassword follows
-// the parameters a hash names.
+// cheapHash is a one-iteration hash of password in the default hasher's
+// form (testpass), for tests that run many verifications:
+// VerifyPassword follows the iterations a hash names.
 func cheapHash(password string) string {
-	salt := []byte("0123456789abcdef")
-	sum := argon2.IDKey([]byte(password), salt, 1, 64, 1, 32)
-	b64 := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=64,t=1,p=1$%s$%s", argon2.Version, b64.EncodeToString(salt), b64.EncodeToString(sum))
+	return testpass.HashWithSalt(password, []byte("0123456789abcdef"))
 }
 
 // addCheapUsers stores users of account a with cheap password hashes of
@@ -92,6 +89,9 @@ func signInService(t testing.TB, opts fleet.Options) (*fleet.Service, *testclock
 	cheapen(t, svc, "ada@example.com")
 	rec := &sleeps{}
 	opts.Now = clock.Now
+	if opts.Passwords == nil {
+		opts.Passwords = testpass.Cheap()
+	}
 	if opts.Sleep == nil {
 		opts.Sleep = rec.sleep
 	}
@@ -373,12 +373,13 @@ func heapObjects() uint64 {
 // A burst of 200 sign-ins at once from one address takes bounded memory:
 // the heap, sampled as each password hash starts, stays within twice (the
 // garbage collector's headroom) the heap before the burst plus one argon2id
-// hash's 19 MiB for each slot and one more.
+// hash's 19 MiB (fleetpass.Argon2id, fleetserver's hasher) for each slot and
+// one more.
 func TestSignInBurstMemoryIsBounded(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	const slots = 2
-	svc, _, _, _ := signInService(t, fleet.Options{MaxPasswordHashes: slots})
+	svc, _, _, _ := signInService(t, fleet.Options{MaxPasswordHashes: slots, Passwords: fleetpass.Argon2id()})
 	fleet.SetPasswordHashWait(svc, time.Minute)
 	const argonBytes = 19 << 20
 	defer debug.SetGCPercent(debug.SetGCPercent(100)) // the headroom the bound counts on

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
+	"log/slog"
 	"net/mail"
 	"slices"
 	"strings"
@@ -71,8 +72,10 @@ type User struct {
 	Email     string // lower case; unique across accounts
 	Name      string
 	Role      Role
-	// PasswordHash is the argon2id hash in PHC form; "" until the user
-	// sets a password (with a sign-in link).
+	// PasswordHash is the hash Options.Passwords made (a string that
+	// names its algorithm: $argon2id$... with fleetpass.Argon2id, as
+	// fleetserver stores them, $pbkdf2-sha256$... by default); "" until
+	// the user sets a password (with a sign-in link).
 	PasswordHash string
 	CreatedAt    time.Time
 	LastLoginAt  *time.Time
@@ -183,22 +186,47 @@ func (p *UserParams) validate(v *Validator) {
 	v.Check(p.Role.Valid(), "role", "must be admin, manager or viewer")
 }
 
-// HashPassword returns the argon2id hash of a password in PHC string form,
-// with OWASP's parameters (Password Storage Cheat Sheet): 19 MiB of
-// memory, 2 passes, 1 thread; 16-byte salt, 32-byte hash.
+// PasswordHasher hashes the passwords of the people who sign in to the
+// dashboard, and checks a password against a stored hash
+// (Options.Passwords). Hash returns a string that names its own algorithm
+// and parameters, as stores keep it in User.PasswordHash; Verify reports
+// whether plain matches hash, false for a hash it cannot read. Both run
+// in the service's hash slots (Options.MaxPasswordHashes) and are safe for
+// concurrent use.
+type PasswordHasher interface {
+	Hash(plain string) string
+	Verify(hash, plain string) bool
+}
+
+// HashPassword returns the hash of a password by fleet's default hasher,
+// the one a Service uses when Options.Passwords is nil:
+// PBKDF2-HMAC-SHA256 with OWASP's iteration count (Password Storage Cheat
+// Sheet: 600,000), a 16-byte salt and a 32-byte hash, as
+// $pbkdf2-sha256$i=600000$SALT$HASH (unpadded base64).
 func HashPassword(plain string) string { return password.Hash(plain) }
 
 // VerifyPassword reports whether a password matches a hash made by
-// HashPassword (with whatever parameters the hash names, within 64 MiB of
-// memory, 10 passes and 4 threads: a hash naming more never matches, so
-// that the memory of a burst of sign-ins stays bounded, a hash slot each,
-// see Options.MaxPasswordHashes).
+// HashPassword (with the iterations the hash names, within ten times
+// OWASP's count: a hash naming more never matches). It does not read
+// Argon2id hashes (those of fleetserver, fleetpass.Argon2id): it answers
+// false for them.
 func VerifyPassword(hash, plain string) bool { return password.Verify(hash, plain) }
 
-// dummyHash is verified against when no user has the e-mail given at
-// sign-in, so that an unknown address costs the same time as a wrong
-// password.
-var dummyHash = sync.OnceValue(func() string { return HashPassword("not a password of anyone") })
+// defaultPasswords is the PasswordHasher of a Service whose
+// Options.Passwords is nil: HashPassword and VerifyPassword, telling the
+// log why an Argon2id hash is refused.
+type defaultPasswords struct{ log *slog.Logger }
+
+func (defaultPasswords) Hash(plain string) string { return password.Hash(plain) }
+
+func (p defaultPasswords) Verify(hash, plain string) bool {
+	if password.IsArgon2id(hash) {
+		p.log.Error("password refused: the stored hash is Argon2id, which this service does not read",
+			"reason", "this hash needs fleetpass.Argon2id: pass it in Options.Passwords")
+		return false
+	}
+	return password.Verify(hash, plain)
+}
 
 // newToken returns a random 256-bit secret, URL-safe, and its SHA-256.
 func newToken() (string, [32]byte) {

@@ -1,13 +1,18 @@
 package fleet_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetpass"
 	"github.com/fleetkit/fleetapi/internal/testclock"
+	"github.com/fleetkit/fleetapi/internal/testpass"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
 )
@@ -15,11 +20,11 @@ import (
 const goodPassword = "tawny-owl-rides-at-dawn"
 
 // userService returns a service on a fresh memstore with a settable clock,
-// an account and its admin.
+// an account and its admin; passwords are hashed cheaply (testpass).
 func userService(t testing.TB) (*fleet.Service, *testclock.Clock, fleet.Account) {
 	t.Helper()
 	clock := testclock.New(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
-	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now})
+	svc := fleet.NewService(memstore.New(), fleet.Options{Now: clock.Now, Passwords: testpass.Cheap()})
 	a, _, err := svc.Operator().CreateAccount(context.Background(), fleet.AccountParams{CompanyName: "Acme"})
 	if err != nil {
 		t.Fatal(err)
@@ -37,11 +42,64 @@ func TestPasswordRules(t *testing.T) {
 	is.Equal(fleet.ErrorCode(fleet.CheckPassword("password", strings.Repeat("x", 257))), fleet.CodeValidation)
 	is.NoErr(fleet.CheckPassword("password", goodPassword))
 
-	// The hashing itself is tested in internal/password.
+	// The hashing itself is tested in internal/password and fleetpass.
 	h := fleet.HashPassword(goodPassword)
-	is.True(strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$")) // OWASP parameters
+	is.True(strings.HasPrefix(h, "$pbkdf2-sha256$i=600000$")) // OWASP's iteration count
 	is.True(fleet.VerifyPassword(h, goodPassword))
 	is.True(!fleet.VerifyPassword(h, goodPassword+"x"))
+}
+
+// The service hashes with Options.Passwords. Without it, the default
+// (PBKDF2) refuses an Argon2id hash, as fleetserver stores them, and the
+// log says why and what to pass; with fleetpass.Argon2id the same person
+// signs in.
+func TestPasswordHasherIsInjected(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	store := memstore.New()
+	withArgon := fleet.NewService(store, fleet.Options{Passwords: fleetpass.Argon2id()})
+	a, _, err := withArgon.Operator().CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})
+	is.NoErr(err)
+	u, _, err := withArgon.Operator().CreateUser(ctx, a.ID, fleet.UserParams{Email: "ada@example.com", Role: fleet.RoleAdmin}, goodPassword)
+	is.NoErr(err)
+	stored, err := withArgon.Operator().UserByEmail(ctx, u.Email)
+	is.NoErr(err)
+	is.True(strings.HasPrefix(stored.PasswordHash, "$argon2id$")) // made by the hasher given
+	_, _, err = withArgon.SignIn(ctx, "ada@example.com", goodPassword, "192.0.2.1")
+	is.NoErr(err)
+
+	var logged bytes.Buffer
+	byDefault := fleet.NewService(store, fleet.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	_, _, err = byDefault.SignIn(ctx, "ada@example.com", goodPassword, "192.0.2.2")
+	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized) // the default cannot read it
+	is.True(strings.Contains(logged.String(), "this hash needs fleetpass.Argon2id: pass it in Options.Passwords"))
+	is.True(!strings.Contains(logged.String(), stored.PasswordHash)) // the hash is not logged
+
+	// A hasher of the program's own is what the service uses.
+	own := &countingHasher{PasswordHasher: testpass.Cheap()}
+	svc := fleet.NewService(store, fleet.Options{Passwords: own})
+	_, err = svc.Operator().SetPassword(ctx, "ada@example.com", goodPassword+"!")
+	is.NoErr(err)
+	_, _, err = svc.SignIn(ctx, "ada@example.com", goodPassword+"!", "192.0.2.3")
+	is.NoErr(err)
+	is.Equal(own.hashed.Load(), int64(1))
+	is.Equal(own.verified.Load(), int64(1))
+}
+
+// countingHasher counts the calls to the hasher it wraps.
+type countingHasher struct {
+	fleet.PasswordHasher
+	hashed, verified atomic.Int64
+}
+
+func (h *countingHasher) Hash(plain string) string {
+	h.hashed.Add(1)
+	return h.PasswordHasher.Hash(plain)
+}
+
+func (h *countingHasher) Verify(hash, plain string) bool {
+	h.verified.Add(1)
+	return h.PasswordHasher.Verify(hash, plain)
 }
 
 func TestSignInSameErrorAndSession(t *testing.T) {

@@ -87,7 +87,6 @@ func under(path, root string) bool { return path == root || strings.HasPrefix(pa
 // the metrics or the rate limiter.
 func TestClientLinksNoServerPackages(t *testing.T) {
 	pkgs := linked(t)
-	ofFleet := reach(t, pkgs, module+"/fleet")
 	forbidden := []string{
 		module + "/fleethttp", module + "/fleetweb", module + "/fleetdevice", module + "/fleetstore",
 		module + "/sqlstore", module + "/memstore", module + "/internal",
@@ -106,17 +105,18 @@ func TestClientLinksNoServerPackages(t *testing.T) {
 				}
 			}
 			slices.Sort(by)
-			// The one exception: fleet hashes passwords with argon2
-			// (fleet/internal/password), so x/crypto comes with the
-			// domain types until that leaves fleet. Nothing else may
-			// bring it.
-			if root == "golang.org/x/crypto" && ofFleet[path] && !slices.ContainsFunc(by, func(s string) bool {
-				return s != module+"/fleet/internal/password" && !under(s, "golang.org/x/crypto")
-			}) {
-				t.Logf("%s links only through fleet's password hashing (imported by %v)", path, by)
-				continue
-			}
 			t.Errorf("the client links %s (imported by %v)", p.ImportPath, by)
+		}
+	}
+}
+
+// The client links no package of golang.org/x/crypto: fleet hashes
+// passwords with the standard library's PBKDF2 by default, and the Argon2id
+// that fleetserver stores is in fleetpass, which only servers import.
+func TestClientLinksNoXCrypto(t *testing.T) {
+	for path := range linked(t) {
+		if under(path, "golang.org/x/crypto") {
+			t.Errorf("the client links %s", path)
 		}
 	}
 }

@@ -23,8 +23,10 @@
 // standard library: never the handler (fleethttp), the stores, their
 // drivers, the metrics or the rate limiter. TestClientLinksNoServerPackages
 // and TestClientAddsOnlyTheWireTypes read `go list -deps` and fail if that
-// changes. (fleet brings golang.org/x/crypto/argon2 along for its password
-// hashes; the tests allow that one path and no other.)
+// changes; TestClientLinksNoXCrypto fails on any golang.org/x/crypto
+// package (fleet hashes passwords with the standard library, and the
+// Argon2id of fleetserver is in fleetpass, which the client does not
+// link).
 //
 // # Where the wire types live
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetweb"
 	"github.com/fleetkit/fleetapi/internal/testlog"
+	"github.com/fleetkit/fleetapi/internal/testpass"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
 )
@@ -58,6 +59,9 @@ func newEnvWith(t *testing.T, svcOpts fleet.Options, opts fleetweb.Options) *env
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st := memstore.New()
 	svcOpts.Logger = log
+	if svcOpts.Passwords == nil {
+		svcOpts.Passwords = testpass.Cheap() // people sign in in every test
+	}
 	svc := fleet.NewService(st, svcOpts)
 	op := svc.Operator()
 	a, ka, err := op.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme"})

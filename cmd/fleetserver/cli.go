@@ -230,7 +230,7 @@ func (f *flags) require(names ...string) { f.required = append(f.required, names
 
 // db declares --db, which FLEET_DB may set.
 func (f *flags) db() *string {
-	s := f.fs.String("db", fleetstore.DefaultDSN, "the store, a `DSN`: sqlite:PATH, memory:, or postgres://USER@HOST:PORT/DB")
+	s := f.fs.String("db", fleetstore.DefaultDSN, dbHelp)
 	f.fromEnv("db")
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetpass"
 	"github.com/fleetkit/fleetapi/fleetstore"
 )
 
@@ -243,7 +244,7 @@ func withOperator(ctx context.Context, dsn string, create bool, fn func(fleet.Op
 		return err
 	}
 	defer store.Close()
-	return fn(fleet.NewService(store, fleet.Options{}).Operator())
+	return fn(fleet.NewService(store, fleet.Options{Passwords: fleetpass.Argon2id()}).Operator())
 }
 
 // mustExist refuses a sqlite: DSN whose file is not there.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetpass"
 	"github.com/fleetkit/fleetapi/fleetstore"
 	"github.com/matryer/is"
 )
@@ -65,7 +66,10 @@ func TestUsersListLinkRemove(t *testing.T) {
 	is.True(strings.Contains(out, "shown only now"))
 	store, err := fleetstore.Open(ctx, dsn)
 	is.NoErr(err)
-	svc := fleet.NewService(store, fleet.Options{})
+	svc := fleet.NewService(store, fleet.Options{Passwords: fleetpass.Argon2id()}) // as the server's
+	ada, err := svc.Operator().UserByEmail(ctx, "ada@acme.test")
+	is.NoErr(err)
+	is.True(strings.HasPrefix(ada.PasswordHash, "$argon2id$v=19$m=19456,t=2,p=1$")) // the server's people have Argon2id hashes
 	_, err = svc.SignInLinkUser(ctx, first[1])
 	is.Equal(fleet.ErrorCode(err), fleet.CodeUnauthorized)
 	u, err := svc.SignInLinkUser(ctx, second[1])

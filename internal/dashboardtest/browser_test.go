@@ -22,6 +22,7 @@ import (
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleethttp"
 	"github.com/fleetkit/fleetapi/fleetweb"
+	"github.com/fleetkit/fleetapi/internal/testpass"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
 )
@@ -132,7 +133,8 @@ func serveWith(t *testing.T, cfg setup) *world {
 		cfg.plan = fleet.PlanPro
 	}
 	now := middayClock(t, testZone)
-	svc := fleet.NewService(memstore.New(), fleet.Options{Now: now, Webhooks: fleet.WebhookOptions{Insecure: cfg.insecureWebhooks}})
+	svc := fleet.NewService(memstore.New(), fleet.Options{Now: now, Webhooks: fleet.WebhookOptions{Insecure: cfg.insecureWebhooks},
+		Passwords: testpass.Cheap()})
 	op := svc.Operator()
 	a, nk, err := op.CreateAccount(ctx, fleet.AccountParams{CompanyName: "Acme Haulage", Plan: cfg.plan})
 	if err != nil {

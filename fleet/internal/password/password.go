@@ -1,7 +1,9 @@
-// Package password hashes passwords with argon2id, in the PHC string form
-// a store keeps, verifies a password against such a hash, and bounds how
-// many hashes run at once (Slots): each takes 19 MiB of memory, so a burst
-// of sign-ins must not run them all together.
+// Package password is fleet's own password hashing, from the standard
+// library: PBKDF2-HMAC-SHA256 with OWASP's iteration count, in a string
+// that names its parameters; and it bounds how many hashes run at once
+// (Slots), so that a burst of sign-ins does not run them all together.
+// A program may hash otherwise (fleet.Options.Passwords; fleetpass's
+// Argon2id is fleetserver's).
 //
 // What makes a password acceptable, and who may try one how often, are
 // package fleet's rules.
@@ -9,72 +11,75 @@ package password
 
 import (
 	"context"
+	"crypto/pbkdf2"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/crypto/argon2"
 )
 
-// OWASP's argon2id parameters (Password Storage Cheat Sheet): 19 MiB of
-// memory, 2 passes, 1 thread; 16-byte salt, 32-byte hash.
+// Iterations is OWASP's iteration count for PBKDF2-HMAC-SHA256 (Password
+// Storage Cheat Sheet); the salt is 16 bytes, the hash 32.
 const (
-	argonMemory  = 19 * 1024
-	argonTime    = 2
-	argonThreads = 1
-	argonKeyLen  = 32
+	Iterations = 600_000
+	keyLen     = 32
 )
+
+// MaxIterations is the most a stored hash may ask of one verification
+// (ten times OWASP's count): a hash naming more (only a hand-edited store
+// could hold one) never matches, so that one sign-in's time stays bounded.
+const MaxIterations = 10 * Iterations
+
+// prefix starts every hash Hash makes:
+// $pbkdf2-sha256$i=600000$<salt>$<hash>, salt and hash in unpadded
+// standard base64.
+const prefix = "$pbkdf2-sha256$"
 
 var b64 = base64.RawStdEncoding
 
-// Hash returns the argon2id hash of password in PHC string form.
+// Hash returns the PBKDF2-HMAC-SHA256 hash of password, with a random
+// salt and Iterations, as $pbkdf2-sha256$i=N$SALT$HASH.
 func Hash(password string) string {
+	return hashWith(password, Iterations)
+}
+
+func hashWith(password string, iter int) string {
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
-		b64.EncodeToString(salt), b64.EncodeToString(sum))
+	sum, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
+	if err != nil {
+		panic("password: " + err.Error()) // only FIPS 140-3 mode refuses, and not these parameters
+	}
+	return fmt.Sprintf("%si=%d$%s$%s", prefix, iter, b64.EncodeToString(salt), b64.EncodeToString(sum))
 }
 
-// The most a stored hash may ask of one verification: the memory it takes
-// is what bounds the server's under a burst of sign-ins (a hash slot each,
-// see Slots), so a hash naming more (only a hand-edited store could hold
-// one) never matches.
-const (
-	maxArgonMemory  = 64 * 1024 // KiB
-	maxArgonTime    = 10
-	maxArgonThreads = 4
-)
-
-// Verify reports whether password matches a hash made by Hash (with
-// whatever parameters the hash names, within 64 MiB of memory, 10 passes
-// and 4 threads).
+// Verify reports whether password matches a hash made by Hash (with the
+// iterations the hash names, MaxIterations at most).
 func Verify(hash, password string) bool {
 	parts := strings.Split(hash, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" {
+	if len(parts) != 5 || parts[0] != "" || "$"+parts[1]+"$" != prefix {
 		return false
 	}
-	var version int
-	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+	var iter int
+	if n, err := fmt.Sscanf(parts[2], "i=%d", &iter); n != 1 || err != nil || parts[2] != fmt.Sprintf("i=%d", iter) || iter < 1 || iter > MaxIterations {
 		return false
 	}
-	var m, t uint32
-	var p uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || m > maxArgonMemory || t == 0 || t > maxArgonTime || p == 0 || p > maxArgonThreads {
+	salt, err1 := b64.DecodeString(parts[3])
+	want, err2 := b64.DecodeString(parts[4])
+	if err1 != nil || err2 != nil || len(salt) == 0 || len(want) == 0 || len(want) > 64 {
 		return false
 	}
-	salt, err1 := b64.DecodeString(parts[4])
-	want, err2 := b64.DecodeString(parts[5])
-	if err1 != nil || err2 != nil || len(want) == 0 || len(want) > 128 {
-		return false
-	}
-	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1
+	got, err := pbkdf2.Key(sha256.New, password, salt, iter, len(want))
+	return err == nil && subtle.ConstantTimeCompare(got, want) == 1
 }
+
+// IsArgon2id reports whether hash is in Argon2id's PHC form
+// ($argon2id$...), which Verify does not read.
+func IsArgon2id(hash string) bool { return strings.HasPrefix(hash, "$argon2id$") }
 
 // Slots bounds how many password hashes run at once: beyond that, a hash
 // waits for a slot, at most Wait and while its context lasts.

@@ -1,4 +1,4 @@
-package fleet
+package gate
 
 import (
 	"context"
@@ -20,13 +20,18 @@ const gateTimeout = 20 * time.Second
 
 // newTestGates returns gates whose queued hook sends each key that starts
 // waiting on the returned channel.
-func newTestGates() (*gates, chan string) {
-	g := &gates{}
-	g.init()
+func newTestGates() (*Gates, chan string) {
+	g := New(unavailable)
 	queued := make(chan string, 64)
-	g.queued = func(key string, alone bool) { queued <- key }
+	g.Queued = func(key string, alone bool) { queued <- key }
 	return g, queued
 }
+
+// errUnavailable stands for the answer of a request whose wait ended
+// (fleet's: unavailable); unavailable wraps the context's error in it.
+var errUnavailable = errors.New("unavailable")
+
+func unavailable(err error) error { return fmt.Errorf("%w: %w", errUnavailable, err) }
 
 // taken is the outcome of one acquire run in its goroutine.
 type taken struct {
@@ -34,7 +39,7 @@ type taken struct {
 	err     error
 }
 
-func holdAsync(ctx context.Context, g *gates, key string, alone bool) <-chan taken {
+func holdAsync(ctx context.Context, g *Gates, key string, alone bool) <-chan taken {
 	c := make(chan taken, 1)
 	go func() {
 		r, err := g.hold(ctx, g.accounts, key, alone)
@@ -55,7 +60,7 @@ func recv[T any](t *testing.T, c <-chan T, what string) T {
 }
 
 // state is the gate of key's holders and waiters (nil: no gate).
-func (g *gates) state(key string) (shared int, alone bool, waiting int, ok bool) {
+func (g *Gates) state(key string) (shared int, alone bool, waiting int, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.accounts[key]
@@ -84,7 +89,7 @@ func TestGateWaiterWhoseContextIsCancelledTakesNothing(t *testing.T) {
 	cancel()
 	got := recv(t, w, "the cancelled waiter to return") // the holder still holds the gate
 	is.True(got.release == nil)
-	is.Equal(ErrorCode(got.err), CodeUnavailable)
+	is.True(errors.Is(got.err, errUnavailable))
 	is.True(errors.Is(got.err, context.Canceled))
 	shared, alone, waiting, _ := g.state("acc")
 	is.Equal(shared, 0)
@@ -113,7 +118,7 @@ func TestGateCancelledWaiterLetsThoseBehindGo(t *testing.T) {
 	recv(t, queued, "the next reader to queue behind the edit")
 
 	cancel()
-	is.Equal(ErrorCode(recv(t, edit, "the edit to give up").err), CodeUnavailable)
+	is.True(errors.Is(recv(t, edit, "the edit to give up").err, errUnavailable))
 	n := recv(t, next, "the next reader to share the gate") // while the first still holds it
 	is.NoErr(n.err)
 	shared, alone, waiting, _ := g.state("acc")
@@ -137,7 +142,7 @@ func TestGateWaiterWhoseDeadlinePasses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	_, err = g.hold(ctx, g.accounts, "acc", false)
-	is.Equal(ErrorCode(err), CodeUnavailable)
+	is.True(errors.Is(err, errUnavailable))
 	is.True(errors.Is(err, context.DeadlineExceeded))
 	holder()
 
@@ -191,13 +196,13 @@ func TestGateGrantsInOrderOfArrival(t *testing.T) {
 func TestGateIngestGivesBackWhatItTookWhenItStopsWaiting(t *testing.T) {
 	is := is.New(t)
 	g, queued := newTestGates()
-	busy, err := g.vehicle(context.Background(), "v2")
+	busy, err := g.Vehicle(context.Background(), "v2")
 	is.NoErr(err)
 	ctx, cancel := context.WithCancel(context.Background())
-	h := g.ingest("acc")
-	is.NoErr(h.takeBulk(ctx))
+	h := g.Ingest("acc")
+	is.NoErr(h.TakeBulk(ctx))
 	done := make(chan error, 1)
-	go func() { done <- h.take(ctx, []string{"v1", "v2", "v3"}, true) }()
+	go func() { done <- h.Take(ctx, []string{"v1", "v2", "v3"}, true) }()
 	is.Equal(recv(t, queued, "the batch to wait for v2"), "v2")
 	cancel()
 	is.True(errors.Is(recv(t, done, "the batch to give up"), context.Canceled))
@@ -207,7 +212,7 @@ func TestGateIngestGivesBackWhatItTookWhenItStopsWaiting(t *testing.T) {
 		return []int{len(g.bulks), len(g.accounts), len(g.vehicles)}
 	}
 	is.Equal(sizes(), []int{0, 0, 1}) // v2, still held by another
-	h.release()                       // as the batch returns: nothing more to give back
+	h.Release()                       // as the batch returns: nothing more to give back
 	busy()
 	is.Equal(sizes(), []int{0, 0, 0})
 }
@@ -218,32 +223,32 @@ func TestGateIngestGivesBackWhatItTookWhenItStopsWaiting(t *testing.T) {
 func TestGateIngestTakesTheAccountBeforeItsVehicles(t *testing.T) {
 	is := is.New(t)
 	g, queued := newTestGates()
-	h := g.ingest("acc")
+	h := g.Ingest("acc")
 	ids := []string{"v1", "v2"}
-	is.NoErr(h.take(context.Background(), ids, false))
+	is.NoErr(h.Take(context.Background(), ids, false))
 	is.Equal(len(g.accounts), 0)
 	edit := holdAsync(context.Background(), g, "acc", true) // holds the account's gate
 	e := recv(t, edit, "the edit")
 	is.NoErr(e.err)
 	done := make(chan error, 1)
-	go func() { done <- h.take(context.Background(), ids, true) }()
+	go func() { done <- h.Take(context.Background(), ids, true) }()
 	is.Equal(recv(t, queued, "the batch to wait for the account"), "acc")
 	// It waits for the account's gate holding no vehicle's: a resolution
 	// of v1 goes through.
-	resolve, err := g.vehicle(context.Background(), "v1")
+	resolve, err := g.Vehicle(context.Background(), "v1")
 	is.NoErr(err)
 	resolve()
 	e.release()
 	is.NoErr(recv(t, done, "the batch to take its gates"))
 	ctx, cancel := context.WithCancel(context.Background())
 	again := make(chan error, 1)
-	go func() { _, err := g.vehicle(ctx, "v1"); again <- err }()
+	go func() { _, err := g.Vehicle(ctx, "v1"); again <- err }()
 	is.Equal(recv(t, queued, "a resolution to wait for v1"), "v1") // the batch holds it again
 	cancel()
-	is.Equal(ErrorCode(recv(t, again, "the resolution to give up")), CodeUnavailable)
-	h.releaseStored()
+	is.True(errors.Is(recv(t, again, "the resolution to give up"), errUnavailable))
+	h.ReleaseStored()
 	is.Equal(len(g.accounts), 0)
-	h.release()
+	h.Release()
 	is.Equal(len(g.vehicles), 0)
 }
 
@@ -253,8 +258,7 @@ func TestGateIngestTakesTheAccountBeforeItsVehicles(t *testing.T) {
 // against what they hold, and leave no gate behind.
 func TestGatesUnderLoad(t *testing.T) {
 	is := is.New(t)
-	g := &gates{}
-	g.init()
+	g := New(unavailable)
 	type count struct{ shared, alone int }
 	var (
 		cmu    sync.Mutex
