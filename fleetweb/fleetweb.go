@@ -258,6 +258,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/driver", h.auth(h.assignDriver))
 	h.mux.HandleFunc("GET /vehicles/new", h.auth(h.newVehiclePage))
+	h.mux.HandleFunc("GET /vehicles/choices", h.auth(h.vehicleSearch))
 	h.mux.HandleFunc("GET /vehicles/import", h.auth(h.importVehiclesPage))
 	h.mux.HandleFunc("POST /vehicles/import", h.auth(h.importVehicles))
 	h.mux.HandleFunc("POST /vehicles", h.auth(h.addVehicle))

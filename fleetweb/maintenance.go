@@ -188,6 +188,7 @@ type maintenanceData struct {
 	MoreOrders bool
 	Schedules  []serviceScheduleRow
 	Vehicles   []vehicleChoice
+	More       bool // the account has more vehicles than Vehicles lists
 	Priorities []fleet.Priority
 	Order      orderForm
 	Schedule   scheduleForm
@@ -248,10 +249,11 @@ func (h *Handler) showMaintenance(w http.ResponseWriter, r *http.Request, us fle
 		d.Schedules = append(d.Schedules, serviceScheduleRow{Schedule: s, VehicleName: name(s.VehicleID)})
 	}
 	if us.Can(fleet.PermMaintenanceWrite) {
-		if d.Vehicles, _, err = h.vehicleChoices(ctx, pr); err != nil {
+		if d.Vehicles, d.More, err = h.vehicleChoices(ctx, pr); err != nil {
 			h.fail(w, r, &us, err)
 			return
 		}
+		d.Vehicles = h.withChosen(ctx, pr, d.Vehicles, of.VehicleID, sf.VehicleID)
 	}
 	p.Data = d
 	h.render(w, status, "maintenance", p)

@@ -54,6 +54,7 @@ type reportData struct {
 	Form     reportChoice
 	Kinds    []struct{ Key, Label string }
 	Vehicles []vehicleChoice
+	More     bool            // the account has more vehicles than Vehicles lists
 	Drivers  []vehicleChoice // the account's drivers, by name
 	Zone     string
 	Ran      bool // a report was asked for and made
@@ -183,10 +184,11 @@ func (h *Handler) reportsPage(w http.ResponseWriter, r *http.Request, us fleet.U
 		status = http.StatusUnprocessableEntity
 	}
 	var err error
-	if d.Vehicles, _, err = h.vehicleChoices(ctx, pr); err != nil {
+	if d.Vehicles, d.More, err = h.vehicleChoices(ctx, pr); err != nil {
 		h.fail(w, r, &us, err)
 		return
 	}
+	d.Vehicles = h.withChosen(ctx, pr, d.Vehicles, c.VehicleIDs...)
 	drivers, _, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Driver], error) {
 		return h.svc.ListDrivers(ctx, pr, fleet.DriverFilter{}, q)
 	})
