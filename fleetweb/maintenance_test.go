@@ -143,14 +143,7 @@ func TestMaintenanceEditPages(t *testing.T) {
 
 	good := url.Values{"title": {"Brakes, front"}, "priority": {"urgent"}, "due_date": {"2026-12-01"}, "assigned_to": {"Garage Nord"},
 		"odometer_km": {"120500"}, "cost": {"120.5"}, "currency": {"eur"}, "description": {"Pads and discs."}}
-	with := func(k, val string) url.Values {
-		f := url.Values{}
-		for key, vs := range good {
-			f[key] = vs
-		}
-		f.Set(k, val)
-		return f
-	}
+	with := func(k, val string) url.Values { return changed(good, k, val) }
 	for _, tc := range []struct {
 		form       url.Values
 		field, say string
@@ -166,13 +159,7 @@ func TestMaintenanceEditPages(t *testing.T) {
 		{with("currency", "E1"), "currency", "Currency must be an ISO 4217 code"},
 		{with("currency", ""), "currency", "Currency is required"},
 	} {
-		r := do(t, c, "POST", e.srv.URL+"/maintenance/work-orders/"+o.ID, tc.form)
-		is.Equal(r.status, http.StatusUnprocessableEntity) // tc.say
-		body := html.UnescapeString(r.body)
-		i := strings.Index(body, `id="`+tc.field+`-error"`)
-		is.True(i > 0) // tc.field
-		is.True(strings.Contains(body[i:], tc.say))
-		is.True(strings.Contains(body, `value="`+tc.form.Get("assigned_to")+`"`)) // what was typed is kept
+		mistakeBeside(t, do(t, c, "POST", e.srv.URL+"/maintenance/work-orders/"+o.ID, tc.form), tc.field, tc.say, `value="`+tc.form.Get("assigned_to")+`"`)
 	}
 	same, err := e.svc.WorkOrder(ctx, p, o.ID)
 	is.NoErr(err)
@@ -211,14 +198,7 @@ func TestMaintenanceEditPages(t *testing.T) {
 	is.True(strings.Contains(page.body, `id="interval_days" name="interval_days" inputmode="numeric" value="180"`))
 	sgood := url.Values{"name": {"Oil and filter"}, "interval_days": {"365"}, "interval_km": {"20000"}, "interval_engine_hours": {"500"},
 		"last_service_date": {s.LastServiceDate}, "last_service_odometer_km": {"1000"}, "last_service_engine_hours": {"20"}, "auto_create_work_order": {"1"}}
-	swith := func(k, val string) url.Values {
-		f := url.Values{}
-		for key, vs := range sgood {
-			f[key] = vs
-		}
-		f.Set(k, val)
-		return f
-	}
+	swith := func(k, val string) url.Values { return changed(sgood, k, val) }
 	for _, tc := range []struct {
 		form       url.Values
 		field, say string
@@ -234,13 +214,7 @@ func TestMaintenanceEditPages(t *testing.T) {
 		{swith("last_service_odometer_km", "lots"), "last_service_odometer_km", "must be a number of kilometres"},
 		{swith("last_service_engine_hours", "x"), "last_service_engine_hours", "Engine hours at the last service must be a number of hours"},
 	} {
-		r := do(t, c, "POST", e.srv.URL+"/maintenance/schedules/"+s.ID, tc.form)
-		is.Equal(r.status, http.StatusUnprocessableEntity) // tc.say
-		body := html.UnescapeString(r.body)
-		i := strings.Index(body, `id="`+tc.field+`-error"`)
-		is.True(i > 0) // tc.field
-		is.True(strings.Contains(body[i:], tc.say))
-		is.True(strings.Contains(body, `value="`+tc.form.Get("name")+`"`))
+		mistakeBeside(t, do(t, c, "POST", e.srv.URL+"/maintenance/schedules/"+s.ID, tc.form), tc.field, tc.say, `value="`+tc.form.Get("name")+`"`)
 	}
 	sameS, err := e.svc.Schedule(ctx, p, s.ID)
 	is.NoErr(err)
@@ -298,4 +272,28 @@ func TestMaintenanceEditPages(t *testing.T) {
 	gs, err = e.svc.Schedule(ctx, p, s.ID)
 	is.NoErr(err)
 	is.Equal(gs.IntervalKm, nil)
+}
+
+// changed is form with its field k set to v.
+func changed(form url.Values, k, v string) url.Values {
+	f := url.Values{}
+	for key, vs := range form {
+		f[key] = vs
+	}
+	f.Set(k, v)
+	return f
+}
+
+// mistakeBeside checks that a form came back refused, with the mistake
+// said beside its field (the element field-error) and what was typed
+// (kept) in it.
+func mistakeBeside(t *testing.T, r resp, field, say, kept string) {
+	t.Helper()
+	is := is.New(t)
+	is.Equal(r.status, http.StatusUnprocessableEntity) // say
+	body := html.UnescapeString(r.body)
+	i := strings.Index(body, `id="`+field+`-error"`)
+	is.True(i > 0) // field
+	is.True(strings.Contains(body[i:], say))
+	is.True(strings.Contains(body, kept)) // what was typed is kept
 }
