@@ -15,8 +15,10 @@ import (
 // BenchmarkFleetPages renders the pages that run the fleet for a manager
 // of an account of 10,000 vehicles (memstore): the vehicle's forms, the
 // device's registration and page (whose Vehicle choice lists 5,000 by
-// name), the Maintenance page, and the Reports page, empty and with a week's summary of every
-// vehicle. The baseline, measured in the same run, is reading the 10,000
+// name), the Maintenance page, a work order's and a schedule's pages, the
+// Reports page, empty, with a week's summary of every vehicle and of two
+// chosen, and the pickers' search (/vehicles/choices, 1,111 vehicles
+// match "truck 1"). The baseline, measured in the same run, is reading the 10,000
 // vehicles through ListVehicles and writing them as JSON. Each reports
 // ms/render.
 //
@@ -31,6 +33,20 @@ func BenchmarkFleetPages(b *testing.B) {
 	}
 	v := l.Items[0]
 	dev, err := svc.CreateDevice(ctx, p, fleet.Device{Identifier: "356307042441013", VehicleID: v.ID})
+	if err != nil {
+		b.Fatal(err)
+	}
+	all, err := listAll(ctx, svc, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	last := all[len(all)-1] // beyond the pickers' 5,000
+	wo, err := svc.CreateWorkOrder(ctx, p, fleet.WorkOrder{VehicleID: last.ID, Title: "Brakes"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	days := 180
+	sch, err := svc.CreateSchedule(ctx, p, fleet.Schedule{VehicleID: last.ID, Name: "Oil change", IntervalDays: &days})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,6 +74,12 @@ func BenchmarkFleetPages(b *testing.B) {
 	b.Run("maintenance", func(b *testing.B) { render(b, "/maintenance") })
 	b.Run("reports-form", func(b *testing.B) { render(b, "/reports") })
 	b.Run("reports-week-summary", func(b *testing.B) { render(b, "/reports?report=summary") })
+	b.Run("reports-chosen-vehicles", func(b *testing.B) {
+		render(b, "/reports?report=summary&vehicle_id="+v.ID+"&vehicle_id="+last.ID)
+	})
+	b.Run("work-order", func(b *testing.B) { render(b, "/maintenance/work-orders/"+wo.ID) })
+	b.Run("schedule", func(b *testing.B) { render(b, "/maintenance/schedules/"+sch.ID) })
+	b.Run("vehicle-search", func(b *testing.B) { render(b, "/vehicles/choices?q=truck+1") })
 }
 
 // baselineListAsJSON is the pages' baseline: reading the account's n

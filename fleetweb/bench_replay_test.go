@@ -114,6 +114,20 @@ func BenchmarkReplayData(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/day")
 				b.ReportMetric(float64(size)/1024, "KB")
 			})
+			// The page, which holds the day's first report for the first
+			// frame: what the first frame waits for.
+			b.Run("replay-page", func(b *testing.B) {
+				for b.Loop() {
+					req := httptest.NewRequest("GET", "/vehicles/"+v.ID+"/replay?day=2026-11-23&tz=UTC", nil)
+					req.AddCookie(&http.Cookie{Name: "fleet_session", Value: secret})
+					w := httptest.NewRecorder()
+					web.ServeHTTP(w, req)
+					if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "data-first=") {
+						b.Fatalf("%d %s", w.Code, w.Body)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/day")
+			})
 		})
 	}
 }

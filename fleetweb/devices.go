@@ -263,6 +263,7 @@ func (h *Handler) showDevice(w http.ResponseWriter, r *http.Request, us fleet.Us
 			h.fail(w, r, &us, err)
 			return
 		}
+		dd.Vehicles = h.withChosen(ctx, pr, dd.Vehicles, dd.Form.VehicleID)
 	}
 	p.Data = dd
 	h.render(w, status, "device", p)
@@ -388,6 +389,7 @@ func (h *Handler) showRegister(w http.ResponseWriter, r *http.Request, us fleet.
 		h.fail(w, r, &us, err)
 		return
 	}
+	vs = h.withChosen(r.Context(), us.Principal(), vs, f.VehicleID)
 	p.Data = registerData{Form: f, Vehicles: vs, More: more, Connect: h.connectRows(r, f.Protocol)}
 	h.render(w, status, "registerdevice", p)
 }

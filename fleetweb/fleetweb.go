@@ -204,7 +204,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.csp = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:" +
 		tileOrigin(opts.MapTiles) + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 	for _, name := range []string{"signin", "signup", "welcome", "password", "overview", "keys", "usage", "revoke", "users", "removeuser", "map", "alerts", "webhooks", "deletewebhook", "vehicles", "vehicle", "drivers", "driver", "deletedriver", "sharelinks", "commands", "notifications", "unsubscribe", "error", "vehicleform", "deletevehicle", "deviceform", "device", "deletedevice", "reports", "importvehicles", "maintenance", "unknowndevices", "registerdevice",
-		"geofences", "geofence", "deletegeofence", "rules", "rule", "deleterule", "replay"} {
+		"geofences", "geofence", "deletegeofence", "rules", "rule", "deleterule", "replay", "workorder", "schedule"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "drivers" || name == "driver" {
 			files = append(files, "templates/driverform.html") // the driver's form, shared
@@ -214,6 +214,9 @@ func New(svc *fleet.Service, opts Options) *Handler {
 		}
 		if name == "rules" || name == "rule" {
 			files = append(files, "templates/ruleform.html") // the rule's form, shared
+		}
+		if name == "maintenance" || name == "workorder" || name == "schedule" {
+			files = append(files, "templates/maintenanceforms.html") // the work order's and the schedule's fields, shared
 		}
 		if name == "device" || name == "deviceform" || name == "registerdevice" {
 			files = append(files, "templates/connect.html") // what to type into a tracker, shared
@@ -255,6 +258,7 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /vehicles/{vehicle_id}", h.auth(h.vehiclePage))
 	h.mux.HandleFunc("POST /vehicles/{vehicle_id}/driver", h.auth(h.assignDriver))
 	h.mux.HandleFunc("GET /vehicles/new", h.auth(h.newVehiclePage))
+	h.mux.HandleFunc("GET /vehicles/choices", h.auth(h.vehicleSearch))
 	h.mux.HandleFunc("GET /vehicles/import", h.auth(h.importVehiclesPage))
 	h.mux.HandleFunc("POST /vehicles/import", h.auth(h.importVehicles))
 	h.mux.HandleFunc("POST /vehicles", h.auth(h.addVehicle))
@@ -280,8 +284,12 @@ func New(svc *fleet.Service, opts Options) *Handler {
 	h.mux.HandleFunc("GET /reports", h.auth(h.reportsPage))
 	h.mux.HandleFunc("GET /maintenance", h.auth(h.maintenancePage))
 	h.mux.HandleFunc("POST /maintenance/work-orders", h.auth(h.addWorkOrder))
+	h.mux.HandleFunc("GET /maintenance/work-orders/{work_order_id}", h.auth(h.workOrderPage))
+	h.mux.HandleFunc("POST /maintenance/work-orders/{work_order_id}", h.auth(h.saveWorkOrder))
 	h.mux.HandleFunc("POST /maintenance/work-orders/{work_order_id}/status", h.auth(h.moveWorkOrder))
 	h.mux.HandleFunc("POST /maintenance/schedules", h.auth(h.addSchedule))
+	h.mux.HandleFunc("GET /maintenance/schedules/{schedule_id}", h.auth(h.schedulePage))
+	h.mux.HandleFunc("POST /maintenance/schedules/{schedule_id}", h.auth(h.saveSchedule))
 	h.mux.HandleFunc("POST /maintenance/schedules/{schedule_id}/delete", h.auth(h.deleteSchedule))
 	h.mux.HandleFunc("GET /alerts", h.auth(h.alertsPage))
 	h.mux.HandleFunc("POST /alerts/acknowledge", h.auth(h.acknowledgeSelected))
@@ -559,6 +567,8 @@ var fieldLabels = map[string]string{
 	"outside_hours.days": "Working days", "outside_hours.from": "Working hours' start", "outside_hours.to": "Working hours' end",
 	"centre": "Centre", "corners": "Corners", "radius_m": "Radius", "shape": "Shape",
 	"frequency": "How often", "weekday": "Day", "hour": "Hour", "report": "Report", "group_by": "Summary by",
+	"cost_cents": "Cost", "currency": "Currency", "interval_engine_hours": "Every how many engine hours",
+	"last_service_engine_hours": "Engine hours at the last service",
 }
 
 // fieldSentence words a field's error as a sentence about the form's

@@ -33,6 +33,11 @@ type replayPageData struct {
 	BeyondReach                  bool
 	Reach                        int
 	Tiles, Attribution           string
+	// First is the day's first report in the data's form (replayData),
+	// with the trips and stops: the page draws its first frame from it
+	// while the day's reports load. Bounds ([south, west, north, east])
+	// hold it and the trips' and stops' places, where the map opens.
+	First, Bounds string
 }
 
 // replaySpan is a trip or a stop on the replay's timeline: its times in ms
@@ -46,6 +51,8 @@ type replaySpan struct {
 	End   string `json:"-"`
 	Took  string `json:"-"`
 	What  string `json:"-"` // distance of a trip, place of a stop
+	// Places are where it started and ended (a trip), or where it stood.
+	Places [][2]float64 `json:"-"`
 }
 
 // replayDay reads the day of the request: the vehicle, its zone, the day's
@@ -102,9 +109,43 @@ func (h *Handler) replayPage(w http.ResponseWriter, r *http.Request, us fleet.Us
 			h.fail(w, r, &us, err)
 			return
 		}
+		if d.First, d.Bounds, err = h.replayFirst(ctx, us.Principal(), v.ID, day, end, loc, d.Trips, d.Stops); err != nil {
+			h.fail(w, r, &us, err)
+			return
+		}
 	}
 	p.Data = d
 	h.render(w, status, "replay", p)
+}
+
+// replayFirst is the day's first report in the data's form, with the
+// trips and stops, and the bounds of it and of their places; "" when the
+// day has no report. Reading one report is what the page adds to its
+// time: the whole day is the data's.
+func (h *Handler) replayFirst(ctx context.Context, p fleet.Principal, vehicleID string, day, end time.Time, loc *time.Location, trips, stops []replaySpan) (first, bounds string, err error) {
+	l, err := h.svc.ListHistory(ctx, p, vehicleID, fleet.HistoryQuery{From: &day, To: &end, Limit: 1})
+	if err != nil || len(l.Items) == 0 {
+		return "", "", err
+	}
+	pt := &l.Items[0]
+	enc := replayEncoder{day: day}
+	enc.add(pt)
+	box := [4]float64{pt.Latitude, pt.Longitude, pt.Latitude, pt.Longitude}
+	for _, spans := range [][]replaySpan{trips, stops} {
+		for _, s := range spans {
+			for _, pl := range s.Places {
+				box = [4]float64{min(box[0], pl[0]), min(box[1], pl[1]), max(box[2], pl[0]), max(box[3], pl[1])}
+			}
+		}
+	}
+	b := []byte{'['}
+	for i, x := range box {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, x, 'f', 6, 64)
+	}
+	return string(enc.finish(end, loc.String(), trips, stops)), string(append(b, ']')), nil
 }
 
 // replaySpans reads the day's trips and stops as the timeline shows them.
@@ -128,16 +169,19 @@ func (h *Handler) replaySpans(ctx context.Context, p fleet.Principal, vehicleID 
 	now := h.svc.Now()
 	for i, t := range ts {
 		s := replaySpan{N: i + 1, From: ms(t.Start.Timestamp), To: ms(now), Start: dayClock(t.Start.Timestamp, day, loc), End: "in progress",
-			Took: duration(time.Duration(t.DurationSeconds * float64(time.Second))), What: strconv.FormatFloat(t.DistanceKm, 'f', 1, 64) + " km"}
+			Took: duration(time.Duration(t.DurationSeconds * float64(time.Second))), What: strconv.FormatFloat(t.DistanceKm, 'f', 1, 64) + " km",
+			Places: [][2]float64{{t.Start.Latitude, t.Start.Longitude}}}
 		if t.Status != fleet.TripInProgress {
 			s.To, s.End = ms(t.End.Timestamp), dayClock(t.End.Timestamp, day, loc)
+			s.Places = append(s.Places, [2]float64{t.End.Latitude, t.End.Longitude})
 		}
 		s.Label = "Trip " + strconv.Itoa(s.N) + ", " + s.Start + " to " + s.End + ", " + s.What
 		trips = append(trips, s)
 	}
 	for i, st := range ss {
 		s := replaySpan{N: i + 1, From: ms(st.Start), To: ms(now), Start: dayClock(st.Start, day, loc), End: "still there",
-			Took: duration(time.Duration(st.DurationSeconds * float64(time.Second))), What: coords(st.Location.Latitude, st.Location.Longitude)}
+			Took: duration(time.Duration(st.DurationSeconds * float64(time.Second))), What: coords(st.Location.Latitude, st.Location.Longitude),
+			Places: [][2]float64{{st.Location.Latitude, st.Location.Longitude}}}
 		if st.End != nil {
 			s.To, s.End = ms(*st.End), dayClock(*st.End, day, loc)
 		}

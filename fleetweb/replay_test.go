@@ -4,9 +4,11 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +118,17 @@ func TestReplayOfADay(t *testing.T) {
 	is.True(strings.Contains(r.body, `<td data-label="Started">09:10</td>`))
 	is.True(strings.Contains(r.body, "Previous day"))
 	is.True(!strings.Contains(r.body, "Next day")) // today
+	// The first frame's data: the day's first report, and where the map opens.
+	first := regexp.MustCompile(`data-first="([^"]*)" data-bounds="([^"]*)"`).FindStringSubmatch(r.body)
+	is.True(first != nil)
+	var f0 replayBody
+	is.NoErr(json.Unmarshal([]byte(html.UnescapeString(first[1])), &f0))
+	is.Equal(f0.N, 1)
+	is.Equal(f0.T, []*int64{ptr(pts[0].Timestamp.Sub(time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)).Milliseconds())})
+	is.Equal(len(f0.Trips), 1)
+	var box [4]float64
+	is.NoErr(json.Unmarshal([]byte(first[2]), &box))
+	is.True(box[0] <= pts[0].Latitude && pts[0].Latitude <= box[2] && box[1] <= pts[0].Longitude && pts[0].Longitude <= box[3])
 	// The vehicle's day links to it.
 	r = do(t, c, "GET", base+"/vehicles/"+truck.ID+"?day=2026-11-23&tz=Europe/Berlin", nil)
 	is.True(strings.Contains(r.body, `href="/vehicles/`+truck.ID+`/replay?day=2026-11-23&amp;tz=Europe%2FBerlin">Replay the day</a>`))

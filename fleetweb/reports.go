@@ -2,7 +2,9 @@ package fleetweb
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +13,8 @@ import (
 )
 
 // The Reports page: trips, stops, and daily summaries (by vehicle or by
-// driver) over a range of days of the person's time zone, for one
-// vehicle or all, as a table and as CSV. The CSV is fleet's (fleet.WriteCSV
+// driver) over a range of days of the person's time zone, for the
+// vehicles (or drivers) chosen or all, as a table and as CSV. The CSV is fleet's (fleet.WriteCSV
 // and the reports' rows), the same as the API's text/csv answers and a
 // scheduled report's attachment.
 
@@ -29,6 +31,9 @@ const (
 	maxReportRows  = fleet.MaxSummaryLimit // rows of a CSV
 	maxReportShown = 500                   // rows of the table; the CSV has them all
 	maxReportDays  = 31
+	// maxReportChosen is how many vehicles, or drivers, one report may
+	// name; more is every one.
+	maxReportChosen = 100
 )
 
 var reportKinds = []struct{ Key, Label string }{
@@ -40,14 +45,17 @@ var reportKinds = []struct{ Key, Label string }{
 
 // reportForm is the report's choice as typed, with its mistakes by field.
 type reportChoice struct {
-	Report, From, To, VehicleID string
-	Errors                      map[string]string
+	Report, From, To      string
+	VehicleIDs, DriverIDs []string // none: every one
+	Errors                map[string]string
 }
 
 type reportData struct {
 	Form     reportChoice
 	Kinds    []struct{ Key, Label string }
 	Vehicles []vehicleChoice
+	More     bool            // the account has more vehicles than Vehicles lists
+	Drivers  []vehicleChoice // the account's drivers, by name
 	Zone     string
 	Ran      bool // a report was asked for and made
 	Header   []string
@@ -60,7 +68,8 @@ type reportData struct {
 // asks for one (?report=). The days default to the last seven.
 func readReport(r *http.Request, loc *time.Location, now time.Time) (c reportChoice, from, to time.Time, asked bool) {
 	q := r.URL.Query()
-	c = reportChoice{Report: q.Get("report"), From: q.Get("from"), To: q.Get("to"), VehicleID: q.Get("vehicle_id"), Errors: map[string]string{}}
+	c = reportChoice{Report: q.Get("report"), From: q.Get("from"), To: q.Get("to"), VehicleIDs: chosen(q["vehicle_id"]),
+		DriverIDs: chosen(q["driver_id"]), Errors: map[string]string{}}
 	today := now.In(loc)
 	if c.To == "" {
 		c.To = today.Format(time.DateOnly)
@@ -94,10 +103,36 @@ func readReport(r *http.Request, loc *time.Location, now time.Time) (c reportCho
 			c.Errors["to"] = "To must be at most " + strconv.Itoa(maxReportDays) + " days after From."
 		}
 	}
-	if (c.Report == reportTrips || c.Report == reportStops) && c.VehicleID == "" {
-		c.Errors["vehicle_id"] = "Vehicle: choose one for trips and stops."
+	switch {
+	case len(c.VehicleIDs) > maxReportChosen:
+		c.Errors["vehicle_id"] = "Vehicles: choose at most " + strconv.Itoa(maxReportChosen) + ", or none for every vehicle."
+	case (c.Report == reportTrips || c.Report == reportStops) && len(c.VehicleIDs) == 0:
+		c.Errors["vehicle_id"] = "Vehicles: choose at least one for trips and stops."
+	case c.Report == reportDriverSummary && len(c.VehicleIDs) > 1:
+		c.Errors["vehicle_id"] = "Vehicles: a summary by driver is of one vehicle's trips, or of every vehicle's."
+	}
+	if len(c.DriverIDs) > maxReportChosen {
+		c.Errors["driver_id"] = "Drivers: choose at most " + strconv.Itoa(maxReportChosen) + ", or none for every driver."
 	}
 	return c, from, to.AddDate(0, 0, 1).Add(-time.Microsecond), asked
+}
+
+// noSuchDriver is a chosen driver the account does not have.
+type noSuchDriver struct{ error }
+
+func (e noSuchDriver) Unwrap() error { return e.error }
+
+// chosen are the ids a list of choices sent, each once, in order; empty
+// ones (an "every one" choice) are dropped.
+func chosen(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // reportsPage shows the form and, when asked, the report as a table, or
@@ -119,7 +154,11 @@ func (h *Handler) reportsPage(w http.ResponseWriter, r *http.Request, us fleet.U
 			}
 			errorPage(&p, err)
 			if fleet.ErrorCode(err) == fleet.CodeNotFound {
-				d.Form.Errors["vehicle_id"] = "Vehicle: there is no such vehicle."
+				if _, ok := errors.AsType[noSuchDriver](err); ok {
+					d.Form.Errors["driver_id"] = "Drivers: there is no such driver."
+				} else {
+					d.Form.Errors["vehicle_id"] = "Vehicles: there is no such vehicle."
+				}
 				p.Error = "Please correct the form:"
 			}
 			status = statusOf(err)
@@ -145,68 +184,107 @@ func (h *Handler) reportsPage(w http.ResponseWriter, r *http.Request, us fleet.U
 		status = http.StatusUnprocessableEntity
 	}
 	var err error
-	if d.Vehicles, _, err = h.vehicleChoices(ctx, pr); err != nil {
+	if d.Vehicles, d.More, err = h.vehicleChoices(ctx, pr); err != nil {
 		h.fail(w, r, &us, err)
 		return
+	}
+	d.Vehicles = h.withChosen(ctx, pr, d.Vehicles, c.VehicleIDs...)
+	drivers, _, err := walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Driver], error) {
+		return h.svc.ListDrivers(ctx, pr, fleet.DriverFilter{}, q)
+	})
+	if err != nil {
+		h.fail(w, r, &us, err)
+		return
+	}
+	for _, dr := range drivers {
+		d.Drivers = append(d.Drivers, vehicleChoice{ID: dr.ID, Name: dr.Name})
 	}
 	p.Data = d
 	h.render(w, status, "reports", p)
 }
 
 // report reads the chosen report's rows, as fleet's CSV writes them, at
-// most maxReportRows, and how many there are.
+// most maxReportRows, and how many there are: of each chosen vehicle in
+// turn (in the order of their ids, as a report of every vehicle orders
+// them), or of every vehicle at once.
 func (h *Handler) report(ctx context.Context, p fleet.Principal, c reportChoice, from, to time.Time, loc *time.Location) ([]string, [][]string, int, error) {
 	var rows [][]string
 	switch c.Report {
 	case reportTrips, reportStops:
-		q := fleet.TripQuery{From: &from, To: &to, Limit: fleet.MaxPageLimit}
-		for len(rows) < maxReportRows {
-			var next string
-			var more bool
-			if c.Report == reportTrips {
-				l, err := h.svc.ListTrips(ctx, p, c.VehicleID, q)
-				if err != nil {
-					return nil, nil, 0, err
-				}
-				for _, t := range l.Items {
-					rows = append(rows, fleet.TripCSVRow(t))
-				}
-				next, more = l.NextCursor, l.HasMore
-			} else {
-				l, err := h.svc.ListStops(ctx, p, c.VehicleID, q)
-				if err != nil {
-					return nil, nil, 0, err
-				}
-				for _, s := range l.Items {
-					rows = append(rows, fleet.StopCSVRow(s))
-				}
-				next, more = l.NextCursor, l.HasMore
-			}
-			if !more {
+		for _, vid := range c.VehicleIDs {
+			if len(rows) >= maxReportRows {
 				break
 			}
-			q.Cursor = next
+			q := fleet.TripQuery{From: &from, To: &to, Limit: fleet.MaxPageLimit}
+			for len(rows) < maxReportRows {
+				var next string
+				var more bool
+				if c.Report == reportTrips {
+					l, err := h.svc.ListTrips(ctx, p, vid, q)
+					if err != nil {
+						return nil, nil, 0, err
+					}
+					for _, t := range l.Items {
+						rows = append(rows, fleet.TripCSVRow(t))
+					}
+					next, more = l.NextCursor, l.HasMore
+				} else {
+					l, err := h.svc.ListStops(ctx, p, vid, q)
+					if err != nil {
+						return nil, nil, 0, err
+					}
+					for _, s := range l.Items {
+						rows = append(rows, fleet.StopCSVRow(s))
+					}
+					next, more = l.NextCursor, l.HasMore
+				}
+				if !more {
+					break
+				}
+				q.Cursor = next
+			}
 		}
+		rows = rows[:min(len(rows), maxReportRows)]
 		if c.Report == reportTrips {
 			return fleet.TripCSVHeader, rows, len(rows), nil
 		}
 		return fleet.StopCSVHeader, rows, len(rows), nil
 	case reportDriverSummary:
-		l, err := h.svc.DriverSummary(ctx, p, fleet.SummaryQuery{From: &from, To: &to, VehicleID: c.VehicleID, TZ: loc.String(), Limit: maxReportRows})
+		for _, id := range c.DriverIDs {
+			if _, err := h.svc.Driver(ctx, p, id); err != nil {
+				return nil, nil, 0, noSuchDriver{err}
+			}
+		}
+		q := fleet.SummaryQuery{From: &from, To: &to, TZ: loc.String(), Limit: maxReportRows}
+		if len(c.VehicleIDs) == 1 {
+			q.VehicleID = c.VehicleIDs[0]
+		}
+		l, err := h.svc.DriverSummary(ctx, p, q)
 		if err != nil {
 			return nil, nil, 0, err
 		}
 		for _, r := range l.Items {
-			rows = append(rows, fleet.DriverSummaryCSVRow(r))
+			if len(c.DriverIDs) == 0 || r.DriverID != nil && slices.Contains(c.DriverIDs, *r.DriverID) {
+				rows = append(rows, fleet.DriverSummaryCSVRow(r))
+			}
 		}
 		return fleet.DriverSummaryCSVHeader, rows, len(rows), nil
 	}
-	l, err := h.svc.Summary(ctx, p, fleet.SummaryQuery{From: &from, To: &to, VehicleID: c.VehicleID, TZ: loc.String(), GroupBy: "day", Limit: maxReportRows})
-	if err != nil {
-		return nil, nil, 0, err
+	vehicles := c.VehicleIDs
+	if len(vehicles) == 0 {
+		vehicles = []string{""} // every vehicle
 	}
-	for _, r := range l.Items {
-		rows = append(rows, fleet.SummaryCSVRow(r))
+	for _, vid := range vehicles {
+		l, err := h.svc.Summary(ctx, p, fleet.SummaryQuery{From: &from, To: &to, VehicleID: vid, TZ: loc.String(), GroupBy: "day", Limit: maxReportRows - len(rows)})
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, r := range l.Items {
+			rows = append(rows, fleet.SummaryCSVRow(r))
+		}
+		if len(rows) >= maxReportRows {
+			break
+		}
 	}
 	return fleet.SummaryCSVHeader, rows, len(rows), nil
 }

@@ -2,8 +2,11 @@ package fleetweb_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,9 +82,12 @@ func TestReports(t *testing.T) {
 		{url.Values{"report": {"summary"}, "from": {"yesterday"}}, "from", "From must be a date such as 2026-11-23."},
 		{url.Values{"report": {"summary"}, "from": {"2026-11-23"}, "to": {"2026-11-20"}}, "to", "To must be on or after From."},
 		{url.Values{"report": {"summary"}, "from": {"2026-01-01"}, "to": {"2026-11-20"}}, "to", "To must be at most 31 days after From."},
-		{url.Values{"report": {"trips"}}, "vehicle_id", "Vehicle: choose one for trips and stops."},
+		{url.Values{"report": {"trips"}}, "vehicle_id", "Vehicles: choose at least one for trips and stops."},
 		{url.Values{"report": {"<script>"}}, "report", "Report must be one of the list."},
-		{url.Values{"report": {"trips"}, "vehicle_id": {other.ID}}, "vehicle_id", "Vehicle: there is no such vehicle."},
+		{url.Values{"report": {"trips"}, "vehicle_id": {other.ID}}, "vehicle_id", "Vehicles: there is no such vehicle."},
+		{url.Values{"report": {"summary"}, "vehicle_id": {v.ID, other.ID}}, "vehicle_id", "Vehicles: there is no such vehicle."},
+		{url.Values{"report": {"drivers"}, "driver_id": {"drv_nope"}}, "driver_id", "Drivers: there is no such driver."},
+		{url.Values{"report": {"drivers"}, "vehicle_id": {v.ID, v.ID + "x"}}, "vehicle_id", "Vehicles: a summary by driver is of one vehicle"},
 	} {
 		r := get(tc.q)
 		is.True(r.status == http.StatusUnprocessableEntity || r.status == http.StatusNotFound) // tc.say
@@ -91,4 +97,98 @@ func TestReports(t *testing.T) {
 		is.True(!strings.Contains(r.body, "<script>"))
 		is.True(!strings.Contains(r.body, "Bravo"))
 	}
+}
+
+// A report of a chosen set of vehicles (or drivers) has the rows of those
+// and no others, as a table and as CSV alike; a set too large, or one
+// that names another account's vehicle, is said beside its field.
+func TestReportsOfChosenVehicles(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, fleet.Options{Now: clock.Now}, fleetweb.Options{MapTiles: "off"})
+	p := fleet.SystemPrincipal(e.accA)
+	start := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	var vs []fleet.Vehicle
+	var ds []fleet.Driver
+	for i, name := range []string{"Alpha", "Bravo", "Charlie"} {
+		v, err := e.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: name})
+		is.NoErr(err)
+		d, err := e.svc.CreateDriver(ctx, p, fleet.Driver{Name: name + "'s driver"})
+		is.NoErr(err)
+		_, err = e.svc.AssignDriver(ctx, p, v.ID, fleet.AssignTo(d.ID))
+		is.NoErr(err)
+		var pts []fleet.Point
+		fast, slow := 40.0, 0.0
+		for j := range 10 {
+			pts = append(pts, fleet.Point{Latitude: 52.5 + float64(j)*0.001, Longitude: 13.4 + float64(i)*0.01, Timestamp: start.Add(time.Duration(j) * time.Minute), Speed: &fast})
+		}
+		for j := range 7 {
+			pts = append(pts, fleet.Point{Latitude: 52.509, Longitude: 13.4 + float64(i)*0.01, Timestamp: start.Add(time.Duration(10+j) * time.Minute), Speed: &slow})
+		}
+		_, err = e.svc.IngestLocations(ctx, p, v.ID, pts)
+		is.NoErr(err)
+		vs, ds = append(vs, v), append(ds, d)
+	}
+	c := e.signedIn(t, "viewer@acme.test", viewerPassword)
+	day := url.Values{"from": {"2026-11-23"}, "to": {"2026-11-23"}, "tz": {"UTC"}}
+	query := func(report string, key string, ids ...string) url.Values {
+		q := url.Values{"report": {report}, key: ids}
+		for k, v := range day {
+			q[k] = v
+		}
+		return q
+	}
+	for _, tc := range []struct {
+		q         url.Values
+		in, notIn []string // names in the table, and ids in the CSV
+		inIDs     []string
+	}{
+		{query("trips", "vehicle_id", vs[0].ID, vs[2].ID), []string{"Alpha", "Charlie"}, []string{"Bravo"}, []string{vs[0].ID, vs[2].ID}},
+		{query("stops", "vehicle_id", vs[1].ID, vs[2].ID), []string{"Bravo", "Charlie"}, []string{"Alpha"}, []string{vs[1].ID, vs[2].ID}},
+		{query("summary", "vehicle_id", vs[0].ID, vs[1].ID), []string{"Alpha", "Bravo"}, []string{"Charlie"}, []string{vs[0].ID, vs[1].ID}},
+		{query("drivers", "driver_id", ds[1].ID, ds[2].ID), []string{"Bravo's driver", "Charlie's driver"}, []string{"Alpha's driver"}, []string{ds[1].ID, ds[2].ID}},
+	} {
+		page := do(t, c, "GET", e.srv.URL+"/reports?"+tc.q.Encode(), nil)
+		is.Equal(page.status, http.StatusOK)
+		i := strings.Index(page.body, `<table id="report-rows"`)
+		is.True(i > 0)
+		table := html.UnescapeString(page.body[i:])
+		for _, name := range tc.in {
+			is.True(strings.Contains(table, name)) // chosen, in the table
+		}
+		for _, name := range tc.notIn {
+			is.True(!strings.Contains(table, name)) // not chosen
+		}
+		for _, id := range tc.inIDs { // the choices stay chosen
+			is.True(strings.Contains(page.body, `<option value="`+id+`" selected>`))
+		}
+		tableRows := strings.Count(table[:strings.Index(table, "</table>")], "<tr>") - 1
+		is.True(tableRows >= len(tc.in))
+		tc.q.Set("format", "csv")
+		csv := do(t, c, "GET", e.srv.URL+"/reports?"+tc.q.Encode(), nil)
+		is.Equal(csv.status, http.StatusOK)
+		lines := strings.Split(strings.TrimSpace(csv.body), "\r\n")
+		is.Equal(len(lines)-1, tableRows) // the CSV has the table's rows
+		col := slices.Index(strings.Split(lines[0], ","), "vehicle_id")
+		if tc.q.Get("report") == "drivers" {
+			col = slices.Index(strings.Split(lines[0], ","), "driver_id")
+		}
+		is.True(col >= 0)
+		seen := map[string]bool{}
+		for _, l := range lines[1:] {
+			seen[strings.Split(l, ",")[col]] = true
+		}
+		is.Equal(len(seen), len(tc.inIDs))
+		for _, id := range tc.inIDs {
+			is.True(seen[id])
+		}
+	}
+	var many []string
+	for i := range 101 {
+		many = append(many, fmt.Sprintf("veh_%03d", i))
+	}
+	r := do(t, c, "GET", e.srv.URL+"/reports?"+query("summary", "vehicle_id", many...).Encode(), nil)
+	is.Equal(r.status, http.StatusUnprocessableEntity)
+	is.True(strings.Contains(r.body, `id="vehicle_id-error" class="field-error">Vehicles: choose at most 100, or none for every vehicle.`))
 }

@@ -1,5 +1,6 @@
 // The dashboard's small helpers: the header's menu on narrow screens, the
-// copy buttons, "select every alert of the page", and the browser's time
+// copy buttons, "select every alert of the page", the search beside a
+// vehicle picker of a large fleet, and the browser's time
 // zone, which the vehicle pages speak in (kept in the fleet_tz cookie; the
 // server reads it, UTC without it). The pages work without them (the menu
 // then stays unfolded, times are UTC). The page loads this right after its
@@ -46,6 +47,66 @@
       });
       boxes.forEach(function (b) { b.addEventListener("change", count); });
       count();
+    });
+    // A vehicle picker that lists only the account's first vehicles gets
+    // a search: the typed name or plate asks the server
+    // (/vehicles/choices), and the vehicles found come first in the
+    // picker, the one found chosen when it is the only one.
+    document.querySelectorAll("select[data-vehicle-search]").forEach(function (select) {
+      var id = select.id + "-search";
+      var field = document.createElement("div");
+      field.className = "vehicle-search";
+      var label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = "Find a vehicle by name or plate";
+      var input = document.createElement("input");
+      input.type = "search";
+      input.id = id;
+      input.autocomplete = "off";
+      input.setAttribute("aria-describedby", id + "-status");
+      var status = document.createElement("p");
+      status.id = id + "-status";
+      status.className = "hint";
+      status.setAttribute("role", "status");
+      field.appendChild(label);
+      field.appendChild(input);
+      field.appendChild(status);
+      select.parentNode.insertBefore(field, select.nextSibling);
+      var asked = 0, timer = 0;
+      var top = select.options.length > 0 && select.options[0].value === "" ? 1 : 0; // after "Choose a vehicle"
+      var search = function () {
+        var q = input.value.trim(), n = ++asked;
+        if (!q) { status.textContent = ""; return; }
+        fetch("/vehicles/choices?q=" + encodeURIComponent(q), { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then(function (r) {
+            return r.json().then(function (body) {
+              if (!r.ok) throw new Error(body.error || "The search failed.");
+              return body;
+            });
+          })
+          .then(function (body) {
+            if (n !== asked) return; // a later search is on its way
+            body.vehicles.forEach(function (v, i) {
+              var opt = null;
+              for (var j = 0; j < select.options.length; j++) {
+                if (select.options[j].value === v.id) { opt = select.options[j]; break; }
+              }
+              if (!opt) opt = new Option(v.name, v.id);
+              opt.text = v.name + (v.license_plate ? " (" + v.license_plate + ")" : "");
+              select.insertBefore(opt, select.options[top + i] || null);
+            });
+            var found = body.vehicles.length;
+            if (found === 1 && !select.multiple) select.value = body.vehicles[0].id;
+            status.textContent = found === 0 ? "No vehicle's name or plate contains “" + q + "”." :
+              found === 1 ? (select.multiple ? "1 vehicle found, first in the list." : "1 vehicle found and chosen: " + body.vehicles[0].name + ".") :
+              (body.more ? "The first " + found + " found are first in the list; type more to narrow." : found + " vehicles found, first in the list.");
+          })
+          .catch(function (e) { if (n === asked) status.textContent = e.message; });
+      };
+      input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(search, 250); });
+      input.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") { e.preventDefault(); clearTimeout(timer); search(); } // search, not send the form
+      });
     });
     document.querySelectorAll("button[data-copy]").forEach(function (btn) {
       btn.addEventListener("click", function () {

@@ -1,0 +1,67 @@
+package fleetweb_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleetweb"
+	"github.com/matryer/is"
+)
+
+// The pickers' search finds the account's vehicles by name or plate, by
+// name, at most 20 and says when more match; another account's are not
+// found, and a text the API refuses is refused.
+func TestVehicleSearch(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	ctx := context.Background()
+	p := fleet.SystemPrincipal(e.accA)
+	for i := range 25 {
+		_, err := e.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: fmt.Sprintf("Van %02d", 25-i)})
+		is.NoErr(err)
+	}
+	zulu, err := e.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Zulu <b>wagon</b>", LicensePlate: "B-ZU 1"})
+	is.NoErr(err)
+	_, err = e.svc.CreateVehicle(ctx, fleet.SystemPrincipal(e.accB), fleet.Vehicle{Name: "Zulu of Bravo", LicensePlate: "B-ZU 2"})
+	is.NoErr(err)
+	c := e.signedIn(t, "viewer@acme.test", viewerPassword)
+	type answer struct {
+		Vehicles []struct{ ID, Name, LicensePlate string } `json:"vehicles"`
+		More     bool                                      `json:"more"`
+	}
+	search := func(q string) (int, answer) {
+		r := do(t, c, "GET", e.srv.URL+"/vehicles/choices?q="+url.QueryEscape(q), nil)
+		var a answer
+		if r.status == http.StatusOK {
+			is.Equal(r.header.Get("Content-Type"), "application/json")
+			is.NoErr(json.Unmarshal([]byte(r.body), &a))
+		}
+		return r.status, a
+	}
+	status, a := search("b-zu")
+	is.Equal(status, http.StatusOK)
+	is.Equal(len(a.Vehicles), 1) // by plate, this account's only
+	is.Equal(a.Vehicles[0].ID, zulu.ID)
+	is.Equal(a.Vehicles[0].Name, "Zulu <b>wagon</b>")
+	is.True(!a.More)
+	_, a = search("van")
+	is.Equal(len(a.Vehicles), 20)
+	is.True(a.More)
+	is.Equal(a.Vehicles[0].Name, "Van 01") // by name
+	is.Equal(a.Vehicles[19].Name, "Van 20")
+	_, a = search("  ")
+	is.Equal(len(a.Vehicles), 0)
+	_, a = search("bravo")
+	is.Equal(len(a.Vehicles), 0)
+	r := do(t, c, "GET", e.srv.URL+"/vehicles/choices?q=%00", nil)
+	is.Equal(r.status, http.StatusBadRequest)
+	is.True(strings.Contains(r.body, `"error":`))
+	anon := do(t, e.client(t), "GET", e.srv.URL+"/vehicles/choices?q=van", nil)
+	is.Equal(anon.status, http.StatusSeeOther) // to the sign-in
+}
