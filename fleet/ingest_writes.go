@@ -60,6 +60,25 @@ type IngestWrites struct {
 	// Events are the events the batch emits (a status change, an alert
 	// opened...), as EventTx.AppendEvent stores them, in their order.
 	Events []Event
+	// Live are the batch's live reports, set only for a store that
+	// appends them to its shared feed with the write-set
+	// (IngestLiveFeed), which appends them in the same transaction as
+	// LiveFeed.AppendLive would after it; every other store ignores them.
+	Live *LiveAppend
+	// Quota are the takes of the batch's points allowance, of exactly its
+	// stored points, set only for a store that counts them with the
+	// write-set (IngestQuotaStore): it counts them in the same
+	// transaction, all or none, and a take that does not fit fails the
+	// write-set with a *QuotaRefused. Every other store ignores them.
+	Quota []QuotaTake
+}
+
+// LiveAppend is one batch's live reports, of one account, at one time, as
+// LiveFeed.AppendLive takes them.
+type LiveAppend struct {
+	AccountID string
+	At        time.Time
+	Items     []StreamItem
 }
 
 // VehiclePoints are one vehicle's points of an IngestWrites.
@@ -70,13 +89,15 @@ type VehiclePoints struct {
 
 // Empty reports whether w writes nothing.
 func (w IngestWrites) Empty() bool {
-	return len(w.Points) == 0 && len(w.Vehicles) == 0 && len(w.Trips) == 0 && len(w.Devices) == 0 && len(w.Events) == 0
+	return len(w.Points) == 0 && len(w.Vehicles) == 0 && len(w.Trips) == 0 && len(w.Devices) == 0 && len(w.Events) == 0 &&
+		(w.Live == nil || len(w.Live.Items) == 0) && len(w.Quota) == 0
 }
 
 // ReplayIngest applies w to tx with the transaction's own methods, in the
 // order the one-by-one path writes them: the events (AppendEvent), each
 // vehicle's points (InsertPoints), the vehicles (UpdateVehicle), the trips
-// (PutTrips), the devices (RecordDeviceReport). A point of w that is stored already breaks
+// (PutTrips), the devices (RecordDeviceReport); w.Live and w.Quota are
+// left to the caller (a store that appends and counts them). A point of w that is stored already breaks
 // the rule that makes it new (see above): that is an error, not a
 // duplicate. A store whose ApplyIngest has nothing better to do calls it.
 func ReplayIngest(tx Tx, w IngestWrites) error {

@@ -58,6 +58,77 @@ import (
 // server that then stops before giving them back are lost to the account
 // until the window ends, which errs on the side of the other accounts.
 
+// Counted with the write-set. A store that applies many batches'
+// write-sets together (IngestQuotaStore: sqlstore on PostgreSQL) counts
+// the points in the batch's own transaction instead: the batch decides
+// what it stores, then hands the takes of exactly its stored points to
+// the store with its write-set (IngestWrites.Quota), which counts them,
+// all or none, with the rows they are for. A take that does not fit fails
+// the write (QuotaRefused), which writes nothing, and the batch is refused
+// as above. Duplicates take nothing, and nothing is given back after the
+// commit; the store holds the allowance's row only from its count to its
+// commit, and one count serves the batches of a group.
+
+// QuotaTake is a take of N units of subject's hourly window under Limit
+// at Now, all or none, as Store.TakeQuotaN takes it.
+type QuotaTake struct {
+	Subject  string
+	N, Limit int
+	Now      time.Time
+}
+
+// QuotaRefused is the error of a write-set whose take (IngestWrites.Quota)
+// does not fit: Quota is the subject's window as it stands, Allowed false.
+type QuotaRefused struct {
+	Subject string
+	Quota   Quota
+}
+
+func (e *QuotaRefused) Error() string {
+	return "fleet: the allowance " + e.Subject + " is spent"
+}
+
+// IngestQuotaStore is a store that counts a batch's points allowance with
+// its write-set (IngestWrites.Quota) rather than before it (TakeQuotaN).
+type IngestQuotaStore interface {
+	// TakesQuotaWithIngest reports whether ApplyIngest counts
+	// IngestWrites.Quota.
+	TakesQuotaWithIngest() bool
+}
+
+// pointsWithIngest reports whether a batch's points are counted with its
+// write-set (IngestQuotaStore).
+func (s *Service) pointsWithIngest() bool {
+	st, ok := s.store.(IngestQuotaStore)
+	return ok && st.TakesQuotaWithIngest() && !s.opts.IngestOneByOne
+}
+
+// pointsTakes are the takes of n stored points of a batch of account a
+// (and of its device deviceID unless ""), the device's first.
+func pointsTakes(a Account, deviceID string, n int, now time.Time) []QuotaTake {
+	if n == 0 {
+		return nil
+	}
+	var out []QuotaTake
+	if deviceID != "" {
+		out = append(out, QuotaTake{Subject: devicePointsSubject(deviceID), N: n, Limit: a.DevicePointsPerHour(), Now: now})
+	}
+	return append(out, QuotaTake{Subject: pointsSubject(a.ID), N: n, Limit: a.PointsPerHour(), Now: now})
+}
+
+// refusedWithIngest turns a write-set's refused take into the batch's
+// refusal of n points; any other error is returned as it is.
+func refusedWithIngest(err error, a Account, n int, now time.Time) error {
+	var r *QuotaRefused
+	if !errors.As(err, &r) {
+		return err
+	}
+	if r.Subject == pointsSubject(a.ID) {
+		return pointsRefused(a, r.Quota, n, now)
+	}
+	return devicePointsRefused(r.Quota, n, now)
+}
+
 // pointsSubject is the quota subject of an account's points allowance;
 // devicePointsSubject a device's.
 func pointsSubject(accountID string) string      { return "points:" + accountID }

@@ -78,7 +78,7 @@ func (pa *pointsAccount) stored(t *testing.T, svc *fleet.Service) int {
 // concurrent batches at its edge get exactly what is left; and the window
 // ends an hour after its first point, on the service's clock.
 func TestPointsAllowance(t *testing.T) {
-	onStores(t, func(t *testing.T, store fleet.Store) {
+	onSharedStores(t, func(t *testing.T, store, _ fleet.Store) { // PostgreSQL counts with the write-set
 		is := is.New(t)
 		clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 		svc := fleet.NewService(store, fleet.Options{Now: clock.Now})

@@ -78,16 +78,22 @@ func (s *Service) ingest(ctx context.Context, p Principal, points []Point, maxPo
 		return IngestResult{}, err
 	}
 	// The batch's points come out of the account's allowance, and what is
-	// not stored goes back.
-	t, err := s.takePoints(ctx, p.Account, b.deviceID, b, len(points)-b.dups, now)
-	if err != nil {
-		return IngestResult{}, err
+	// not stored goes back; or the store counts the stored ones with the
+	// write-set (points.go).
+	var quota *Account
+	if s.pointsWithIngest() {
+		quota = &p.Account
+	} else {
+		t, err := s.takePoints(ctx, p.Account, b.deviceID, b, len(points)-b.dups, now)
+		if err != nil {
+			return IngestResult{}, err
+		}
+		taken = t
 	}
-	taken = t
 	ctx = WithWriteCost(ctx, WriteCost{AccountID: b.accountID, Points: len(points) - b.dups, Vehicles: b.order})
-	res, live, err := s.writeBatch(ctx, held, b, dev, len(points))
+	res, live, err := s.writeBatch(ctx, held, b, dev, len(points), quota)
 	if err != nil {
-		return IngestResult{}, err
+		return IngestResult{}, refusedWithIngest(err, p.Account, len(points)-b.dups, now)
 	}
 	committed = true
 	s.publishBatch(ctx, held, b, res, live, taken)
@@ -150,11 +156,15 @@ func (s *Service) prepareBatch(ctx context.Context, held *ingestHold, accountID 
 // work, otherwise outside it first: see judgeBatch), decides every write,
 // and hands the rows every report writes to the store as one write-set
 // (ingest_writes.go). It returns what the batch stored and the live
-// reports to publish once it committed.
-func (s *Service) writeBatch(ctx context.Context, held *ingestHold, b *batch, dev *ingestDevice, n int) (IngestResult, []StreamItem, error) {
+// reports to publish once it committed (none when the store appended them
+// to its shared feed with the write-set: IngestLiveFeed). With quota set,
+// the stored points' takes of quota's allowance go with the write-set
+// (IngestQuotaStore).
+func (s *Service) writeBatch(ctx context.Context, held *ingestHold, b *batch, dev *ingestDevice, n int, quota *Account) (IngestResult, []StreamItem, error) {
 	var res IngestResult
 	var live []StreamItem
 	var judged *plan
+	appended := false // the live reports went with the write-set
 	first := 0
 	if s.looksHeavy(b, n) {
 		first = 1 // not worth a try in the write transaction
@@ -208,13 +218,26 @@ func (s *Service) writeBatch(ctx context.Context, held *ingestHold, b *batch, de
 					return err
 				}
 			}
+			appended = false
 			if staged != nil {
+				if quota != nil {
+					staged.w.Quota = pointsTakes(*quota, b.deviceID, res.Accepted, b.now)
+				}
+				if len(live) > 0 && s.liveWithIngest() {
+					// On the shared feed with the write-set, in its
+					// transaction (IngestLiveFeed).
+					staged.w.Live = &LiveAppend{AccountID: b.accountID, At: b.now, Items: slices.Clone(live)}
+					appended = true
+				}
 				return staged.apply()
 			}
 			return nil
 		})
 		if errors.Is(err, errHeavy) || errors.Is(err, errStale) {
 			continue
+		}
+		if appended {
+			live = nil // nothing left to publish
 		}
 		return res, live, err
 	}

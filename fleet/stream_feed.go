@@ -33,6 +33,26 @@ type LiveFeed interface {
 	PurgeLive(ctx context.Context, before time.Time) (int, error)
 }
 
+// IngestLiveFeed is a LiveFeed that can append a location batch's live
+// reports with the batch's write-set (IngestWrites.Live, applied by
+// LocationTx.ApplyIngest), in its transaction: the reports take their ids
+// as the batch commits, and the service appends nothing after the commit.
+// sqlstore on PostgreSQL is one.
+type IngestLiveFeed interface {
+	LiveFeed
+	// AppendsLiveWithIngest reports whether ApplyIngest appends
+	// IngestWrites.Live to the feed.
+	AppendsLiveWithIngest() bool
+}
+
+// liveWithIngest reports whether a batch's live reports go to the shared
+// feed with its write-set (IngestLiveFeed), rather than after its commit
+// (publishLive).
+func (s *Service) liveWithIngest() bool {
+	feed, ok := s.store.(IngestLiveFeed)
+	return ok && feed.AppendsLiveWithIngest() && s.stream.Fed()
+}
+
 // ErrNoLiveFeed is what a store that could be a LiveFeed but is not one
 // (sqlstore on SQLite, whose file one process owns) returns from its
 // methods.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 )
@@ -16,7 +17,7 @@ import (
 // trips, events and its device's row as it decides them: it hands them to
 // ApplyIngest as one write-set, which the member's transaction stages.
 // When every member has run, the group applies all its members'
-// write-sets in ONE statement (flush) of five data-modifying parts, each
+// write-sets in ONE statement (flush) of seven data-modifying parts, each
 // set-based over arrays (unnest), whose counts come back together:
 //
 //   - the points: INSERT ... SELECT FROM unnest(...) ON CONFLICT DO
@@ -28,7 +29,22 @@ import (
 //   - the devices' rows: UPDATE devices ... FROM unnest(...) on the
 //     condition that each is still attached to its vehicle: a count short
 //     fails the flush;
-//   - the events: INSERT ... SELECT FROM unnest(...).
+//   - the events: INSERT ... SELECT FROM unnest(...);
+//   - the live reports (fleet.IngestLiveFeed): live_seq's row moved on by
+//     the ids they take, and INSERT INTO live_reports, then pg_notify. The
+//     row stays locked until the group's COMMIT, so the groups of every
+//     server append in commit order, as appendLiveSQL's statements do, and
+//     a feed reader that sees an id has seen every smaller one;
+//   - the points allowance (fleet.IngestQuotaStore): each subject's takes
+//     summed and counted all or none, as takeQuotaNSQL counts one: a sum
+//     that does not fit fails the flush, and run one by one each member
+//     counts its own (tx.takeQuota), so that those that fit commit and
+//     the others are refused. The rows stay locked until the COMMIT: from
+//     the flush on, not for the whole group.
+//
+// The parts run in the order the final SELECT reads them, the same in
+// every group, so two groups' flushes lock live_seq and the allowances'
+// rows in one order.
 //
 // Because members write nothing else in the usual case, a member needs no
 // savepoint: it takes one only before its first statement that writes
@@ -147,6 +163,14 @@ func expand(template string) string {
 		r = append(r, "{"+key+".args}", strings.Join(args, ", "), "{"+key+".names}", strings.Join(names, ", "),
 			"{"+key+".sets}", strings.Join(sets, ", "))
 	}
+	// The live feed's part (liveArgs): the ids it takes, then its rows'
+	// arrays, as appendLiveSQL's.
+	r = append(r, "{l.total}", fmt.Sprintf("$%d::bigint", n+1),
+		"{l.args}", fmt.Sprintf("$%d::bigint[], $%d::bigint[], $%d::text[], $%d::text[], $%d::bigint[]", n+2, n+3, n+4, n+5, n+6))
+	// The points allowance's part (quotaArgs): its subjects' arrays, then
+	// the window's length and the zero window start.
+	r = append(r, "{q.args}", fmt.Sprintf("$%d::text[], $%d::bigint[], $%d::bigint[], $%d::bigint[]", n+7, n+8, n+9, n+10),
+		"{q.conflict}", takeNConflict(fmt.Sprintf("$%d::bigint", n+11), fmt.Sprintf("$%d::bigint", n+12)))
 	return strings.NewReplacer(r...).Replace(template)
 }
 
@@ -155,7 +179,38 @@ func expand(template string) string {
 type flushArgs struct {
 	parts                                    [5][][]any
 	points, vehicles, trips, devices, events int64
-	err                                      error // a row of the wrong length
+	live                                     liveArgs  // the live feed's rows
+	quota                                    quotaArgs // the points allowance's takes
+	err                                      error     // a row of the wrong length
+}
+
+// quotaArgs gathers the takes of a group's write-sets (fleet.QuotaTake),
+// one row per subject: its units summed, at the latest of their times.
+// Counted together, they fit or not together: a subject whose sum does
+// not fit fails the statement, and the members, run again one by one,
+// each count their own (tx.takeQuota).
+type quotaArgs struct {
+	subjects         []string
+	nows, ns, limits []int64
+	index            map[string]int
+}
+
+func (a *quotaArgs) add(q fleet.QuotaTake) error {
+	now := toDB(fleet.Timestamp(q.Now))
+	if i, ok := a.index[q.Subject]; ok {
+		if a.limits[i] != int64(q.Limit) { // a limit changed meanwhile: one by one
+			return fmt.Errorf("sqlstore: flush: two limits of %s", q.Subject)
+		}
+		a.ns[i] += int64(q.N)
+		a.nows[i] = max(a.nows[i], now)
+		return nil
+	}
+	if a.index == nil {
+		a.index = map[string]int{}
+	}
+	a.index[q.Subject] = len(a.subjects)
+	a.subjects, a.nows, a.ns, a.limits = append(a.subjects, q.Subject), append(a.nows, now), append(a.ns, int64(q.N)), append(a.limits, int64(q.Limit))
+	return nil
 }
 
 func newFlushArgs() *flushArgs {
@@ -216,6 +271,14 @@ func (a *flushArgs) add(w fleet.IngestWrites) error {
 		a.row(4, e.ID, e.AccountID, e.Type, toDB(e.CreatedAt), string(e.Data))
 		a.events++
 	}
+	for _, q := range w.Quota {
+		if err := a.quota.add(q); err != nil {
+			return err
+		}
+	}
+	if w.Live != nil && len(w.Live.Items) > 0 {
+		return a.live.add(*w.Live)
+	}
 	return nil
 }
 
@@ -234,7 +297,9 @@ func (a *flushArgs) args() ([]any, error) {
 			out = append(out, arr)
 		}
 	}
-	return out, nil
+	l, q := &a.live, &a.quota
+	return append(out, l.total, l.offs, l.ns, l.accts, l.items, l.ats,
+		q.subjects, q.nows, q.ns, q.limits, fleet.QuotaWindow.Microseconds(), toDB(time.Time{})), nil
 }
 
 // typedArray converts a column's values (as the statements' arguments
@@ -323,7 +388,7 @@ func (gc *groupCommit) flush(g *group) error {
 			}
 		}
 	}
-	if a.points+a.vehicles+a.trips+a.devices+a.events == 0 {
+	if a.points+a.vehicles+a.trips+a.devices+a.events+a.live.total+int64(len(a.quota.subjects)) == 0 {
 		return nil
 	}
 	args, err := a.args()
@@ -331,7 +396,7 @@ func (gc *groupCommit) flush(g *group) error {
 		return err
 	}
 	t := &tx{ctx: g.ctx, d: gc.sh.d, tx: g.tx, roundTrips: &gc.sh.trips}
-	var points, vehicles, trips, devices, events int64
+	var points, vehicles, trips, devices, events, live, notified, quotas int64
 	// The group's row cache (lockVehicles) serves its members' reads and
 	// ends with the group, after this last statement: it has nothing to
 	// keep.
@@ -354,17 +419,32 @@ func (gc *groupCommit) flush(g *group) error {
 	WHERE d.id = x.id AND d.account_id = x.account_id AND d.vehicle_id = x.vehicle_id RETURNING 1
 ), e AS (
 	INSERT INTO events ({e.names}) SELECT * FROM unnest({e.args}) RETURNING 1
+), s AS (
+	UPDATE live_seq SET last = last + {l.total} WHERE id = 1 AND {l.total} > 0 RETURNING last
+), l AS (
+	INSERT INTO live_reports (first_id, count, account_id, items, created_at)
+	SELECT s.last - {l.total} + 1 + x.off, x.n, x.acct, x.items, x.at FROM s, unnest({l.args}) AS x(off, n, acct, items, at)
+	RETURNING 1
+), q AS (
+	INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
+	SELECT x.s, x.n, CASE WHEN x.r <= x.l THEN x.r ELSE 0 END, CASE WHEN x.r <= x.l THEN x.r ELSE 0 END, x.r, x.l
+	FROM unnest({q.args}) AS x(s, n, r, l) ORDER BY x.s
+	{q.conflict}
+	RETURNING taken = req AS fits
 )
-SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM v), (SELECT count(*) FROM t), (SELECT count(*) FROM d), (SELECT count(*) FROM e)`)
+SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM v), (SELECT count(*) FROM t), (SELECT count(*) FROM d), (SELECT count(*) FROM e),
+	(SELECT count(*) FROM l), (SELECT count(*) FROM (SELECT pg_notify('` + liveChannel + `', '') WHERE {l.total} > 0) n),
+	(SELECT count(*) FROM q WHERE fits)`)
 		})
-		return t.queryRow(flushSQL.text, args...).Scan(&points, &vehicles, &trips, &devices, &events)
+		return t.queryRow(flushSQL.text, args...).Scan(&points, &vehicles, &trips, &devices, &events, &live, &notified, &quotas)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: apply the group's write-sets: %w", err)
 	}
-	if points != a.points || vehicles != a.vehicles || trips != a.trips || devices != a.devices || events != a.events {
-		return fmt.Errorf("sqlstore: apply the group's write-sets: wrote %d points, %d vehicles, %d trips, %d devices, %d events of %d, %d, %d, %d, %d",
-			points, vehicles, trips, devices, events, a.points, a.vehicles, a.trips, a.devices, a.events)
+	lives, takes := int64(len(a.live.ns)), int64(len(a.quota.subjects))
+	if points != a.points || vehicles != a.vehicles || trips != a.trips || devices != a.devices || events != a.events || live != lives || quotas != takes {
+		return fmt.Errorf("sqlstore: apply the group's write-sets: wrote %d points, %d vehicles, %d trips, %d devices, %d events, %d live rows, %d takes of %d, %d, %d, %d, %d, %d, %d",
+			points, vehicles, trips, devices, events, live, quotas, a.points, a.vehicles, a.trips, a.devices, a.events, lives, takes)
 	}
 	return nil
 }

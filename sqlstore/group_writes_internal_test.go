@@ -24,15 +24,24 @@ func TestFlushVehicleColumnsFollowVehicleArgs(t *testing.T) {
 		Trips:    []fleet.Trip{{ID: "trip_1", AccountID: "acc_1", VehicleID: "veh_1"}},
 		Devices:  []fleet.Device{{ID: "dev_1", AccountID: "acc_1", VehicleID: "veh_1"}},
 		Events:   []fleet.Event{{ID: "evt_1", AccountID: "acc_1", Type: fleet.EventVehicleStatusChanged, Data: []byte(`{}`)}},
+		Live:     &fleet.LiveAppend{AccountID: "acc_1", Items: []fleet.StreamItem{{VehicleID: "veh_1"}, {VehicleID: "veh_1"}}},
+		Quota:    []fleet.QuotaTake{{Subject: "points:acc_1", N: 1, Limit: 5}},
 	}))
+	is.NoErr(a.add(fleet.IngestWrites{Quota: []fleet.QuotaTake{{Subject: "points:acc_1", N: 2, Limit: 5}}}))
+	is.True(a.add(fleet.IngestWrites{Quota: []fleet.QuotaTake{{Subject: "points:acc_1", N: 2, Limit: 6}}}) != nil) // two limits: one by one
 	vals, err := a.args()
 	is.NoErr(err)
 	n := 0
 	for _, part := range flushParts {
 		n += len(part)
 	}
-	is.Equal(len(vals), n)
-	q := expand("{p.args} {v.args} {t.args} {d.args} {e.args}")
+	// The live feed's (the ids it takes, its rows' five arrays) and the
+	// allowance's (four arrays, the window, the zero window start).
+	n += 6 + 6
+	is.Equal(len(vals), n)          // every value a parameter
+	is.Equal(vals[n-12], int64(2))  // two ids taken
+	is.Equal(vals[n-4], []int64{3}) // one subject, three points
+	q := expand("{p.args} {v.args} {t.args} {d.args} {e.args} {l.total} {l.args} {q.args} {q.conflict}")
 	is.True(strings.Contains(q, "$"+strconv.Itoa(n)+"::")) // every array a parameter
 	is.True(!strings.Contains(q, "$"+strconv.Itoa(n+1)+"::"))
 }

@@ -229,6 +229,19 @@ func (s *Store) AppendLive(ctx context.Context, accountID string, items []fleet.
 	return s.eng.appendLive(ctx, accountID, items, at)
 }
 
+// AppendsLiveWithIngest implements fleet.IngestLiveFeed: on PostgreSQL
+// a location batch's live reports are appended in its group's write-set
+// statement (group_writes.go), so they take their ids as it commits.
+func (s *Store) AppendsLiveWithIngest() bool {
+	_, ok := s.eng.(*pgEngine)
+	return ok
+}
+
+// TakesQuotaWithIngest implements fleet.IngestQuotaStore: on PostgreSQL
+// a location batch's points allowance is counted in its group's write-set
+// statement (group_writes.go).
+func (s *Store) TakesQuotaWithIngest() bool { return s.AppendsLiveWithIngest() }
+
 // FollowLive implements fleet.LiveFeed.
 func (s *Store) FollowLive(ctx context.Context, since time.Time, deliver func([]fleet.LiveBatch)) error {
 	return s.eng.followLive(ctx, since, deliver)

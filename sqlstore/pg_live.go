@@ -86,6 +86,43 @@ type liveWaiter struct {
 	err       error
 }
 
+// liveArgs gathers appends to the feed into appendLiveSQL's arguments
+// (and those of the live part of a group's write-set statement,
+// group_writes.go): per row, its first id's offset from the statement's
+// first, its count, account, items (JSON) and time; total is the ids they
+// take.
+type liveArgs struct {
+	total         int64
+	offs, ns, ats []int64
+	accts, items  []string
+}
+
+// add adds one ingest's reports as a row.
+func (a *liveArgs) add(l fleet.LiveAppend) error {
+	b, err := liveJSON(l.Items)
+	if err != nil {
+		return err
+	}
+	a.addJSON(l.AccountID, b, len(l.Items), l.At)
+	return nil
+}
+
+func (a *liveArgs) addJSON(accountID, items string, n int, at time.Time) {
+	a.offs, a.ns, a.accts, a.items, a.ats = append(a.offs, a.total), append(a.ns, int64(n)), append(a.accts, accountID),
+		append(a.items, items), append(a.ats, toDB(at))
+	a.total += int64(n)
+}
+
+// liveJSON is items as live_reports.items holds them.
+func liveJSON(items []fleet.StreamItem) (string, error) {
+	li := make([]liveItem, len(items))
+	for i, it := range items {
+		li[i] = liveItem{VehicleID: it.VehicleID, Record: it.Record}
+	}
+	b, err := json.Marshal(li)
+	return string(b), err
+}
+
 // appendLive appends one ingest's reports to the feed, in one statement
 // with the appends that arrived while the last was on its way
 // (liveAppender), and returns once they are in the feed.
@@ -93,15 +130,11 @@ func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fle
 	if len(items) == 0 {
 		return nil
 	}
-	li := make([]liveItem, len(items))
-	for i, it := range items {
-		li[i] = liveItem{VehicleID: it.VehicleID, Record: it.Record}
-	}
-	b, err := json.Marshal(li)
+	b, err := liveJSON(items)
 	if err != nil {
 		return err
 	}
-	me := &liveWaiter{accountID: accountID, items: string(b), n: len(items), at: at}
+	me := &liveWaiter{accountID: accountID, items: b, n: len(items), at: at}
 	a := &e.liveAppend
 	a.mu.Lock()
 	if a.busy {
@@ -144,21 +177,15 @@ func (e *pgEngine) leadLiveAppend(batch []*liveWaiter) {
 // caller) and passes the appender on, as runQuotaBatch does.
 func (e *pgEngine) runLiveAppend(batch []*liveWaiter) {
 	e.liveAppend.lastSend = time.Now()
-	total := 0
-	offs := make([]int64, len(batch))
-	ns := make([]int64, len(batch))
-	accts := make([]string, len(batch))
-	items := make([]string, len(batch))
-	ats := make([]int64, len(batch))
-	for i, w := range batch {
-		offs[i], ns[i], accts[i], items[i], ats[i] = int64(total), int64(w.n), w.accountID, w.items, toDB(w.at)
-		total += w.n
+	args := &liveArgs{}
+	for _, w := range batch {
+		args.addJSON(w.accountID, w.items, w.n, w.at)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), quotaTimeout)
 	e.trips.add(tripStatement)
 	var rows int64
 	var notified string
-	err := e.fast.QueryRowContext(ctx, appendLiveSQL, int64(total), offs, ns, accts, items, ats).Scan(&rows, &notified)
+	err := e.fast.QueryRowContext(ctx, appendLiveSQL, args.total, args.offs, args.ns, args.accts, args.items, args.ats).Scan(&rows, &notified)
 	cancel()
 	if err == nil && rows != int64(len(batch)) {
 		err = fmt.Errorf("sqlstore: live feed: appended %d rows of %d", rows, len(batch))

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync"
@@ -201,4 +202,148 @@ func TestPostgresWriteSetMemberFailsAlone(t *testing.T) {
 			return err
 		}))
 	}
+}
+
+// liveFeed returns what s's live feed holds since since, as a server that
+// starts following it reads it back.
+func liveFeed(t *testing.T, s *sqlstore.Store, since time.Time) []fleet.LiveBatch {
+	t.Helper()
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var got []fleet.LiveBatch
+	err := s.FollowLive(fctx, since, func(bs []fleet.LiveBatch) {
+		if got == nil {
+			got = append([]fleet.LiveBatch{}, bs...)
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("follow the live feed: %v", err)
+	}
+	return got
+}
+
+// liveWrite is a write-set of one forward point of vehicle id, with its
+// live report.
+func liveWrite(accountID, id string, sec int) fleet.IngestWrites {
+	p := point(id, sec)
+	return fleet.IngestWrites{
+		Points: []fleet.VehiclePoints{{VehicleID: id, Points: []fleet.Point{p}}},
+		Live: &fleet.LiveAppend{AccountID: accountID, At: storetest.T0,
+			Items: []fleet.StreamItem{{VehicleID: id, Record: fleet.LocationRecord{VehicleID: id, Name: "x", Status: fleet.StatusMoving}}}},
+	}
+}
+
+// inOneGroup applies writes, each as a location write of its first
+// vehicle, in one group of s, in their order, and returns their errors.
+func inOneGroup(t *testing.T, s *sqlstore.Store, accountID string, writes ...fleet.IngestWrites) []error {
+	t.Helper()
+	release := holdRunners(t, s, accountID)
+	errs := make([]chan error, len(writes))
+	for i, w := range writes {
+		errs[i] = make(chan error, 1)
+		go func() {
+			errs[i] <- s.Update(asLocationWrite(accountID, w.Points[0].VehicleID), func(tx fleet.Tx) error { return tx.ApplyIngest(w) })
+		}()
+		waitQueued(t, s, i+1) // in this order
+	}
+	release()
+	out := make([]error, len(writes))
+	for i := range writes {
+		out[i] = <-errs[i]
+	}
+	return out
+}
+
+// twoVehicles opens a store on a schema of its own with an account and
+// two of its vehicles.
+func twoVehicles(t *testing.T) (*sqlstore.Store, fleet.Account, fleet.Vehicle, fleet.Vehicle) {
+	t.Helper()
+	s := MustOpen(t, pgtest.NewSchema(t, pgtest.DSN(t)))
+	a := storetest.MustAccount(t, s)
+	return s, a, storetest.MustVehicle(t, s, a.ID, "one"), storetest.MustVehicle(t, s, a.ID, "two")
+}
+
+// TestPostgresWriteSetAppendsLive: a group's members' live reports are
+// appended to the shared feed in the group's write-set statement (no
+// statement of their own), with consecutive ids; in a group that falls
+// back to one by one, those of the members that commit, and only theirs.
+func TestPostgresWriteSetAppendsLive(t *testing.T) {
+	is := is.New(t)
+	s, a, v1, v2 := twoVehicles(t)
+	is.True(s.AppendsLiveWithIngest())
+	bad := storetest.MustVehicle(t, s, a.ID, "bad")
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) error { // a point the bad write-set claims is new
+		_, err := tx.InsertPoints(bad.ID, []fleet.Point{point(bad.ID, 30)})
+		return err
+	}))
+	before := s.RoundTrips()
+	errs := inOneGroup(t, s, a.ID, liveWrite(a.ID, v1.ID, 10), liveWrite(a.ID, v2.ID, 10))
+	is.NoErr(errs[0])
+	is.NoErr(errs[1])
+	after := s.RoundTrips()
+	// The held runners' two commits, and one group's: BEGIN, its reads
+	// (the vehicles locked, their latest trips, the alert configuration),
+	// its write-sets' statement, COMMIT; no append of its own.
+	is.Equal(after["statement"]-before["statement"], int64(4))
+	errs = inOneGroup(t, s, a.ID, liveWrite(a.ID, v1.ID, 20), liveWrite(a.ID, bad.ID, 30)) // falls back
+	is.NoErr(errs[0])
+	is.Equal(fleet.ErrorCode(errs[1]), fleet.CodeConflict) // the bad one alone
+	feed := liveFeed(t, s, storetest.T0)
+	var ids []uint64
+	var vehicles []string
+	for _, b := range feed {
+		is.Equal(b.AccountID, a.ID)
+		for i, it := range b.Items {
+			ids = append(ids, b.FirstID+uint64(i))
+			vehicles = append(vehicles, it.VehicleID)
+		}
+	}
+	is.Equal(len(ids), 3) // the first group's two, the good one's of the second
+	is.Equal(ids[1], ids[0]+1)
+	is.Equal(ids[2], ids[1]+1)
+	is.True(vehicles[0] != vehicles[1])
+	is.Equal(vehicles[2], v1.ID)
+}
+
+// TestPostgresWriteSetCountsQuota: a group's members' takes of an
+// allowance are counted in its write-set statement, together; when their
+// sum does not fit, the group runs one by one and each counts its own,
+// so the members that fit commit and the first that does not fails alone,
+// with the window as it stands, writing nothing.
+func TestPostgresWriteSetCountsQuota(t *testing.T) {
+	is := is.New(t)
+	s, a, v1, v2 := twoVehicles(t)
+	is.True(s.TakesQuotaWithIngest())
+	subject := "points:" + a.ID
+	const limit = 5
+	take := func(id string, sec, n int) fleet.IngestWrites {
+		w := liveWrite(a.ID, id, sec)
+		w.Quota = []fleet.QuotaTake{{Subject: subject, N: n, Limit: limit, Now: storetest.T0}}
+		return w
+	}
+	_, fallbacks := sqlstore.WriteSetCounts(s)
+	errs := inOneGroup(t, s, a.ID, take(v1.ID, 10, 1), take(v2.ID, 10, 2)) // 3 of 5: fit together
+	is.NoErr(errs[0])
+	is.NoErr(errs[1])
+	_, after := sqlstore.WriteSetCounts(s)
+	is.Equal(after, fallbacks)                                            // no fallback
+	errs = inOneGroup(t, s, a.ID, take(v1.ID, 20, 1), take(v2.ID, 20, 2)) // 6 of 5: the second does not fit
+	is.NoErr(errs[0])
+	var refused *fleet.QuotaRefused
+	is.True(errors.As(errs[1], &refused))
+	is.Equal(refused.Subject, subject)
+	is.Equal(refused.Quota.Used, 4)
+	is.Equal(refused.Quota.Remaining, 1)
+	_, last := sqlstore.WriteSetCounts(s)
+	is.Equal(last-after, int64(1)) // one by one
+	q, err := s.TakeQuotaN(ctx, subject, 1, limit, storetest.T0)
+	is.NoErr(err)
+	is.True(q.Allowed)
+	is.Equal(q.Used, 5) // 3 + 1, and this one
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		pts, err := tx.Points(v2.ID, storetest.T0, storetest.T0.Add(time.Hour), 10)
+		is.Equal(len(pts), 1) // the refused member's point is not stored
+		return err
+	}))
 }

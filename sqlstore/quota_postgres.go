@@ -81,12 +81,20 @@ type quotaTake struct {
 // which. $2 is now, $5 the window and $6 the zero window start (all µs).
 // Concurrent statements on the subject take turns on its row, so the
 // count is exact over every server sharing the database.
-const takeQuotaNSQL = `INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
+var takeQuotaNSQL = `INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
 	VALUES ($1, $2::bigint,
 		CASE WHEN $3::bigint <= $4::bigint THEN $3::bigint ELSE 0 END,
 		CASE WHEN $3::bigint <= $4::bigint THEN $3::bigint ELSE 0 END,
 		$3::bigint, $4::bigint)
-	ON CONFLICT (subject) DO UPDATE SET
+	` + takeNConflict("$5", "$6") + `
+	RETURNING window_start, used, taken`
+
+// takeNConflict is the ON CONFLICT clause of a take of `req` units, all or
+// none, under `lim` (the row that would have been inserted), with window
+// the window's length and zero the zero window start (µs): takeQuotaNSQL's,
+// and the quota part of a group's write-set statement (group_writes.go).
+func takeNConflict(window, zero string) string {
+	return strings.NewReplacer("$5", window, "$6", zero).Replace(`ON CONFLICT (subject) DO UPDATE SET
 		window_start = CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5
 			THEN excluded.window_start ELSE q.window_start END,
 		used = CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END
@@ -97,8 +105,25 @@ const takeQuotaNSQL = `INSERT INTO quotas AS q (subject, window_start, used, tak
 				- CASE WHEN q.window_start = $6 OR excluded.window_start >= q.window_start + $5 THEN 0 ELSE q.used END
 				THEN excluded.req ELSE 0 END,
 		req = excluded.req,
-		lim = excluded.lim
-	RETURNING window_start, used, taken`
+		lim = excluded.lim`)
+}
+
+// takeQuota counts q in the transaction (takeQuotaNSQL): the subject's
+// row stays locked until the transaction ends. A take that does not fit
+// is a *fleet.QuotaRefused.
+func (t *tx) takeQuota(q fleet.QuotaTake) error {
+	var ws, used, taken int64
+	if err := t.queryRow(takeQuotaNSQL, q.Subject, toDB(fleet.Timestamp(q.Now)), int64(q.N), int64(q.Limit),
+		fleet.QuotaWindow.Microseconds(), toDB(time.Time{})).Scan(&ws, &used, &taken); err != nil {
+		return wrap(t.failed(err), "take quota")
+	}
+	if taken != int64(q.N) {
+		out := fleet.Quota{Limit: q.Limit, Used: int(used), Reset: fromDB(ws).Add(fleet.QuotaWindow)}
+		out.Remaining = max(0, q.Limit-out.Used)
+		return &fleet.QuotaRefused{Subject: q.Subject, Quota: out}
+	}
+	return nil
+}
 
 // refundQuotaSQL is fleet.RefundQuota: $2 units back to subject $1's
 // window if it still starts at $3.

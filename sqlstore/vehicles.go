@@ -505,7 +505,9 @@ func (s *Store) PurgePoints(ctx context.Context, before time.Time) (int, error) 
 
 // ApplyIngest implements fleet.Tx: a PostgreSQL group in write-set mode
 // stages w to apply it with the group's other members' (group_writes.go);
-// otherwise w is replayed.
+// otherwise, on PostgreSQL, its takes are counted in the transaction
+// (fleet.IngestQuotaStore), w is replayed, and its live reports are
+// appended to the feed (fleet.IngestLiveFeed).
 func (t *tx) ApplyIngest(w fleet.IngestWrites) error {
 	if t.readOnly {
 		return errReadOnly
@@ -514,5 +516,30 @@ func (t *tx) ApplyIngest(w fleet.IngestWrites) error {
 		t.stage.add(w)
 		return nil
 	}
-	return fleet.ReplayIngest(t, w)
+	if t.d.name == Postgres {
+		for _, q := range w.Quota {
+			if err := t.takeQuota(q); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fleet.ReplayIngest(t, w); err != nil {
+		return err
+	}
+	if w.Live == nil || len(w.Live.Items) == 0 || t.d.name != Postgres {
+		return nil
+	}
+	a := &liveArgs{}
+	if err := a.add(*w.Live); err != nil {
+		return err
+	}
+	var rows int64
+	var notified string
+	if err := t.queryRow(appendLiveSQL, a.total, a.offs, a.ns, a.accts, a.items, a.ats).Scan(&rows, &notified); err != nil {
+		return wrap(t.failed(err), "append to the live feed")
+	}
+	if rows != 1 {
+		return fmt.Errorf("sqlstore: live feed: appended %d rows of 1", rows)
+	}
+	return nil
 }
