@@ -140,7 +140,9 @@ func TestPostgresGroupDeadlockRunsAgain(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	is.Equal(runs[0]+runs[1], 3) // one of them ran again, once
+	// At least one of them ran again (a busy machine may have a rerun
+	// meet the other's locks once more); each one's writes count once.
+	is.True(runs[0]+runs[1] >= 3)
 	is.Equal(odometer(t, one, a.ID, va.ID), start+2)
 	is.Equal(odometer(t, one, a.ID, vb.ID), start+2)
 }
