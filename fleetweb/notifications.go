@@ -1,6 +1,7 @@
 package fleetweb
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ type notificationsData struct {
 	Events     []string
 	AlertTypes []fleet.AlertType
 	Vehicles   []fleet.Vehicle
+	More       bool // the account has more vehicles than Vehicles lists
 	Weekdays   []string
 	Rule       ruleForm
 	Report     reportForm
@@ -135,13 +137,17 @@ func (h *Handler) showNotifications(w http.ResponseWriter, r *http.Request, us f
 	for _, s := range scheds {
 		d.Schedules = append(d.Schedules, scheduleRow{ReportSchedule: s, Email: emails[s.UserID], Describe: fleet.DescribeReportSchedule(s)})
 	}
-	d.Vehicles, _, err = walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
+	d.Vehicles, d.More, err = walk(ctx, maxListed, func(q fleet.ListQuery) (fleet.List[fleet.Vehicle], error) {
 		return h.svc.ListVehicles(ctx, us.Principal(), fleet.VehicleFilter{}, q)
 	})
 	if err != nil {
 		h.fail(w, r, &us, err)
 		return
 	}
+	listed := d.Vehicles // a rule's vehicles beyond the list stay chosen
+	d.Vehicles = append(h.chosenBeyond(ctx, us.Principal(), func(id string) bool {
+		return slices.ContainsFunc(listed, func(v fleet.Vehicle) bool { return v.ID == id })
+	}, slices.Collect(maps.Keys(rf.VehicleIDs))), listed...)
 	if rf.UserID == "" {
 		rf.UserID = us.User.ID
 	}

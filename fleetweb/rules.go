@@ -504,6 +504,12 @@ func (h *Handler) ruleChoices(ctx context.Context, pr fleet.Principal, d *rulesD
 		return h.svc.ListVehicles(ctx, pr, fleet.VehicleFilter{}, q)
 	})
 	slices.SortStableFunc(d.Vehicles, func(a, b fleet.Vehicle) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	if err == nil { // a rule's vehicles beyond the list stay chosen
+		listed := d.Vehicles
+		d.Vehicles = append(h.chosenBeyond(ctx, pr, func(id string) bool {
+			return slices.ContainsFunc(listed, func(v fleet.Vehicle) bool { return v.ID == id })
+		}, d.Form.VehicleIDs), listed...)
+	}
 	return err
 }
 

@@ -63,22 +63,33 @@ func (h *Handler) vehicleSearch(w http.ResponseWriter, r *http.Request, us fleet
 // form shown again keeps them; an id the account does not have is left
 // out.
 func (h *Handler) withChosen(ctx context.Context, p fleet.Principal, choices []vehicleChoice, chosen ...string) []vehicleChoice {
+	extra := h.chosenBeyond(ctx, p, func(id string) bool {
+		return slices.ContainsFunc(choices, func(c vehicleChoice) bool { return c.ID == id })
+	}, chosen)
+	if len(extra) == 0 {
+		return choices
+	}
+	out := make([]vehicleChoice, 0, len(extra)+len(choices))
+	for _, v := range extra {
+		out = append(out, vehicleChoice{ID: v.ID, Name: v.Name})
+	}
+	return append(out, choices...)
+}
+
+// chosenBeyond reads the chosen vehicles that a picker does not list.
+func (h *Handler) chosenBeyond(ctx context.Context, p fleet.Principal, listed func(id string) bool, chosen []string) []fleet.Vehicle {
 	var missing []string
 	for _, id := range chosen {
-		if id != "" && !slices.ContainsFunc(choices, func(c vehicleChoice) bool { return c.ID == id }) {
+		if id != "" && !listed(id) {
 			missing = append(missing, id)
 		}
 	}
 	if len(missing) == 0 || len(missing) > fleet.MaxPageLimit {
-		return choices
+		return nil
 	}
 	l, err := h.svc.ListVehicles(ctx, p, fleet.VehicleFilter{IDs: missing}, fleet.ListQuery{Limit: fleet.MaxPageLimit})
 	if err != nil {
-		return choices
+		return nil
 	}
-	extra := make([]vehicleChoice, 0, len(l.Items)+len(choices))
-	for _, v := range l.Items {
-		extra = append(extra, vehicleChoice{ID: v.ID, Name: v.Name})
-	}
-	return append(extra, choices...)
+	return l.Items
 }

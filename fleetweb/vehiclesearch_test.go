@@ -65,3 +65,41 @@ func TestVehicleSearch(t *testing.T) {
 	anon := do(t, e.client(t), "GET", e.srv.URL+"/vehicles/choices?q=van", nil)
 	is.Equal(anon.status, http.StatusSeeOther) // to the sign-in
 }
+
+// In an account of more vehicles than the pickers list, each picker has
+// the search, and a vehicle beyond the list that a form chose (found by
+// the search) stays chosen when the page shows the form again.
+func TestPickersKeepAVehicleBeyondTheList(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, fleetweb.Options{})
+	ctx := context.Background()
+	p := fleet.SystemPrincipal(e.accA)
+	for i := range 5_000 {
+		_, err := e.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: fmt.Sprintf("Car %04d", i)})
+		is.NoErr(err)
+	}
+	zulu, err := e.svc.CreateVehicle(ctx, p, fleet.Vehicle{Name: "Zulu wagon"}) // the last: beyond the list
+	is.NoErr(err)
+	c := e.signedIn(t, "admin@acme.test", adminPassword)
+	chosen := `<option value="` + zulu.ID + `" selected>Zulu wagon`
+	for _, tc := range []struct {
+		method, path string
+		form         url.Values
+	}{
+		{"GET", "/maintenance", nil},
+		{"GET", "/maintenance?vehicle_id=" + zulu.ID, nil},
+		{"POST", "/maintenance/work-orders", url.Values{"vehicle_id": {zulu.ID}, "title": {""}, "priority": {"low"}}},
+		{"GET", "/reports?report=trips&vehicle_id=" + zulu.ID, nil},
+		{"GET", "/devices/new", nil},
+		{"POST", "/devices", url.Values{"vehicle_id": {zulu.ID}, "identifier": {""}}},
+		{"POST", "/rules", url.Values{"type": {"speeding"}, "severity": {"warning"}, "threshold_kmh": {"fast"}, "vehicle_ids": {zulu.ID}}},
+		{"POST", "/notifications/rules", url.Values{"user_id": {""}, "vehicle_ids": {zulu.ID}, "digest_minutes": {"often"}}},
+	} {
+		r := do(t, c, tc.method, e.srv.URL+tc.path, tc.form)
+		is.True(strings.Contains(r.body, " data-vehicle-search")) // tc.path
+		is.True(strings.Contains(r.body, "of the account's vehicles are listed; find any other by its name or plate."))
+		if strings.Contains(tc.path, zulu.ID) || tc.form.Get("vehicle_id") != "" || tc.form.Get("vehicle_ids") != "" {
+			is.True(strings.Contains(r.body, chosen)) // tc.path keeps the vehicle chosen
+		}
+	}
+}
