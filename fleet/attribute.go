@@ -305,22 +305,49 @@ func (a Attributes) AppendJSON(b []byte) []byte {
 
 // appendJSONNumber appends f as encoding/json writes a float64 (a value
 // JSON cannot hold as 0, which validation never lets through).
+//
+// encoding/json writes the shortest decimal that reads back as f. When a
+// decimal of at most 15 significant digits reads back as f, that one is
+// it (two such decimals never read back as the same float64), and it is
+// found with one multiplication and written from an integer: the usual
+// reading (a count, a voltage, a percentage, a coordinate) takes no
+// general float formatting.
 func appendJSONNumber(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, '0')
 	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0"...)
+		}
+		return append(b, '0')
+	}
 	abs := math.Abs(f)
-	if abs < 1e12 && !(f == 0 && math.Signbit(f)) {
-		// The usual reading (a count, a voltage, a percentage): up to
-		// three decimals say it exactly, and are its shortest form.
-		for d, p := range pow10 {
-			if r := math.Round(f * p); r/p == f {
-				return appendDecimal(b, int64(r), d)
-			}
+	if abs < 1e15 && f == math.Trunc(f) {
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	if abs < 1e12 {
+		// Most readings (a count, a voltage, a percentage) have at most
+		// three decimals: f*1000, rounded, is then their digits.
+		if r := math.Round(f * 1000); r/1000 == f {
+			return appendDecimal(b, int64(r), 3)
+		}
+	}
+	if abs >= 1e-6 && abs < 1e15 {
+		// The most decimals d such that abs*10^d < 1e15: f*10^d, rounded,
+		// is then the decimal's digits whenever there is one (a coordinate
+		// of six or seven decimals).
+		i, found := slices.BinarySearch(pow10Steps[:], abs)
+		if found {
+			i++ // now pow10Steps[i-1] <= abs < pow10Steps[i]
+		}
+		d := len(pow10Steps) - i
+		if r := math.Round(f * exactPow10[d]); r/exactPow10[d] == f {
+			return appendDecimal(b, int64(r), d)
 		}
 	}
 	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+	if abs < 1e-6 || abs >= 1e21 {
 		format = 'e'
 	}
 	b = strconv.AppendFloat(b, f, format, -1, 64)
@@ -333,24 +360,41 @@ func appendJSONNumber(b []byte, f float64) []byte {
 	return b
 }
 
-// appendDecimal appends n/10^d (d at most 3, n not a multiple of 10 unless
-// d is 0) in decimal.
+// exactPow10 are the powers of ten a float64 holds exactly, up to 10^21,
+// and pow10Steps the powers from 10^-6 to 10^14: abs*10^(21-i) < 1e15
+// when abs < pow10Steps[i].
+var (
+	exactPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+		1e17, 1e18, 1e19, 1e20, 1e21}
+	pow10Steps = [...]float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14}
+)
+
+// appendDecimal appends n/10^d in decimal without trailing zeros in its
+// fraction (none when it has no fraction).
 func appendDecimal(b []byte, n int64, d int) []byte {
 	if n < 0 {
 		b = append(b, '-')
 		n = -n
 	}
+	for d > 0 && n%10 == 0 {
+		n, d = n/10, d-1
+	}
 	if d == 0 {
 		return strconv.AppendInt(b, n, 10)
 	}
-	p := int64(pow10[d])
-	b = strconv.AppendInt(b, n/p, 10)
-	b = append(b, '.')
-	frac := n % p
-	for q := p / 10; q > frac && q > 1; q /= 10 {
-		b = append(b, '0') // leading zeros of the fraction
+	var digits [24]byte
+	s := strconv.AppendInt(digits[:0], n, 10)
+	if k := len(s) - d; k > 0 {
+		b = append(b, s[:k]...)
+		b = append(b, '.')
+		return append(b, s[k:]...)
 	}
-	return strconv.AppendInt(b, frac, 10)
+	b = append(b, '0', '.')
+	for range d - len(s) {
+		b = append(b, '0')
+	}
+	return append(b, s...)
 }
 
 // appendJSONString appends s as a JSON string.

@@ -109,21 +109,92 @@ func appendAttrNumber(b []byte, f float64) []byte {
 var errAttrCodec = errors.New("fleet: attributes: malformed binary form")
 
 // UnmarshalBinary reads attributes that AppendBinary wrote (none from no
-// bytes).
+// bytes). The result shares no memory with data.
 func (a *Attributes) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		*a = nil
 		return nil
 	}
+	var buf [MaxPointAttributes]Attribute // decoded here, then copied once at its size
+	out, err := decodeAttrs(buf[:0], string(data))
+	if err != nil {
+		return err
+	}
+	*a = append(Attributes(nil), out...)
+	return nil
+}
+
+// AttributeBlobs decodes the binary forms (AppendBinary's) of many points'
+// attributes at once, as a store reads a page of points: Add each point's
+// bytes as its row is read, then Decode. The decoded attributes share
+// memory (their texts one string, their attributes a few arrays) instead
+// of taking allocations of their own for each point; each point's
+// Attributes has a capacity of its length, so that appending to it copies.
+// The zero value is ready to use.
+type AttributeBlobs struct {
+	data []byte
+	ends []int
+}
+
+// Add copies one point's binary form (none for no bytes).
+func (b *AttributeBlobs) Add(data []byte) {
+	b.data = append(b.data, data...)
+	b.ends = append(b.ends, len(b.data))
+}
+
+// Len returns how many points were added.
+func (b *AttributeBlobs) Len() int { return len(b.ends) }
+
+// attrBlock is how many attributes Decode allocates at a time.
+const attrBlock = 512
+
+// Decode returns the attributes of each point added, in order (nil for a
+// point without any), and forgets them.
+func (b *AttributeBlobs) Decode() ([]Attributes, error) {
+	out := make([]Attributes, len(b.ends))
+	all := string(b.data)
+	var block Attributes
+	start := 0
+	for i, end := range b.ends {
+		if end == start {
+			continue
+		}
+		// A point holds at most MaxPointAttributes, each of two bytes at
+		// least: with that much room, its attributes stay in this block.
+		if room := min((end-start)/2, MaxPointAttributes); cap(block)-len(block) < room {
+			block = make(Attributes, 0, max(attrBlock, room))
+		}
+		next, err := decodeAttrs(block, all[start:end])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = next[len(block):len(next):len(next)]
+		block, start = next, end
+	}
+	b.data, b.ends = b.data[:0], b.ends[:0]
+	return out, nil
+}
+
+// ioNames are the names io0 to io511 of Teltonika's raw I/O, made once so
+// that decoding one takes no allocation.
+var ioNames = func() (t [512]string) {
+	for i := range t {
+		t[i] = "io" + strconv.Itoa(i)
+	}
+	return t
+}()
+
+// decodeAttrs appends the attributes of data, one binary form, to dst: its
+// texts are substrings of data. It allocates only when dst is too small.
+func decodeAttrs(dst Attributes, data string) (Attributes, error) {
 	if data[0] != attrCodecVersion {
-		return errAttrCodec
+		return nil, errAttrCodec
 	}
 	data = data[1:]
-	var buf [MaxPointAttributes]Attribute // decoded here, then copied once at its size
-	out := buf[:0]
+	start := len(dst)
 	for len(data) > 0 {
-		if len(out) == len(buf) {
-			return errAttrCodec
+		if len(dst)-start == MaxPointAttributes {
+			return nil, errAttrCodec
 		}
 		var x Attribute
 		c := data[0]
@@ -132,22 +203,27 @@ func (a *Attributes) UnmarshalBinary(data []byte) error {
 		case int(c) < len(attrCodes):
 			x.Name = attrCodes[c]
 		case c == 0x80:
-			n, k := binary.Uvarint(data)
+			n, k := uvarintString(data)
 			if k <= 0 {
-				return errAttrCodec
+				return nil, errAttrCodec
 			}
-			x.Name, data = "io"+strconv.FormatUint(n, 10), data[k:]
+			if n < uint64(len(ioNames)) {
+				x.Name = ioNames[n]
+			} else {
+				x.Name = "io" + strconv.FormatUint(n, 10)
+			}
+			data = data[k:]
 		case c == 0x81:
 			s, rest, ok := attrBytes(data)
 			if !ok {
-				return errAttrCodec
+				return nil, errAttrCodec
 			}
-			x.Name, data = string(s), rest
+			x.Name, data = s, rest
 		default:
-			return errAttrCodec
+			return nil, errAttrCodec
 		}
 		if len(data) == 0 {
-			return errAttrCodec
+			return nil, errAttrCodec
 		}
 		t := data[0]
 		data = data[1:]
@@ -157,34 +233,55 @@ func (a *Attributes) UnmarshalBinary(data []byte) error {
 		case t == 2:
 			s, rest, ok := attrBytes(data)
 			if !ok {
-				return errAttrCodec
+				return nil, errAttrCodec
 			}
-			x.Kind, x.Text, data = AttrText, string(s), rest
+			x.Kind, x.Text, data = AttrText, s, rest
 		case t == 3:
 			if len(data) < 8 {
-				return errAttrCodec
+				return nil, errAttrCodec
 			}
-			x.Num, data = math.Float64frombits(binary.LittleEndian.Uint64(data)), data[8:]
+			x.Num, data = math.Float64frombits(binary.LittleEndian.Uint64([]byte(data[:8]))), data[8:]
 		case t <= 7:
-			n, k := binary.Varint(data)
+			u, k := uvarintString(data)
 			if k <= 0 {
-				return errAttrCodec
+				return nil, errAttrCodec
+			}
+			n := int64(u >> 1) // zig-zag, as binary.AppendVarint writes it
+			if u&1 != 0 {
+				n = ^n
 			}
 			x.Num, data = float64(n)/pow10[t-4], data[k:]
 		default:
-			return errAttrCodec
+			return nil, errAttrCodec
 		}
-		out = append(out, x)
+		dst = append(dst, x)
 	}
-	*a = append(Attributes(nil), out...)
-	return nil
+	return dst, nil
+}
+
+// uvarintString is binary.Uvarint of a string.
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -(i + 1) // overflow
+			}
+			return x | uint64(c)<<shift, i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
 }
 
 // attrBytes reads a length-prefixed run of bytes.
-func attrBytes(data []byte) ([]byte, []byte, bool) {
-	n, k := binary.Uvarint(data)
+func attrBytes(data string) (string, string, bool) {
+	n, k := uvarintString(data)
 	if k <= 0 || n > uint64(len(data)-k) {
-		return nil, nil, false
+		return "", "", false
 	}
 	return data[k : k+int(n)], data[k+int(n):], true
 }

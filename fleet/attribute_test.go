@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,6 +181,19 @@ func TestAttributeNumbersAreEncodingJSONs(t *testing.T) {
 	for i := range 2000 {
 		vals = append(vals, float64(i)*0.017-13, float64(i*i)/7, float64(i)/1000)
 	}
+	// Decimals of up to 17 significant digits at every scale, and the
+	// float64s either side of each: the shortest form of some is the
+	// decimal, of others not.
+	rng := rand.New(rand.NewPCG(36, 1))
+	for range 20_000 {
+		digits := 1 + rng.IntN(17)
+		n := rng.Int64N(int64(math.Pow10(digits)))
+		v := float64(n) / math.Pow10(rng.IntN(25)) * math.Pow10(rng.IntN(8))
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		vals = append(vals, v, math.Nextafter(v, math.Inf(1)), math.Nextafter(v, math.Inf(-1)))
+	}
 	for _, v := range vals {
 		want, err := json.Marshal(v)
 		is.NoErr(err)
@@ -187,4 +201,104 @@ func TestAttributeNumbersAreEncodingJSONs(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(string(got), `{"x":`+string(want)+`}`) // v
 	}
+}
+
+// FuzzAttributeNumberIsEncodingJSONs: any finite number is written as
+// encoding/json writes a float64.
+func FuzzAttributeNumberIsEncodingJSONs(f *testing.F) {
+	for _, v := range []float64{0, 12.634, -0.015, 1e12 - 0.001, 999999999999.999, 0.1 + 0.2, 1e21, 1e-7, 123456.789 + 0.1} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(fleet.Attributes{fleet.NumberAttr("x", v)})
+		if string(got) != `{"x":`+string(want)+`}` {
+			t.Fatalf("%v written as %s, encoding/json writes %s", v, got, want)
+		}
+	})
+}
+
+// TestAttributeBlobsDecodeAPageAsEachPointAlone: a page of points decoded
+// together reads as each point decoded alone, points without attributes
+// included, and appending to one point's attributes changes no other's.
+func TestAttributeBlobsDecodeAPageAsEachPointAlone(t *testing.T) {
+	is := is.New(t)
+	var blobs fleet.AttributeBlobs
+	var want []fleet.Attributes
+	for i := range 50 {
+		a := fleet.Attributes{fleet.NumberAttr("power_v", 12+float64(i)/1000), fleet.TextAttr("driver_identifier", "D"+strconv.Itoa(i)),
+			fleet.NumberAttr("io"+strconv.Itoa(i*37), -float64(i)), fleet.NumberAttr("x_custom", math.Pi*float64(i)), fleet.BoolAttr("ignition", i%2 == 0)}.Sort()
+		if i%7 == 3 {
+			a = nil
+		}
+		b, err := a.AppendBinary(nil)
+		is.NoErr(err)
+		blobs.Add(b)
+		clear(b) // Add copied them
+		want = append(want, a)
+	}
+	is.Equal(blobs.Len(), 50)
+	got, err := blobs.Decode()
+	is.NoErr(err)
+	is.Equal(got, want)
+	is.Equal(blobs.Len(), 0) // forgotten once decoded
+	got[0] = append(got[0], fleet.BoolAttr("zz", true))
+	is.Equal(got[1], want[1]) // the next point's attributes are untouched
+
+	// A malformed point is an error, never a panic.
+	full, _ := want[0].AppendBinary(nil)
+	blobs.Add(full[:len(full)-1])
+	_, err = blobs.Decode()
+	is.True(err != nil)
+}
+
+// FuzzAttributesBinary: any bytes decode without a panic, alone and in a
+// page, to the same attributes; what decodes writes back to the same
+// attributes.
+func FuzzAttributesBinary(f *testing.F) {
+	typical, _ := fleet.Attributes{fleet.BoolAttr("ignition", true), fleet.NumberAttr("io200", 0), fleet.NumberAttr("io70000", 1.5),
+		fleet.TextAttr("driver_identifier", "01A2"), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("neg", -12.25)}.AppendBinary(nil)
+	f.Add(typical)
+	f.Add([]byte{1, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 4, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var alone fleet.Attributes
+		err := alone.UnmarshalBinary(data)
+		var blobs fleet.AttributeBlobs
+		blobs.Add(data)
+		page, perr := blobs.Decode()
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("alone: %v, in a page: %v", err, perr)
+		}
+		if err != nil {
+			return
+		}
+		if !attrsEqual(alone, page[0]) {
+			t.Fatalf("alone %v, in a page %v", alone, page[0])
+		}
+		b, _ := alone.AppendBinary(nil)
+		var back fleet.Attributes
+		if err := back.UnmarshalBinary(b); err != nil || !attrsEqual(back, alone) {
+			t.Fatalf("%v written and read back: %v (%v)", alone, back, err)
+		}
+	})
+}
+
+// attrsEqual compares attributes, a NaN equal to a NaN.
+func attrsEqual(x, y fleet.Attributes) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		a, b := x[i], y[i]
+		if a.Name != b.Name || a.Kind != b.Kind || a.Text != b.Text || !(a.Num == b.Num || math.IsNaN(a.Num) && math.IsNaN(b.Num)) {
+			return false
+		}
+	}
+	return true
 }

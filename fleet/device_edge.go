@@ -279,8 +279,11 @@ func (s *Service) report(ctx context.Context, r deviceRoute, rep DeviceReport, n
 	}
 	reach := now.Add(-r.as.Account.Plan.Limits().HistoryReach)
 	last := len(rep.Positions) - 1
-	// A bad attribute is dropped, its position kept: a device cannot be
-	// told (API.md §14).
+	// A device's position is validated once, here: its attributes by
+	// cleanAttrs, the rest by positionReason, each position becoming its
+	// point (point) on the way. ingest takes the points as they are
+	// (prepareBatch validates only a client's batch). A bad attribute is
+	// dropped, its position kept: a device cannot be told (API.md §14).
 	dropped := 0
 	for i := range rep.Positions {
 		dropped += rep.Positions[i].cleanAttrs()
@@ -373,7 +376,9 @@ func positionReason(valid bool, pt *Point, now, reach time.Time) string {
 		return ReasonNoFix
 	}
 	var val Validator
-	pt.validate(&val, pt.Timestamp) // the future is told apart below
+	// The attributes are clean already (cleanAttrs); the future is told
+	// apart below.
+	pt.validatePosition(&val, pt.Timestamp)
 	switch {
 	case val.Len() > 0:
 		return ReasonNoFix // a value the API would refuse: no fix to trust

@@ -37,8 +37,16 @@ const (
 )
 
 // validate checks one point at time now into v (whose prefix names it),
-// once its numbers are stored without -0 (unsignedZero).
+// once its numbers are stored without -0 (unsignedZero), its attributes
+// included.
 func (p *Point) validate(v *Validator, now time.Time) {
+	p.validatePosition(v, now)
+	p.Attributes.validate(v)
+}
+
+// validatePosition is validate without the attributes: a device's
+// position, whose attributes were cleaned instead (see positionReason).
+func (p *Point) validatePosition(v *Validator, now time.Time) {
 	p.Latitude, p.Longitude = unsignedZero(p.Latitude), unsignedZero(p.Longitude)
 	p.Speed, p.Heading, p.OdometerKm = unsignedZeroPtr(p.Speed), unsignedZeroPtr(p.Heading), unsignedZeroPtr(p.OdometerKm)
 	switch {
@@ -70,7 +78,6 @@ func (p *Point) validate(v *Validator, now time.Time) {
 	if p.OdometerKm != nil {
 		v.Check(*p.OdometerKm >= 0 && *p.OdometerKm < 1e8, "odometer_km", "must be between 0 and 100000000")
 	}
-	p.Attributes.validate(v)
 }
 
 // IngestResult is the answer to a location batch.

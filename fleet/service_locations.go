@@ -130,7 +130,9 @@ func (s *Service) prepareBatch(ctx context.Context, held *ingestHold, accountID 
 		case only == "" && !ValidID(PrefixVehicle, pt.VehicleID):
 			val.Add("vehicle_id", "must name a vehicle of this account")
 		}
-		pt.validate(&val, now)
+		if dev == nil { // a device's points were validated as its report was read (Service.report)
+			pt.validate(&val, now)
+		}
 		if _, ok := b.points[pt.VehicleID]; !ok {
 			b.order = append(b.order, pt.VehicleID)
 		}

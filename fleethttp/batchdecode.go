@@ -3,6 +3,7 @@ package fleethttp
 import (
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/fleetkit/fleetapi/fleetwire"
@@ -14,10 +15,17 @@ import (
 //
 //	{"locations":[{"vehicle_id":"...","latitude":1.5,"longitude":2,"timestamp":"...","speed":3,...}, ...]}
 //
+// A point's attributes, {"ignition":true,"power_v":12.6,"alarm":"sos"}, are
+// read there too, as fleet.Attributes.UnmarshalJSON reads them (what the
+// strict decoder calls): each value a number, a boolean or a string, in the
+// body's order, so that the service judges them, and names the point and
+// the attribute it refuses, whichever path read the batch.
+//
 // It accepts only what the strict decoder accepts and gives the same result;
 // on anything else (an escape in a string, an unknown member, a member given
-// twice, a wrong type, malformed JSON) it reports ok=false and the caller decodes strictly, so
-// that every error message comes from one place.
+// twice, a wrong type, malformed JSON, text that is not UTF-8) it reports
+// ok=false and the caller decodes strictly, so that every error message
+// comes from one place.
 
 // rawPoint is a decoded point with what was present.
 type rawPoint struct {
@@ -31,7 +39,15 @@ type rawPoint struct {
 type batchScanner struct {
 	b []byte
 	i int
+	// The batch's attributes share blocks of memory (attrs, each point's
+	// part of capacity its length) and their names one string each
+	// (names); scratch holds a point's while they are read.
+	attrs, scratch fleet.Attributes
+	names          map[string]string
 }
+
+// attrsBlock is how many attributes the fast path allocates at a time.
+const attrsBlock = 1024
 
 func (s *batchScanner) ws() {
 	for s.i < len(s.b) {
@@ -151,6 +167,7 @@ const (
 	memHeading
 	memOdometer
 	memTimestamp
+	memAttributes
 )
 
 func (s *batchScanner) point() (rawPoint, bool) {
@@ -183,6 +200,8 @@ func (s *batchScanner) point() (rawPoint, bool) {
 			m = memOdometer
 		case "timestamp":
 			m = memTimestamp
+		case "attributes":
+			m = memAttributes
 		default:
 			return rp, false
 		}
@@ -237,6 +256,14 @@ func (s *batchScanner) point() (rawPoint, bool) {
 				return rp, false
 			}
 			rp.p.Timestamp, rp.hasTS = t, true
+		case memAttributes:
+			if s.null() {
+				rp.p.Attributes = nil
+				break
+			}
+			if rp.p.Attributes, ok = s.attributes(); !ok {
+				return rp, false
+			}
 		}
 		if s.eat(',') {
 			continue
@@ -246,6 +273,103 @@ func (s *batchScanner) point() (rawPoint, bool) {
 		}
 		return rp, false
 	}
+}
+
+// attributes reads a point's attributes object.
+func (s *batchScanner) attributes() (fleet.Attributes, bool) {
+	if !s.eat('{') {
+		return nil, false
+	}
+	a := s.scratch[:0]
+	if !s.eat('}') {
+		for {
+			k, ok := s.str()
+			if !ok || !utf8.Valid(k) || !s.eat(':') {
+				return nil, false
+			}
+			// A name given twice is the strict decoder's to refuse; past
+			// the most a point may hold the service refuses the count, and
+			// the strict decoder reads them.
+			if len(a) == fleet.MaxPointAttributes {
+				return nil, false
+			}
+			for i := range a {
+				if a[i].Name == string(k) {
+					return nil, false
+				}
+			}
+			x := fleet.Attribute{Name: s.name(k)}
+			s.ws()
+			if s.i >= len(s.b) {
+				return nil, false
+			}
+			switch c := s.b[s.i]; {
+			case c == '"':
+				v, ok := s.str()
+				if !ok || !utf8.Valid(v) {
+					return nil, false
+				}
+				x.Kind, x.Text = fleet.AttrText, string(v)
+			case c == 't' || c == 'f':
+				v, ok := s.boolean()
+				if !ok {
+					return nil, false
+				}
+				x = fleet.BoolAttr(x.Name, v)
+			default:
+				f, ok := s.num()
+				if !ok {
+					return nil, false
+				}
+				x.Kind, x.Num = fleet.AttrNumber, f
+			}
+			a = append(a, x)
+			if s.eat(',') {
+				continue
+			}
+			if s.eat('}') {
+				break
+			}
+			return nil, false
+		}
+	}
+	s.scratch = a
+	if len(a) == 0 {
+		return fleet.Attributes{}, true // as the strict decoder reads {}
+	}
+	if cap(s.attrs)-len(s.attrs) < len(a) {
+		s.attrs = make(fleet.Attributes, 0, max(attrsBlock, len(a)))
+	}
+	start := len(s.attrs)
+	s.attrs = append(s.attrs, a...)
+	return s.attrs[start:len(s.attrs):len(s.attrs)], true
+}
+
+// name returns k as a string, one string for each name of the batch.
+func (s *batchScanner) name(k []byte) string {
+	if n, ok := s.names[string(k)]; ok {
+		return n
+	}
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	n := string(k)
+	s.names[n] = n
+	return n
+}
+
+// boolean reads true or false.
+func (s *batchScanner) boolean() (bool, bool) {
+	rest := s.b[s.i:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		s.i += 4
+		return true, true
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
 }
 
 func trimLeftWS(b []byte) []byte {

@@ -38,6 +38,22 @@ var batchSeeds = []string{
 	`{"locations":null}`,
 	`[]`,
 	``,
+	`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","attributes":{"ignition":true,"power_v":12.6,"alarm":"sos","motion":false,"io200":0}}]}`,
+	`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","attributes":{}},{"attributes":null},{"attributes": { "b" : -1.5e2 , "a" : "é" } }]}`,
+	`{"locations":[{"attributes":{"Fuel Level":1,"note":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","nan":1e999}}]}`,
+	`{"locations":[{"attributes":{"x":1,"x":2}}]}`,
+	`{"locations":[{"attributes":{"x":[1]}}]}`,
+	`{"locations":[{"attributes":{"x":null}}]}`,
+	`{"locations":[{"attributes":{"x":{}}}]}`,
+	`{"locations":[{"attributes":{"x":tru}}]}`,
+	`{"locations":[{"attributes":{"x":true1}}]}`,
+	`{"locations":[{"attributes":{"x":"a\nb"}}]}`,
+	`{"locations":[{"attributes":{"x":"\u00e9"}}]}`,
+	"{\"locations\":[{\"attributes\":{\"x\":\"\xff\"}}]}",
+	`{"locations":[{"attributes":{"x":1},"attributes":{"y":2}}]}`,
+	`{"locations":[{"attributes":[]}]}`,
+	`{"locations":[{"attributes":"x"}]}`,
+	`{"locations":[{"attributes":{"x":1,}}]}`,
 }
 
 func TestFastBatchDecoderAgreesWithStrict(t *testing.T) {
@@ -55,6 +71,52 @@ func TestFastBatchDecoderAgreesWithStrict(t *testing.T) {
 	is.True(!ok) // escapes go to the strict decoder
 	_, ok = decodeBatchFast([]byte(batchSeeds[9]))
 	is.True(!ok) // so do unknown members, which it refuses
+}
+
+// TestFastBatchDecoderReadsAttributes: a batch whose points carry
+// attributes takes the fast path, which reads them as the strict decoder
+// does (in the body's order, each point's own, bad names and values left
+// for the service to name); what the strict decoder refuses or reads
+// otherwise (a name twice, a value of another type, an escape, text that
+// is not UTF-8) goes to it.
+func TestFastBatchDecoderReadsAttributes(t *testing.T) {
+	is := is.New(t)
+	fast := func(body string) []rawPoint {
+		rps, ok := decodeBatchFast([]byte(body))
+		is.True(ok) // the fast path
+		strict, err := decodeBatchStrict([]byte(body))
+		is.NoErr(err)
+		is.Equal(len(rps), len(strict))
+		for i := range rps {
+			is.Equal(rps[i].p.Attributes, strict[i].p.Attributes) // as the strict decoder reads them
+		}
+		return rps
+	}
+	rps := fast(`{"locations":[{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:00Z","attributes":{"power_v":12.6,"ignition":true,"alarm":"sos"}},` +
+		`{"latitude":1,"longitude":2,"timestamp":"2026-11-22T10:00:01Z","attributes":{"ignition":false}},{"latitude":1}]}`)
+	is.Equal(rps[0].p.Attributes, fleet.Attributes{fleet.NumberAttr("power_v", 12.6), fleet.BoolAttr("ignition", true), fleet.TextAttr("alarm", "sos")})
+	is.Equal(rps[1].p.Attributes, fleet.Attributes{fleet.BoolAttr("ignition", false)})
+	is.Equal(rps[2].p.Attributes, fleet.Attributes(nil))
+	rps[0].p.Attributes = append(rps[0].p.Attributes, fleet.BoolAttr("motion", true))
+	is.Equal(rps[1].p.Attributes, fleet.Attributes{fleet.BoolAttr("ignition", false)}) // each point's own memory
+
+	// Bad names and values are read, for the service to refuse naming them.
+	rps = fast(`{"locations":[{"attributes":{"Fuel Level":1,"note":"` + strings.Repeat("x", 65) + `"}}]}`)
+	is.Equal(len(rps[0].p.Attributes), 2)
+
+	for _, body := range []string{
+		`{"locations":[{"attributes":{"x":1,"x":2}}]}`,
+		`{"locations":[{"attributes":{"x":[1]}}]}`,
+		`{"locations":[{"attributes":{"x":null}}]}`,
+		`{"locations":[{"attributes":{"x":"a
+b"}}]}`,
+		`{"locations":[{"attributes":{"x":1e999}}]}`,
+		"{\"locations\":[{\"attributes\":{\"x\":\"\xff\"}}]}",
+		`{"locations":[{"attributes":{"x":1},"attributes":{"x":1}}]}`,
+	} {
+		_, ok := decodeBatchFast([]byte(body))
+		is.True(!ok) // body: the strict decoder's
+	}
 }
 
 // checkAgreement: whenever the fast path accepts a body, the strict decoder
@@ -80,7 +142,8 @@ func checkAgreement(t *testing.T, body []byte) {
 			(p.Timestamp != nil) == f.hasTS && (p.Timestamp == nil || p.Timestamp.Equal(f.p.Timestamp)) &&
 			(p.Speed != nil) == f.hasSpeed && (p.Speed == nil || *p.Speed == f.speed) &&
 			(p.Heading != nil) == f.hasHeading && (p.Heading == nil || *p.Heading == f.heading) &&
-			(p.OdometerKm != nil) == f.hasOd && (p.OdometerKm == nil || *p.OdometerKm == f.odo)
+			(p.OdometerKm != nil) == f.hasOd && (p.OdometerKm == nil || *p.OdometerKm == f.odo) &&
+			reflect.DeepEqual(p.Attributes, f.p.Attributes)
 		if !same {
 			t.Fatalf("point %d differs between decoders on %q", i, body)
 		}
@@ -151,6 +214,50 @@ func batchBody(n int) []byte {
 	}
 	b.WriteString(`]}`)
 	return []byte(b.String())
+}
+
+// BenchmarkDecodeBatchAttributes decodes a batch of 1,000 points with 15
+// typical attributes each through the fast path and through the strict
+// decoder, interleaved: ratio is the fast path's time over the strict
+// decoder's.
+func BenchmarkDecodeBatchAttributes(b *testing.B) {
+	var body strings.Builder
+	body.WriteString(`{"locations":[`)
+	for i := range 1_000 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"latitude":%.5f,"longitude":13.40000,"timestamp":"2026-11-22T10:%02d:%02dZ","speed":42.5,"heading":180,"attributes":%s}`,
+			52.5+float64(i)/1e5, i/60%60, i%60, typicalAttributesJSON(i))
+	}
+	body.WriteString(`]}`)
+	raw := []byte(body.String())
+	var tFast, tStrict time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, ok := decodeBatchFast(raw); !ok {
+			b.Fatal("not the fast path")
+		}
+		t1 := time.Now()
+		if _, err := decodeBatchStrict(raw); err != nil {
+			b.Fatal(err)
+		}
+		tStrict += time.Since(t1)
+		tFast += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tFast.Nanoseconds())/n, "fast-ns/batch")
+	b.ReportMetric(float64(tStrict.Nanoseconds())/n, "strict-ns/batch")
+	b.ReportMetric(float64(tFast)/float64(tStrict), "ratio")
+}
+
+// typicalAttributesJSON is a tracker's 15 typical attributes as a client
+// sends them.
+func typicalAttributesJSON(i int) string {
+	f := float64(i % 1000)
+	return fmt.Sprintf(`{"ignition":true,"motion":%t,"power_v":%g,"battery_v":4.1,"battery_level":97,"odometer_km":%g,"engine_hours":%g,`+
+		`"fuel_level":62,"rssi":4,"hdop":0.7,"pdop":1.1,"driver_identifier":"01A2B3C4D5E6F708","din1":true,"io200":0,"rpm":%g}`,
+		i%2 == 0, 12.5+f/1000, 123456.789+f/10, 1523.4+f/60, 850+f)
 }
 
 // BenchmarkDecodeBatch decodes a bulk batch of 10,000 points through the

@@ -417,7 +417,8 @@ func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Po
 		return nil, wrap(t.failed(err), "read points")
 	}
 	defer rows.Close()
-	var attrs sql.RawBytes // decoded before the next row
+	var attrs sql.RawBytes // copied into blobs before the next row
+	var blobs fleet.AttributeBlobs
 	for rows.Next() {
 		var ts int64
 		var speed, heading, odo sql.NullFloat64
@@ -426,12 +427,21 @@ func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Po
 			return nil, wrap(err, "read points")
 		}
 		p.Timestamp, p.Speed, p.Heading, p.OdometerKm = fromDB(ts), nullFloat(speed), nullFloat(heading), nullFloat(odo)
-		if err := p.Attributes.UnmarshalBinary(attrs); err != nil {
-			return nil, wrap(err, "read points")
-		}
+		blobs.Add(attrs)
 		out = append(out, p)
 	}
-	return out, wrap(t.failed(rows.Err()), "read points")
+	if err := rows.Err(); err != nil {
+		return nil, wrap(t.failed(err), "read points")
+	}
+	// The page's attributes are decoded together, into memory they share.
+	decoded, err := blobs.Decode()
+	if err != nil {
+		return nil, wrap(err, "read points")
+	}
+	for i := range out {
+		out[i].Attributes = decoded[i]
+	}
+	return out, nil
 }
 
 // AppendEvent implements fleet.Tx.
