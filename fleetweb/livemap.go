@@ -23,6 +23,9 @@ type mapVehicle struct {
 	// server's clock), so that the page's script marks it stale at
 	// StaleAfter; a live event's report is new (absent).
 	AgeSeconds *int64 `json:"age_seconds,omitempty"`
+	// Attributes are the latest report's, in words (attributeLines), for
+	// the marker's popup; absent when it had none.
+	Attributes []string `json:"attributes,omitempty"`
 }
 
 type mapData struct {
@@ -59,6 +62,7 @@ func (h *Handler) mapPage(w http.ResponseWriter, r *http.Request, us fleet.UserS
 			mv.Timestamp = &t
 			age := int64(now.Sub(t) / time.Second)
 			mv.AgeSeconds = &age
+			mv.Attributes = attributeLines(rec.Attributes)
 		}
 		d.Vehicles = append(d.Vehicles, mv)
 	}
@@ -134,7 +138,8 @@ func (h *Handler) mapEvents(w http.ResponseWriter, r *http.Request) {
 				rec := it.Record
 				t := rec.Location.Timestamp
 				b, _ := json.Marshal(mapVehicle{ID: it.VehicleID, Name: rec.Name, Status: rec.Status,
-					Latitude: &rec.Location.Latitude, Longitude: &rec.Location.Longitude, Speed: rec.Speed, Timestamp: &t})
+					Latitude: &rec.Location.Latitude, Longitude: &rec.Location.Longitude, Speed: rec.Speed, Timestamp: &t,
+					Attributes: attributeLines(rec.Attributes)})
 				fmt.Fprintf(w, "id: %s\nevent: location\ndata: %s\n\n", it.ID, b)
 			}
 		}

@@ -46,7 +46,8 @@ func TestMapEventsFollowTheAccountOnTheSession(t *testing.T) {
 	now := time.Now().UTC()
 	_, err = e.svc.IngestLocations(ctx, pb, vb.ID, []fleet.Point{{Latitude: 1, Longitude: 1, Timestamp: now}})
 	is.NoErr(err)
-	_, err = e.svc.IngestLocations(ctx, pa, va.ID, []fleet.Point{{Latitude: 48.1, Longitude: 11.5, Timestamp: now}})
+	attrs := fleet.Attributes{fleet.BoolAttr(fleet.AttrIgnition, true), fleet.NumberAttr(fleet.AttrPowerV, 12.6)}.Sort()
+	_, err = e.svc.IngestLocations(ctx, pa, va.ID, []fleet.Point{{Latitude: 48.1, Longitude: 11.5, Timestamp: now, Attributes: attrs}})
 	is.NoErr(err)
 	var data string
 	for data == "" {
@@ -58,6 +59,9 @@ func TestMapEventsFollowTheAccountOnTheSession(t *testing.T) {
 	}
 	is.True(strings.Contains(data, `"vehicle_id":"`+va.ID+`"`)) // the account's report, the other's never
 	is.True(strings.Contains(data, `"latitude":48.1`))
+	is.True(strings.Contains(data, `"attributes":["Ignition on","Power 12.6 V"]`)) // in words, for the marker's popup
+	page = do(t, c, "GET", e.srv.URL+"/map", nil)
+	is.True(strings.Contains(page.body, `"attributes":["Ignition on","Power 12.6 V"]`)) // and on the page's first list
 }
 
 func TestChangePasswordRenewsTheSession(t *testing.T) {

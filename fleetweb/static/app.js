@@ -1,5 +1,5 @@
 // The dashboard's small helpers: the header's menu on narrow screens, the
-// copy buttons, "select every alert of the page", the search beside a
+// maps' popup of a report's attributes, the copy buttons, "select every alert of the page", the search beside a
 // vehicle picker of a large fleet, and the browser's time
 // zone, which the vehicle pages speak in (kept in the fleet_tz cookie; the
 // server reads it, UTC without it). The pages work without them (the menu
@@ -7,6 +7,24 @@
 // header, so that the menu is folded before the rest is drawn.
 (function () {
   "use strict";
+  // fleetAttrPopup makes the box a map's popup shows of a report's
+  // attributes: its title, then a line each (the server's words), all as
+  // text (names and values come from API clients and trackers).
+  window.fleetAttrPopup = function (title, lines) {
+    var box = document.createElement("div");
+    box.className = "attr-popup";
+    var head = document.createElement("strong");
+    head.textContent = title;
+    box.appendChild(head);
+    var list = document.createElement("ul");
+    lines.forEach(function (line) {
+      var li = document.createElement("li");
+      li.textContent = line;
+      list.appendChild(li);
+    });
+    box.appendChild(list);
+    return box;
+  };
   try {
     var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     if (zone && document.cookie.indexOf("fleet_tz=" + zone) < 0) {

@@ -2,7 +2,8 @@
 // the list, moved by the "location" events of /map/events (Server-Sent
 // Events on the session cookie). A marker takes its vehicle's status
 // colour (the legend's); its name shows on hover, tap or focus, so that
-// names do not pile up where vehicles cluster. The list works without
+// names do not pile up where vehicles cluster, and a click opens its
+// latest report's attributes. The list works without
 // tiles or Leaflet, and the page says when the tiles do not load.
 (function () {
   "use strict";
@@ -96,6 +97,14 @@
       m.setLatLng(ll);
       if (m.status !== v.status) m.setIcon(icon(v.status));
       m.setTooltipContent(text(label(v)));
+    }
+    // Its popup (a click, Enter): the latest report's attributes, a line
+    // each; none when that report had none.
+    if (v.attributes && v.attributes.length) {
+      var box = window.fleetAttrPopup(v.name || v.vehicle_id, v.attributes);
+      if (m.getPopup()) m.setPopupContent(box); else m.bindPopup(box);
+    } else if (m.getPopup()) {
+      m.unbindPopup();
     }
     m.status = v.status;
     m.getElement().setAttribute("aria-label", label(v));

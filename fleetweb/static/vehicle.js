@@ -39,19 +39,7 @@
       .addTo(map).bindTooltip(text(p.label), { direction: "top", offset: [0, -10] });
     // Its popup: the latest report's attributes, a line each.
     if (p.attributes && p.attributes.length) {
-      var box = document.createElement("div");
-      box.className = "attr-popup";
-      var head = document.createElement("strong");
-      head.textContent = p.label;
-      box.appendChild(head);
-      var list = document.createElement("ul");
-      p.attributes.forEach(function (line) {
-        var li = document.createElement("li");
-        li.textContent = line;
-        list.appendChild(li);
-      });
-      box.appendChild(list);
-      now.bindPopup(box);
+      now.bindPopup(window.fleetAttrPopup(p.label, p.attributes));
       window.fleetDay.attributes = p.attributes.length;
       window.fleetDay.position = now;
     }

@@ -100,3 +100,49 @@ func TestMapWithoutTilesSaysSo(t *testing.T) {
 		waitText("The map could not be loaded"))
 	is.True(strings.Contains(b.text(), "the list still shows every vehicle"))
 }
+
+// A vehicle's marker opens, by a click or Enter, the latest report's
+// attributes in words, as the vehicle page's map does; a text attribute
+// with markup shows as text; a new report changes them live.
+func TestMapPopupShowsTheLatestAttributes(t *testing.T) {
+	is := is.New(t)
+	w := serve(t)
+	truck := w.telemetryTruck(t)
+	ctx := context.Background()
+	p := fleet.SystemPrincipal(w.account)
+	report := func(at time.Time, attrs ...fleet.Attribute) {
+		t.Helper()
+		speed := 0.0
+		_, err := w.svc.IngestLocations(ctx, p, truck.ID, []fleet.Point{{Latitude: 52.524, Longitude: 13.412, Timestamp: at.UTC(),
+			Speed: &speed, Attributes: fleet.Attributes(attrs).Sort()}})
+		is.NoErr(err)
+	}
+	report(w.now().Add(-time.Minute), fleet.BoolAttr(fleet.AttrIgnition, true), fleet.NumberAttr(fleet.AttrPowerV, 13.9),
+		fleet.NumberAttr(fleet.AttrFuelLevel, 57), fleet.TextAttr(fleet.AttrDriverIdentifier, "01A2B3C4D5E6F708"),
+		fleet.TextAttr("note", `<b>loud</b><img src=x onerror="window.pwned=1">`))
+	b := open(t, w)
+	b.signIn(viewerEmail, viewerPassword)
+	b.run("open the map", chromedp.Navigate(b.base+"/map"), chromedp.WaitVisible(row("Truck 12")),
+		chromedp.Poll(`document.getElementById("stream-status").textContent === "live"`, nil, chromedp.WithPollingTimeout(15*time.Second)))
+	b.run("let the map settle", mapSettled("map"))
+	b.run("open the truck's popup with Enter", chromedp.Evaluate(fmt.Sprintf(`window.fleetMap.markers[%q].getElement().focus(), true`, truck.ID), nil),
+		chromedp.KeyEvent("\r"), chromedp.WaitVisible(`#map .attr-popup`))
+	var popup string
+	b.run("read the popup", chromedp.Text(`#map .attr-popup`, &popup))
+	for _, want := range []string{"Truck 12", "Ignition on", "Power 13.9 V", "Fuel 57 %", "Driver key 01A2B3C4D5E6F708",
+		`note: <b>loud</b><img src=x onerror="window.pwned=1">`} {
+		if !strings.Contains(popup, want) {
+			t.Errorf("the popup lacks %q: %q", want, popup)
+		}
+	}
+	var markup bool
+	b.eval("look for markup", `!!document.querySelector("#map .attr-popup b, #map .attr-popup img") || window.pwned === 1`, &markup)
+	is.True(!markup) // the text attribute is text
+
+	report(w.now(), fleet.BoolAttr(fleet.AttrIgnition, false), fleet.NumberAttr(fleet.AttrPowerV, 12.2))
+	b.run("see the next report", chromedp.Poll(`(() => {
+		const t = document.querySelector("#map .attr-popup").innerText;
+		return t.includes("Ignition off") && t.includes("Power 12.2 V") && !t.includes("note:");
+	})()`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	b.cspKept()
+}
