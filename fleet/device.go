@@ -2,10 +2,7 @@ package fleet
 
 import (
 	"encoding/json"
-	"maps"
 	"math"
-	"reflect"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -25,21 +22,21 @@ import (
 // DevicePosition is one position of a device's report, in the API's units
 // (speed km/h, heading degrees, altitude metres, time UTC).
 type DevicePosition struct {
-	Latitude   float64        `json:"latitude"`
-	Longitude  float64        `json:"longitude"`
-	Timestamp  time.Time      `json:"timestamp"`
-	Speed      *float64       `json:"speed"`
-	Heading    *float64       `json:"heading"`
-	Altitude   *float64       `json:"altitude"`
-	Valid      bool           `json:"valid"`
-	Satellites *int           `json:"satellites"`
-	Attributes map[string]any `json:"attributes"`
-	// Attrs are the attributes a decoder named, in the common vocabulary
-	// (API.md §14): the stored point keeps those that pass the rules (the
-	// others are dropped and counted, Stats.DeviceAttributesDropped), and
-	// a last report without Attributes shows them. The service may
-	// reorder them in place.
-	Attrs Attributes `json:"-"`
+	Latitude   float64   `json:"latitude"`
+	Longitude  float64   `json:"longitude"`
+	Timestamp  time.Time `json:"timestamp"`
+	Speed      *float64  `json:"speed"`
+	Heading    *float64  `json:"heading"`
+	Altitude   *float64  `json:"altitude"`
+	Valid      bool      `json:"valid"`
+	Satellites *int      `json:"satellites"`
+	// Attrs are what the device sent beside the position, in the common
+	// vocabulary where a decoder knows it (API.md §14): the stored point
+	// and the last report keep those that pass the rules (the others are
+	// dropped and counted, Stats.DeviceAttributesDropped). On the wire, as
+	// a last report is stored and shown, they are one JSON object. The
+	// service may reorder them in place.
+	Attrs Attributes `json:"attributes"`
 }
 
 // DeviceReport is one message of a device as a listener decoded it.
@@ -176,9 +173,7 @@ func (d Device) Clone() Device {
 // Clone returns a copy of p that shares no memory with it.
 func (p DevicePosition) Clone() DevicePosition {
 	p.Speed, p.Heading, p.Altitude, p.Satellites = clonePtr(p.Speed), clonePtr(p.Heading), clonePtr(p.Altitude), clonePtr(p.Satellites)
-	if p.Attributes != nil {
-		p.Attributes = maps.Clone(p.Attributes)
-	}
+	p.Attrs = p.Attrs.Clone()
 	return p
 }
 
@@ -288,8 +283,7 @@ func (p DevicePosition) point() Point {
 
 // shown returns the position as a device's last report keeps it: its time
 // at the stores' precision, values JSON cannot hold (NaN, infinities) left
-// out (a coordinate as 0), and its attributes cut to what the registry
-// keeps (see MaxDeviceAttributes): numbers, booleans and single-line text.
+// out (a coordinate as 0), and its attributes as cleanAttrs kept them.
 func (p DevicePosition) shown() DevicePosition {
 	finite := func(f *float64) *float64 {
 		if f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) {
@@ -309,116 +303,6 @@ func (p DevicePosition) shown() DevicePosition {
 	if p.Timestamp.IsZero() {
 		out.Timestamp = time.Time{}
 	}
-	if p.Attributes == nil && p.Attrs != nil { // cleaned: cleanAttrs
-		out.Attributes = p.Attrs.Map()
-		return out
-	}
-	keep := func(k string) bool {
-		if k == "" || len(k) > MaxAttributeName || !utf8.ValidString(k) {
-			return false
-		}
-		_, bad := controlChar(k, false)
-		return !bad
-	}
-	if len(p.Attributes) <= MaxDeviceAttributes && cleanAttributes(p.Attributes, keep) {
-		// The usual case, kept as it is: shown's result is written to the
-		// store and dropped before the report returns.
-		out.Attributes = p.Attributes
-		if out.Attributes == nil {
-			out.Attributes = map[string]any{}
-		}
-		return out
-	}
-	out.Attributes = make(map[string]any, min(len(p.Attributes), MaxDeviceAttributes))
-	if len(p.Attributes) <= MaxDeviceAttributes { // all of them fit: no order to choose by
-		for k, v := range p.Attributes {
-			if v, ok := attributeValue(v); ok && keep(k) {
-				out.Attributes[k] = v
-			}
-		}
-		return out
-	}
-	for _, k := range slices.Sorted(maps.Keys(p.Attributes)) {
-		if len(out.Attributes) == MaxDeviceAttributes {
-			break
-		}
-		if v, ok := attributeValue(p.Attributes[k]); ok && keep(k) {
-			out.Attributes[k] = v
-		}
-	}
+	out.Attrs = p.Attrs.Clone()
 	return out
-}
-
-// cleanAttributes reports whether every attribute is kept as it is: a name
-// keep keeps, and a finite float64, a bool, or text attributeValue leaves
-// unchanged.
-func cleanAttributes(m map[string]any, keep func(string) bool) bool {
-	for k, v := range m {
-		switch x := v.(type) {
-		case float64:
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		case bool:
-		case string:
-			if len(x) > MaxAttributeText || !utf8.ValidString(x) {
-				return false
-			}
-			if _, bad := controlChar(x, false); bad {
-				return false
-			}
-		default:
-			return false
-		}
-		if !keep(k) {
-			return false
-		}
-	}
-	return true
-}
-
-// attributeValue is v as an attribute keeps it: a finite float64, a bool, or
-// text (valid UTF-8, control characters dropped, at most MaxAttributeText
-// bytes); ok is false for anything else.
-func attributeValue(v any) (any, bool) {
-	var f float64
-	switch x := v.(type) {
-	case bool:
-		return x, true
-	case string:
-		x = strings.ToValidUTF8(x, "\uFFFD")
-		x = strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f {
-				return -1
-			}
-			return r
-		}, x)
-		if len(x) > MaxAttributeText {
-			x = x[:MaxAttributeText]
-			for !utf8.ValidString(x) { // a character cut in two
-				x = x[:len(x)-1]
-			}
-		}
-		return x, true
-	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return nil, false
-		}
-	default:
-		switch rv := reflect.ValueOf(v); {
-		case rv.CanFloat():
-			f = rv.Float()
-		case rv.CanInt():
-			f = float64(rv.Int())
-		case rv.CanUint():
-			f = float64(rv.Uint())
-		default:
-			return nil, false
-		}
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, false
-	}
-	return f, true
 }

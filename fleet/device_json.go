@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"encoding/json"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -80,27 +79,25 @@ func (p DevicePosition) appendJSON(b []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(*p.Satellites), 10)
 	}
 	b = append(b, `,"attributes":{`...)
-	for i, k := range slices.Sorted(maps.Keys(p.Attributes)) {
+	attrs := p.Attrs
+	if !slices.IsSortedFunc(attrs, cmpAttr) { // in name order, as a map's keys
+		attrs = attrs.Clone().Sort()
+	}
+	for i, x := range attrs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendStringJSON(b, k)
+		b = appendStringJSON(b, x.Name)
 		b = append(b, ':')
-		switch v := p.Attributes[k].(type) {
-		case float64:
-			if b, err = appendFloatJSON(b, v); err != nil {
+		switch x.Kind {
+		case AttrBool:
+			b = strconv.AppendBool(b, x.Num != 0)
+		case AttrText:
+			b = appendStringJSON(b, x.Text)
+		default:
+			if b, err = appendFloatJSON(b, x.Num); err != nil {
 				return nil, err
 			}
-		case bool:
-			b = strconv.AppendBool(b, v)
-		case string:
-			b = appendStringJSON(b, v)
-		default: // not from a report (shown keeps these three): as encoding/json writes it
-			j, err := json.Marshal(v)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, j...)
 		}
 	}
 	return append(b, "}}"...), nil

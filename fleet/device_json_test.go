@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/matryer/is"
 )
 
 // reference is what encoding/json writes for a last report: the JSON the
@@ -26,10 +27,7 @@ func reference(t testing.TB, r fleet.LastReport) []byte {
 		Attributes map[string]any `json:"attributes"`
 	}
 	p := r.Position
-	attrs := p.Attributes
-	if attrs == nil {
-		attrs = map[string]any{}
-	}
+	attrs := p.Attrs.Map()
 	var reason *string
 	if r.Reason != "" {
 		reason = &r.Reason
@@ -66,12 +64,14 @@ func TestLastReportJSONIsEncodingJSONs(t *testing.T) {
 	for _, r := range []fleet.LastReport{
 		{ReceivedAt: at, Protocol: "teltonika", Stored: true, Position: fleet.DevicePosition{Latitude: 52.52, Longitude: 13.405, Timestamp: at.Add(-time.Second),
 			Speed: f(42.5), Heading: f(0), Altitude: f(-3.25), Valid: true, Satellites: &sats,
-			Attributes: map[string]any{"io240": true, "battery": 12.6, "iccid": "8937204016201234567", "zero": 0.0, "neg": -1.5}}},
+			Attrs: fleet.Attributes{fleet.BoolAttr("io240", true), fleet.NumberAttr("battery", 12.6), fleet.TextAttr("iccid", "8937204016201234567"),
+				fleet.NumberAttr("zero", 0), fleet.NumberAttr("neg", -1.5)}}},
 		{ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Protocol: "gt06", Reason: fleet.ReasonNoFix},
 		{Reason: fleet.ReasonDuplicate, Position: fleet.DevicePosition{Latitude: math.Copysign(0, -1), Longitude: 1e-7,
 			Speed: f(1e21), Heading: f(1e-6), Altitude: f(123456789.123456789),
-			Attributes: map[string]any{"q\"uo\\te": "a\"b\\c", "ctl": "\x00\x01\x1f\t\n\r", "html": "<a href='x'>&</a>", "bad": "\xff\xfe",
-				"sep": "\u2028\u2029", "uni": "Vilnius ąčęėįšųūž 漢字 😀", "small": 5e-324, "big": math.MaxFloat64, "e": 1.5e-10}}},
+			Attrs: fleet.Attributes{fleet.TextAttr("q\"uo\\te", "a\"b\\c"), fleet.TextAttr("ctl", "\x00\x01\x1f\t\n\r"), fleet.TextAttr("html", "<a href='x'>&</a>"),
+				fleet.TextAttr("bad", "\xff\xfe"), fleet.TextAttr("sep", "\u2028\u2029"), fleet.TextAttr("uni", "Vilnius ąčęėįšųūž 漢字 😀"),
+				fleet.NumberAttr("small", 5e-324), fleet.NumberAttr("big", math.MaxFloat64), fleet.NumberAttr("e", 1.5e-10)}}},
 	} {
 		want, got := reference(t, r), handWritten(t, r)
 		if !bytes.Equal(got, want) {
@@ -103,9 +103,37 @@ func FuzzLastReportJSON(f *testing.F) {
 			return
 		}
 		r := fleet.LastReport{ReceivedAt: at, Protocol: protocol, Reason: text, Position: fleet.DevicePosition{Latitude: x, Longitude: y,
-			Timestamp: at, Speed: &y, Attributes: map[string]any{key: text, key + "n": x}}}
+			Timestamp: at, Speed: &y, Attrs: fleet.Attributes{fleet.TextAttr(key, text), fleet.NumberAttr(key+"n", x)}}}
 		if want, got := reference(t, r), handWritten(t, r); !bytes.Equal(got, want) {
 			t.Errorf("hand-written JSON differs:\n got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// A last report stored before its attributes were one slice (encoding/json
+// writing a map) reads back with the same attributes, and is written again
+// byte for byte as it was stored.
+func TestLastReportStoredReadsBack(t *testing.T) {
+	is := is.New(t)
+	for _, c := range []struct {
+		stored string
+		attrs  fleet.Attributes
+	}{
+		{`{"received_at":"2026-11-22T10:15:30.25Z","protocol":"teltonika","position":{"latitude":52.52,"longitude":13.405,` +
+			`"timestamp":"2026-11-22T10:15:29.25Z","speed":42.5,"heading":0,"altitude":-3.25,"valid":true,"satellites":12,` +
+			`"attributes":{"battery":12.6,"iccid":"8937204016201234567","io240":true,"neg":-1.5,"odometer":123456789,"q\"uo\\te":"a\"b\\c\n<&>é","zero":0}},` +
+			`"stored":true,"reason":null}`,
+			fleet.Attributes{fleet.NumberAttr("battery", 12.6), fleet.TextAttr("iccid", "8937204016201234567"), fleet.BoolAttr("io240", true),
+				fleet.NumberAttr("neg", -1.5), fleet.NumberAttr("odometer", 123456789), fleet.TextAttr("q\"uo\\te", "a\"b\\c\n<&>é"), fleet.NumberAttr("zero", 0)}},
+		{`{"received_at":"2026-01-02T03:04:05Z","protocol":"gt06","position":{"latitude":0,"longitude":0,"timestamp":"0001-01-01T00:00:00Z",` +
+			`"speed":null,"heading":null,"altitude":null,"valid":false,"satellites":null,"attributes":{}},"stored":false,"reason":"no_fix"}`,
+			fleet.Attributes{}},
+	} {
+		var r fleet.LastReport
+		is.NoErr(json.Unmarshal([]byte(c.stored), &r))
+		is.Equal(r.Position.Attrs, c.attrs)
+		b, err := r.MarshalJSON() // as a store writes it
+		is.NoErr(err)
+		is.Equal(string(b), c.stored) // the same bytes
+	}
 }

@@ -124,7 +124,7 @@ func TestDeviceReportStoresAndRecords(t *testing.T) {
 		p := pos(at, 52.52, 13.40)
 		sats, alt := 11, 34.5
 		p.Satellites, p.Altitude = &sats, &alt
-		p.Attributes = map[string]any{"ignition": true, "battery": 4.1, "iccid": "8937204016201234567"}
+		p.Attrs = fleet.Attributes{fleet.BoolAttr("ignition", true), fleet.NumberAttr("battery", 4.1), fleet.TextAttr("iccid", "8937204016201234567")}
 		r := e.mustReport(p)
 		is.Equal(r, fleet.DeviceResult{Accepted: 1, Stored: true})
 		is.Equal(e.history(e.v.ID), []time.Time{at}) // ingested as the vehicle's location
@@ -147,7 +147,7 @@ func TestDeviceReportStoresAndRecords(t *testing.T) {
 		is.True(lr.Position.Timestamp.Equal(at))
 		is.Equal(*lr.Position.Satellites, 11)
 		is.Equal(*lr.Position.Altitude, 34.5)
-		is.Equal(lr.Position.Attributes, map[string]any{"ignition": true, "battery": 4.1, "iccid": "8937204016201234567"})
+		is.Equal(lr.Position.Attrs, fleet.Attributes{fleet.NumberAttr("battery", 4.1), fleet.TextAttr("iccid", "8937204016201234567"), fleet.BoolAttr("ignition", true)}) // in name order
 		is.Equal(e.svc.Stats().Devices.Reports, uint64(1))
 
 		// The same message again (the device did not get the ACK): a
@@ -579,30 +579,26 @@ func TestDeviceReportRefusedByPointsAllowance(t *testing.T) {
 	})
 }
 
-// What a device sends beside a position is kept as numbers, booleans and
-// text, bounded.
+// What a device sends beside a position is kept in its last report as the
+// stored point keeps it: numbers, booleans and single-line text that pass
+// the rules, at most MaxPointAttributes, the first in name order.
 func TestDeviceAttributesKept(t *testing.T) {
 	is := is.New(t)
 	e := newDeviceEnv(t, memstore.New(), fleet.PlanPro)
-	attrs := map[string]any{"io1": int64(1), "io66": uint16(12800), "temp": float32(21.5), "ok": false,
-		"nan": math.NaN(), "inf": math.Inf(1), "nested": map[string]any{"x": 1}, "list": []int{1},
-		"text": "line\nbreak\x00", "long": strings.Repeat("é", 200), "": 1.0, "bad\x01name": 1.0}
-	for i := range fleet.MaxDeviceAttributes + 10 {
-		attrs[fmt.Sprintf("z%03d", i)] = float64(i)
+	attrs := fleet.Attributes{fleet.NumberAttr("io1", 1), fleet.BoolAttr("ok", false), fleet.TextAttr("text", "one line"),
+		fleet.NumberAttr("nan", math.NaN()), fleet.NumberAttr("inf", math.Inf(1)), fleet.TextAttr("ctl", "line\nbreak"),
+		fleet.TextAttr("long", strings.Repeat("é", 65)), fleet.NumberAttr("", 1), fleet.NumberAttr("Bad", 1)}
+	for i := range fleet.MaxPointAttributes + 10 {
+		attrs = append(attrs, fleet.NumberAttr(fmt.Sprintf("z%03d", i), float64(i)))
 	}
 	p := pos(e.clock.Now().Add(-time.Minute), 52.5, 13.4)
-	p.Attributes = attrs
+	p.Attrs = attrs
 	e.mustReport(p)
-	got := e.device().LastReport.Position.Attributes
-	is.Equal(len(got), fleet.MaxDeviceAttributes) // cut, in name order
-	is.Equal(got["io1"], 1.0)
-	is.Equal(got["io66"], 12800.0)
-	is.Equal(got["temp"], 21.5)
-	is.Equal(got["ok"], false)
-	is.Equal(got["text"], "linebreak")
-	is.Equal(len(got["long"].(string)), fleet.MaxAttributeText) // 128 two-byte characters
-	for _, gone := range []string{"nan", "inf", "nested", "list", "", "bad\x01name", "z255"} {
-		_, ok := got[gone]
+	got := e.device().LastReport.Position.Attrs
+	is.Equal(len(got), fleet.MaxPointAttributes) // cut, in name order
+	is.Equal(got[:3], fleet.Attributes{fleet.NumberAttr("io1", 1), fleet.BoolAttr("ok", false), fleet.TextAttr("text", "one line")})
+	for _, gone := range []string{"nan", "inf", "ctl", "long", "", "Bad", "z061"} {
+		_, ok := got.Get(gone)
 		is.True(!ok) // left out
 	}
 }

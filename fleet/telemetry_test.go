@@ -332,7 +332,7 @@ func TestDeviceAttributesDroppedNotThePosition(t *testing.T) {
 		is.Equal(l.Items[0].Attributes, fleet.Attributes{fleet.BoolAttr("ignition", false), fleet.NumberAttr("power_v", 12.6)})
 		is.Equal(l.Items[1].Attributes, fleet.Attributes{fleet.TextAttr("alarm", "sos"), fleet.BoolAttr("ignition", true), fleet.NumberAttr("power_v", 12.7)})
 		// The last report shows what was kept.
-		is.Equal(e.device().LastReport.Position.Attributes, map[string]any{"ignition": false, "power_v": 12.6})
+		is.Equal(e.device().LastReport.Position.Attrs, fleet.Attributes{fleet.BoolAttr("ignition", false), fleet.NumberAttr("power_v", 12.6)})
 
 		v, err := e.svc.Vehicle(ctx, e.p, e.v.ID)
 		is.NoErr(err)

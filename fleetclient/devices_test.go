@@ -40,7 +40,7 @@ func TestClientDevices(t *testing.T) {
 	at := e.clock.Now().Add(-time.Minute)
 	_, err = e.svc.DeviceEdge().Report(ctx, fleet.DeviceReport{Identifier: d.Identifier, Protocol: "teltonika", RemoteAddr: "192.0.2.1:1",
 		Positions: []fleet.DevicePosition{{Latitude: 54.68, Longitude: 25.27, Timestamp: at, Valid: true,
-			Attributes: map[string]any{"io239": true, "battery": 12.6, "iccid": "893720"}}}})
+			Attrs: fleet.Attributes{fleet.BoolAttr("io239", true), fleet.NumberAttr("battery", 12.6), fleet.TextAttr("iccid", "893720")}}}})
 	is.NoErr(err)
 	got, err := c.Device(ctx, d.ID)
 	is.NoErr(err)
@@ -49,7 +49,7 @@ func TestClientDevices(t *testing.T) {
 	is.True(got.LastReport != nil && got.LastReport.Stored && got.LastReport.Reason == "")
 	is.True(got.LastReport.Position.Timestamp.Equal(at))
 	is.True(got.LastReport.Position.Speed == nil)
-	is.Equal(got.LastReport.Position.Attributes, map[string]any{"io239": true, "battery": 12.6, "iccid": "893720"})
+	is.Equal(got.LastReport.Position.Attrs, fleet.Attributes{fleet.NumberAttr("battery", 12.6), fleet.TextAttr("iccid", "893720"), fleet.BoolAttr("io239", true)}) // in name order
 
 	// Every page, one page, and the filters.
 	var walked []string

@@ -1,6 +1,7 @@
 package fleethttp_test
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,9 +57,13 @@ func testDevicesOverHTTP(t *testing.T, e *env) {
 	speed, sats := 61.2, 12
 	_, err := e.svc.DeviceEdge().Report(ctx, fleet.DeviceReport{Identifier: "356307042441013", Protocol: "teltonika", RemoteAddr: "192.0.2.7:5000",
 		Positions: []fleet.DevicePosition{{Latitude: 54.6872, Longitude: 25.2797, Timestamp: at, Speed: &speed, Valid: true, Satellites: &sats,
-			Attributes: map[string]any{"io239": true, "battery": 12.6, "iccid": "8937204016201234567"}}}})
+			Attrs: fleet.Attributes{fleet.BoolAttr("io239", true), fleet.NumberAttr("battery", 12.6), fleet.TextAttr("iccid", "8937204016201234567")}}}})
 	is.NoErr(err)
-	d = e.do("GET", "/v1/devices/"+id, key, nil).data()
+	got := e.do("GET", "/v1/devices/"+id, key, nil)
+	// The attributes as the answer has always written them: one object,
+	// in name order.
+	is.True(bytes.Contains(got.body, []byte(`,"satellites":12,"attributes":{"battery":12.6,"iccid":"8937204016201234567","io239":true}},"stored":true,"reason":null}`)))
+	d = got.data()
 	is.Equal(d["protocol"], "teltonika")
 	is.Equal(d["last_seen_at"], e.clock.Now().Format(time.RFC3339))
 	lr := d["last_report"].(map[string]any)

@@ -127,7 +127,7 @@ func exampleValues() (map[reflect.Type]any, map[string]any) {
 		{Latitude: 52.5302, Longitude: 13.3861, Timestamp: trip.Start.Timestamp.Add(20 * time.Second), Speed: ptr(31.0), Heading: ptr(138.0)},
 	}, PointsPagination: &fleet.Pagination{NextCursor: ptr("eyJ0IjoiMjAyNi0xMS0yM1QwODozMDo0MFoifQ"), HasMore: true}}
 	position := fleet.DevicePosition{Latitude: 52.520008, Longitude: 13.404954, Timestamp: exampleAt(-time.Minute), Speed: ptr(44.0),
-		Heading: ptr(92.0), Altitude: ptr(38.0), Valid: true, Satellites: ptr(11), Attributes: map[string]any{"battery": 12.7, "ignition": true}}
+		Heading: ptr(92.0), Altitude: ptr(38.0), Valid: true, Satellites: ptr(11), Attrs: fleet.Attributes{fleet.NumberAttr("battery", 12.7), fleet.BoolAttr("ignition", true)}}
 	device := fleet.Device{ID: exDevice, Identifier: "356307042441013", VehicleID: exVehicle, Name: "FMB920 in Truck 7", Protocol: "teltonika",
 		CreatedAt: created, UpdatedAt: created, LastSeenAt: ptr(exampleAt(-time.Minute)),
 		LastReport: &fleet.LastReport{ReceivedAt: exampleAt(-time.Minute), Protocol: "teltonika", Position: position, Stored: true}}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -250,10 +249,9 @@ func (h *Handler) showDevice(w http.ResponseWriter, r *http.Request, us fleet.Us
 		if pos.Satellites != nil {
 			dr.Satellites = strconv.Itoa(*pos.Satellites)
 		}
-		for k, v := range pos.Attributes {
-			dr.Attributes = append(dr.Attributes, attribute{Name: k, Value: fmt.Sprint(v)})
+		for _, a := range pos.Attrs.Clone().Sort() {
+			dr.Attributes = append(dr.Attributes, attribute{Name: a.Name, Value: fmt.Sprint(a.Value())})
 		}
-		slices.SortFunc(dr.Attributes, func(a, b attribute) int { return strings.Compare(a.Name, b.Name) })
 		dd.Report = dr
 	}
 	chosen := cmp.Or(r.URL.Query().Get("protocol"), d.Protocol)

@@ -92,7 +92,7 @@ func TestDeviceForms(t *testing.T) {
 	sp := 42.0
 	_, err = e.svc.DeviceEdge().Report(ctx, fleet.DeviceReport{Identifier: dev.Identifier, Protocol: "teltonika",
 		Positions: []fleet.DevicePosition{{Latitude: 52.52, Longitude: 13.405, Timestamp: clock.Now().Add(-time.Minute), Valid: true, Speed: &sp,
-			Attributes: map[string]any{"ignition": true, "battery_voltage": 12.6}}}})
+			Attrs: fleet.Attributes{fleet.BoolAttr("ignition", true), fleet.NumberAttr("battery_voltage", 12.6)}}}})
 	is.NoErr(err)
 	page = do(t, c, "GET", e.srv.URL+"/devices/"+dev.ID, nil)
 	is.True(strings.Contains(page.body, "<dt>Speed</dt><dd>42 km/h</dd>"))

@@ -63,7 +63,7 @@ func BenchmarkDeviceReportVsIngest(b *testing.B) {
 		seq[g]++
 		r, err := svc.DeviceEdge().Report(ctx, fleet.DeviceReport{Identifier: identifiers[g], Protocol: "teltonika", RemoteAddr: "192.0.2.7:5027",
 			Positions: []fleet.DevicePosition{{Latitude: 52.5, Longitude: 13.4, Timestamp: t0.Add(time.Duration(seq[g]) * 100 * time.Millisecond),
-				Speed: &speed, Valid: true, Attributes: map[string]any{"ignition": true, "battery": 12.6}}}})
+				Speed: &speed, Valid: true, Attrs: fleet.Attributes{fleet.BoolAttr("ignition", true), fleet.NumberAttr("battery", 12.6)}}}})
 		if err == nil && !r.Stored {
 			err = fmt.Errorf("report not stored: %s", r.Reason)
 		}

@@ -66,7 +66,8 @@ func aReport(at time.Time) *fleet.LastReport {
 	return &fleet.LastReport{ReceivedAt: at, Protocol: "teltonika", Stored: false, Reason: fleet.ReasonDuplicate,
 		Position: fleet.DevicePosition{Latitude: 54.6872, Longitude: 25.2797, Timestamp: at.Add(-time.Second - 250*time.Millisecond),
 			Speed: f64(42.5), Heading: f64(271.25), Altitude: f64(-3.5), Valid: true, Satellites: &sats,
-			Attributes: map[string]any{"battery": 87.5, "ignition": true, "iccid": "8937204016201234567", "io240": 0.0, "odometer": 123456789.0}}}
+			Attrs: fleet.Attributes{fleet.NumberAttr("battery", 87.5), fleet.TextAttr("iccid", "8937204016201234567"), fleet.BoolAttr("ignition", true),
+				fleet.NumberAttr("io240", 0), fleet.NumberAttr("odometer", 123456789)}}}
 }
 
 func testDeviceRoundTrip(t *testing.T, s fleet.Store) {
@@ -94,11 +95,14 @@ func testDeviceRoundTrip(t *testing.T, s fleet.Store) {
 	is.True(got.LastSeenAt != nil && got.LastSeenAt.Equal(seen))
 	is.True(got.UpdatedAt.Equal(T0))        // a report is no change of the device
 	is.Equal(got.LastReport, aReport(seen)) // every member, every attribute and its type
-	is.Equal(got.LastReport.Position.Attributes["ignition"], true)
-	is.Equal(got.LastReport.Position.Attributes["battery"], 87.5)
-	is.Equal(got.LastReport.Position.Attributes["iccid"], "8937204016201234567")
+	ignition, _ := got.LastReport.Position.Attrs.Bool("ignition")
+	is.True(ignition)
+	battery, _ := got.LastReport.Position.Attrs.Number("battery")
+	is.Equal(battery, 87.5)
+	iccid, _ := got.LastReport.Position.Attrs.Text("iccid")
+	is.Equal(iccid, "8937204016201234567")
 	// The store hands out copies: changing what it returned changes nothing.
-	got.LastReport.Position.Attributes["battery"] = 1.0
+	got.LastReport.Position.Attrs[0].Num = 1
 	*got.LastReport.Position.Speed = 1
 	*got.LastSeenAt = T0
 	again := getDevice(t, s, a.ID, d.ID)
@@ -126,7 +130,7 @@ func testDeviceRoundTrip(t *testing.T, s fleet.Store) {
 	is.True(r.Stored && r.Reason == "" && r.Protocol == "gt06")
 	is.True(r.Position.Speed == nil && r.Position.Heading == nil && r.Position.Altitude == nil && r.Position.Satellites == nil)
 	is.True(!r.Position.Valid)
-	is.Equal(len(r.Position.Attributes), 0)
+	is.Equal(len(r.Position.Attrs), 0)
 
 	// An update changes the vehicle, the name and updated_at only.
 	upd := got

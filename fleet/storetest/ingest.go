@@ -194,7 +194,7 @@ func testWriteSetsSameAsOneByOne(t *testing.T, open func(t *testing.T) fleet.Sto
 				rep := fleet.DeviceReport{Identifier: f.device.Identifier, Protocol: "teltonika", RemoteAddr: "192.0.2.1:5000"}
 				for _, pt := range pts {
 					rep.Positions = append(rep.Positions, fleet.DevicePosition{Latitude: pt.Latitude, Longitude: pt.Longitude, Timestamp: pt.Timestamp,
-						Speed: pt.Speed, Heading: pt.Heading, Valid: true, Attributes: pt.Attributes.Map()})
+						Speed: pt.Speed, Heading: pt.Heading, Valid: true, Attrs: pt.Attributes.Clone()})
 				}
 				_, err = svc.DeviceEdge().Report(ctx, rep)
 			case st.vehicle == "":

@@ -75,7 +75,7 @@ func TestRunTheFleetInBrowser(t *testing.T) {
 		sp := 38.0
 		_, err = w.svc.DeviceEdge().Report(ctx, fleet.DeviceReport{Identifier: "356307042441013", Protocol: "teltonika",
 			Positions: []fleet.DevicePosition{{Latitude: 52.51, Longitude: 13.39, Timestamp: w.now().Add(-30 * time.Second).UTC(), Valid: true, Speed: &sp,
-				Attributes: map[string]any{"ignition": true, "battery_voltage": 12.6, "fuel_level": 71}}}})
+				Attrs: fleet.Attributes{fleet.BoolAttr("ignition", true), fleet.NumberAttr("battery_voltage", 12.6), fleet.NumberAttr("fuel_level", 71)}}}})
 		is.NoErr(err)
 		b.run("reload the device", chromedp.Reload(), chromedp.WaitVisible("#attributes"))
 		var attrs string
