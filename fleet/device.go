@@ -85,9 +85,11 @@ const (
 	MaxIdentifier = 32
 	// MaxDeviceName is the longest device name, as a vehicle's.
 	MaxDeviceName = MaxVehicleName
-	// MaxDeviceAttributes is how many attributes of a report's last
-	// position are kept (the first in name order); MaxAttributeName and
-	// MaxAttributeText bound a name and a text value, in bytes.
+	// MaxDeviceAttributes, MaxAttributeName and MaxAttributeText were the
+	// bounds of a last report's attribute map.
+	//
+	// Deprecated: a device's attributes follow the rules of every point's
+	// (MaxPointAttributes, MaxAttrName, MaxAttrText); these bound nothing.
 	MaxDeviceAttributes = 256
 	MaxAttributeName    = 64
 	MaxAttributeText    = 256

@@ -105,8 +105,8 @@ func registerDeviceComponents(g *generator) {
 				o("title", "Number", "type", "number", "format", "double"), o("title", "Flag", "type", "boolean"), o("title", "Text", "type", "string")},
 				// Go has no union of scalars: a value of any of the three.
 				"x-go-type", "interface{}"),
-				"description", fmt.Sprintf("Whatever else the device sent beside the position (battery, ignition, I/O elements such as Teltonika's `io240`...): numbers, booleans and text; at most %d, the first in name order, text cut to %d bytes.",
-					fleet.MaxDeviceAttributes, fleet.MaxAttributeText)))
+				"description", fmt.Sprintf("What the device sent beside the position, in the common vocabulary (ignition, power, fuel, odometer, alarm...; a value whose meaning depends on the model under its raw name, such as Teltonika's `io240`): numbers, booleans and text; at most %d, the first in name order, a name of at most %d bytes (`^[a-z][a-z0-9_]*$`), a text of at most %d characters; an attribute outside these rules is dropped and counted, the position kept.",
+					fleet.MaxPointAttributes, fleet.MaxAttrName, fleet.MaxAttrText)))
 	})
 	comp[fleet.LastReport](g, "LastReport", output, func(s *shape) {
 		s.describe("The last position of the device's last message, in the order the message carries them (a Teltonika frame often ends with its oldest record), whether or not it was stored.").
