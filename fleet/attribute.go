@@ -397,10 +397,19 @@ func appendDecimal(b []byte, n int64, d int) []byte {
 	return append(b, s...)
 }
 
+// jsonPlain holds the bytes a JSON string shows as they are: printable
+// ASCII but for the quote and the backslash.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+		if !jsonPlain[s[i]] {
 			q, _ := json.Marshal(s) // the rare escaped text
 			return append(b, q...)
 		}

@@ -175,6 +175,122 @@ func (b *AttributeBlobs) Decode() ([]Attributes, error) {
 	return out, nil
 }
 
+// At returns point i's binary form as added (empty for a point without
+// attributes). It shares memory with b until the next Add or Decode.
+func (b *AttributeBlobs) At(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.data[start:b.ends[i]]
+}
+
+// AppendJSON appends point i's attributes as a JSON object, the bytes
+// Attributes.AppendJSON writes of them once decoded, straight from their
+// binary form: no Attributes are made, and a number stored as a scaled
+// integer is written from its digits. A point without attributes is {}.
+func (b *AttributeBlobs) AppendJSON(dst []byte, i int) ([]byte, error) {
+	return AppendAttributesJSON(dst, b.At(i))
+}
+
+// attrCodeKeys are the names of attrCodes as JSON object keys: "name":.
+var attrCodeKeys = func() (t [len(attrCodes)]string) {
+	for i, n := range attrCodes {
+		t[i] = `"` + n + `":`
+	}
+	return t
+}()
+
+// AppendAttributesJSON appends the attributes of data, one binary form
+// (AppendBinary's), to dst as the JSON object Attributes.AppendJSON writes
+// of them once decoded; no bytes are {}. Malformed bytes are an error, as
+// decoding them is.
+func AppendAttributesJSON(dst []byte, data []byte) ([]byte, error) {
+	if len(data) == 0 {
+		return append(dst, "{}"...), nil
+	}
+	if data[0] != attrCodecVersion {
+		return dst, errAttrCodec
+	}
+	s := string(data[1:]) // no copy: s does not outlive the call
+	out := append(dst, '{')
+	for n := 0; len(s) > 0; n++ {
+		if n == MaxPointAttributes {
+			return dst, errAttrCodec
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		c := s[0]
+		s = s[1:]
+		switch {
+		case int(c) < len(attrCodes):
+			out = append(out, attrCodeKeys[c]...)
+		case c == 0x80:
+			u, k := uvarintString(s)
+			if k <= 0 {
+				return dst, errAttrCodec
+			}
+			out = strconv.AppendUint(append(out, `"io`...), u, 10)
+			out, s = append(out, `":`...), s[k:]
+		case c == 0x81:
+			name, rest, ok := attrBytes(s)
+			if !ok {
+				return dst, errAttrCodec
+			}
+			out, s = append(appendJSONString(out, name), ':'), rest
+		default:
+			return dst, errAttrCodec
+		}
+		if len(s) == 0 {
+			return dst, errAttrCodec
+		}
+		t := s[0]
+		s = s[1:]
+		switch {
+		case t == 0:
+			out = append(out, "false"...)
+		case t == 1:
+			out = append(out, "true"...)
+		case t == 2:
+			text, rest, ok := attrBytes(s)
+			if !ok {
+				return dst, errAttrCodec
+			}
+			out, s = appendJSONString(out, text), rest
+		case t == 3:
+			if len(s) < 8 {
+				return dst, errAttrCodec
+			}
+			out = appendJSONNumber(out, math.Float64frombits(binary.LittleEndian.Uint64([]byte(s[:8]))))
+			s = s[8:]
+		case t <= 7:
+			u, k := uvarintString(s)
+			if k <= 0 {
+				return dst, errAttrCodec
+			}
+			v := int64(u >> 1) // zig-zag, as binary.AppendVarint writes it
+			if u&1 != 0 {
+				v = ^v
+			}
+			d := int(t - 4)
+			if v > -1e15 && v < 1e15 {
+				// The decimal v/10^d has at most 15 significant digits,
+				// and float64(v)/10^d is the float64 nearest to it: that
+				// decimal is the shortest that reads back as the number
+				// (appendJSONNumber), written from its digits.
+				out = appendDecimal(out, v, d)
+			} else {
+				out = appendJSONNumber(out, float64(v)/pow10[d])
+			}
+			s = s[k:]
+		default:
+			return dst, errAttrCodec
+		}
+	}
+	return append(out, '}'), nil
+}
+
 // ioNames are the names io0 to io511 of Teltonika's raw I/O, made once so
 // that decoding one takes no allocation.
 var ioNames = func() (t [512]string) {

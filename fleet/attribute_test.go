@@ -177,7 +177,10 @@ func TestPointAppendJSONIsEncodingJSONs(t *testing.T) {
 func TestAttributeNumbersAreEncodingJSONs(t *testing.T) {
 	is := is.New(t)
 	vals := []float64{0, 1, -1, 0.5, 0.05, 0.005, 0.001, 0.0001, 12.634, -12.634, 123456.789, 1e11 + 0.125, 999999999999.999,
-		1e12, 1e15, 1e20, 1e21, 1e-6, 1e-7, math.Pi, -math.E, 100, 1000.1, 0.1 + 0.2, 4.1, 97, 850.25, -0.015}
+		1e12, 1e15, 1e20, 1e21, 1e-6, 1e-7, math.Pi, -math.E, 100, 1000.1, 0.1 + 0.2, 4.1, 97, 850.25, -0.015,
+		// Either side of the scaled integers' 15 digits, and of their 2^50.
+		999999999999999, -999999999999999, 99999999999999.9, 999999999999.999, 1e15 + 1, 1e14 + 0.5, 1<<50 - 1, -(1<<50 - 1),
+		(1<<50 - 1) / 1000.0, 1<<50 + 1, 112589990684262.3}
 	for i := range 2000 {
 		vals = append(vals, float64(i)*0.017-13, float64(i*i)/7, float64(i)/1000)
 	}
@@ -200,6 +203,13 @@ func TestAttributeNumbersAreEncodingJSONs(t *testing.T) {
 		got, err := json.Marshal(fleet.Attributes{fleet.NumberAttr("x", v)})
 		is.NoErr(err)
 		is.Equal(string(got), `{"x":`+string(want)+`}`) // v
+		// Written from the binary form (as a scaled integer or its eight
+		// bytes): the same.
+		bin, err := fleet.Attributes{fleet.NumberAttr("x", v)}.AppendBinary(nil)
+		is.NoErr(err)
+		got, err = fleet.AppendAttributesJSON(nil, bin)
+		is.NoErr(err)
+		is.Equal(string(got), `{"x":`+string(want)+`}`) // v from its binary form
 	}
 }
 
@@ -220,6 +230,10 @@ func FuzzAttributeNumberIsEncodingJSONs(f *testing.F) {
 		got, _ := json.Marshal(fleet.Attributes{fleet.NumberAttr("x", v)})
 		if string(got) != `{"x":`+string(want)+`}` {
 			t.Fatalf("%v written as %s, encoding/json writes %s", v, got, want)
+		}
+		bin, _ := fleet.Attributes{fleet.NumberAttr("x", v)}.AppendBinary(nil)
+		if got, _ := fleet.AppendAttributesJSON(nil, bin); string(got) != `{"x":`+string(want)+`}` {
+			t.Fatalf("%v written from its binary form as %s, encoding/json writes %s", v, got, want)
 		}
 	})
 }
@@ -244,6 +258,11 @@ func TestAttributeBlobsDecodeAPageAsEachPointAlone(t *testing.T) {
 		want = append(want, a)
 	}
 	is.Equal(blobs.Len(), 50)
+	for i := range want { // each point written as JSON from its bytes
+		js, err := blobs.AppendJSON(nil, i)
+		is.NoErr(err)
+		is.Equal(string(js), string(want[i].AppendJSON(nil)))
+	}
 	got, err := blobs.Decode()
 	is.NoErr(err)
 	is.Equal(got, want)
@@ -271,12 +290,20 @@ func FuzzAttributesBinary(f *testing.F) {
 		err := alone.UnmarshalBinary(data)
 		var blobs fleet.AttributeBlobs
 		blobs.Add(data)
+		js, jerr := blobs.AppendJSON([]byte("x"), 0)
 		page, perr := blobs.Decode()
-		if (err == nil) != (perr == nil) {
-			t.Fatalf("alone: %v, in a page: %v", err, perr)
+		if (err == nil) != (perr == nil) || (err == nil) != (jerr == nil) {
+			t.Fatalf("alone: %v, in a page: %v, as JSON: %v", err, perr, jerr)
 		}
 		if err != nil {
+			if string(js) != "x" {
+				t.Fatalf("malformed bytes wrote %q", js)
+			}
 			return
+		}
+		// Written as JSON from the binary form: what the decoded write.
+		if want := alone.AppendJSON([]byte("x")); string(js) != string(want) {
+			t.Fatalf("as JSON %s, decoded and written %s", js, want)
 		}
 		if !attrsEqual(alone, page[0]) {
 			t.Fatalf("alone %v, in a page %v", alone, page[0])

@@ -141,6 +141,26 @@ func (p *Point) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// appendJSONWith is AppendJSON of the point with the attributes blobs
+// holds for point i, written from their binary form (p.Attributes is nil).
+func (p *Point) appendJSONWith(b []byte, blobs *AttributeBlobs, i int) ([]byte, error) {
+	b = p.AppendJSON(b)
+	stored := blobs.At(i)
+	if len(stored) == 0 {
+		return b, nil
+	}
+	b = append(b[:len(b)-1], `,"attributes":`...) // in place of the closing brace
+	n := len(b)
+	b, err := AppendAttributesJSON(b, stored)
+	if err != nil {
+		return b, err
+	}
+	if len(b) == n+2 { // a form of no attributes: omitted, as when empty
+		b = b[:n-len(`,"attributes":`)]
+	}
+	return append(b, '}'), nil
+}
+
 func appendJSONOptional(b []byte, f *float64) []byte {
 	if f == nil {
 		return append(b, "null"...)

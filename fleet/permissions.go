@@ -35,6 +35,7 @@ var useCases = map[string]Permission{
 
 	"ListLocations":   PermLocationsRead,
 	"ListHistory":     PermLocationsRead,
+	"HistoryJSON":     PermLocationsRead,
 	"Subscribe":       PermLocationsRead,
 	"IngestLocations": PermLocationsWrite,
 	"IngestBulk":      PermLocationsWrite,

@@ -73,3 +73,15 @@ type LocationTx interface {
 	// PutTrips, its failure may leave the transaction unusable.
 	ApplyIngest(w IngestWrites) error
 }
+
+// StoredPointsTx is what a Tx may also implement when it keeps points'
+// attributes in their binary form (Attributes.AppendBinary's): a page of
+// history is then written as JSON straight from those bytes
+// (Service.HistoryJSON), without making Attributes of them. sqlstore
+// implements it; a store that does not is read through Points.
+type StoredPointsTx interface {
+	// StoredPoints reads what Points reads, leaving each point's
+	// Attributes nil and adding its binary form to blobs instead: one Add
+	// per point returned, in order (none for a point without any).
+	StoredPoints(vehicleID string, from, to time.Time, limit int, blobs *AttributeBlobs) ([]Point, error)
+}

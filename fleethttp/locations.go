@@ -110,7 +110,7 @@ func (h *Handler) history(c *call) error {
 		}
 		hq.Limit = n
 	}
-	l, err := h.svc.ListHistory(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), hq)
+	l, err := h.svc.HistoryJSON(c.r.Context(), c.p, c.r.PathValue("vehicle_id"), hq, nil)
 	if err != nil {
 		return err
 	}
@@ -118,19 +118,15 @@ func (h *Handler) history(c *call) error {
 	return nil
 }
 
-// historyPage is a page of history as the list envelope holds it, written
-// point by point (fleet.Point.AppendJSON) rather than by reflection.
-type historyPage fleet.List[fleet.Point]
+// historyPage is a page of history as the list envelope holds it: its
+// points written by the service (fleet.Service.HistoryJSON, point by
+// point, attributes from their stored form) rather than by reflection.
+type historyPage fleet.HistoryJSON
 
 func (l historyPage) appendJSON(b []byte) []byte {
-	b = append(b, `{"success":true,"data":[`...)
-	for i := range l.Items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = l.Items[i].AppendJSON(b)
-	}
-	b = append(b, `],"pagination":{"next_cursor":`...)
+	b = append(b, `{"success":true,"data":`...)
+	b = append(b, l.Data...)
+	b = append(b, `,"pagination":{"next_cursor":`...)
 	if l.NextCursor == "" {
 		b = append(b, "null"...)
 	} else {

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,10 +128,15 @@ func pairedRounds(b *testing.B, goroutines, perRound int, before func(), base, o
 
 // BenchmarkHistoryPageAttributes measures a page of 1,000 points of a
 // vehicle's history whose points carry 15 typical attributes against the
-// same page without attributes, on SQLite, each read through the service
-// and written as JSON as the API writes a page of history
-// (fleet.Point.AppendJSON), alternating in one run: ratio = time with
-// attributes over time without (target <= 2).
+// same page without attributes, on SQLite, alternating in one run, read
+// and written as JSON two ways:
+//
+//   - as the API serves a page (fleet.Service.HistoryJSON: attributes
+//     from their stored form straight to JSON): ratio and median-ratio,
+//     time with attributes over time without (target <= 2);
+//   - as a Go caller reads one (Service.ListHistory: attributes decoded
+//     into fleet.Attributes) and then writes it (Point.AppendJSON):
+//     go-ratio and go-median-ratio.
 func BenchmarkHistoryPageAttributes(b *testing.B) {
 	const n = 1_000
 	clock := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
@@ -161,10 +167,20 @@ func BenchmarkHistoryPageAttributes(b *testing.B) {
 		return v.ID
 	}
 	bare, rich := vehicle(false), vehicle(true)
+	q := fleet.HistoryQuery{From: &from, Limit: n}
 	var buf []byte
-	page := func(id string) time.Duration {
+	api := func(id string) time.Duration {
 		start := time.Now()
-		l, err := svc.ListHistory(ctx, p, id, fleet.HistoryQuery{From: &from, Limit: n})
+		h, err := svc.HistoryJSON(ctx, p, id, q, buf[:0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = h.Data
+		return time.Since(start)
+	}
+	goPage := func(id string) time.Duration {
+		start := time.Now()
+		l, err := svc.ListHistory(ctx, p, id, q)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -177,29 +193,43 @@ func BenchmarkHistoryPageAttributes(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	page(bare)
-	page(rich)
-	var tBare, tRich time.Duration
-	var ratios []float64 // of each pair of pages
+	type side struct {
+		page       func(string) time.Duration
+		bare, rich time.Duration
+		ratios     []float64 // of each pair of pages
+	}
+	sides := []*side{{page: api}, {page: goPage}}
+	for _, sd := range sides {
+		sd.page(bare)
+		sd.page(rich)
+	}
+	if h, _ := svc.HistoryJSON(ctx, p, rich, q, nil); !bytes.Contains(h.Data, []byte(`"attributes":{"battery_level":97,`)) {
+		b.Fatalf("the page has no attributes: %.200s", h.Data)
+	}
 	k := 0
 	for b.Loop() {
-		var x, y time.Duration
-		if k%2 == 0 {
-			x = page(bare)
-			y = page(rich)
-		} else {
-			y = page(rich)
-			x = page(bare)
+		for _, sd := range sides {
+			var x, y time.Duration
+			if k%2 == 0 {
+				x = sd.page(bare)
+				y = sd.page(rich)
+			} else {
+				y = sd.page(rich)
+				x = sd.page(bare)
+			}
+			sd.bare, sd.rich = sd.bare+x, sd.rich+y
+			sd.ratios = append(sd.ratios, y.Seconds()/x.Seconds())
 		}
-		tBare, tRich = tBare+x, tRich+y
-		ratios = append(ratios, y.Seconds()/x.Seconds())
 		k++
 	}
-	b.ReportMetric(float64(tBare.Microseconds())/float64(k), "bare-µs/page")
-	b.ReportMetric(float64(tRich.Microseconds())/float64(k), "attribute-µs/page")
-	b.ReportMetric(tRich.Seconds()/tBare.Seconds(), "ratio")
-	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+	for i, sd := range sides {
+		prefix := []string{"", "go-"}[i]
+		b.ReportMetric(float64(sd.bare.Microseconds())/float64(k), prefix+"bare-µs/page")
+		b.ReportMetric(float64(sd.rich.Microseconds())/float64(k), prefix+"attribute-µs/page")
+		b.ReportMetric(sd.rich.Seconds()/sd.bare.Seconds(), prefix+"ratio")
+		slices.Sort(sd.ratios)
+		b.ReportMetric(sd.ratios[len(sd.ratios)/2], prefix+"median-ratio")
+	}
 }
 
 // BenchmarkStoredBytesPerPoint measures what a point takes in the SQLite

@@ -410,6 +410,24 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 
 // Points implements fleet.Tx.
 func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Point, error) {
+	var blobs fleet.AttributeBlobs
+	out, err := t.StoredPoints(vehicleID, from, to, limit, &blobs)
+	if err != nil {
+		return nil, err
+	}
+	// The page's attributes are decoded together, into memory they share.
+	decoded, err := blobs.Decode()
+	if err != nil {
+		return nil, wrap(err, "read points")
+	}
+	for i := range out {
+		out[i].Attributes = decoded[i]
+	}
+	return out, nil
+}
+
+// StoredPoints implements fleet.StoredPointsTx.
+func (t *tx) StoredPoints(vehicleID string, from, to time.Time, limit int, blobs *fleet.AttributeBlobs) ([]fleet.Point, error) {
 	out := []fleet.Point{}
 	rows, err := t.query(t.d.q(`SELECT ts, lat, lon, speed, heading, odometer_km, attrs FROM points
 		WHERE vehicle_id = ? AND ts >= ? AND ts <= ? ORDER BY ts LIMIT ?`), vehicleID, toDB(from), toDB(to), int64(limit))
@@ -418,7 +436,6 @@ func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Po
 	}
 	defer rows.Close()
 	var attrs sql.RawBytes // copied into blobs before the next row
-	var blobs fleet.AttributeBlobs
 	for rows.Next() {
 		var ts int64
 		var speed, heading, odo sql.NullFloat64
@@ -432,14 +449,6 @@ func (t *tx) Points(vehicleID string, from, to time.Time, limit int) ([]fleet.Po
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(t.failed(err), "read points")
-	}
-	// The page's attributes are decoded together, into memory they share.
-	decoded, err := blobs.Decode()
-	if err != nil {
-		return nil, wrap(err, "read points")
-	}
-	for i := range out {
-		out[i].Attributes = decoded[i]
 	}
 	return out, nil
 }

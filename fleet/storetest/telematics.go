@@ -59,6 +59,86 @@ func testPointAttributes(t *testing.T, s fleet.Store) {
 	is.Equal(got[0].Attributes, TypicalAttributes(7))
 }
 
+// testHistoryJSON: a page of history written as JSON by the service
+// (Service.HistoryJSON, attributes straight from their stored form where
+// the store keeps one) is, byte for byte, its points from ListHistory
+// written by Point.AppendJSON, page after page of a cursor's walk; a
+// StoredPointsTx reads the points Points reads, their attributes as bytes
+// that decode to theirs.
+func testHistoryJSON(t *testing.T, s fleet.Store) {
+	is := is.New(t)
+	a := MustAccount(t, s)
+	v := MustVehicle(t, s, a.ID, "v")
+	odd := fleet.Attributes{
+		fleet.NumberAttr("a_custom_name", math.Pi), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("neg", -12.25),
+		fleet.NumberAttr("tiny", 1e-9), fleet.TextAttr("note", "é \"quoted\" <b>&\\ \u2028"), fleet.TextAttr("empty", ""),
+		fleet.BoolAttr("charging", false), fleet.NumberAttr("zero", 0), fleet.NumberAttr("io70000", 999999999999.999),
+	}.Sort()
+	var pts []fleet.Point
+	for i := range 11 {
+		p := fleet.Point{Latitude: 52.5 + float64(i)/1e5, Longitude: 13.4, Timestamp: T0.Add(time.Duration(i) * time.Second), Speed: f64(float64(i) * 1.5)}
+		switch i % 3 {
+		case 0:
+			p.Attributes = TypicalAttributes(i)
+		case 1:
+			p.Attributes = odd
+		}
+		pts = append(pts, p)
+	}
+	is.NoErr(s.Update(ctx, func(tx fleet.Tx) (err error) { _, err = tx.InsertPoints(v.ID, pts); return err }))
+
+	svc := fleet.NewService(s, fleet.Options{Now: func() time.Time { return T0.Add(time.Hour) }})
+	p := fleet.SystemPrincipal(a)
+	from := T0.Add(-time.Minute)
+	q := fleet.HistoryQuery{From: &from, Limit: 4}
+	pages := 0
+	for {
+		l, err := svc.ListHistory(ctx, p, v.ID, q)
+		is.NoErr(err)
+		want := []byte("[")
+		for i := range l.Items {
+			if i > 0 {
+				want = append(want, ',')
+			}
+			want = l.Items[i].AppendJSON(want)
+		}
+		want = append(want, ']')
+		got, err := svc.HistoryJSON(ctx, p, v.ID, q, []byte("kept"))
+		is.NoErr(err)
+		is.Equal(string(got.Data), string(want)) // the page's points
+		is.Equal(got.NextCursor, l.NextCursor)
+		is.Equal(got.HasMore, l.HasMore)
+		pages++
+		if !l.HasMore {
+			break
+		}
+		q.Cursor = l.NextCursor
+	}
+	is.Equal(pages, 3) // 11 points, 4 a page
+
+	is.NoErr(s.View(ctx, func(tx fleet.Tx) error {
+		st, ok := tx.(fleet.StoredPointsTx)
+		if !ok {
+			return nil // the store has no stored form: Points serves
+		}
+		want, err := tx.Points(v.ID, T0, T0.Add(time.Hour), 100)
+		is.NoErr(err)
+		var blobs fleet.AttributeBlobs
+		got, err := st.StoredPoints(v.ID, T0, T0.Add(time.Hour), 100, &blobs)
+		is.NoErr(err)
+		is.Equal(len(got), len(want))
+		is.Equal(blobs.Len(), len(got)) // one per point
+		attrs, err := blobs.Decode()
+		is.NoErr(err)
+		for i := range got {
+			is.Equal(got[i].Attributes, nil) // left to the bytes
+			got[i].Attributes = attrs[i]
+		}
+		is.Equal(got, want)
+		return nil
+	}))
+}
+
 // testVehicleTelemetry: the vehicle's telematics state and memory are
 // stored by UpdateVehicle and read back as they were; cleared, they read
 // back absent.

@@ -60,6 +60,7 @@ func RunLocations(t *testing.T, open func(t *testing.T) fleet.Store) {
 		{"PointsRollback", testPointsRollback},
 		{"PurgePoints", testPurgePoints},
 		{"PointAttributesRoundTrip", testPointAttributes},
+		{"HistoryJSONIsListHistorys", testHistoryJSON},
 	})
 }
 
