@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
@@ -174,4 +175,261 @@ func attrsArg(a fleet.Attributes) any {
 	}
 	b, _ := a.AppendBinary(make([]byte, 0, 8*len(a))) // it cannot fail
 	return b
+}
+
+// The telemetry memory of a vehicle (fleet.TelemetryMemory) is stored as
+// the JSON object encoding/json writes of it. A vehicle's row is read and
+// written on each of its reports, so both ways are written out here rather
+// than by reflection; a stored object that is not exactly of this form (a
+// field this code does not know, an escaped string) is read by
+// encoding/json, which has the last word.
+
+// appendTelemetry appends m as encoding/json writes it.
+func appendTelemetry(b []byte, m *fleet.TelemetryMemory) []byte {
+	b = append(b, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+	}
+	if m.IdlingSince != nil {
+		key("idling_since")
+		b = appendJSONTime(b, *m.IdlingSince)
+	}
+	if m.Idling {
+		key("idling")
+		b = append(b, "true"...)
+	}
+	if m.IgnitionOffSince != nil {
+		key("ignition_off_since")
+		b = appendJSONTime(b, *m.IgnitionOffSince)
+	}
+	if len(m.Alarms) > 0 {
+		key("alarms")
+		b = append(b, '[')
+		for i, a := range m.Alarms {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			if a.DeviceID != "" {
+				b = appendJSONText(append(b, `"device_id":`...), a.DeviceID)
+				b = append(b, ',')
+			}
+			b = appendJSONText(append(b, `"alarm":`...), a.Alarm)
+			b = appendJSONTime(append(b, `,"at":`...), a.At)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if m.ReportsOdometer {
+		key("reports_odometer")
+		b = append(b, "true"...)
+	}
+	if m.ReportsEngineHours {
+		key("reports_engine_hours")
+		b = append(b, "true"...)
+	}
+	if m.DriverKey != "" {
+		key("driver_key")
+		b = appendJSONText(b, m.DriverKey)
+	}
+	if m.ReportedDriverID != "" {
+		key("reported_driver_id")
+		b = appendJSONText(b, m.ReportedDriverID)
+	}
+	return append(b, '}')
+}
+
+// appendJSONTime appends t as encoding/json writes a time.Time.
+func appendJSONTime(b []byte, t time.Time) []byte {
+	j, err := t.MarshalJSON()
+	if err != nil { // a year outside 0..9999: never stored
+		return append(b, "null"...)
+	}
+	return append(b, j...)
+}
+
+// appendJSONText appends s as encoding/json writes a string.
+func appendJSONText(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			j, _ := json.Marshal(s) // the rare text encoding/json escapes
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// parseTelemetry reads what appendTelemetry (or encoding/json) wrote.
+func parseTelemetry(s string, m *fleet.TelemetryMemory) error {
+	if parseTelemetryFast(s, m) {
+		return nil
+	}
+	*m = fleet.TelemetryMemory{}
+	return json.Unmarshal([]byte(s), m)
+}
+
+// parseTelemetryFast reads the form appendTelemetry writes, reporting
+// false for anything else.
+func parseTelemetryFast(s string, m *fleet.TelemetryMemory) bool {
+	*m = fleet.TelemetryMemory{}
+	p := jsonScan{s: s}
+	if !p.byte('{') {
+		return false
+	}
+	if p.byte('}') {
+		return p.done()
+	}
+	for {
+		k, ok := p.text()
+		if !ok || !p.byte(':') {
+			return false
+		}
+		switch k {
+		case "idling_since", "ignition_off_since":
+			t, ok := p.time()
+			if !ok {
+				return false
+			}
+			if k == "idling_since" {
+				m.IdlingSince = &t
+			} else {
+				m.IgnitionOffSince = &t
+			}
+		case "idling":
+			m.Idling, ok = p.boolean()
+		case "reports_odometer":
+			m.ReportsOdometer, ok = p.boolean()
+		case "reports_engine_hours":
+			m.ReportsEngineHours, ok = p.boolean()
+		case "driver_key":
+			m.DriverKey, ok = p.text()
+		case "reported_driver_id":
+			m.ReportedDriverID, ok = p.text()
+		case "alarms":
+			ok = p.alarms(m)
+		default:
+			return false
+		}
+		if !ok {
+			return false
+		}
+		if p.byte('}') {
+			return p.done()
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+// jsonScan reads JSON without white space and without escapes: what
+// appendTelemetry writes.
+type jsonScan struct{ s string }
+
+func (p *jsonScan) done() bool { return p.s == "" }
+
+func (p *jsonScan) byte(c byte) bool {
+	if p.s != "" && p.s[0] == c {
+		p.s = p.s[1:]
+		return true
+	}
+	return false
+}
+
+func (p *jsonScan) text() (string, bool) {
+	if !p.byte('"') {
+		return "", false
+	}
+	for i := 0; i < len(p.s); i++ {
+		switch c := p.s[i]; {
+		case c == '"':
+			t := p.s[:i]
+			p.s = p.s[i+1:]
+			return t, true
+		case c < 0x20 || c == '\\' || c >= 0x80: // escapes, controls, UTF-8: encoding/json's
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func (p *jsonScan) boolean() (bool, bool) {
+	switch {
+	case strings.HasPrefix(p.s, "true"):
+		p.s = p.s[4:]
+		return true, true
+	case strings.HasPrefix(p.s, "false"):
+		p.s = p.s[5:]
+		return false, true
+	}
+	return false, false
+}
+
+func (p *jsonScan) time() (time.Time, bool) {
+	quoted := p.s
+	t, ok := p.text()
+	if !ok {
+		return time.Time{}, false
+	}
+	var at time.Time
+	err := at.UnmarshalJSON([]byte(quoted[:len(t)+2])) // as encoding/json reads it
+	return at, err == nil
+}
+
+func (p *jsonScan) alarms(m *fleet.TelemetryMemory) bool {
+	if !p.byte('[') {
+		return false
+	}
+	m.Alarms = nil // a second "alarms" replaces the first, as encoding/json reads it
+	if p.byte(']') {
+		m.Alarms = []fleet.AlarmSeen{}
+		return true
+	}
+	for {
+		if !p.byte('{') {
+			return false
+		}
+		var a fleet.AlarmSeen
+		for {
+			k, ok := p.text()
+			if !ok || !p.byte(':') {
+				return false
+			}
+			switch k {
+			case "device_id":
+				a.DeviceID, ok = p.text()
+			case "alarm":
+				a.Alarm, ok = p.text()
+			case "at":
+				a.At, ok = p.time()
+			default:
+				return false
+			}
+			if !ok {
+				return false
+			}
+			if p.byte('}') {
+				break
+			}
+			if !p.byte(',') {
+				return false
+			}
+		}
+		m.Alarms = append(m.Alarms, a)
+		if p.byte(']') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
 }

@@ -46,7 +46,7 @@ func scanVehicle(s scanner) (fleet.Vehicle, error) {
 		return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode last attributes: %w", err)
 	}
 	if memory.Valid && memory.String != "" {
-		if err := json.Unmarshal([]byte(memory.String), &v.Telemetry); err != nil {
+		if err := parseTelemetry(memory.String, &v.Telemetry); err != nil {
 			return fleet.Vehicle{}, fmt.Errorf("sqlstore: decode telemetry: %w", err)
 		}
 	}
@@ -114,11 +114,7 @@ func vehicleArgs(v fleet.Vehicle) ([]any, error) {
 		}
 	}
 	if !v.Telemetry.IsZero() {
-		mb, err := json.Marshal(v.Telemetry)
-		if err != nil {
-			return nil, err
-		}
-		memory = string(mb)
+		memory = string(appendTelemetry(make([]byte, 0, 128), &v.Telemetry))
 	}
 	return []any{v.Name, v.VIN, v.Make, v.Model, year, v.LicensePlate, ext, string(tb), floatArg(v.OdometerKm),
 		string(v.Status), floatArg(v.Speed), lat, lon, lastAt, heading, toNullDB(v.StationarySince),
