@@ -89,6 +89,9 @@ func (j Jobs) FollowLive(ctx context.Context) {
 		case <-retry.C:
 		}
 		err := feed.FollowLive(ctx, s.Now().Add(-StreamReplayWindow), func(bs []LiveBatch) {
+			for i := range bs {
+				packLive(bs[i].Items)
+			}
 			s.stream.PublishFeed(feedBatches(bs), s.Now())
 		})
 		s.stream.StopFollowing()
@@ -113,6 +116,7 @@ func (s *Service) publishLive(ctx context.Context, accountID string, items []Str
 		}
 		return
 	}
+	packLive(items)
 	s.stream.Publish(accountID, items, now)
 }
 

@@ -1,12 +1,14 @@
 package fleet_test
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
+	"github.com/fleetkit/fleetapi/fleet/storetest"
 	"github.com/fleetkit/fleetapi/internal/testclock"
 	"github.com/fleetkit/fleetapi/memstore"
 	"github.com/matryer/is"
@@ -122,6 +124,44 @@ func TestSubscribeFollowsIngest(t *testing.T) {
 
 	_, err = svc.Subscribe(ctx, s.p, nil, "not-an-id")
 	is.Equal(fleet.ErrorCode(err), fleet.CodeInvalidRequest)
+}
+
+// A report's attributes reach every reader of the stream as they were
+// stored, a reader resuming from the replay buffer included, and a reader
+// changing what it got changes nothing for the next.
+func TestStreamCarriesAttributes(t *testing.T) {
+	is := is.New(t)
+	svc, clock := newService(t)
+	s := newStreamer(t, svc, clock, fleet.PlanPro)
+	sub, err := svc.Subscribe(ctx, s.p, nil, "")
+	is.NoErr(err)
+	defer sub.Close()
+	sent := []fleet.Attributes{
+		storetest.TypicalAttributes(3),
+		nil,
+		{fleet.NumberAttr("a_custom", math.Pi), fleet.TextAttr("alarm", "sos"), fleet.NumberAttr("io70000", -1.5)},
+	}
+	pts := make([]fleet.Point, len(sent))
+	for i := range pts {
+		pts[i] = fleet.Point{Latitude: 52.5, Longitude: 13.4, Timestamp: clock.Now().Add(time.Duration(i-3) * time.Second), Attributes: sent[i].Clone()}
+	}
+	_, err = svc.IngestLocations(ctx, s.p, s.v.ID, pts)
+	is.NoErr(err)
+	got := readAll(t, sub, 10)
+	is.Equal(len(got), 3)
+	for i := range got {
+		is.Equal(got[i].Record.Attributes, sent[i]) // as sent
+	}
+	got[0].Record.Attributes[0].Num = 99 // the reader's own copy
+
+	resumed, err := svc.Subscribe(ctx, s.p, nil, "1")
+	is.NoErr(err)
+	defer resumed.Close()
+	again := readAll(t, resumed, 10)
+	is.Equal(len(again), 3)
+	for i := range again {
+		is.Equal(again[i].Record.Attributes, sent[i]) // from the replay buffer, unchanged
+	}
 }
 
 // Concurrent streams are capped per key by plan, on each service: one more
