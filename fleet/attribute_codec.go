@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // The binary form of a point's attributes, as stores keep them: compact
@@ -209,86 +210,53 @@ func AppendAttributesJSON(dst []byte, data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return append(dst, "{}"...), nil
 	}
-	if data[0] != attrCodecVersion {
-		return dst, errAttrCodec
+	// data read in place as a string: the texts and names read from it
+	// are copied into out, and nothing of it outlives the call.
+	r, err := newAttrReader(unsafe.String(unsafe.SliceData(data), len(data)))
+	if err != nil {
+		return dst, err
 	}
-	s := string(data[1:]) // no copy: s does not outlive the call
 	out := append(dst, '{')
-	for n := 0; len(s) > 0; n++ {
-		if n == MaxPointAttributes {
-			return dst, errAttrCodec
+	var t attrToken
+	for {
+		more, err := r.next(&t)
+		if err != nil {
+			return dst, err
 		}
-		if n > 0 {
+		if !more {
+			return append(out, '}'), nil
+		}
+		if r.n > 1 {
 			out = append(out, ',')
 		}
-		c := s[0]
-		s = s[1:]
 		switch {
-		case int(c) < len(attrCodes):
-			out = append(out, attrCodeKeys[c]...)
-		case c == 0x80:
-			u, k := uvarintString(s)
-			if k <= 0 {
-				return dst, errAttrCodec
-			}
-			out = strconv.AppendUint(append(out, `"io`...), u, 10)
-			out, s = append(out, `":`...), s[k:]
-		case c == 0x81:
-			name, rest, ok := attrBytes(s)
-			if !ok {
-				return dst, errAttrCodec
-			}
-			out, s = append(appendJSONString(out, name), ':'), rest
+		case t.code >= 0:
+			out = append(out, attrCodeKeys[t.code]...)
+		case t.name == "":
+			out = strconv.AppendUint(append(out, `"io`...), t.io, 10)
+			out = append(out, `":`...)
 		default:
-			return dst, errAttrCodec
+			out = append(appendJSONString(out, t.name), ':')
 		}
-		if len(s) == 0 {
-			return dst, errAttrCodec
-		}
-		t := s[0]
-		s = s[1:]
 		switch {
-		case t == 0:
+		case t.tag == 0:
 			out = append(out, "false"...)
-		case t == 1:
+		case t.tag == 1:
 			out = append(out, "true"...)
-		case t == 2:
-			text, rest, ok := attrBytes(s)
-			if !ok {
-				return dst, errAttrCodec
-			}
-			out, s = appendJSONString(out, text), rest
-		case t == 3:
-			if len(s) < 8 {
-				return dst, errAttrCodec
-			}
-			out = appendJSONNumber(out, math.Float64frombits(binary.LittleEndian.Uint64([]byte(s[:8]))))
-			s = s[8:]
-		case t <= 7:
-			u, k := uvarintString(s)
-			if k <= 0 {
-				return dst, errAttrCodec
-			}
-			v := int64(u >> 1) // zig-zag, as binary.AppendVarint writes it
-			if u&1 != 0 {
-				v = ^v
-			}
-			d := int(t - 4)
-			if v > -1e15 && v < 1e15 {
-				// The decimal v/10^d has at most 15 significant digits,
-				// and float64(v)/10^d is the float64 nearest to it: that
-				// decimal is the shortest that reads back as the number
-				// (appendJSONNumber), written from its digits.
-				out = appendDecimal(out, v, d)
-			} else {
-				out = appendJSONNumber(out, float64(v)/pow10[d])
-			}
-			s = s[k:]
+		case t.tag == 2:
+			out = appendJSONString(out, t.text)
+		case t.tag == 3:
+			out = appendJSONNumber(out, t.num)
+		case t.scaled > -1e15 && t.scaled < 1e15:
+			// The decimal scaled/10^d has at most 15 significant digits,
+			// and float64(scaled)/10^d is the float64 nearest to it: that
+			// decimal is the shortest that reads back as the number
+			// (appendJSONNumber), written from its digits.
+			out = appendDecimal(out, t.scaled, int(t.tag-4))
 		default:
-			return dst, errAttrCodec
+			out = appendJSONNumber(out, t.num)
 		}
 	}
-	return append(out, '}'), nil
 }
 
 // ioNames are the names io0 to io511 of Teltonika's raw I/O, made once so
@@ -303,76 +271,129 @@ var ioNames = func() (t [512]string) {
 // decodeAttrs appends the attributes of data, one binary form, to dst: its
 // texts are substrings of data. It allocates only when dst is too small.
 func decodeAttrs(dst Attributes, data string) (Attributes, error) {
-	if data[0] != attrCodecVersion {
-		return nil, errAttrCodec
+	r, err := newAttrReader(data)
+	if err != nil {
+		return nil, err
 	}
-	data = data[1:]
-	start := len(dst)
-	for len(data) > 0 {
-		if len(dst)-start == MaxPointAttributes {
-			return nil, errAttrCodec
+	var t attrToken
+	for {
+		more, err := r.next(&t)
+		if err != nil {
+			return nil, err
 		}
-		var x Attribute
-		c := data[0]
-		data = data[1:]
+		if !more {
+			return dst, nil
+		}
+		x := Attribute{Name: t.name, Num: t.num}
 		switch {
-		case int(c) < len(attrCodes):
-			x.Name = attrCodes[c]
-		case c == 0x80:
-			n, k := uvarintString(data)
-			if k <= 0 {
-				return nil, errAttrCodec
-			}
-			if n < uint64(len(ioNames)) {
-				x.Name = ioNames[n]
+		case t.code >= 0:
+			x.Name = attrCodes[t.code]
+		case t.name == "":
+			if t.io < uint64(len(ioNames)) {
+				x.Name = ioNames[t.io]
 			} else {
-				x.Name = "io" + strconv.FormatUint(n, 10)
+				x.Name = "io" + strconv.FormatUint(t.io, 10)
 			}
-			data = data[k:]
-		case c == 0x81:
-			s, rest, ok := attrBytes(data)
-			if !ok {
-				return nil, errAttrCodec
-			}
-			x.Name, data = s, rest
-		default:
-			return nil, errAttrCodec
 		}
-		if len(data) == 0 {
-			return nil, errAttrCodec
-		}
-		t := data[0]
-		data = data[1:]
-		switch {
-		case t <= 1:
-			x.Kind, x.Num = AttrBool, float64(t)
-		case t == 2:
-			s, rest, ok := attrBytes(data)
-			if !ok {
-				return nil, errAttrCodec
-			}
-			x.Kind, x.Text, data = AttrText, s, rest
-		case t == 3:
-			if len(data) < 8 {
-				return nil, errAttrCodec
-			}
-			x.Num, data = math.Float64frombits(binary.LittleEndian.Uint64([]byte(data[:8]))), data[8:]
-		case t <= 7:
-			u, k := uvarintString(data)
-			if k <= 0 {
-				return nil, errAttrCodec
-			}
-			n := int64(u >> 1) // zig-zag, as binary.AppendVarint writes it
-			if u&1 != 0 {
-				n = ^n
-			}
-			x.Num, data = float64(n)/pow10[t-4], data[k:]
-		default:
-			return nil, errAttrCodec
+		switch t.tag {
+		case 0, 1:
+			x.Kind = AttrBool
+		case 2:
+			x.Kind, x.Text = AttrText, t.text
 		}
 		dst = append(dst, x)
 	}
-	return dst, nil
+}
+
+// attrReader reads the attributes of one binary form in turn.
+type attrReader struct {
+	s string // what is left to read
+	n int    // attributes read
+}
+
+// attrToken is one attribute of a binary form as it is written.
+type attrToken struct {
+	code   int    // its name's index in attrCodes, or -1
+	io     uint64 // with code -1 and name "": the N of Teltonika's "io<N>"
+	name   string // with code -1: any other name
+	tag    byte   // its value's form: 0, 1 false, true; 2 text; 3 eight bytes; 4+d scaled
+	text   string // tag 2
+	num    float64
+	scaled int64 // tags 4 to 7: num is scaled/10^(tag-4)
+}
+
+func newAttrReader(data string) (attrReader, error) {
+	if data[0] != attrCodecVersion {
+		return attrReader{}, errAttrCodec
+	}
+	return attrReader{s: data[1:]}, nil
+}
+
+// next reads the next attribute into t, reporting false when none is left.
+func (r *attrReader) next(t *attrToken) (bool, error) {
+	if r.s == "" {
+		return false, nil
+	}
+	if r.n == MaxPointAttributes {
+		return false, errAttrCodec
+	}
+	r.n++
+	data := r.s
+	c := data[0]
+	data = data[1:]
+	t.code, t.name = -1, ""
+	switch {
+	case int(c) < len(attrCodes):
+		t.code = int(c)
+	case c == 0x80:
+		n, k := uvarintString(data)
+		if k <= 0 {
+			return false, errAttrCodec
+		}
+		t.io, data = n, data[k:]
+	case c == 0x81:
+		s, rest, ok := attrBytes(data)
+		if !ok {
+			return false, errAttrCodec
+		}
+		t.name, data = s, rest
+	default:
+		return false, errAttrCodec
+	}
+	if len(data) == 0 {
+		return false, errAttrCodec
+	}
+	t.tag = data[0]
+	data = data[1:]
+	switch {
+	case t.tag <= 1:
+		t.num = float64(t.tag)
+	case t.tag == 2:
+		s, rest, ok := attrBytes(data)
+		if !ok {
+			return false, errAttrCodec
+		}
+		t.text, t.num, data = s, 0, rest
+	case t.tag == 3:
+		if len(data) < 8 {
+			return false, errAttrCodec
+		}
+		t.num, data = math.Float64frombits(binary.LittleEndian.Uint64([]byte(data[:8]))), data[8:]
+	case t.tag <= 7:
+		u, k := uvarintString(data)
+		if k <= 0 {
+			return false, errAttrCodec
+		}
+		n := int64(u >> 1) // zig-zag, as binary.AppendVarint writes it
+		if u&1 != 0 {
+			n = ^n
+		}
+		t.scaled, t.num, data = n, float64(n)/pow10[t.tag-4], data[k:]
+	default:
+		return false, errAttrCodec
+	}
+	r.s = data
+	return true, nil
 }
 
 // uvarintString is binary.Uvarint of a string.

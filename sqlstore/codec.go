@@ -282,28 +282,16 @@ func parseTelemetry(s string, m *fleet.TelemetryMemory) error {
 func parseTelemetryFast(s string, m *fleet.TelemetryMemory) bool {
 	*m = fleet.TelemetryMemory{}
 	p := jsonScan{s: s}
-	if !p.byte('{') {
-		return false
-	}
-	if p.byte('}') {
-		return p.done()
-	}
-	for {
-		k, ok := p.text()
-		if !ok || !p.byte(':') {
-			return false
-		}
+	return p.object(func(k string) (ok bool) {
 		switch k {
 		case "idling_since", "ignition_off_since":
 			t, ok := p.time()
-			if !ok {
-				return false
-			}
 			if k == "idling_since" {
 				m.IdlingSince = &t
 			} else {
 				m.IgnitionOffSince = &t
 			}
+			return ok
 		case "idling":
 			m.Idling, ok = p.boolean()
 		case "reports_odometer":
@@ -316,19 +304,9 @@ func parseTelemetryFast(s string, m *fleet.TelemetryMemory) bool {
 			m.ReportedDriverID, ok = p.text()
 		case "alarms":
 			ok = p.alarms(m)
-		default:
-			return false
 		}
-		if !ok {
-			return false
-		}
-		if p.byte('}') {
-			return p.done()
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
+		return ok // an unknown key: false
+	}) && p.done()
 }
 
 // jsonScan reads JSON without white space and without escapes: what
@@ -385,6 +363,29 @@ func (p *jsonScan) time() (time.Time, bool) {
 	return at, err == nil
 }
 
+// object reads an object, calling field with each key, the scanner at its
+// value; false when the object or a field is not of the form.
+func (p *jsonScan) object(field func(k string) bool) bool {
+	if !p.byte('{') {
+		return false
+	}
+	if p.byte('}') {
+		return true
+	}
+	for {
+		k, ok := p.text()
+		if !ok || !p.byte(':') || !field(k) {
+			return false
+		}
+		if p.byte('}') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
 func (p *jsonScan) alarms(m *fleet.TelemetryMemory) bool {
 	if !p.byte('[') {
 		return false
@@ -395,15 +396,8 @@ func (p *jsonScan) alarms(m *fleet.TelemetryMemory) bool {
 		return true
 	}
 	for {
-		if !p.byte('{') {
-			return false
-		}
 		var a fleet.AlarmSeen
-		for {
-			k, ok := p.text()
-			if !ok || !p.byte(':') {
-				return false
-			}
+		if !p.object(func(k string) (ok bool) {
 			switch k {
 			case "device_id":
 				a.DeviceID, ok = p.text()
@@ -411,18 +405,10 @@ func (p *jsonScan) alarms(m *fleet.TelemetryMemory) bool {
 				a.Alarm, ok = p.text()
 			case "at":
 				a.At, ok = p.time()
-			default:
-				return false
 			}
-			if !ok {
-				return false
-			}
-			if p.byte('}') {
-				break
-			}
-			if !p.byte(',') {
-				return false
-			}
+			return ok
+		}) {
+			return false
 		}
 		m.Alarms = append(m.Alarms, a)
 		if p.byte(']') {

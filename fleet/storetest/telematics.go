@@ -23,6 +23,18 @@ func TypicalAttributes(i int) fleet.Attributes {
 	}.Sort()
 }
 
+// oddAttributes are attributes at the edges of the stored form: names
+// outside the vocabulary and a raw name beyond Teltonika's usual range,
+// numbers that are no short decimal, huge, tiny, negative and zero, texts
+// that JSON escapes and an empty one.
+func oddAttributes() fleet.Attributes {
+	return fleet.Attributes{
+		fleet.NumberAttr("a_custom_name", math.Pi), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("neg", -12.25),
+		fleet.NumberAttr("tiny", 1e-9), fleet.TextAttr("note", "é \"quoted\" <b>&\\ \u2028"+strings.Repeat("x", 40)), fleet.TextAttr("empty", ""),
+		fleet.BoolAttr("charging", false), fleet.NumberAttr("zero", 0), fleet.NumberAttr("io70000", 999999999999.999),
+	}.Sort()
+}
+
 // testPointAttributes: every point keeps the attributes it was stored
 // with, of every kind and name, exactly; a point without any reads back
 // without any; a duplicate keeps the first point's.
@@ -30,11 +42,7 @@ func testPointAttributes(t *testing.T, s fleet.Store) {
 	is := is.New(t)
 	a := MustAccount(t, s)
 	v := MustVehicle(t, s, a.ID, "v")
-	odd := fleet.Attributes{
-		fleet.NumberAttr("a_custom_name", math.Pi), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("neg", -12.25),
-		fleet.NumberAttr("tiny", 1e-9), fleet.TextAttr("note", "é \"quoted\" \\ "+strings.Repeat("x", 40)), fleet.TextAttr("empty", ""),
-		fleet.BoolAttr("charging", false), fleet.NumberAttr("zero", 0),
-	}.Sort()
+	odd := oddAttributes()
 	pts := []fleet.Point{
 		{Latitude: 1, Longitude: 1, Timestamp: T0, Attributes: TypicalAttributes(7)},
 		{Latitude: 1, Longitude: 1, Timestamp: T0.Add(time.Second)},
@@ -69,11 +77,7 @@ func testHistoryJSON(t *testing.T, s fleet.Store) {
 	is := is.New(t)
 	a := MustAccount(t, s)
 	v := MustVehicle(t, s, a.ID, "v")
-	odd := fleet.Attributes{
-		fleet.NumberAttr("a_custom_name", math.Pi), fleet.NumberAttr("big", 1e300), fleet.NumberAttr("neg", -12.25),
-		fleet.NumberAttr("tiny", 1e-9), fleet.TextAttr("note", "é \"quoted\" <b>&\\ \u2028"), fleet.TextAttr("empty", ""),
-		fleet.BoolAttr("charging", false), fleet.NumberAttr("zero", 0), fleet.NumberAttr("io70000", 999999999999.999),
-	}.Sort()
+	odd := oddAttributes()
 	var pts []fleet.Point
 	for i := range 11 {
 		p := fleet.Point{Latitude: 52.5 + float64(i)/1e5, Longitude: 13.4, Timestamp: T0.Add(time.Duration(i) * time.Second), Speed: f64(float64(i) * 1.5)}
