@@ -633,15 +633,8 @@ func (j Jobs) FollowCommands(ctx context.Context) {
 	if !ok {
 		return
 	}
-	retry := time.NewTimer(0)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-retry.C:
-		}
-		err := feed.FollowCommands(ctx, func(ids []string) {
+	s.followFeed(ctx, "follow the shared command feed", func() error {
+		return feed.FollowCommands(ctx, func(ids []string) {
 			if len(ids) == 0 {
 				// Following (again): what was announced before may
 				// have been missed, so every waiter claims.
@@ -652,12 +645,7 @@ func (j Jobs) FollowCommands(ctx context.Context) {
 				s.cmds.wake(id)
 			}
 		})
-		if ctx.Err() != nil || errors.Is(err, ErrNoLiveFeed) {
-			return
-		}
-		s.log.Error("follow the shared command feed", "err", err)
-		retry.Reset(time.Second)
-	}
+	}, nil)
 }
 
 // FollowingCommands returns a channel closed once FollowCommands first

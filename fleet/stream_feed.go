@@ -80,6 +80,21 @@ func (j Jobs) FollowLive(ctx context.Context) {
 	if !ok {
 		return
 	}
+	s.followFeed(ctx, "follow the shared live feed", func() error {
+		return feed.FollowLive(ctx, s.Now().Add(-StreamReplayWindow), func(bs []LiveBatch) {
+			for i := range bs {
+				packLive(bs[i].Items)
+			}
+			s.stream.PublishFeed(feedBatches(bs), s.Now())
+		})
+	}, s.stream.StopFollowing)
+}
+
+// followFeed runs follow, which follows one of the store's shared feeds
+// until it fails or ctx ends, again a second after each failure (logged
+// as what), until ctx ends or the store says it has no feed
+// (ErrNoLiveFeed). stopped, if set, runs each time follow returns.
+func (s *Service) followFeed(ctx context.Context, what string, follow func() error, stopped func()) {
 	retry := time.NewTimer(0)
 	defer retry.Stop()
 	for {
@@ -88,17 +103,14 @@ func (j Jobs) FollowLive(ctx context.Context) {
 			return
 		case <-retry.C:
 		}
-		err := feed.FollowLive(ctx, s.Now().Add(-StreamReplayWindow), func(bs []LiveBatch) {
-			for i := range bs {
-				packLive(bs[i].Items)
-			}
-			s.stream.PublishFeed(feedBatches(bs), s.Now())
-		})
-		s.stream.StopFollowing()
+		err := follow()
+		if stopped != nil {
+			stopped()
+		}
 		if ctx.Err() != nil || errors.Is(err, ErrNoLiveFeed) {
 			return
 		}
-		s.log.Error("follow the shared live feed", "err", err)
+		s.log.Error(what, "err", err)
 		retry.Reset(time.Second)
 	}
 }
