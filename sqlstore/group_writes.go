@@ -277,7 +277,7 @@ func (a *flushArgs) add(w fleet.IngestWrites) error {
 		}
 	}
 	if w.Live != nil && len(w.Live.Items) > 0 {
-		return a.live.add(*w.Live)
+		return a.live.addJoined(*w.Live)
 	}
 	return nil
 }

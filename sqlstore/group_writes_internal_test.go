@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetkit/fleetapi/fleet"
 	"github.com/matryer/is"
@@ -44,4 +46,36 @@ func TestFlushVehicleColumnsFollowVehicleArgs(t *testing.T) {
 	q := expand("{p.args} {v.args} {t.args} {d.args} {e.args} {l.total} {l.args} {q.args} {q.conflict}")
 	is.True(strings.Contains(q, "$"+strconv.Itoa(n)+"::")) // every array a parameter
 	is.True(!strings.Contains(q, "$"+strconv.Itoa(n+1)+"::"))
+}
+
+// TestLiveRowsJoinAnAccountsMembers: consecutive members of one account
+// in a group are one row of the feed, their items in the members' order
+// and their ids consecutive; another account's member starts a row.
+func TestLiveRowsJoinAnAccountsMembers(t *testing.T) {
+	is := is.New(t)
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	item := func(v string) fleet.StreamItem {
+		return fleet.StreamItem{VehicleID: v, Record: fleet.LocationRecord{VehicleID: v, Name: v}}
+	}
+	var a liveArgs
+	for i, m := range []struct {
+		account string
+		items   []fleet.StreamItem
+	}{
+		{"acc_a", []fleet.StreamItem{item("v1")}},
+		{"acc_a", []fleet.StreamItem{item("v2"), item("v3")}},
+		{"acc_b", []fleet.StreamItem{item("v4")}},
+		{"acc_a", []fleet.StreamItem{item("v5")}},
+	} {
+		is.NoErr(a.addJoined(fleet.LiveAppend{AccountID: m.account, Items: m.items, At: at.Add(time.Duration(i) * time.Millisecond)}))
+	}
+	is.Equal(a.total, int64(5))
+	is.Equal(a.accts, []string{"acc_a", "acc_b", "acc_a"})
+	is.Equal(a.offs, []int64{0, 3, 4}) // consecutive ids
+	is.Equal(a.ns, []int64{3, 1, 1})
+	is.Equal(a.ats[0], toDB(at.Add(time.Millisecond))) // the latest of its members'
+	var first []liveItem
+	is.NoErr(json.Unmarshal([]byte(a.items[0]), &first)) // one JSON array
+	is.Equal(len(first), 3)
+	is.Equal([]string{first[0].VehicleID, first[1].VehicleID, first[2].VehicleID}, []string{"v1", "v2", "v3"})
 }

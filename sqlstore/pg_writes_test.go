@@ -299,7 +299,9 @@ func TestPostgresWriteSetAppendsLive(t *testing.T) {
 			vehicles = append(vehicles, it.VehicleID)
 		}
 	}
-	is.Equal(len(ids), 3) // the first group's two, the good one's of the second
+	is.Equal(len(ids), 3)           // the first group's two, the good one's of the second
+	is.Equal(len(feed), 2)          // one row for the first group's members of the account
+	is.Equal(len(feed[0].Items), 2) // both in it
 	is.Equal(ids[1], ids[0]+1)
 	is.Equal(ids[2], ids[1]+1)
 	is.True(vehicles[0] != vehicles[1])
