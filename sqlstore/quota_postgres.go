@@ -238,8 +238,11 @@ type quotaBatcher struct {
 	mu      sync.Mutex
 	busy    bool
 	waiting []*quotaWaiter
-	sent    atomic.Int64 // subjects' takes sent (a row of a statement each), for tests
-	trips   atomic.Int64 // round trips, for tests
+	// lastSend is when the last round trip was sent: the next, handed to
+	// a waiter, waits for quotaLinger to pass since (leadQuotaBatch).
+	lastSend time.Time
+	sent     atomic.Int64 // subjects' takes sent (a row of a statement each), for tests
+	trips    atomic.Int64 // round trips, for tests
 }
 
 // quotaLaneKey separates the requests of a subject by limit (an account's
@@ -259,6 +262,14 @@ type quotaWaiter struct {
 	q    fleet.Quota
 	err  error
 }
+
+// quotaLinger is the least time between two round trips of a busy
+// batcher: at most 200 a second. Each is a commit: at a few thousand
+// requests a second a server sent one for every three or four requests;
+// waiting for this makes it one for many. Only a request that found a
+// round trip on its way waits for it, and then at most this much more: a
+// request that finds the batcher idle is sent at once.
+const quotaLinger = 5 * time.Millisecond
 
 // maxQuotaBatch bounds the requests one round trip takes for.
 const maxQuotaBatch = 1024
@@ -284,13 +295,13 @@ func (e *pgEngine) takeQuotaPostgres(ctx context.Context, subject string, limit 
 			go func() {
 				<-me.done
 				if me.lead != nil {
-					e.runQuotaBatch(me.lead)
+					e.leadQuotaBatch(me.lead)
 				}
 			}()
 			return fleet.Quota{}, ctx.Err()
 		}
 		if me.lead != nil {
-			e.runQuotaBatch(me.lead)
+			e.leadQuotaBatch(me.lead)
 		}
 		return me.q, me.err
 	}
@@ -307,10 +318,36 @@ type quotaGroup struct {
 	waiters []*quotaWaiter
 }
 
+// leadQuotaBatch sends the round trip of batch, handed on by the last
+// one's lead, once quotaLinger has passed since that one was sent, with
+// the requests that arrived meanwhile.
+func (e *pgEngine) leadQuotaBatch(batch []*quotaWaiter) {
+	b := &e.quotaBatch
+	b.mu.Lock()
+	wait := quotaLinger - time.Since(b.lastSend)
+	b.mu.Unlock()
+	if wait > 0 && len(batch) < maxQuotaBatch {
+		time.Sleep(wait)
+		b.mu.Lock()
+		if n := min(len(b.waiting), maxQuotaBatch-len(batch)); n > 0 {
+			batch = append(batch, b.waiting[:n]...)
+			b.waiting = b.waiting[n:]
+			if len(b.waiting) == 0 {
+				b.waiting = nil
+			}
+		}
+		b.mu.Unlock()
+	}
+	e.runQuotaBatch(batch)
+}
+
 // runQuotaBatch sends one round trip for batch (whose first waiter is the
 // caller), gives each waiter its outcome, and passes the batcher on: to
 // the first of the waiters that queued meanwhile, or back to idle.
 func (e *pgEngine) runQuotaBatch(batch []*quotaWaiter) {
+	e.quotaBatch.mu.Lock()
+	e.quotaBatch.lastSend = time.Now()
+	e.quotaBatch.mu.Unlock()
 	byKey := map[quotaLaneKey]*quotaGroup{}
 	var groups []*quotaGroup
 	for _, w := range batch {
