@@ -43,6 +43,11 @@ type dialect struct {
 	// array on PostgreSQL. The statement's text stays the same whatever
 	// the number of ids, so that it is prepared once.
 	idsIn string
+	// latestTrips reads the latest trip (tripColumns) of each vehicle of
+	// one argument (idsArg's): on PostgreSQL one seek down
+	// trips_vehicle_start per vehicle (LATERAL ... LIMIT 1); on SQLite each
+	// vehicle's latest start from that index, then its row.
+	latestTrips string
 	// abortsOnError says that a failed statement aborts the whole
 	// transaction (PostgreSQL), so that a statement whose failure the
 	// caller may go on after runs in a savepoint (tx.savepoint). SQLite
@@ -58,7 +63,11 @@ func newDialect(name string) *dialect {
 		JOIN webhook_deliveries d ON d.id IN (SELECT e.id FROM webhook_deliveries e
 			WHERE e.webhook_id = w.id AND e.status = 'pending' AND e.next_attempt_at <= ?
 			ORDER BY e.next_attempt_at, e.id LIMIT ?)`
+	d.latestTrips = `SELECT ` + tripColumns + ` FROM trips WHERE (vehicle_id, start_at) IN
+			(SELECT vehicle_id, MAX(start_at) FROM trips WHERE vehicle_id IN (SELECT value FROM json_each(?)) GROUP BY vehicle_id)`
 	if name == Postgres {
+		d.latestTrips = `SELECT t.* FROM unnest(?::text[]) AS v(id) CROSS JOIN LATERAL
+			(SELECT ` + tripColumns + ` FROM trips WHERE vehicle_id = v.id ORDER BY start_at DESC LIMIT 1) t`
 		d.abortsOnError = true
 		d.forUpdate = " FOR UPDATE"
 		d.skipLocked = " FOR UPDATE SKIP LOCKED"

@@ -245,10 +245,7 @@ func (t *tx) latestTrips(vehicleIDs []string) (map[string]fleet.Trip, error) {
 		ts, err = t.trips("read latest trips", `SELECT `+tripColumns+` FROM trips WHERE vehicle_id = ?
 			ORDER BY start_at DESC LIMIT 1`, vehicleIDs[0])
 	} else {
-		// Each vehicle's latest start from trips_vehicle_start, then its row.
-		ts, err = t.trips("read latest trips", `SELECT `+tripColumns+` FROM trips WHERE (vehicle_id, start_at) IN
-			(SELECT vehicle_id, MAX(start_at) FROM trips WHERE `+strings.Replace(t.d.idsIn, "id", "vehicle_id", 1)+
-			` GROUP BY vehicle_id)`, t.d.idsArg(vehicleIDs))
+		ts, err = t.trips("read latest trips", t.d.latestTrips, t.d.idsArg(vehicleIDs))
 	}
 	for _, tr := range ts {
 		out[tr.VehicleID] = tr
