@@ -317,11 +317,21 @@ func (e *pgEngine) followLive(ctx context.Context, since time.Time, deliver func
 }
 
 // readLive reads the batches with first ids after `after` (and at most
-// upTo unless it is -1) created at or after since, in id order.
+// upTo unless it is -1) created at or after since, in id order. Following
+// (upTo -1, since 0), it reads by the primary key alone: with the other
+// conditions PostgreSQL chose live_reports_created, and read every row of
+// the replay window on each read.
 func readLive(ctx context.Context, conn *pgx.Conn, after, upTo, since int64) ([]fleet.LiveBatch, error) {
-	rows, err := conn.Query(ctx, `SELECT first_id, account_id, items, created_at FROM live_reports
+	var rows pgx.Rows
+	var err error
+	if upTo < 0 && since == 0 {
+		rows, err = conn.Query(ctx, `SELECT first_id, account_id, items, created_at FROM live_reports
+		WHERE first_id > $1::bigint ORDER BY first_id LIMIT `+fmt.Sprint(liveReadLimit), after)
+	} else {
+		rows, err = conn.Query(ctx, `SELECT first_id, account_id, items, created_at FROM live_reports
 		WHERE first_id > $1::bigint AND ($2::bigint < 0 OR first_id <= $2::bigint) AND created_at >= $3::bigint
 		ORDER BY first_id LIMIT `+fmt.Sprint(liveReadLimit), after, upTo, since)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: live feed: %w", err)
 	}
