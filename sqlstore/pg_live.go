@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -146,12 +145,7 @@ func (a *liveArgs) addJSON(accountID, items string, n int, at time.Time) {
 
 // liveJSON is items as live_reports.items holds them.
 func liveJSON(items []fleet.StreamItem) (string, error) {
-	li := make([]liveItem, len(items))
-	for i, it := range items {
-		li[i] = liveItem{VehicleID: it.VehicleID, Record: it.Record}
-	}
-	b, err := json.Marshal(li)
-	return string(b), err
+	return string(appendLiveItems(make([]byte, 0, 256*len(items)), items)), nil
 }
 
 // appendLive appends one ingest's reports to the feed, in one statement
@@ -343,8 +337,8 @@ func readLive(ctx context.Context, conn *pgx.Conn, after, upTo, since int64) ([]
 		if err := rows.Scan(&firstID, &accountID, &items, &created); err != nil {
 			return nil, fmt.Errorf("sqlstore: live feed: %w", err)
 		}
-		var li []liveItem
-		if err := json.Unmarshal([]byte(items), &li); err != nil {
+		li, err := parseLiveItems(items)
+		if err != nil {
 			return nil, fmt.Errorf("sqlstore: live feed: row %d: %w", firstID, err)
 		}
 		b := fleet.LiveBatch{FirstID: uint64(firstID), AccountID: accountID, At: fromDB(created), Items: make([]fleet.StreamItem, len(li))}
