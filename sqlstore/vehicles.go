@@ -356,6 +356,9 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 	if t.readOnly {
 		return nil, errReadOnly
 	}
+	if t.d.name == Postgres {
+		return t.insertPointsArrays(vehicleID, points)
+	}
 	stored := make([]fleet.Point, 0, len(points))
 	for start := 0; start < len(points); start += pointsPerInsert {
 		part := points[start:min(start+pointsPerInsert, len(points))]
@@ -399,6 +402,59 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 			if ok {
 				stored = append(stored, part[i])
 			}
+		}
+	}
+	return stored, nil
+}
+
+// insertPointsSQL inserts points given as one array per column: on
+// PostgreSQL, one statement text whatever their number, prepared once, its
+// eight arguments encoded as arrays rather than eight per point.
+const insertPointsSQL = `INSERT INTO points (vehicle_id, ts, lat, lon, speed, heading, odometer_km, attrs)
+	SELECT $1::text, x.* FROM unnest($2::int8[], $3::float8[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::bytea[]) AS x
+	ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING ts`
+
+// insertPointsArrays is InsertPoints on PostgreSQL.
+func (t *tx) insertPointsArrays(vehicleID string, points []fleet.Point) ([]fleet.Point, error) {
+	n := len(points)
+	ts, lat, lon := make([]int64, n), make([]float64, n), make([]float64, n)
+	speed, heading, odo := make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	attrs := make([][]byte, n)
+	byTS := make(map[int64]int, n)
+	for i := range points {
+		p := &points[i]
+		ts[i], lat[i], lon[i] = toDB(p.Timestamp), p.Latitude, p.Longitude
+		speed[i], heading[i], odo[i] = p.Speed, p.Heading, p.OdometerKm
+		if len(p.Attributes) > 0 {
+			attrs[i], _ = p.Attributes.AppendBinary(make([]byte, 0, 8*len(p.Attributes))) // it cannot fail
+		}
+		byTS[ts[i]] = i
+	}
+	rows, err := t.query(insertPointsSQL, vehicleID, ts, lat, lon, speed, heading, odo, attrs)
+	if err != nil {
+		if classify(err) == errForeignKey {
+			return nil, notFound(err, "vehicle", vehicleID)
+		}
+		return nil, wrap(t.failed(err), "insert points")
+	}
+	inserted := make([]bool, n)
+	for rows.Next() {
+		var at int64
+		if err := rows.Scan(&at); err != nil {
+			rows.Close()
+			return nil, wrap(err, "insert points")
+		}
+		inserted[byTS[at]] = true
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, wrap(t.failed(err), "insert points")
+	}
+	stored := make([]fleet.Point, 0, n)
+	for i, ok := range inserted {
+		if ok {
+			stored = append(stored, points[i])
 		}
 	}
 	return stored, nil
