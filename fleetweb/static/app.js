@@ -10,6 +10,11 @@
   // fleetAttrPopup makes the box a map's popup shows of a report's
   // attributes: its title, then a line each (the server's words), all as
   // text (names and values come from API clients and trackers).
+  // fleetPopupOptions keep an attributes popup clear of the zoom
+  // control in a map's top left corner: the map pans so that the whole
+  // popup shows below it, on a phone too (a popup at most 280 px wide fits
+  // a phone's map).
+  window.fleetPopupOptions = { maxWidth: 280, autoPanPaddingTopLeft: [12, 84], autoPanPaddingBottomRight: [12, 12] };
   window.fleetAttrPopup = function (title, lines) {
     var box = document.createElement("div");
     box.className = "attr-popup";

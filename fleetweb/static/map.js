@@ -102,7 +102,7 @@
     // each; none when that report had none.
     if (v.attributes && v.attributes.length) {
       var box = window.fleetAttrPopup(v.name || v.vehicle_id, v.attributes);
-      if (m.getPopup()) m.setPopupContent(box); else m.bindPopup(box);
+      if (m.getPopup()) m.setPopupContent(box); else m.bindPopup(box, window.fleetPopupOptions);
     } else if (m.getPopup()) {
       m.unbindPopup();
     }

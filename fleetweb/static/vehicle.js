@@ -39,7 +39,7 @@
       .addTo(map).bindTooltip(text(p.label), { direction: "top", offset: [0, -10] });
     // Its popup: the latest report's attributes, a line each.
     if (p.attributes && p.attributes.length) {
-      now.bindPopup(window.fleetAttrPopup(p.label, p.attributes));
+      now.bindPopup(window.fleetAttrPopup(p.label, p.attributes), window.fleetPopupOptions);
       window.fleetDay.attributes = p.attributes.length;
       window.fleetDay.position = now;
     }

@@ -138,6 +138,22 @@ func TestMapPopupShowsTheLatestAttributes(t *testing.T) {
 	var markup bool
 	b.eval("look for markup", `!!document.querySelector("#map .attr-popup b, #map .attr-popup img") || window.pwned === 1`, &markup)
 	is.True(!markup) // the text attribute is text
+	b.run("screenshot map-popup", fullShot(b.dir, "map-popup.png", 1280, 900))
+	// On a phone the popup opens whole inside the map and clear of the
+	// zoom control: the map pans to it.
+	b.run("open the popup on a phone", chromedp.EmulateViewport(390, 844), settle(),
+		chromedp.Evaluate(fmt.Sprintf(`(() => { const m = window.fleetMap.markers[%q]; m.closePopup(); m.openPopup(); return true })()`, truck.ID), nil),
+		chromedp.Poll(`(() => {
+			const p = document.querySelector("#map .attr-popup").closest(".leaflet-popup").getBoundingClientRect();
+			const m = document.getElementById("map").getBoundingClientRect();
+			const z = document.querySelector("#map .leaflet-control-zoom").getBoundingClientRect();
+			const clear = p.left >= z.right || p.top >= z.bottom;
+			return clear && p.top >= m.top && p.left >= m.left && p.right <= m.right && p.bottom <= m.bottom;
+		})()`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+		fullShot(b.dir, "map-popup-390.png", 390, 844), chromedp.EmulateViewport(b.width, b.height), settle())
+	var fits bool // a hostile long name wraps: the list does not scroll sideways
+	b.eval("the list fits its box", `(() => { const l = document.querySelector(".vehicle-list"); return l.scrollWidth <= l.clientWidth })()`, &fits)
+	is.True(fits)
 
 	report(w.now(), fleet.BoolAttr(fleet.AttrIgnition, false), fleet.NumberAttr(fleet.AttrPowerV, 12.2))
 	b.run("see the next report", chromedp.Poll(`(() => {
