@@ -183,19 +183,7 @@ func (e *pgEngine) appendLive(ctx context.Context, accountID string, items []fle
 // the appends that arrived meanwhile.
 func (e *pgEngine) leadLiveAppend(batch []*liveWaiter) {
 	a := &e.liveAppend
-	if wait := liveLinger - time.Since(a.lastSend); wait > 0 && len(batch) < maxQuotaBatch {
-		time.Sleep(wait)
-		a.mu.Lock()
-		if n := min(len(a.waiting), maxQuotaBatch-len(batch)); n > 0 {
-			batch = append(batch, a.waiting[:n]...)
-			a.waiting = a.waiting[n:]
-			if len(a.waiting) == 0 {
-				a.waiting = nil
-			}
-		}
-		a.mu.Unlock()
-	}
-	e.runLiveAppend(batch)
+	e.runLiveAppend(linger(&a.mu, &a.waiting, batch, a.lastSend, liveLinger))
 }
 
 // runLiveAppend sends one statement for batch (whose first waiter is the

@@ -324,21 +324,30 @@ type quotaGroup struct {
 func (e *pgEngine) leadQuotaBatch(batch []*quotaWaiter) {
 	b := &e.quotaBatch
 	b.mu.Lock()
-	wait := quotaLinger - time.Since(b.lastSend)
+	last := b.lastSend
 	b.mu.Unlock()
-	if wait > 0 && len(batch) < maxQuotaBatch {
-		time.Sleep(wait)
-		b.mu.Lock()
-		if n := min(len(b.waiting), maxQuotaBatch-len(batch)); n > 0 {
-			batch = append(batch, b.waiting[:n]...)
-			b.waiting = b.waiting[n:]
-			if len(b.waiting) == 0 {
-				b.waiting = nil
-			}
-		}
-		b.mu.Unlock()
+	e.runQuotaBatch(linger(&b.mu, &b.waiting, batch, last, quotaLinger))
+}
+
+// linger waits, for a batcher whose last round trip was sent at last,
+// until d has passed since, then moves onto batch the waiters that queued
+// meanwhile (*waiting, under mu), up to maxQuotaBatch in all.
+func linger[W any](mu *sync.Mutex, waiting *[]W, batch []W, last time.Time, d time.Duration) []W {
+	wait := d - time.Since(last)
+	if wait <= 0 || len(batch) >= maxQuotaBatch {
+		return batch
 	}
-	e.runQuotaBatch(batch)
+	time.Sleep(wait)
+	mu.Lock()
+	defer mu.Unlock()
+	if n := min(len(*waiting), maxQuotaBatch-len(batch)); n > 0 {
+		batch = append(batch, (*waiting)[:n]...)
+		*waiting = (*waiting)[n:]
+		if len(*waiting) == 0 {
+			*waiting = nil
+		}
+	}
+	return batch
 }
 
 // runQuotaBatch sends one round trip for batch (whose first waiter is the
