@@ -157,7 +157,11 @@ func (cc *connCommands) deliver() bool {
 		cc.mu.Lock()
 		cc.pending = append(cc.pending, written{seq: seq, id: cmd.ID})
 		cc.mu.Unlock()
+		// Counted before the write: the device may read and answer it
+		// before the write returns here, and what it answered was sent.
+		s.stats.commandsSent.Add(1)
 		if !cc.c.write(b) {
+			s.stats.commandsSent.Add(-1)
 			// The connection is gone: this command and those after it
 			// go at the device's next connection.
 			cc.forget(seq)
@@ -168,7 +172,6 @@ func (cc *connCommands) deliver() bool {
 			}
 			return false
 		}
-		s.stats.commandsSent.Add(1)
 	}
 	return true
 }
