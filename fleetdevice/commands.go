@@ -160,7 +160,10 @@ func (cc *connCommands) deliver() bool {
 		// Counted before the write: the device may read and answer it
 		// before the write returns here, and what it answered was sent.
 		s.stats.commandsSent.Add(1)
-		if !cc.c.write(b) {
+		cc.c.turn.Lock() // after the acknowledgement of a frame being handled
+		ok := cc.c.write(b)
+		cc.c.turn.Unlock()
+		if !ok {
 			s.stats.commandsSent.Add(-1)
 			// The connection is gone: this command and those after it
 			// go at the device's next connection.

@@ -133,6 +133,12 @@ type tcpConn struct {
 	// wmu orders the writes of the reading goroutine (answers) and of the
 	// commands' (commands.go).
 	wmu sync.Mutex
+	// turn is held while a frame is handled, from its decoding to its
+	// acknowledgement, and by a command's write: a command the frame's
+	// report lets go (an engine stop waiting for the vehicle to slow) is
+	// written after that report's acknowledgement, which the device
+	// waits for, never before it.
+	turn sync.Mutex
 	// cmds delivers the device's commands once it has logged in (nil
 	// before, or when there are none to deliver).
 	cmds *connCommands
@@ -279,6 +285,8 @@ func (c *tcpConn) frames() bool {
 // frame decodes and handles one frame, and reports false when the
 // connection is to be closed.
 func (c *tcpConn) frame(f []byte) bool {
+	c.turn.Lock()
+	defer c.turn.Unlock()
 	s := c.s
 	m := s.getMessage()
 	defer s.putMessage(m)
