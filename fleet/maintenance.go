@@ -298,6 +298,15 @@ type Schedule struct {
 	CycleWorkOrderID string `json:"-"`
 }
 
+// Clone returns a copy of s that shares no memory with it.
+func (s Schedule) Clone() Schedule {
+	s.IntervalDays, s.IntervalKm = clonePtr(s.IntervalDays), clonePtr(s.IntervalKm)
+	s.IntervalEngineHours, s.LastServiceEngineHours = clonePtr(s.IntervalEngineHours), clonePtr(s.LastServiceEngineHours)
+	s.LastServiceOdometerKm = clonePtr(s.LastServiceOdometerKm)
+	s.NextDueOdometerKm, s.NextDueEngineHours = clonePtr(s.NextDueOdometerKm), clonePtr(s.NextDueEngineHours)
+	return s
+}
+
 // MarshalJSON writes the schedule as the API shows it.
 func (s Schedule) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {

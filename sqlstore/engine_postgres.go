@@ -47,6 +47,27 @@ type pgEngine struct {
 // length of one short transaction.
 const postgresConns = 32
 
+// withoutJIT turns PostgreSQL's JIT compilation off for the store's
+// sessions, unless the URL sets jit itself. The store's statements are
+// short, and JIT compiles a plan whose estimated cost passes
+// jit_above_cost: the status sweep's, planned without sequential scans on
+// the SERIALIZABLE pool (pg_fast.go), carries the planner's penalty for
+// them and spent 340-430 ms compiling at each run, about 5% of
+// PostgreSQL's CPU under pg-scale.sh's load (docs/storage.md).
+func withoutJIT(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn // Open reports it
+	}
+	q := u.Query()
+	if q.Has("jit") {
+		return dsn
+	}
+	q.Set("jit", "off")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // withTimeouts adds statement_timeout and connect_timeout for d to a
 // PostgreSQL URL that does not set them.
 func withTimeouts(dsn string, d time.Duration) string {
@@ -71,7 +92,7 @@ func withTimeouts(dsn string, d time.Duration) string {
 // openPostgres connects to the database dsn names for sh, with sh's
 // timeout on its connections (withTimeouts).
 func openPostgres(ctx context.Context, dsn string, sh *shared) (*pgEngine, error) {
-	dsn = withTimeouts(dsn, sh.timeout)
+	dsn = withoutJIT(withTimeouts(dsn, sh.timeout))
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
@@ -94,7 +115,13 @@ func openPostgres(ctx context.Context, dsn string, sh *shared) (*pgEngine, error
 		fast.Close()
 		return nil, err
 	}
-	gdb, err := openPostgresPool(ctx, dsn, pgGroupRunners, "synchronous_commit", "on")
+	// The groups' sessions plan each statement once: their statements find
+	// rows by key (ids in an array, a vehicle's latest trip), where a plan
+	// made for the arguments is the generic one, but PostgreSQL planned the
+	// vehicles' lock and the alert configuration's read again at every
+	// group, each time dearer than running them (pg_stat_statements with
+	// track_planning: 220 and 90 µs a group against 380 and 9 to run).
+	gdb, err := openPostgresPool(ctx, dsn, pgGroupRunners, "synchronous_commit", "on", "plan_cache_mode", "force_generic_plan")
 	if err != nil {
 		db.Close()
 		fast.Close()

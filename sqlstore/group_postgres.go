@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/fleetkit/fleetapi/fleet"
 )
 
 // Group commit (PostgreSQL).
@@ -151,8 +153,9 @@ func (gc *groupCommit) giveCache(c *rowCache) {
 // take turns instead of each locking some of them in its members' order
 // and then waiting for the other (a deadlock). It reads what the members
 // will read of them into the group's row cache (rowcache.go) meanwhile:
-// the vehicles' rows, in the same statement; their latest trips; and the
-// version of their accounts' alert configuration, locked FOR SHARE. Those
+// the vehicles' rows, in the same statement; their latest trips; their
+// maintenance schedules, locked too (lockSchedules); and the version of
+// their accounts' alert configuration, locked FOR SHARE. Those
 // rows cannot change under the group but through its own members, whose
 // writes keep the cache (and a member rolled back rolls its changes to
 // the cache back). A failure here breaks the group: its members run again
@@ -194,6 +197,9 @@ func (gc *groupCommit) lockVehicles(g *group) {
 		if _, err := t.LatestTrips(ids); err != nil {
 			return err
 		}
+		if err := gc.lockSchedules(t, g, ids); err != nil {
+			return err
+		}
 		rows, err = t.query(`SELECT account_id, version FROM alert_config WHERE account_id = ANY($1) ORDER BY account_id FOR SHARE`, accounts)
 		if err != nil {
 			return err
@@ -222,4 +228,30 @@ func (gc *groupCommit) lockVehicles(g *group) {
 		g.locked = nil
 		g.cache.reset()
 	}
+}
+
+// lockSchedules reads the maintenance schedules of the vehicles ids (in id
+// order) into the group's row cache, locked FOR UPDATE: a report whose
+// odometer or engine hours moved reviews its vehicle's schedules and may
+// write them back, and without the lock a schedule changed through the
+// API after this read would be written over with its state before. One
+// statement for the group instead of one per such report: a round trip
+// each was the most frequent statement of a saturated server.
+func (gc *groupCommit) lockSchedules(t *tx, g *group, ids []string) error {
+	schs, err := t.schedules("lock schedules", `s.vehicle_id = ANY($1) ORDER BY s.vehicle_id, s.id FOR UPDATE`, ids)
+	if err != nil {
+		return err
+	}
+	byVehicle := make(map[string][]fleet.Schedule, len(ids))
+	for _, s := range schs { // in id order within each vehicle
+		byVehicle[s.VehicleID] = append(byVehicle[s.VehicleID], s)
+	}
+	for _, id := range ids {
+		mine := byVehicle[id]
+		if mine == nil {
+			mine = []fleet.Schedule{} // it has none
+		}
+		g.cache.setSchedules(id, mine)
+	}
+	return nil
 }

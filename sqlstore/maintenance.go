@@ -157,15 +157,20 @@ func (t *tx) CreateSchedule(s fleet.Schedule) error {
 	if err != nil {
 		return wrap(t.failed(err), "create schedule")
 	}
-	err = t.insert(`INSERT INTO schedules (id, account_id, vehicle_id, name, interval_days, interval_km, last_service_date,
+	err = t.keeping(cachedSchedules, func() error {
+		return t.insert(`INSERT INTO schedules (id, account_id, vehicle_id, name, interval_days, interval_km, last_service_date,
 			last_service_odometer_km, auto_create_work_order, next_due_date, next_due_odometer_km, status,
 			notified_due_soon, notified_overdue, cycle_work_order_id, created_at, updated_at,
 			interval_engine_hours, last_service_engine_hours, next_due_engine_hours)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.AccountID, s.VehicleID, s.Name, intArg(s.IntervalDays), floatArg(s.IntervalKm), s.LastServiceDate,
-		floatArg(s.LastServiceOdometerKm), s.AutoCreateWorkOrder, s.NextDueDate, floatArg(s.NextDueOdometerKm),
-		string(s.Status), s.NotifiedDueSoon, s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.CreatedAt), toDB(s.UpdatedAt),
-		floatArg(s.IntervalEngineHours), floatArg(s.LastServiceEngineHours), floatArg(s.NextDueEngineHours))
+			s.ID, s.AccountID, s.VehicleID, s.Name, intArg(s.IntervalDays), floatArg(s.IntervalKm), s.LastServiceDate,
+			floatArg(s.LastServiceOdometerKm), s.AutoCreateWorkOrder, s.NextDueDate, floatArg(s.NextDueOdometerKm),
+			string(s.Status), s.NotifiedDueSoon, s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.CreatedAt), toDB(s.UpdatedAt),
+			floatArg(s.IntervalEngineHours), floatArg(s.LastServiceEngineHours), floatArg(s.NextDueEngineHours))
+	})
+	if c := t.cache; c != nil {
+		c.forgetSchedules(s.VehicleID)
+	}
 	if classify(err) == errUnique {
 		return conflict(err, "A schedule with id %q exists.", s.ID)
 	}
@@ -212,39 +217,71 @@ func (t *tx) Schedules(accountID string, f fleet.ScheduleFilter, p fleet.Page) (
 
 // UpdateSchedule implements fleet.Tx.
 func (t *tx) UpdateSchedule(s fleet.Schedule) error {
-	n, err := t.update(`UPDATE schedules SET name = ?, interval_days = ?, interval_km = ?, last_service_date = ?,
+	if t.readOnly {
+		return errReadOnly
+	}
+	var vehicleID string
+	err := t.keeping(cachedSchedules, func() error {
+		return t.queryRow(`UPDATE schedules SET name = ?, interval_days = ?, interval_km = ?, last_service_date = ?,
 			last_service_odometer_km = ?, auto_create_work_order = ?, next_due_date = ?, next_due_odometer_km = ?, status = ?,
 			notified_due_soon = ?, notified_overdue = ?, cycle_work_order_id = ?, updated_at = ?,
 			interval_engine_hours = ?, last_service_engine_hours = ?, next_due_engine_hours = ?
-		WHERE id = ? AND account_id = ?`,
-		s.Name, intArg(s.IntervalDays), floatArg(s.IntervalKm), s.LastServiceDate, floatArg(s.LastServiceOdometerKm),
-		s.AutoCreateWorkOrder, s.NextDueDate, floatArg(s.NextDueOdometerKm), string(s.Status), s.NotifiedDueSoon,
-		s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.UpdatedAt),
-		floatArg(s.IntervalEngineHours), floatArg(s.LastServiceEngineHours), floatArg(s.NextDueEngineHours), s.ID, s.AccountID)
-	if err != nil {
-		return wrap(err, "update schedule")
-	}
-	if n == 0 {
+		WHERE id = ? AND account_id = ? RETURNING vehicle_id`,
+			s.Name, intArg(s.IntervalDays), floatArg(s.IntervalKm), s.LastServiceDate, floatArg(s.LastServiceOdometerKm),
+			s.AutoCreateWorkOrder, s.NextDueDate, floatArg(s.NextDueOdometerKm), string(s.Status), s.NotifiedDueSoon,
+			s.NotifiedOverdue, s.CycleWorkOrderID, toDB(s.UpdatedAt),
+			floatArg(s.IntervalEngineHours), floatArg(s.LastServiceEngineHours), floatArg(s.NextDueEngineHours), s.ID, s.AccountID).Scan(&vehicleID)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
 		return fleet.NotFound("schedule", s.ID)
 	}
-	return nil
+	if c := t.cache; c != nil {
+		c.forgetSchedules(vehicleID) // the row's vehicle, whatever s says
+	}
+	return wrap(t.failed(err), "update schedule")
 }
 
 // DeleteSchedule implements fleet.Tx.
 func (t *tx) DeleteSchedule(accountID, id string) error {
-	n, err := t.update(`DELETE FROM schedules WHERE id = ? AND account_id = ?`, id, accountID)
-	if err != nil {
-		return wrap(err, "delete schedule")
+	if t.readOnly {
+		return errReadOnly
 	}
-	if n == 0 {
+	var vehicleID string
+	err := t.keeping(cachedSchedules, func() error {
+		return t.queryRow(`DELETE FROM schedules WHERE id = ? AND account_id = ? RETURNING vehicle_id`, id, accountID).Scan(&vehicleID)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
 		return fleet.NotFound("schedule", id)
 	}
-	return nil
+	if c := t.cache; c != nil {
+		c.forgetSchedules(vehicleID)
+	}
+	return wrap(t.failed(err), "delete schedule")
 }
 
-// SchedulesOfVehicle implements fleet.Tx.
+// SchedulesOfVehicle implements fleet.Tx. A group's transaction reads them
+// through its row cache (rowcache.go); on PostgreSQL the group reads them
+// with its vehicles, locked (group_postgres.go).
 func (t *tx) SchedulesOfVehicle(vehicleID string) ([]fleet.Schedule, error) {
-	return t.schedules("read schedules", "s.vehicle_id = ? ORDER BY s.id", vehicleID)
+	if t.cache != nil {
+		if cached, ok := t.cache.schedules[vehicleID]; ok {
+			return cloneSchedules(cached), nil
+		}
+	}
+	schs, err := t.schedules("read schedules", "s.vehicle_id = ? ORDER BY s.id", vehicleID)
+	if err == nil && t.cache != nil {
+		t.cache.setSchedules(vehicleID, cloneSchedules(schs))
+	}
+	return schs, err
+}
+
+// cloneSchedules returns a copy of schs that shares no memory with it.
+func cloneSchedules(schs []fleet.Schedule) []fleet.Schedule {
+	out := make([]fleet.Schedule, len(schs))
+	for i := range schs {
+		out[i] = schs[i].Clone()
+	}
+	return out
 }
 
 // SchedulesToCheck implements fleet.Tx. On PostgreSQL the rows are locked

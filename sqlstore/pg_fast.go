@@ -36,14 +36,16 @@ func openSerializablePostgres(ctx context.Context, dsn string) (*sql.DB, error) 
 }
 
 // openPostgresPool opens a pool of n connections whose sessions have the
-// run-time parameter name set to value.
-func openPostgresPool(ctx context.Context, dsn string, n int, name, value string) (*sql.DB, error) {
+// run-time parameters set that params names, name then value.
+func openPostgresPool(ctx context.Context, dsn string, n int, params ...string) (*sql.DB, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
 	}
 	q := u.Query()
-	q.Set(name, value)
+	for i := 0; i+1 < len(params); i += 2 {
+		q.Set(params[i], params[i+1])
+	}
 	u.RawQuery = q.Encode()
 	db, err := sql.Open("pgx", u.String())
 	if err != nil {

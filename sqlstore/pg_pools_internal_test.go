@@ -31,6 +31,8 @@ func TestPostgresUpdatePlansWithIndexes(t *testing.T) {
 	is.Equal(setting(t, s.Update, "enable_seqscan"), "off")
 	is.Equal(setting(t, s.Update, "transaction_isolation"), "serializable")
 	is.Equal(setting(t, s.View, "enable_seqscan"), "on")
+	is.Equal(setting(t, s.Update, "jit"), "off") // JIT compiles the sweep's plan for 100s of ms
+	is.Equal(setting(t, s.View, "jit"), "off")
 	pools := s.PoolStats()
 	is.Equal(pools["serializable"].MaxOpenConnections, pgWriters)
 	is.Equal(pools["main"].MaxOpenConnections+pgWriters, postgresConns) // the server's connections in all
@@ -46,9 +48,20 @@ func TestPostgresLocationWritesRunReadCommitted(t *testing.T) {
 		return s.Update(fleet.WithWriteCost(ctx, fleet.WriteCost{AccountID: "acc_x", Points: 1}), fn)
 	}
 	is.Equal(setting(t, located, "transaction_isolation"), "read committed")
+	is.Equal(setting(t, located, "jit"), "off")
+	is.Equal(setting(t, located, "plan_cache_mode"), "force_generic_plan") // planned once, not at each group
+	is.Equal(setting(t, s.Update, "plan_cache_mode"), "auto")
 	is.Equal(setting(t, s.Update, "transaction_isolation"), "serializable")
 	is.Equal(s.PoolStats()["group"].MaxOpenConnections, pgGroupRunners)
 	commits, members := s.WriteGroups()
-	is.Equal(commits, int64(1)) // the location write's group, alone
-	is.Equal(members, int64(1))
+	is.Equal(commits, int64(3)) // each location write's group, alone
+	is.Equal(members, int64(3))
+}
+
+// TestWithoutJITKeepsTheOperators: JIT is off unless the URL says
+// otherwise.
+func TestWithoutJITKeepsTheOperators(t *testing.T) {
+	is := is.New(t)
+	is.Equal(withoutJIT("postgres://u@h/db?sslmode=disable"), "postgres://u@h/db?jit=off&sslmode=disable")
+	is.Equal(withoutJIT("postgres://u@h/db?jit=on"), "postgres://u@h/db?jit=on")
 }

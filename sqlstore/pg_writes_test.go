@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"runtime"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/fleetkit/fleetapi/fleet/storetest"
 	"github.com/fleetkit/fleetapi/internal/pgtest"
 	"github.com/fleetkit/fleetapi/sqlstore"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/matryer/is"
 )
 
@@ -283,9 +285,10 @@ func TestPostgresWriteSetAppendsLive(t *testing.T) {
 	is.NoErr(errs[1])
 	after := s.RoundTrips()
 	// The held runners' two commits, and one group's: BEGIN, its reads
-	// (the vehicles locked, their latest trips, the alert configuration),
-	// its write-sets' statement, COMMIT; no append of its own.
-	is.Equal(after["statement"]-before["statement"], int64(4))
+	// (the vehicles locked, their latest trips and schedules, the alert
+	// configuration), its write-sets' statement, COMMIT; no append of its
+	// own.
+	is.Equal(after["statement"]-before["statement"], int64(5))
 	errs = inOneGroup(t, s, a.ID, liveWrite(a.ID, v1.ID, 20), liveWrite(a.ID, bad.ID, 30)) // falls back
 	is.NoErr(errs[0])
 	is.Equal(fleet.ErrorCode(errs[1]), fleet.CodeConflict) // the bad one alone
@@ -348,4 +351,88 @@ func TestPostgresWriteSetCountsQuota(t *testing.T) {
 		is.Equal(len(pts), 1) // the refused member's point is not stored
 		return err
 	}))
+}
+
+// TestPostgresGroupReadsSchedulesOnce: a group reads its vehicles'
+// maintenance schedules with the vehicles, in the group's reads, and
+// locked: a member that reviews its vehicle's schedules (as a report whose
+// odometer moved does) costs the group no statement, finds them as stored
+// (none for a vehicle without), and a schedule another transaction would
+// change waits for the group; one the member changes is read again after.
+func TestPostgresGroupReadsSchedulesOnce(t *testing.T) {
+	is := is.New(t)
+	dsn := pgtest.NewSchema(t, pgtest.DSN(t))
+	s := MustOpen(t, dsn)
+	a := storetest.MustAccount(t, s)
+	v1, v2 := storetest.MustVehicle(t, s, a.ID, "one"), storetest.MustVehicle(t, s, a.ID, "two")
+	sch := storetest.MustSchedule(t, s, a.ID, v1.ID, "2027-01-01", fleet.ScheduleOK)
+	other, err := sql.Open("pgx", dsn)
+	is.NoErr(err)
+	defer other.Close()
+
+	statements := func(member func(tx fleet.Tx, v string, sec int) error) int64 {
+		release := holdRunners(t, s, a.ID)
+		before := s.RoundTrips()
+		errs := make([]chan error, 2)
+		for i, v := range []string{v1.ID, v2.ID} {
+			errs[i] = make(chan error, 1)
+			go func() {
+				errs[i] <- s.Update(asLocationWrite(a.ID, v), func(tx fleet.Tx) error { return member(tx, v, 10*(i+1)) })
+			}()
+			waitQueued(t, s, i+1)
+		}
+		release()
+		for i := range errs {
+			is.NoErr(<-errs[i])
+		}
+		return s.RoundTrips()["statement"] - before["statement"]
+	}
+	var sec int
+	plain := statements(func(tx fleet.Tx, v string, i int) error {
+		return tx.ApplyIngest(liveWrite(a.ID, v, sec+i))
+	})
+	sec += 100
+	got := map[string][]fleet.Schedule{}
+	var mu sync.Mutex
+	var lockErr error
+	reviewing := statements(func(tx fleet.Tx, v string, i int) error {
+		schs, err := tx.SchedulesOfVehicle(v)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if v == v1.ID { // locked by the group: another transaction cannot take it
+			_, lockErr = other.ExecContext(ctx, `SELECT 1 FROM schedules WHERE id = $1 FOR UPDATE NOWAIT`, sch.ID)
+		}
+		got[v] = schs
+		return tx.ApplyIngest(liveWrite(a.ID, v, sec+i))
+	})
+	var pe *pgconn.PgError
+	is.True(errors.As(lockErr, &pe))
+	is.Equal(pe.Code, "55P03") // lock_not_available
+	is.Equal(reviewing, plain) // no statement of the members' own
+	is.Equal(len(got[v1.ID]), 1)
+	is.Equal(got[v1.ID][0].ID, sch.ID)
+	is.Equal(got[v1.ID][0].NextDueDate, "2027-01-01")
+	is.Equal(len(got[v2.ID]), 0)
+
+	sec += 100
+	var after []fleet.Schedule
+	statements(func(tx fleet.Tx, v string, i int) error {
+		if v == v1.ID {
+			changed := sch
+			changed.Name = "changed"
+			if err := tx.UpdateSchedule(changed); err != nil {
+				return err
+			}
+			var err error
+			if after, err = tx.SchedulesOfVehicle(v); err != nil {
+				return err
+			}
+		}
+		return tx.ApplyIngest(liveWrite(a.ID, v, sec+i))
+	})
+	is.Equal(len(after), 1)
+	is.Equal(after[0].Name, "changed") // read again, not the group's copy
 }

@@ -13,8 +13,9 @@ import (
 // The writer's row cache (SQLite).
 //
 // A device's report reads, in its write transaction, its vehicle's row,
-// the vehicle's latest trip and the account's alert configuration version,
-// then writes the first two back. On SQLite those reads run in the one
+// the vehicle's latest trip, the account's alert configuration version and,
+// when its odometer or engine hours moved, the vehicle's maintenance
+// schedules, then writes the first two back. On SQLite those reads run in the one
 // writer's serial turn, where every microsecond counts against every other
 // write. So the writer keeps what its transactions last read or wrote of
 // those rows, and a later transaction reads them from memory.
@@ -23,7 +24,9 @@ import (
 //   - Every write statement of a group member to vehicles, trips or
 //     alert_config runs in a method that updates the cache itself, inside
 //     tx.keeping for the tables it writes (CreateVehicle, UpdateVehicle,
-//     DeleteVehicle, PutTrips, DeleteTrip, BumpAlertConfig). Any other
+//     DeleteVehicle, PutTrips, DeleteTrip, BumpAlertConfig, and
+//     CreateSchedule, UpdateSchedule and DeleteSchedule, which forget the
+//     vehicle's schedules). Any other
 //     statement that writes them empties it: the transaction's guard runs
 //     before every statement, on each of its paths (exec, query, queryRow,
 //     prepared statements), and finds the tables a statement writes by
@@ -33,9 +36,9 @@ import (
 //     TestCachedTablesWrittenOnlyWhereKept checks every statement of the
 //     package's source, those that run on the writer outside a group
 //     (purges, single statements), which no guard sees, included.
-//   - Nothing else changes those rows: no trigger, and the one cascade
-//     into them is a vehicle's trips, which DeleteVehicle forgets
-//     (TestCachedTablesChangeOnlyByTheirStatements).
+//   - Nothing else changes those rows: no trigger, and the cascades
+//     into them are a vehicle's trips and schedules, which DeleteVehicle
+//     forgets (TestCachedTablesChangeOnlyByTheirStatements).
 //   - What a write leaves in the cache is what a read of the row would
 //     return: the statement's own arguments, scanned by the function that
 //     scans the row (argsRow).
@@ -55,6 +58,9 @@ type rowCache struct {
 	vehicles map[string]fleet.Vehicle
 	trips    map[string]latestTrip // by vehicle id
 	alerts   map[string]int64      // alert configuration version by account
+	// schedules holds all of a vehicle's maintenance schedules, in id
+	// order, by vehicle id.
+	schedules map[string][]fleet.Schedule
 	// undo restores, newest last, what the running member changed; it is
 	// empty between members.
 	undo []func()
@@ -87,6 +93,7 @@ func (c *rowCache) reset() {
 	c.vehicles = map[string]fleet.Vehicle{}
 	c.trips = map[string]latestTrip{}
 	c.alerts = map[string]int64{}
+	c.schedules = map[string][]fleet.Schedule{}
 	c.undo = c.undo[:0]
 }
 
@@ -166,6 +173,10 @@ func (c *rowCache) setTrip(vehicleID string, lt latestTrip) {
 }
 func (c *rowCache) setAlerts(accountID string, v int64) { put(c, c.alerts, accountID, v, false) }
 func (c *rowCache) forgetAlerts(accountID string)       { put(c, c.alerts, accountID, 0, true) }
+func (c *rowCache) setSchedules(vehicleID string, schs []fleet.Schedule) {
+	put(c, c.schedules, vehicleID, schs, false)
+}
+func (c *rowCache) forgetSchedules(vehicleID string) { put(c, c.schedules, vehicleID, nil, true) }
 
 // putTrip notes that tr was written: it is its vehicle's latest trip when
 // it starts after the latest known, and when it is the latest known (at
@@ -191,6 +202,7 @@ const (
 	cachedVehicles tableSet = 1 << iota
 	cachedTrips
 	cachedAlertConfig
+	cachedSchedules
 )
 
 // cachedTable returns the cached table that name (a table's name, any
@@ -203,6 +215,8 @@ func cachedTable(name string) tableSet {
 		return cachedTrips
 	case "alert_config":
 		return cachedAlertConfig
+	case "schedules":
+		return cachedSchedules
 	}
 	return 0
 }
@@ -320,6 +334,10 @@ func namesCachedTable(query string) bool {
 			}
 		case 'a':
 			if hasFold(query[i:], "alert_config") {
+				return true
+			}
+		case 's':
+			if hasFold(query[i:], "schedules") {
 				return true
 			}
 		}

@@ -23,7 +23,7 @@ import (
 // whatever its spelling, and none in a statement that only reads them or
 // names them in a string, a comment or another table's name.
 func TestWrittenTables(t *testing.T) {
-	const v, tr, a = cachedVehicles, cachedTrips, cachedAlertConfig
+	const v, tr, a, sc = cachedVehicles, cachedTrips, cachedAlertConfig, cachedSchedules
 	for _, c := range []struct {
 		query string
 		want  tableSet
@@ -47,6 +47,9 @@ func TestWrittenTables(t *testing.T) {
 		{`WITH moved AS (UPDATE vehicles SET name = $1 RETURNING id) INSERT INTO trips SELECT * FROM old_trips`, v | tr},
 		{`TRUNCATE TABLE points, Vehicles`, v},
 		{`TRUNCATE alert_config`, a},
+		{`UPDATE schedules SET name = ? WHERE id = ? RETURNING vehicle_id`, sc},
+		{`DELETE FROM Schedules WHERE id = ?`, sc},
+		{`DELETE FROM vehicles WHERE id = ?; INSERT INTO schedules VALUES (1)`, v | sc},
 
 		{`SELECT * FROM vehicles v WHERE v.id = ? FOR UPDATE`, 0},
 		{`SELECT id FROM trips WHERE vehicle_id = ? FOR UPDATE SKIP LOCKED`, 0},
@@ -55,6 +58,9 @@ func TestWrittenTables(t *testing.T) {
 		{`UPDATE devices SET vehicle_id = (SELECT id FROM vehicles LIMIT 1)`, 0},
 		{`DELETE FROM points WHERE vehicle_id IN (SELECT id FROM vehicles)`, 0},
 		{`INSERT INTO vehicle_trips VALUES (1)`, 0},
+		{`INSERT INTO report_schedules (id) VALUES (?)`, 0},
+		{`DELETE FROM report_schedules WHERE user_id = ?`, 0},
+		{`SELECT * FROM schedules s WHERE s.vehicle_id = ANY($1) FOR UPDATE`, 0},
 		{`INSERT INTO "vehicles_archive" SELECT * FROM vehicles`, 0},
 		{`UPDATE devices SET name = 'UPDATE vehicles SET x = 1' WHERE id = ?`, 0},
 		{`INSERT INTO events (data) VALUES ('it''s DELETE FROM trips')`, 0},
@@ -139,7 +145,7 @@ func TestCachedTablesWrittenOnlyWhereKept(t *testing.T) {
 			}
 		}
 	}
-	tables := map[string]tableSet{"cachedVehicles": cachedVehicles, "cachedTrips": cachedTrips, "cachedAlertConfig": cachedAlertConfig}
+	tables := map[string]tableSet{"cachedVehicles": cachedVehicles, "cachedTrips": cachedTrips, "cachedAlertConfig": cachedAlertConfig, "cachedSchedules": cachedSchedules}
 	// kept evaluates keeping's first argument: cached table constants,
 	// or'ed together.
 	var kept func(e ast.Expr) tableSet
@@ -205,12 +211,12 @@ func TestCachedTablesWrittenOnlyWhereKept(t *testing.T) {
 	}
 	// Not vacuous: the keeping methods' statements were found and read.
 	slices.Sort(keepers)
-	is.New(t).Equal(slices.Compact(keepers), []string{"BumpAlertConfig", "CreateVehicle", "DeleteTrip", "DeleteVehicle", "PutTrips", "SetVehicleDriver", "UpdateVehicle", "flush"})
+	is.New(t).Equal(slices.Compact(keepers), []string{"BumpAlertConfig", "CreateSchedule", "CreateVehicle", "DeleteSchedule", "DeleteTrip", "DeleteVehicle", "PutTrips", "SetVehicleDriver", "UpdateSchedule", "UpdateVehicle", "flush"})
 }
 
 // TestCachedTablesChangeOnlyByTheirStatements: no trigger writes a table,
 // and only a cached table's rows cascade into a cached table (a vehicle's
-// trips go with it, which DeleteVehicle forgets), so that the statements
+// trips and schedules go with it, which DeleteVehicle forgets), so that the statements
 // the guard reads are all that change the cached rows.
 func TestCachedTablesChangeOnlyByTheirStatements(t *testing.T) {
 	is := is.New(t)
@@ -235,15 +241,15 @@ func TestCachedTablesChangeOnlyByTheirStatements(t *testing.T) {
 		}
 	}
 	is.NoErr(rows.Err())
-	is.Equal(cascades, 1) // trips with their vehicle
+	is.Equal(cascades, 2) // trips and schedules with their vehicle
 }
 
 // checkedStore is a SQLite store whose every Update checks the writer's
 // row cache against the rows it holds, before the caller's function (so
 // after whatever wrote since the last Update: Store methods, a member
 // rolled back) and after it, having filled the cache first with the
-// vehicles, their latest trips and the accounts' alert configuration
-// versions, as reports' transactions fill it.
+// vehicles, their latest trips and schedules, and the accounts' alert
+// configuration versions, as reports' transactions fill it.
 type checkedStore struct {
 	*Store
 	t       *testing.T
@@ -262,7 +268,7 @@ func (c checkedStore) Update(ctx context.Context, fn func(fleet.Tx) error) error
 }
 
 // fill reads, through the cache, up to 100 vehicles, their latest trips
-// and up to 100 accounts' alert configuration versions.
+// and schedules, and up to 100 accounts' alert configuration versions.
 func (c checkedStore) fill(x *tx) {
 	if x.stopped() != nil {
 		return
@@ -283,6 +289,9 @@ func (c checkedStore) fill(x *tx) {
 	for a, ids := range byAccount {
 		for _, id := range ids {
 			if _, err := x.Vehicle(a, id); err != nil {
+				c.t.Errorf("fill the cache: %v", err)
+			}
+			if _, err := x.SchedulesOfVehicle(id); err != nil {
 				c.t.Errorf("fill the cache: %v", err)
 			}
 		}
@@ -343,6 +352,16 @@ func (c checkedStore) check(x *tx, when string) {
 			c.t.Errorf("%s a transaction: the row cache says vehicle %s has a latest trip: %v; the file: %v", when, id, cached.ok, ok)
 		case ok && !reflect.DeepEqual(tr, cached.trip):
 			c.t.Errorf("%s a transaction: the row cache holds the latest trip of %s as\n%+v\nthe file as\n%+v", when, id, cached.trip, tr)
+		}
+		c.checked.Add(1)
+	}
+	for id, cached := range cache.schedules {
+		schs, err := x.SchedulesOfVehicle(id)
+		switch {
+		case err != nil:
+			c.t.Errorf("%s a transaction: read the schedules of %s: %v", when, id, err)
+		case len(schs) != len(cached) || len(schs) > 0 && !reflect.DeepEqual(schs, cached):
+			c.t.Errorf("%s a transaction: the row cache holds the schedules of %s as\n%+v\nthe file as\n%+v", when, id, cached, schs)
 		}
 		c.checked.Add(1)
 	}

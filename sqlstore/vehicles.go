@@ -273,13 +273,15 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 // DeleteVehicle implements fleet.Tx; its points go by ON DELETE CASCADE.
 func (t *tx) DeleteVehicle(accountID, id string) error {
 	var n int64
-	err := t.keeping(cachedVehicles|cachedTrips, func() (err error) { // its trips go with it (ON DELETE CASCADE)
+	// its trips and schedules go with it (ON DELETE CASCADE)
+	err := t.keeping(cachedVehicles|cachedTrips|cachedSchedules, func() (err error) {
 		n, err = t.update(`DELETE FROM vehicles WHERE id = ? AND account_id = ?`, id, accountID)
 		return err
 	})
 	if c := t.cache; c != nil {
 		c.forgetVehicle(id)
-		c.forgetTrip(id) // its trips go with it
+		c.forgetTrip(id)
+		c.forgetSchedules(id)
 	}
 	if err != nil {
 		return wrap(err, "delete vehicle")
