@@ -115,13 +115,15 @@ func openPostgres(ctx context.Context, dsn string, sh *shared) (*pgEngine, error
 		fast.Close()
 		return nil, err
 	}
-	// The groups' sessions plan each statement once: their statements find
-	// rows by key (ids in an array, a vehicle's latest trip), where a plan
-	// made for the arguments is the generic one, but PostgreSQL planned the
-	// vehicles' lock and the alert configuration's read again at every
-	// group, each time dearer than running them (pg_stat_statements with
-	// track_planning: 220 and 90 µs a group against 380 and 9 to run).
-	gdb, err := openPostgresPool(ctx, dsn, pgGroupRunners, "synchronous_commit", "on", "plan_cache_mode", "force_generic_plan")
+	// The groups' sessions plan without sequential scans: every statement
+	// of a group finds its rows by key, and the plans PostgreSQL keeps for
+	// a session (the generic plan of a prepared statement, chosen once the
+	// table's statistics say it is small) had the write-set statement
+	// update the vehicles through a hash join over all of them, and the
+	// vehicles' lock filter every row by the group's ids: a third of
+	// PostgreSQL's CPU under pg-scale.sh with 2,000 vehicles, and more with
+	// every vehicle (docs/storage.md).
+	gdb, err := openPostgresPool(ctx, dsn, pgGroupRunners, "synchronous_commit", "on", "enable_seqscan", "off")
 	if err != nil {
 		db.Close()
 		fast.Close()

@@ -231,7 +231,14 @@ func (e *pgEngine) runLiveAppend(batch []*liveWaiter) {
 // followLive follows the feed on a connection of its own, which listens
 // on liveChannel.
 func (e *pgEngine) followLive(ctx context.Context, since time.Time, deliver func([]fleet.LiveBatch)) error {
-	conn, err := pgx.Connect(ctx, e.dsn)
+	cfg, err := pgx.ParseConfig(e.dsn)
+	if err != nil {
+		return fmt.Errorf("sqlstore: live feed: %w", err)
+	}
+	// Reads by the primary key, never a scan of the feed and a sort, which
+	// PostgreSQL chose for a table its statistics said was small.
+	cfg.RuntimeParams["enable_seqscan"] = "off"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("sqlstore: live feed: connect: %w", err)
 	}
