@@ -131,22 +131,115 @@ var (
 	flushParts = [][]column{flushPoints, flushVehicles, flushTrips, flushDevices, flushEvents}
 )
 
-// flushSQL is the flush statement, made once from its template
-// (expand).
-var flushSQL struct {
+// flushShape says which parts of the flush statement a group's write-sets
+// fill: bit k for flushParts[k] (points, vehicles, trips, devices,
+// events), then the live feed's and the points allowance's. The statement
+// holds those parts alone: PostgreSQL opens the table of each part and
+// every index of it at each execution, rows or none, and a group of
+// single-point reports writes no device row, seldom an event.
+type flushShape uint8
+
+const (
+	shapeLive  flushShape = 1 << 5
+	shapeQuota flushShape = 1 << 6
+)
+
+// flushCounts are the flush statement's results, in flushShape's order
+// but for the live feed's two (its rows, and the readers notified): what
+// each part wrote, 0 for a part it does not hold.
+var flushCounts = [8]string{"(SELECT count(*) FROM p)", "(SELECT count(*) FROM v)", "(SELECT count(*) FROM t)",
+	"(SELECT count(*) FROM d)", "(SELECT count(*) FROM e)", "(SELECT count(*) FROM l)",
+	"(SELECT count(*) FROM (SELECT pg_notify('` + liveChannel + `', '')) n)", "(SELECT count(*) FROM q WHERE fits)"}
+
+// flushStatements are the flush statements by shape, each made once
+// (flushStatement).
+var flushStatements [1 << 7]struct {
 	once sync.Once
 	text string
 }
 
-// expand fills a template of the flush statement: {p.args} is the points'
-// arrays as unnest's arguments ($n::typ[], numbered across the parts in
-// flushParts' order), {p.names} their columns, {v.sets} the vehicles'
-// columns but their key, set from x; {t.sets} the trips' columns but
-// their key, set from excluded.
-func expand(template string) string {
+// flushText returns the flush statement of a shape (flushStatement): its
+// parts, in flushShape's order, are each a data-modifying WITH query,
+// {x.args} standing for its arrays as unnest's arguments, {x.names} for
+// their columns (expand). They write the group's row cache's tables, which
+// the group's members kept as they staged the rows (tx.keeping).
+func flushText(t *tx, shape flushShape) (text string) {
+	_ = t.keeping(cachedVehicles|cachedTrips, func() error {
+		text = flushStatement(shape, &[7]string{
+			`p AS (
+	INSERT INTO points ({p.names}) SELECT * FROM unnest({p.args})
+	ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING 1
+)`, `v AS (
+	UPDATE vehicles AS v SET {v.sets}
+	FROM unnest({v.args}) AS x({v.names})
+	WHERE v.id = x.id AND v.account_id = x.account_id RETURNING 1
+)`, `t AS (
+	INSERT INTO trips ({t.names}) SELECT * FROM unnest({t.args})
+	ON CONFLICT (id) DO UPDATE SET {t.sets}
+	RETURNING 1
+)`, `d AS (
+	UPDATE devices AS d SET protocol = x.protocol, last_seen_at = x.last_seen_at, last_report = COALESCE(x.last_report, d.last_report)
+	FROM unnest({d.args}) AS x({d.names})
+	WHERE d.id = x.id AND d.account_id = x.account_id AND d.vehicle_id = x.vehicle_id RETURNING 1
+)`, `e AS (
+	INSERT INTO events ({e.names}) SELECT * FROM unnest({e.args}) RETURNING 1
+)`, `s AS (
+	UPDATE live_seq SET last = last + {l.total} WHERE id = 1 RETURNING last
+), l AS (
+	INSERT INTO live_reports (first_id, count, account_id, items, created_at)
+	SELECT s.last - {l.total} + 1 + x.off, x.n, x.acct, x.items, x.at FROM s, unnest({l.args}) AS x(off, n, acct, items, at)
+	RETURNING 1
+)`, `q AS (
+	INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
+	SELECT x.s, x.n, CASE WHEN x.r <= x.l THEN x.r ELSE 0 END, CASE WHEN x.r <= x.l THEN x.r ELSE 0 END, x.r, x.l
+	FROM unnest({q.args}) AS x(s, n, r, l) ORDER BY x.s
+	{q.conflict}
+	RETURNING taken = req AS fits
+)`})
+		return nil
+	})
+	return text
+}
+
+// flushStatement returns the flush statement of a shape, made once of the
+// parts it holds.
+func flushStatement(shape flushShape, ctes *[7]string) string {
+	st := &flushStatements[shape]
+	st.once.Do(func() {
+		var parts, cols []string
+		for k := range ctes {
+			if shape&(1<<k) != 0 {
+				parts = append(parts, ctes[k])
+			}
+		}
+		for i, c := range flushCounts {
+			bit := i
+			if i >= 6 { // the readers notified are the live feed's; then the allowance
+				bit = i - 1
+			}
+			if shape&(1<<bit) == 0 {
+				c = "0::bigint"
+			}
+			cols = append(cols, c)
+		}
+		st.text = expand("WITH "+strings.Join(parts, ", ")+"\nSELECT "+strings.Join(cols, ", "), shape)
+	})
+	return st.text
+}
+
+// expand fills a template of the flush statement of a shape: {p.args} is
+// the points' arrays as unnest's arguments ($n::typ[], numbered across the
+// shape's parts in flushParts' order), {p.names} their columns, {v.sets}
+// the vehicles' columns but their key, set from x; {t.sets} the trips'
+// columns but their key, set from excluded; then the live feed's and the
+// allowance's, when the shape holds them.
+func expand(template string, shape flushShape) string {
 	r := []string{}
 	n := 0
 	for k, part := range flushParts {
+		if shape&(1<<k) == 0 {
+			continue
+		}
 		var args, names, sets []string
 		for i, col := range part {
 			n++
@@ -163,14 +256,19 @@ func expand(template string) string {
 		r = append(r, "{"+key+".args}", strings.Join(args, ", "), "{"+key+".names}", strings.Join(names, ", "),
 			"{"+key+".sets}", strings.Join(sets, ", "))
 	}
-	// The live feed's part (liveArgs): the ids it takes, then its rows'
-	// arrays, as appendLiveSQL's.
-	r = append(r, "{l.total}", fmt.Sprintf("$%d::bigint", n+1),
-		"{l.args}", fmt.Sprintf("$%d::bigint[], $%d::bigint[], $%d::text[], $%d::text[], $%d::bigint[]", n+2, n+3, n+4, n+5, n+6))
-	// The points allowance's part (quotaArgs): its subjects' arrays, then
-	// the window's length and the zero window start.
-	r = append(r, "{q.args}", fmt.Sprintf("$%d::text[], $%d::bigint[], $%d::bigint[], $%d::bigint[]", n+7, n+8, n+9, n+10),
-		"{q.conflict}", takeNConflict(fmt.Sprintf("$%d::bigint", n+11), fmt.Sprintf("$%d::bigint", n+12)))
+	if shape&shapeLive != 0 {
+		// The live feed's part (liveArgs): the ids it takes, then its
+		// rows' arrays, as appendLiveSQL's.
+		r = append(r, "{l.total}", fmt.Sprintf("$%d::bigint", n+1),
+			"{l.args}", fmt.Sprintf("$%d::bigint[], $%d::bigint[], $%d::text[], $%d::text[], $%d::bigint[]", n+2, n+3, n+4, n+5, n+6))
+		n += 6
+	}
+	if shape&shapeQuota != 0 {
+		// The points allowance's part (quotaArgs): its subjects' arrays,
+		// then the window's length and the zero window start.
+		r = append(r, "{q.args}", fmt.Sprintf("$%d::text[], $%d::bigint[], $%d::bigint[], $%d::bigint[]", n+1, n+2, n+3, n+4),
+			"{q.conflict}", takeNConflict(fmt.Sprintf("$%d::bigint", n+5), fmt.Sprintf("$%d::bigint", n+6)))
+	}
 	return strings.NewReplacer(r...).Replace(template)
 }
 
@@ -282,13 +380,35 @@ func (a *flushArgs) add(w fleet.IngestWrites) error {
 	return nil
 }
 
-// args returns the statement's arguments: each column as a typed array.
+// shape returns the parts that a's write-sets fill.
+func (a *flushArgs) shape() flushShape {
+	var sh flushShape
+	for k, n := range [5]int64{a.points, a.vehicles, a.trips, a.devices, a.events} {
+		if n > 0 {
+			sh |= 1 << k
+		}
+	}
+	if a.live.total > 0 {
+		sh |= shapeLive
+	}
+	if len(a.quota.subjects) > 0 {
+		sh |= shapeQuota
+	}
+	return sh
+}
+
+// args returns the arguments of the statement of a's shape: each column
+// of its parts as a typed array.
 func (a *flushArgs) args() ([]any, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
+	shape := a.shape()
 	var out []any
 	for k, part := range flushParts {
+		if shape&(1<<k) == 0 {
+			continue
+		}
 		for i, col := range part {
 			arr, err := typedArray(col.typ, a.parts[k][i])
 			if err != nil {
@@ -297,9 +417,13 @@ func (a *flushArgs) args() ([]any, error) {
 			out = append(out, arr)
 		}
 	}
-	l, q := &a.live, &a.quota
-	return append(out, l.total, l.offs, l.ns, l.accts, l.items, l.ats,
-		q.subjects, q.nows, q.ns, q.limits, fleet.QuotaWindow.Microseconds(), toDB(time.Time{})), nil
+	if l := &a.live; shape&shapeLive != 0 {
+		out = append(out, l.total, l.offs, l.ns, l.accts, l.items, l.ats)
+	}
+	if q := &a.quota; shape&shapeQuota != 0 {
+		out = append(out, q.subjects, q.nows, q.ns, q.limits, fleet.QuotaWindow.Microseconds(), toDB(time.Time{}))
+	}
+	return out, nil
 }
 
 // typedArray converts a column's values (as the statements' arguments
@@ -401,42 +525,7 @@ func (gc *groupCommit) flush(g *group) error {
 	// ends with the group, after this last statement: it has nothing to
 	// keep.
 	err = t.keeping(cachedVehicles|cachedTrips, func() error {
-		flushSQL.once.Do(func() {
-			flushSQL.text = expand(`WITH p AS (
-	INSERT INTO points ({p.names}) SELECT * FROM unnest({p.args})
-	ON CONFLICT (vehicle_id, ts) DO NOTHING RETURNING 1
-), v AS (
-	UPDATE vehicles AS v SET {v.sets}
-	FROM unnest({v.args}) AS x({v.names})
-	WHERE v.id = x.id AND v.account_id = x.account_id RETURNING 1
-), t AS (
-	INSERT INTO trips ({t.names}) SELECT * FROM unnest({t.args})
-	ON CONFLICT (id) DO UPDATE SET {t.sets}
-	RETURNING 1
-), d AS (
-	UPDATE devices AS d SET protocol = x.protocol, last_seen_at = x.last_seen_at, last_report = COALESCE(x.last_report, d.last_report)
-	FROM unnest({d.args}) AS x({d.names})
-	WHERE d.id = x.id AND d.account_id = x.account_id AND d.vehicle_id = x.vehicle_id RETURNING 1
-), e AS (
-	INSERT INTO events ({e.names}) SELECT * FROM unnest({e.args}) RETURNING 1
-), s AS (
-	UPDATE live_seq SET last = last + {l.total} WHERE id = 1 AND {l.total} > 0 RETURNING last
-), l AS (
-	INSERT INTO live_reports (first_id, count, account_id, items, created_at)
-	SELECT s.last - {l.total} + 1 + x.off, x.n, x.acct, x.items, x.at FROM s, unnest({l.args}) AS x(off, n, acct, items, at)
-	RETURNING 1
-), q AS (
-	INSERT INTO quotas AS q (subject, window_start, used, taken, req, lim)
-	SELECT x.s, x.n, CASE WHEN x.r <= x.l THEN x.r ELSE 0 END, CASE WHEN x.r <= x.l THEN x.r ELSE 0 END, x.r, x.l
-	FROM unnest({q.args}) AS x(s, n, r, l) ORDER BY x.s
-	{q.conflict}
-	RETURNING taken = req AS fits
-)
-SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM v), (SELECT count(*) FROM t), (SELECT count(*) FROM d), (SELECT count(*) FROM e),
-	(SELECT count(*) FROM l), (SELECT count(*) FROM (SELECT pg_notify('` + liveChannel + `', '') WHERE {l.total} > 0) n),
-	(SELECT count(*) FROM q WHERE fits)`)
-		})
-		return t.queryRow(flushSQL.text, args...).Scan(&points, &vehicles, &trips, &devices, &events, &live, &notified, &quotas)
+		return t.queryRow(flushText(t, a.shape()), args...).Scan(&points, &vehicles, &trips, &devices, &events, &live, &notified, &quotas)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlstore: apply the group's write-sets: %w", err)

@@ -40,12 +40,43 @@ func TestFlushVehicleColumnsFollowVehicleArgs(t *testing.T) {
 	// The live feed's (the ids it takes, its rows' five arrays) and the
 	// allowance's (four arrays, the window, the zero window start).
 	n += 6 + 6
-	is.Equal(len(vals), n)          // every value a parameter
-	is.Equal(vals[n-12], int64(2))  // two ids taken
-	is.Equal(vals[n-4], []int64{3}) // one subject, three points
-	q := expand("{p.args} {v.args} {t.args} {d.args} {e.args} {l.total} {l.args} {q.args} {q.conflict}")
+	is.Equal(len(vals), n)                  // every value a parameter
+	is.Equal(vals[n-12], int64(2))          // two ids taken
+	is.Equal(vals[n-4], []int64{3})         // one subject, three points
+	is.Equal(a.shape(), flushShape(1<<7-1)) // every part
+	q := flushText(&tx{}, a.shape())
 	is.True(strings.Contains(q, "$"+strconv.Itoa(n)+"::")) // every array a parameter
 	is.True(!strings.Contains(q, "$"+strconv.Itoa(n+1)+"::"))
+}
+
+// TestFlushStatementHoldsItsPartsAlone: the flush statement of a group of
+// single-point reports names no table that they do not write, and takes
+// their parts' arrays alone, numbered from $1.
+func TestFlushStatementHoldsItsPartsAlone(t *testing.T) {
+	is := is.New(t)
+	a := newFlushArgs()
+	is.NoErr(a.add(fleet.IngestWrites{
+		Points:   []fleet.VehiclePoints{{VehicleID: "veh_1", Points: []fleet.Point{{Latitude: 1, Longitude: 2}}}},
+		Vehicles: []fleet.Vehicle{{ID: "veh_1", AccountID: "acc_1", Name: "A", Status: fleet.StatusOffline}},
+		Live:     &fleet.LiveAppend{AccountID: "acc_1", Items: []fleet.StreamItem{{VehicleID: "veh_1"}}},
+	}))
+	is.Equal(a.shape(), flushShape(1|2|shapeLive))
+	vals, err := a.args()
+	is.NoErr(err)
+	n := len(flushPoints) + len(flushVehicles) + 6
+	is.Equal(len(vals), n)
+	is.Equal(vals[n-6], int64(1)) // one id taken
+	q := flushText(&tx{}, a.shape())
+	for _, absent := range []string{"trips", "devices", "events", "quotas"} {
+		is.True(!strings.Contains(q, absent)) // a part it does not hold
+	}
+	for _, present := range []string{"INSERT INTO points", "UPDATE vehicles", "INSERT INTO live_reports", "pg_notify"} {
+		is.True(strings.Contains(q, present))
+	}
+	is.True(strings.Contains(q, "$1::text[]"))
+	is.True(strings.Contains(q, "$"+strconv.Itoa(n)+"::"))
+	is.True(!strings.Contains(q, "$"+strconv.Itoa(n+1)+"::"))
+	is.Equal(strings.Count(q, "0::bigint"), 4) // trips, devices, events, allowance: none written
 }
 
 // TestLiveRowsJoinAnAccountsMembers: consecutive members of one account
