@@ -27,10 +27,30 @@ type LiveFeed interface {
 	// every server appends, in id order, until ctx ends: first once with
 	// those appended since `since` that the feed still holds (none, maybe)
 	// as soon as it follows the feed. It returns ctx's error, or why it
-	// could not go on.
+	// could not go on. When ctx carries LiveListeners, the feed may read
+	// less often while they say that no stream listens.
 	FollowLive(ctx context.Context, since time.Time, deliver func([]LiveBatch)) error
 	// PurgeLive forgets the batches appended before before.
 	PurgeLive(ctx context.Context, before time.Time) (int, error)
+}
+
+// liveListenersKey is the context key of WithLiveListeners.
+type liveListenersKey struct{}
+
+// WithLiveListeners returns ctx carrying n, which says how many live
+// streams a LiveFeed's follower delivers to now: Jobs.FollowLive passes its
+// service's. A feed that its follower reads every few milliseconds while
+// reports arrive may read a few times a second while none listens: the
+// batches still come in order, those read later together, and a stream
+// that opens meanwhile gets them within that wait.
+func WithLiveListeners(ctx context.Context, n func() int) context.Context {
+	return context.WithValue(ctx, liveListenersKey{}, n)
+}
+
+// LiveListeners returns what WithLiveListeners put in ctx, or nil.
+func LiveListeners(ctx context.Context) func() int {
+	n, _ := ctx.Value(liveListenersKey{}).(func() int)
+	return n
 }
 
 // IngestLiveFeed is a LiveFeed that can append a location batch's live
@@ -81,7 +101,7 @@ func (j Jobs) FollowLive(ctx context.Context) {
 		return
 	}
 	s.followFeed(ctx, "follow the shared live feed", func() error {
-		return feed.FollowLive(ctx, s.Now().Add(-StreamReplayWindow), func(bs []LiveBatch) {
+		return feed.FollowLive(WithLiveListeners(ctx, s.stream.Clients), s.Now().Add(-StreamReplayWindow), func(bs []LiveBatch) {
 			for i := range bs {
 				packLive(bs[i].Items)
 			}

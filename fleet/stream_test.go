@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"strings"
@@ -286,4 +287,47 @@ func TestStreamEndsWhenItsKeyStopsBeingValid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listeningFeed is a memstore that says it is a LiveFeed: its follower
+// hands over what its context carries, then follows until the end.
+type listeningFeed struct {
+	*memstore.Store
+	got chan func() int
+}
+
+func (f listeningFeed) AppendLive(context.Context, string, []fleet.StreamItem, time.Time) error {
+	return nil
+}
+
+func (f listeningFeed) FollowLive(ctx context.Context, _ time.Time, _ func([]fleet.LiveBatch)) error {
+	f.got <- fleet.LiveListeners(ctx)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (f listeningFeed) PurgeLive(context.Context, time.Time) (int, error) { return 0, nil }
+
+// TestFollowLiveSaysWhoListens: the service follows a shared feed with
+// the number of its open streams in the context (fleet.LiveListeners),
+// so that the feed may read less often while none listens.
+func TestFollowLiveSaysWhoListens(t *testing.T) {
+	is := is.New(t)
+	clock := testclock.New(storetest.T0)
+	feed := listeningFeed{Store: memstore.New(), got: make(chan func() int, 1)}
+	svc := fleet.NewService(feed, fleet.Options{Now: clock.Now})
+	s := newStreamer(t, svc, clock, fleet.PlanPro)
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { svc.Jobs().FollowLive(fctx); close(done) }()
+	defer func() { stop(); <-done }()
+	listeners := <-feed.got
+	is.True(listeners != nil)
+	is.Equal(listeners(), 0)
+	sub, err := svc.Subscribe(ctx, s.p, nil, "")
+	is.NoErr(err)
+	is.Equal(listeners(), 1)
+	sub.Close()
+	is.Equal(listeners(), 0)
+	is.True(fleet.LiveListeners(ctx) == nil) // none without WithLiveListeners
 }

@@ -64,3 +64,14 @@ func TestWithoutJITKeepsTheOperators(t *testing.T) {
 	is.Equal(withoutJIT("postgres://u@h/db?sslmode=disable"), "postgres://u@h/db?jit=off&sslmode=disable")
 	is.Equal(withoutJIT("postgres://u@h/db?jit=on"), "postgres://u@h/db?jit=on")
 }
+
+// TestLiveReaderQuietWithoutListeners: the feed's reader reads at its pace
+// while streams listen, or when nothing says (a follower without
+// fleet.WithLiveListeners), and at the quiet pace while none does.
+func TestLiveReaderQuietWithoutListeners(t *testing.T) {
+	is := is.New(t)
+	is.Equal(livePace(nil), liveReadPace)
+	is.Equal(livePace(func() int { return 2 }), liveReadPace)
+	is.Equal(livePace(func() int { return 0 }), liveQuietPace)
+	is.True(liveQuietPace > liveReadPace)
+}
