@@ -24,7 +24,13 @@ type migration struct {
 	version int64
 	name    string
 	sql     string
+	// dialect, when the file's first line is "-- dialect: NAME", is the one
+	// dialect it runs on; the other records it as applied.
+	dialect string
 }
+
+// dialectLine starts a migration that runs on one dialect alone.
+const dialectLine = "-- dialect: "
 
 // migrations returns the embedded migrations in version order.
 func migrations() ([]migration, error) {
@@ -44,7 +50,14 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
+		m := migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)}
+		if first, _, _ := strings.Cut(m.sql, "\n"); strings.HasPrefix(first, dialectLine) {
+			m.dialect = strings.TrimSpace(strings.TrimPrefix(first, dialectLine))
+			if m.dialect != Postgres && m.dialect != SQLite {
+				return nil, fmt.Errorf("sqlstore: migration %s: no dialect %q", base, m.dialect)
+			}
+		}
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	for i := 1; i < len(out); i++ {
@@ -87,8 +100,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if n > 0 {
 				return nil // applied before, or by another process just now
 			}
-			if _, err := tx.ExecContext(ctx, s.d.ddl(m.sql)); err != nil {
-				return err
+			if m.dialect == "" || m.dialect == s.d.name {
+				if _, err := tx.ExecContext(ctx, s.d.ddl(m.sql)); err != nil {
+					return err
+				}
 			}
 			_, err := tx.ExecContext(ctx, s.d.q(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`),
 				m.version, m.name, toDB(time.Now()))

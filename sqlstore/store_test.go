@@ -66,6 +66,39 @@ func TestMigrationsRecordedOnce(t *testing.T) {
 	is.Equal(migrationRows(t, "sqlite", path), first) // same rows, same applied_at
 }
 
+// TestMigrationOfOneDialect: a migration whose first line names a dialect
+// (0026, PostgreSQL's write path) runs there and is recorded as applied on
+// the other: on PostgreSQL a point's vehicle has no foreign key, the
+// vehicles' and trips' pages keep room for updates and the feed's reports
+// are stored uncompressed; SQLite's schema keeps its foreign key.
+func TestMigrationOfOneDialect(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	MustOpen(t, "sqlite:"+path)
+	is.True(migrationRows(t, "sqlite", path)[26] > 0) // recorded
+	db, err := sql.Open("sqlite", path)
+	is.NoErr(err)
+	defer db.Close()
+	var keys int
+	is.NoErr(db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_foreign_key_list('points')`).Scan(&keys))
+	is.Equal(keys, 1) // not run here
+
+	dsn := pgtest.NewSchema(t, pgtest.DSN(t))
+	MustOpen(t, dsn)
+	is.True(migrationRows(t, "pgx", dsn)[26] > 0)
+	pg, err := sql.Open("pgx", dsn)
+	is.NoErr(err)
+	defer pg.Close()
+	is.NoErr(pg.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_constraint WHERE conrelid = 'points'::regclass AND contype = 'f'`).Scan(&keys))
+	is.Equal(keys, 0)
+	var opts string
+	is.NoErr(pg.QueryRowContext(ctx, `SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'trips'::regclass`).Scan(&opts))
+	is.Equal(opts, "fillfactor=80")
+	var storage string
+	is.NoErr(pg.QueryRowContext(ctx, `SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'live_reports'::regclass AND attname = 'items'`).Scan(&storage))
+	is.Equal(storage, "e") // external: out of line, uncompressed
+}
+
 // TestConcurrentOpen starts several stores on one new database at once, as
 // servers starting together do: each migration is applied exactly once and
 // every store works.

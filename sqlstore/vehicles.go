@@ -270,8 +270,14 @@ func (t *tx) UpdateVehicle(v fleet.Vehicle) error {
 	return nil
 }
 
-// DeleteVehicle implements fleet.Tx; its points go by ON DELETE CASCADE.
+// DeleteVehicle implements fleet.Tx. Its points go first (on PostgreSQL no
+// foreign key ties them to it: migration 0026), then the vehicle, and its
+// trips and schedules with it by ON DELETE CASCADE.
 func (t *tx) DeleteVehicle(accountID, id string) error {
+	if _, err := t.update(`DELETE FROM points WHERE vehicle_id = ?
+		AND EXISTS (SELECT 1 FROM vehicles WHERE id = ? AND account_id = ?)`, id, id, accountID); err != nil {
+		return wrap(err, "delete vehicle")
+	}
 	var n int64
 	// its trips and schedules go with it (ON DELETE CASCADE)
 	err := t.keeping(cachedVehicles|cachedTrips|cachedSchedules, func() (err error) {
