@@ -2,6 +2,7 @@ package fleethttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -156,8 +157,16 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 		// to come back.
 		w.Header()["Retry-After"] = unavailableRetryAfter
 	}
-	if status >= 500 {
+	switch {
+	case status >= 500 && errors.Is(err, context.Canceled):
+		// The request's context ended before the store answered: its
+		// client went away (or the server is closing its connection).
+		// No fault of the server's, and no one reads the answer.
+		log.Info("request canceled before its answer", "request_id", requestID, "code", code, "err", err)
+	case status >= 500:
 		log.Error("request failed", "request_id", requestID, "code", code, "err", err)
+	}
+	if status >= 500 {
 		if code == fleet.CodeInternal {
 			body.Message = "An internal error occurred. Quote the request id when reporting it."
 		}
