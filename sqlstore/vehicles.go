@@ -392,24 +392,8 @@ func (t *tx) InsertPoints(vehicleID string, points []fleet.Point) ([]fleet.Point
 			}
 			return nil, wrap(t.failed(err), "insert points")
 		}
-		inserted := make([]bool, len(part))
-		for rows.Next() {
-			var ts int64
-			if err := rows.Scan(&ts); err != nil {
-				rows.Close()
-				return nil, wrap(err, "insert points")
-			}
-			inserted[byTS[ts]] = true
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, wrap(t.failed(err), "insert points")
-		}
-		for i, ok := range inserted {
-			if ok {
-				stored = append(stored, part[i])
-			}
+		if stored, err = t.appendInserted(stored, rows, part, byTS); err != nil {
+			return nil, err
 		}
 	}
 	return stored, nil
@@ -438,14 +422,20 @@ func (t *tx) insertPointsArrays(vehicleID string, points []fleet.Point) ([]fleet
 		}
 		byTS[ts[i]] = i
 	}
+	// No foreign key checks the vehicle here (migration 0026): the
+	// caller's transaction has read it, under its row lock.
 	rows, err := t.query(insertPointsSQL, vehicleID, ts, lat, lon, speed, heading, odo, attrs)
 	if err != nil {
-		if classify(err) == errForeignKey {
-			return nil, notFound(err, "vehicle", vehicleID)
-		}
 		return nil, wrap(t.failed(err), "insert points")
 	}
-	inserted := make([]bool, n)
+	return t.appendInserted(make([]fleet.Point, 0, n), rows, points, byTS)
+}
+
+// appendInserted appends to stored the points of part that an INSERT ...
+// ON CONFLICT DO NOTHING RETURNING ts inserted (rows, which it closes),
+// in part's order: byTS gives a timestamp's index in part.
+func (t *tx) appendInserted(stored []fleet.Point, rows *sql.Rows, part []fleet.Point, byTS map[int64]int) ([]fleet.Point, error) {
+	inserted := make([]bool, len(part))
 	for rows.Next() {
 		var at int64
 		if err := rows.Scan(&at); err != nil {
@@ -454,15 +444,14 @@ func (t *tx) insertPointsArrays(vehicleID string, points []fleet.Point) ([]fleet
 		}
 		inserted[byTS[at]] = true
 	}
-	err = rows.Err()
+	err := rows.Err()
 	rows.Close()
 	if err != nil {
 		return nil, wrap(t.failed(err), "insert points")
 	}
-	stored := make([]fleet.Point, 0, n)
 	for i, ok := range inserted {
 		if ok {
-			stored = append(stored, points[i])
+			stored = append(stored, part[i])
 		}
 	}
 	return stored, nil
